@@ -1,0 +1,67 @@
+#pragma once
+// A registry of named, self-describing implementations of one interface (SimGrid's model registry idea):
+// each entry has a name, a one-line description, typed parameters with defaults and a factory.
+// Asking for an unknown name throws a ConfigError that lists the valid names.
+//
+// Entries are added by explicit registration functions (see e.g. policies/pool/builtin_pools.cc), not static
+// initialisers: static libraries drop unreferenced objects, and an explicit list makes the order deterministic.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/config_error.h"
+#include "common/params.h"
+#include "common/yaml_reader.h"
+
+namespace dlsim {
+
+template <class T, class... Args>
+struct RegistryEntry {
+  std::string name;
+  std::string description;
+  std::vector<ParamSpec> params;
+  std::function<std::unique_ptr<T>(const Params&, Args...)> factory;
+};
+
+template <class T, class... Args>
+class Registry {
+ public:
+  using Entry = RegistryEntry<T, Args...>;
+
+  explicit Registry(std::string kind) : kind_(std::move(kind)) {}
+
+  void add(Entry e) { entries_.push_back(std::move(e)); }
+
+  const std::vector<Entry>& entries() const { return entries_; }
+  const std::string& kind() const { return kind_; }
+
+  const Entry* find(const std::string& name) const {
+    for (const auto& e : entries_)
+      if (e.name == name) return &e;
+    return nullptr;
+  }
+
+  std::vector<std::string> names() const {
+    std::vector<std::string> n;
+    for (const auto& e : entries_) n.push_back(e.name);
+    return n;
+  }
+
+  // Throws ConfigError(file, line, key) listing the valid names when `name` is unknown.
+  const Entry& get(const std::string& name, const std::string& file = "", int line = 0,
+                   const std::string& key = "") const {
+    if (const Entry* e = find(name)) return *e;
+    throw ConfigError(file, line, key, "unknown " + kind_ + " '" + name + "'; valid: " + join(names()));
+  }
+
+  std::unique_ptr<T> create(const std::string& name, const Params& p, Args... args) const {
+    return get(name).factory(p, args...);
+  }
+
+ private:
+  std::string kind_;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace dlsim

@@ -1,0 +1,120 @@
+#include "common/yaml_reader.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+namespace dlsim {
+
+std::string join(const std::vector<std::string>& items, const std::string& sep) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += sep;
+    out += items[i];
+  }
+  return out;
+}
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, 0, "", "cannot open file");
+  try {
+    return YAML::Load(in);
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
+  }
+}
+
+namespace {
+std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string("<non-scalar>"); }
+}  // namespace
+
+int64_t yaml_to_int(const YAML::Node& n, const std::string& file, const std::string& key) {
+  if (!n.IsScalar()) throw ConfigError(file, yaml_line(n), key, "expected an integer, got a " + std::string(n.IsMap() ? "mapping" : n.IsSequence() ? "list" : "null"));
+  const std::string& s = n.Scalar();
+  errno = 0;
+  char* end = nullptr;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno == ERANGE)
+    throw ConfigError(file, yaml_line(n), key, "expected an integer, got '" + s + "'");
+  return v;
+}
+
+double yaml_to_double(const YAML::Node& n, const std::string& file, const std::string& key) {
+  if (!n.IsScalar()) throw ConfigError(file, yaml_line(n), key, "expected a number, got a " + std::string(n.IsMap() ? "mapping" : n.IsSequence() ? "list" : "null"));
+  const std::string& s = n.Scalar();
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || *end != '\0' || !std::isfinite(v))
+    throw ConfigError(file, yaml_line(n), key, "expected a number, got '" + s + "'");
+  return v;
+}
+
+bool yaml_to_bool(const YAML::Node& n, const std::string& file, const std::string& key) {
+  std::string s = scalar_text(n);
+  if (s == "true" || s == "True" || s == "yes") return true;
+  if (s == "false" || s == "False" || s == "no") return false;
+  throw ConfigError(file, yaml_line(n), key, "expected true or false, got '" + s + "'");
+}
+
+std::string yaml_to_string(const YAML::Node& n, const std::string& file, const std::string& key) {
+  if (!n.IsScalar()) throw ConfigError(file, yaml_line(n), key, "expected a string");
+  return n.Scalar();
+}
+
+YamlMap::YamlMap(YAML::Node node, std::string file, std::string context)
+    : node_(std::move(node)), file_(std::move(file)), context_(std::move(context)) {
+  if (!node_.IsMap()) {
+    throw ConfigError(file_, yaml_line(node_), context_,
+                      node_.IsNull() ? "expected a mapping of keys to values, got nothing" : "expected a mapping of keys to values");
+  }
+}
+
+int YamlMap::line() const { return yaml_line(node_); }
+
+int YamlMap::line_of(const std::string& key) const {
+  for (auto it = node_.begin(); it != node_.end(); ++it)
+    if (it->first.Scalar() == key) return yaml_line(it->first);
+  return line();
+}
+
+bool YamlMap::has(const std::string& key) const { return static_cast<bool>(node_[key]); }
+
+void YamlMap::fail(const std::string& key, const std::string& message) const {
+  std::string full = context_.empty() ? key : (key.empty() ? context_ : context_ + "." + key);
+  throw ConfigError(file_, line_of(key), full, message);
+}
+
+void YamlMap::check_keys(const std::vector<std::string>& allowed) const {
+  for (auto it = node_.begin(); it != node_.end(); ++it) {
+    const std::string k = it->first.Scalar();
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+      std::string full = context_.empty() ? k : context_ + "." + k;
+      throw ConfigError(file_, yaml_line(it->first), full, "unknown key; valid keys: " + join(allowed));
+    }
+  }
+}
+
+YAML::Node YamlMap::get(const std::string& key) const {
+  YAML::Node n = node_[key];
+  if (!n) fail(key, "missing required key");
+  return n;
+}
+
+namespace {
+std::string full_key(const std::string& ctx, const std::string& key) { return ctx.empty() ? key : ctx + "." + key; }
+}  // namespace
+
+std::string YamlMap::get_string(const std::string& key) const { return yaml_to_string(get(key), file_, full_key(context_, key)); }
+int64_t YamlMap::get_int(const std::string& key) const { return yaml_to_int(get(key), file_, full_key(context_, key)); }
+double YamlMap::get_double(const std::string& key) const { return yaml_to_double(get(key), file_, full_key(context_, key)); }
+bool YamlMap::get_bool(const std::string& key) const { return yaml_to_bool(get(key), file_, full_key(context_, key)); }
+std::string YamlMap::get_string(const std::string& key, const std::string& fb) const { return has(key) ? get_string(key) : fb; }
+int64_t YamlMap::get_int(const std::string& key, int64_t fb) const { return has(key) ? get_int(key) : fb; }
+double YamlMap::get_double(const std::string& key, double fb) const { return has(key) ? get_double(key) : fb; }
+bool YamlMap::get_bool(const std::string& key, bool fb) const { return has(key) ? get_bool(key) : fb; }
+YamlMap YamlMap::get_map(const std::string& key) const { return YamlMap(get(key), file_, full_key(context_, key)); }
+
+}  // namespace dlsim

@@ -1,0 +1,60 @@
+#pragma once
+// Strict reading of YAML mappings: every key must be known, required keys present, values of the right type;
+// any violation is a ConfigError naming the file, the line and the key.
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/config_error.h"
+
+namespace dlsim {
+
+// Loads a YAML file; a missing file or a syntax error becomes a ConfigError.
+YAML::Node load_yaml_file(const std::string& path);
+
+// A mapping node together with the file it came from, so that errors can say where.
+class YamlMap {
+ public:
+  YamlMap(YAML::Node node, std::string file, std::string context = "");
+
+  const YAML::Node& node() const { return node_; }
+  const std::string& file() const { return file_; }
+  int line() const;                            // line of this mapping (1-based)
+  int line_of(const std::string& key) const;   // line of the key, or of the mapping when absent
+
+  bool has(const std::string& key) const;
+  // Throws unless every key of the mapping is in `allowed` (the error lists the allowed keys).
+  void check_keys(const std::vector<std::string>& allowed) const;
+
+  std::string get_string(const std::string& key) const;
+  int64_t get_int(const std::string& key) const;
+  double get_double(const std::string& key) const;
+  bool get_bool(const std::string& key) const;
+  std::string get_string(const std::string& key, const std::string& fallback) const;
+  int64_t get_int(const std::string& key, int64_t fallback) const;
+  double get_double(const std::string& key, double fallback) const;
+  bool get_bool(const std::string& key, bool fallback) const;
+  YamlMap get_map(const std::string& key) const;
+  YAML::Node get(const std::string& key) const;  // throws when missing
+
+  [[noreturn]] void fail(const std::string& key, const std::string& message) const;
+
+ private:
+  YAML::Node node_;
+  std::string file_;
+  std::string context_;  // e.g. "pool" for a nested mapping, prefixed to key names in errors
+};
+
+// Scalar conversion with a typed error: "expected an integer, got 'abc'".
+int64_t yaml_to_int(const YAML::Node& n, const std::string& file, const std::string& key);
+double yaml_to_double(const YAML::Node& n, const std::string& file, const std::string& key);
+bool yaml_to_bool(const YAML::Node& n, const std::string& file, const std::string& key);
+std::string yaml_to_string(const YAML::Node& n, const std::string& file, const std::string& key);
+inline int yaml_line(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+
+std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
+
+}  // namespace dlsim

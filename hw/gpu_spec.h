@@ -1,0 +1,55 @@
+#pragma once
+// What a GPU and its host link are, read from configs/hw/*.yaml. Units: bytes, bytes/s, FLOP/s, ns.
+#include <cstdint>
+#include <string>
+
+#include "workloads/graph.h"
+
+namespace dlsim {
+
+using TimeNs = int64_t;
+
+struct GpuSpec {
+  std::string name;  // e.g. "h100-sxm" (the file's stem)
+  std::string file;  // where it was read from
+  std::string description;
+
+  int sms = 0;
+  uint64_t memory_bytes = 0;       // device memory capacity usable by the pool (after the CUDA context)
+  double hbm_bandwidth = 0;        // bytes/s, peak
+  double peak_fp32 = 0;            // FLOP/s, non-tensor-core
+  double peak_tf32 = 0;            // FLOP/s, tensor core, dense
+  double peak_bf16 = 0;            // FLOP/s, tensor core, dense
+  double peak_fp16 = 0;            // FLOP/s, tensor core, dense
+
+  // Roofline efficiencies: achieved fraction of peak (compute, memory) and a fixed cost per kernel.
+  double compute_efficiency = 0.6;
+  double memory_efficiency = 0.8;
+  TimeNs kernel_fixed_ns = 2000;
+
+  int pcie_gen = 0;
+  int pcie_lanes = 0;
+  double pcie_h2d_pinned = 0;      // bytes/s achieved, pinned host memory
+  double pcie_d2h_pinned = 0;
+  double pcie_h2d_pageable = 0;    // bytes/s achieved, pageable host memory
+  double pcie_d2h_pageable = 0;
+  TimeNs pcie_latency_ns = 0;      // per transfer
+  int copy_engines = 0;            // async copy engines (1 per direction at least)
+
+  TimeNs launch_overhead_ns = 0;   // host time to issue one kernel
+  TimeNs malloc_base_ns = 0;       // cudaMalloc: base + per GiB
+  double malloc_ns_per_gib = 0;
+  TimeNs free_base_ns = 0;         // cudaFree: base + per GiB (plus the device synchronisation it implies)
+  double free_ns_per_gib = 0;
+
+  double peak_for(DType t) const;  // the tensor-core rate for the type, fp32 CUDA-core rate for F32
+};
+
+// Reads and checks a hardware file; every missing or malformed field is a ConfigError with file, line, key.
+GpuSpec load_gpu_spec(const std::string& path);
+// Resolves a name ("h100-sxm") to configs/hw/<name>.yaml under the source tree, or a path ending in .yaml.
+std::string resolve_hw_path(const std::string& name_or_path);
+// The hardware files shipped in configs/hw (stems, sorted).
+std::vector<std::string> list_hw_names();
+
+}  // namespace dlsim

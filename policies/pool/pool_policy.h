@@ -1,0 +1,69 @@
+#pragma once
+// A pool policy hands out device memory for tensors. Beneath it sits a DeviceMemory (the cudaMalloc/cudaFree
+// of the simulated GPU, or an arena carved from one real cudaMalloc in validate/): the very same PoolPolicy
+// object runs on both backends. Addresses are byte offsets in the device's address space.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/registry.h"
+
+namespace dlsim {
+
+using DevPtr = uint64_t;
+
+// cudaMalloc and cudaFree as a pool sees them. Implementations count calls and bytes so that the executor
+// can charge their time cost and report reservations.
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;
+  virtual std::optional<DevPtr> malloc(uint64_t bytes) = 0;  // nullopt: out of device memory
+  virtual void free(DevPtr p) = 0;
+  virtual uint64_t capacity() const = 0;   // bytes the device offers
+  virtual uint64_t reserved() const = 0;   // bytes currently held through malloc
+  virtual uint64_t peak_reserved() const = 0;
+  virtual uint64_t malloc_calls() const = 0;
+  virtual uint64_t free_calls() const = 0;
+  virtual uint64_t bytes_malloced() const = 0;  // total bytes passed to successful malloc calls
+  virtual uint64_t bytes_freed() const = 0;
+};
+
+struct PoolStats {
+  uint64_t allocated_bytes = 0;       // bytes handed out to live tensors (after the pool's rounding)
+  uint64_t peak_allocated_bytes = 0;
+  uint64_t requested_bytes = 0;       // bytes asked for by live tensors (before rounding)
+  uint64_t peak_requested_bytes = 0;
+  uint64_t num_allocs = 0;
+  uint64_t num_frees = 0;
+  uint64_t num_ooms = 0;
+};
+
+// Who asks: the stream the tensor is used on. Pools may keep per-stream free lists (PyTorch does).
+struct AllocRequest {
+  uint64_t bytes = 0;
+  int stream = 0;
+};
+
+class PoolPolicy {
+ public:
+  virtual ~PoolPolicy() = default;
+  virtual std::string name() const = 0;
+  // nullopt: out of memory after whatever the real allocator does first (free cached blocks and retry...).
+  virtual std::optional<DevPtr> allocate(const AllocRequest& req) = 0;
+  virtual void deallocate(DevPtr p) = 0;
+  // The executor calls this between training iterations (0-based index of the iteration just finished).
+  // Pools that learn from the iteration structure without being told (smartpool) must not rely on it.
+  virtual void iteration_end(int /*iteration*/) {}
+  virtual const PoolStats& stats() const = 0;
+  // Pool-specific figures for reports (e.g. smartpool: pattern found at, fallbacks). May be empty.
+  virtual nlohmann::json report() const { return nlohmann::json::object(); }
+};
+
+using PoolRegistry = Registry<PoolPolicy, DeviceMemory&>;
+// Every built-in pool, registered in a fixed order (policies/pool/builtin_pools.cc).
+const PoolRegistry& pool_registry();
+
+}  // namespace dlsim

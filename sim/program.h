@@ -1,0 +1,41 @@
+#pragma once
+// The Program: one training iteration as host-issued commands. Policies compile into it (sim/lower.h);
+// backends (the simulator in sim/, the real GPU in validate/) execute it. This is the contract between them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/graph.h"
+
+namespace dlsim {
+
+enum class CmdKind : uint8_t {
+  Launch,       // launch op `op` on `stream` (host pays the launch overhead)
+  Alloc,        // allocate `tensor` through the pool, for use on `stream` (host call; may block)
+  Free,         // free `tensor` through the pool (host call; stream-ordered reuse, as PyTorch's allocator)
+  CopyOut,      // copy `tensor` device -> host on copy stream `stream`
+  CopyIn,       // copy `tensor` host -> device on copy stream `stream`
+  RecordEvent,  // record `event` on `stream`
+  WaitEvent,    // make `stream` wait for `event` (does not block the host)
+  SyncEvent,    // the host waits until `event` completes (cudaEventSynchronize)
+};
+const char* to_string(CmdKind k);
+
+struct Command {
+  CmdKind kind = CmdKind::Launch;
+  int16_t stream = 0;
+  OpId op = -1;
+  TensorId tensor = kNoTensor;
+  int32_t event = -1;
+};
+
+struct Program {
+  std::vector<Command> setup;      // once, before the first iteration: persistent tensors
+  std::vector<Command> iteration;  // one iteration; run back to back `iterations` times
+  std::vector<Command> teardown;   // after the last iteration: frees of persistent tensors
+  int num_streams = 1;             // streams 0..num_streams-1 (compute streams first, then copy streams)
+  int num_compute_streams = 1;
+  int num_events = 0;              // events 0..num_events-1; re-recorded each iteration
+};
+
+}  // namespace dlsim

@@ -1,0 +1,67 @@
+#pragma once
+// Builds a forward graph layer by layer with PyTorch's shapes and semantics. The zoo's builders and the ONNX
+// importer both produce forward graphs through this class; training.h turns a forward graph into a training
+// graph (backward + optimizer). Tensors are NCHW for images and (batch, seq, hidden) for sequences.
+#include <string>
+#include <vector>
+
+#include "workloads/graph.h"
+
+namespace dlsim {
+
+class ModelBuilder {
+ public:
+  // act_dtype: the data type of activations (F32, or BF16 for mixed precision; weights stay F32 masters).
+  ModelBuilder(std::string model_name, int64_t batch, DType act_dtype = DType::F32);
+
+  // Every layer takes an optional name (module path as torchvision spells it, e.g. "layer1.0.conv1").
+  TensorId input(const std::vector<int64_t>& shape, DType dtype, const std::string& name = "input");
+  TensorId conv2d(TensorId x, int64_t out_channels, int64_t kh, int64_t kw, int64_t stride_h, int64_t stride_w,
+                  int64_t pad_h, int64_t pad_w, int64_t groups = 1, bool bias = false,
+                  const std::string& name = "", int64_t dilation = 1);
+  TensorId conv2d(TensorId x, int64_t out_channels, int64_t k, int64_t stride, int64_t pad, int64_t groups = 1,
+                  bool bias = false, const std::string& name = "") {
+    return conv2d(x, out_channels, k, k, stride, stride, pad, pad, groups, bias, name);
+  }
+  TensorId batch_norm(TensorId x, const std::string& name = "");
+  TensorId relu(TensorId x, bool inplace = true, const std::string& name = "");
+  TensorId relu6(TensorId x, bool inplace = true, const std::string& name = "");
+  TensorId max_pool(TensorId x, int64_t k, int64_t stride, int64_t pad, bool ceil_mode = false,
+                    const std::string& name = "");
+  TensorId avg_pool(TensorId x, int64_t k, int64_t stride, int64_t pad, bool ceil_mode = false,
+                    bool count_include_pad = true, const std::string& name = "");
+  TensorId adaptive_avg_pool(TensorId x, int64_t out_h, int64_t out_w, const std::string& name = "");
+  TensorId flatten(TensorId x, const std::string& name = "");
+  TensorId linear(TensorId x, int64_t out_features, bool bias = true, const std::string& name = "");
+  TensorId dropout(TensorId x, double p, const std::string& name = "");
+  TensorId add(TensorId a, TensorId b, bool inplace = false, const std::string& name = "");
+  TensorId mul(TensorId a, TensorId b, const std::string& name = "");
+  TensorId concat(const std::vector<TensorId>& xs, int64_t axis, const std::string& name = "");
+  TensorId matmul(TensorId a, TensorId b, const std::string& name = "");
+  TensorId reshape(TensorId x, const std::vector<int64_t>& shape, const std::string& name = "");
+  TensorId transpose(TensorId x, const std::vector<int64_t>& perm, const std::string& name = "");
+  TensorId pad(TensorId x, const std::vector<int64_t>& pads, const std::string& name = "");
+  TensorId softmax(TensorId x, int64_t axis, const std::string& name = "");
+  TensorId layer_norm(TensorId x, const std::string& name = "");
+  TensorId gelu(TensorId x, const std::string& name = "");
+  TensorId embedding(TensorId ids, int64_t vocab, int64_t dim, const std::string& name = "");
+  // Reuses an existing weight (tied embeddings): a linear layer whose weight is `weight`.
+  TensorId linear_with_weight(TensorId x, TensorId weight, bool bias, const std::string& name = "");
+  TensorId cross_entropy_loss(TensorId logits, const std::string& name = "loss");
+
+  // A learnable parameter created by the caller (e.g. an ONNX initializer of an op we map by hand).
+  TensorId parameter(const std::vector<int64_t>& shape, const std::string& name);
+
+  const Graph& graph() const { return g_; }
+  Graph& graph() { return g_; }
+  // The finished forward graph (every op Phase::Forward).
+  Graph finish();
+
+ private:
+  Graph g_;
+  DType act_dtype_;
+  int counter_ = 0;
+  std::string auto_name(const std::string& prefix, const std::string& given);
+};
+
+}  // namespace dlsim

@@ -1,0 +1,47 @@
+#pragma once
+// The model zoo: builders by name, and ONNX files, both to a training graph.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "workloads/graph.h"
+#include "workloads/training.h"
+
+namespace dlsim {
+
+struct ModelOptions {
+  int64_t batch = 32;
+  int64_t image_size = 0;  // 0: the model's default (224, 299 for inception_v3, 32 for CIFAR)
+  int64_t seq_len = 0;     // 0: the model's default
+  TrainingOptions training;
+};
+
+struct ModelInfo {
+  std::string name;
+  std::string description;
+  std::function<Graph(const ModelOptions&)> build_forward;
+};
+
+const std::vector<ModelInfo>& model_zoo();
+// A zoo name or a path ending in .onnx -> the training graph. Unknown names throw ConfigError listing the zoo.
+Graph build_training_graph(const std::string& name_or_path, const ModelOptions& opts);
+Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& opts);
+
+// Figures `dlsim model` prints.
+struct ModelSummary {
+  uint64_t params = 0;                    // learnable parameters (elements)
+  double fwd_macs = 0;                    // multiply-accumulates of conv and linear/matmul layers, one forward
+  uint64_t saved_for_backward_bytes = 0;  // distinct activations the backward keeps (params, input excluded)
+  size_t ops = 0;                         // training graph
+  size_t tensors = 0;
+};
+ModelSummary summarize(const Graph& forward, const Graph& training);
+
+// Tensor lifetimes under an issue order: the position of the first and last op touching each tensor.
+struct Lifetime {
+  int first = -1;  // -1: never used
+  int last = -1;
+};
+std::vector<Lifetime> tensor_lifetimes(const Graph& g, const std::vector<OpId>& order);
+
+}  // namespace dlsim
