@@ -1,0 +1,17 @@
+#pragma once
+// ONNX import: a file PyTorch's exporter wrote -> a forward Graph built through ModelBuilder, so that the
+// same backward and optimizer synthesis applies. Errors (unsupported op, missing shape, corrupt file) are
+// ConfigErrors naming the file and the node.
+#include <string>
+
+#include "workloads/graph.h"
+#include "workloads/zoo.h"
+
+namespace dlsim {
+
+// True when dlsim was built with libonnx-dev (DLSIM_WITH_ONNX).
+bool onnx_import_available();
+// The batch dimension is overridden with opts.batch (the experiment's batch size).
+Graph import_onnx_forward(const std::string& path, const ModelOptions& opts);
+
+}  // namespace dlsim
