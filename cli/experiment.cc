@@ -1,0 +1,118 @@
+#include "cli/experiment.h"
+
+#include <filesystem>
+
+#include "common/config_error.h"
+#include "common/yaml_reader.h"
+#include "hw/gpu_spec.h"
+#include "policies/concurrency/concurrency_policy.h"
+#include "policies/pool/pool_policy.h"
+#include "policies/swap/swap_policy.h"
+#include "workloads/zoo.h"
+
+namespace dlsim {
+
+std::string PolicyChoice::label() const {
+  if (!non_default) return name;
+  return name + "(" + params.summary() + ")";
+}
+
+const std::vector<std::string>& experiment_keys() {
+  static const std::vector<std::string> keys = {"model",      "batch",     "hw",         "pool",
+                                                "swap",       "concurrency", "iterations", "image_size",
+                                                "seq_len",    "optimizer", "precision"};
+  return keys;
+}
+
+namespace {
+
+// `pool: cnmem` or `pool: {name: cnmem, init_size_mb: 256}`.
+template <class Reg>
+PolicyChoice read_policy(const YamlMap& m, const std::string& key, const Reg& reg) {
+  YAML::Node n = m.get(key);
+  PolicyChoice c;
+  YAML::Node params_node;
+  if (n.IsScalar()) {
+    c.name = n.Scalar();
+  } else if (n.IsMap()) {
+    YamlMap sub(n, m.file(), key);
+    c.name = sub.get_string("name");
+    params_node = n;
+  } else {
+    m.fail(key, "expected a " + reg.kind() + " name or a mapping {name: ..., <parameter>: ...}");
+  }
+  const auto& entry = reg.get(c.name, m.file(), m.line_of(key), key);
+  c.params = params_from_yaml(entry.params, params_node, m.file(), c.name, key);
+  c.non_default = c.params.values() != Params(entry.params).values();
+  return c;
+}
+
+}  // namespace
+
+Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file) {
+  YamlMap m(node, file);
+  m.check_keys(experiment_keys());
+  Experiment e;
+  e.file = file;
+
+  e.model = m.get_string("model");
+  const bool is_onnx = e.model.size() > 5 && e.model.substr(e.model.size() - 5) == ".onnx";
+  if (is_onnx) {
+    std::filesystem::path p(e.model);
+    if (p.is_relative() && !file.empty()) {
+      auto beside = std::filesystem::path(file).parent_path() / p;
+      if (!std::filesystem::exists(p) && std::filesystem::exists(beside)) e.model = beside.string();
+    }
+    if (!std::filesystem::exists(e.model)) m.fail("model", "ONNX file '" + e.model + "' not found");
+  } else {
+    bool known = false;
+    std::vector<std::string> names;
+    for (const auto& info : model_zoo()) {
+      names.push_back(info.name);
+      known = known || info.name == e.model;
+    }
+    if (!known) m.fail("model", "unknown model '" + e.model + "'; valid: " + join(names) + ", or a path to an .onnx file");
+  }
+
+  e.batch = m.get_int("batch");
+  if (e.batch <= 0) m.fail("batch", "must be a positive integer");
+  e.image_size = m.get_int("image_size", 0);
+  if (e.image_size < 0) m.fail("image_size", "must be positive (or 0 for the model's default)");
+  e.seq_len = m.get_int("seq_len", 0);
+  if (e.seq_len < 0) m.fail("seq_len", "must be positive (or 0 for the model's default)");
+
+  e.hw = m.get_string("hw");
+  if (e.hw.find(".yaml") == std::string::npos) {
+    auto names = list_hw_names();
+    if (std::find(names.begin(), names.end(), e.hw) == names.end())
+      m.fail("hw", "unknown hardware '" + e.hw + "'; valid: " + join(names) + ", or a path to a .yaml file");
+  } else if (!std::filesystem::exists(e.hw)) {
+    m.fail("hw", "hardware file '" + e.hw + "' not found");
+  }
+
+  e.pool = read_policy(m, "pool", pool_registry());
+  e.swap = read_policy(m, "swap", swap_registry());
+  e.concurrency = read_policy(m, "concurrency", concurrency_registry());
+
+  const int64_t iters = m.get_int("iterations", 3);
+  if (iters < 1 || iters > 1000) m.fail("iterations", "must be between 1 and 1000");
+  e.iterations = static_cast<int>(iters);
+
+  const std::string opt = m.get_string("optimizer", "sgd-momentum");
+  if (opt == "sgd-momentum") e.optimizer = Optimizer::SgdMomentum;
+  else if (opt == "adam") e.optimizer = Optimizer::Adam;
+  else m.fail("optimizer", "unknown optimizer '" + opt + "'; valid: sgd-momentum, adam");
+
+  const std::string prec = m.get_string("precision", "fp32");
+  if (prec == "fp32") e.precision = Precision::FP32;
+  else if (prec == "mixed-bf16") e.precision = Precision::MixedBF16;
+  else m.fail("precision", "unknown precision '" + prec + "'; valid: fp32, mixed-bf16");
+  return e;
+}
+
+Experiment load_experiment(const std::string& path) {
+  YAML::Node n = load_yaml_file(path);
+  return experiment_from_yaml(n, path);
+}
+
+}  // namespace dlsim

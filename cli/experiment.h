@@ -1,0 +1,45 @@
+#pragma once
+// One experiment: which model, batch and GPU, and which pool, swap and concurrency policies.
+// The flat YAML form (see configs/experiments/resnet50-cnmem.yaml) is the stable schema; every other key is
+// optional with a stated default.
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "common/params.h"
+#include "workloads/training.h"
+
+namespace dlsim {
+
+// A policy chosen by name, with its parameters (validated against the registry's specs).
+struct PolicyChoice {
+  std::string name;
+  Params params;
+  std::string label() const;  // "cnmem" or "cnmem(init_size_mb=256)" when a parameter differs from its default
+  bool non_default = false;
+};
+
+struct Experiment {
+  std::string file;           // where it was read from ("" when built in code)
+  std::string model;          // zoo name or path to an .onnx file
+  int64_t batch = 0;
+  int64_t image_size = 0;     // 0: the model's default
+  int64_t seq_len = 0;        // 0: the model's default
+  std::string hw;             // configs/hw name or path
+  PolicyChoice pool;
+  PolicyChoice swap;
+  PolicyChoice concurrency;
+  int iterations = 3;
+  Optimizer optimizer = Optimizer::SgdMomentum;
+  Precision precision = Precision::FP32;
+};
+
+// The keys an experiment mapping may hold.
+const std::vector<std::string>& experiment_keys();
+
+Experiment load_experiment(const std::string& path);
+// Parses a mapping (a whole file, or one point of a sweep). Every error names file, line and key.
+Experiment experiment_from_yaml(const YAML::Node& map, const std::string& file);
+
+}  // namespace dlsim

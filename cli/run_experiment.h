@@ -1,0 +1,38 @@
+#pragma once
+// Runs one experiment on the simulator: builds the training graph, schedules it, lowers it to a Program and
+// executes it through the chosen pool on the modelled GPU.
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "cli/experiment.h"
+
+namespace dlsim {
+
+struct ExperimentResult {
+  Experiment experiment;
+  bool oom = false;
+  std::string oom_where;
+  int iterations_run = 0;
+  double iteration_time_us = 0;     // steady state: the last complete iteration
+  double first_iteration_time_us = 0;
+  uint64_t peak_live_bytes = 0;     // lower bound for any pool
+  uint64_t peak_reserved_bytes = 0; // the most the pool held from the device
+  uint64_t device_mallocs = 0;      // cudaMalloc calls over the run
+  uint64_t device_frees = 0;
+  double alloc_time_us = 0;         // host time in allocator calls in the steady-state iteration
+  uint64_t events = 0;              // discrete events processed
+  double sim_wall_ms = 0;           // wall time of the simulation (the one non-deterministic figure)
+  size_t ops = 0;
+  size_t tensors = 0;
+  nlohmann::json pool_report;       // pool-specific figures
+  double fragmentation() const {    // reserved / live - 1
+    return peak_live_bytes ? static_cast<double>(peak_reserved_bytes) / static_cast<double>(peak_live_bytes) - 1.0 : 0.0;
+  }
+};
+
+ExperimentResult run_experiment(const Experiment& e);
+// Everything `dlsim run --json` prints. with_wall_time=false drops sim_wall_ms (for byte-identical outputs).
+nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time = true);
+
+}  // namespace dlsim

@@ -1,0 +1,157 @@
+#include "cli/sweep.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "common/config_error.h"
+#include "common/yaml_reader.h"
+
+namespace dlsim {
+
+namespace {
+
+YAML::Node merged(const YAML::Node& base, const std::vector<std::pair<std::string, YAML::Node>>& overrides) {
+  YAML::Node out = YAML::Clone(base);
+  for (const auto& [k, v] : overrides) out[k] = v;
+  return out;
+}
+
+std::string csv_escape(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) out += (c == '"') ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(digits) << v;
+  return o.str();
+}
+
+std::string mib(uint64_t b) { return fixed(static_cast<double>(b) / (1024.0 * 1024.0), 1); }
+
+}  // namespace
+
+Sweep load_sweep(const std::string& path) {
+  YamlMap m(load_yaml_file(path), path);
+  m.check_keys({"name", "base", "vary"});
+  Sweep s;
+  s.file = path;
+  s.name = m.get_string("name");
+  if (s.name.empty() || s.name.find_first_of("/\\ ") != std::string::npos || s.name == "." || s.name == "..")
+    m.fail("name", "must be a plain folder name (no slashes or spaces)");
+  YAML::Node base = m.get("base");
+  YamlMap base_map(base, path, "base");
+  std::vector<std::pair<std::string, std::vector<YAML::Node>>> axes;
+  if (m.has("vary")) {
+    YamlMap vary = m.get_map("vary");
+    for (auto it = vary.node().begin(); it != vary.node().end(); ++it) {
+      const std::string key = it->first.Scalar();
+      const auto& keys = experiment_keys();
+      if (std::find(keys.begin(), keys.end(), key) == keys.end())
+        throw ConfigError(path, yaml_line(it->first), "vary." + key, "unknown experiment key; valid keys: " + join(keys));
+      if (!it->second.IsSequence() || it->second.size() == 0)
+        throw ConfigError(path, yaml_line(it->second), "vary." + key, "expected a non-empty list of values");
+      std::vector<YAML::Node> values;
+      for (const auto& v : it->second) values.push_back(v);
+      axes.emplace_back(key, std::move(values));
+      s.varied_keys.push_back(key);
+    }
+  }
+  // Odometer over the axes, the last axis fastest.
+  std::vector<size_t> idx(axes.size(), 0);
+  while (true) {
+    std::vector<std::pair<std::string, YAML::Node>> ov;
+    for (size_t a = 0; a < axes.size(); ++a) ov.emplace_back(axes[a].first, axes[a].second[idx[a]]);
+    SweepPoint p;
+    p.experiment = merged(base, ov);
+    p.parsed = experiment_from_yaml(p.experiment, path);  // every point is checked before anything runs
+    s.points.push_back(std::move(p));
+    size_t a = axes.size();
+    while (a > 0) {
+      --a;
+      if (++idx[a] < axes[a].second.size()) break;
+      idx[a] = 0;
+      if (a == 0) return s;
+    }
+    if (axes.empty()) return s;
+  }
+}
+
+std::string runs_csv_header() {
+  return "model,batch,hw,pool,swap,concurrency,iterations,status,iteration_time_us,peak_live_bytes,"
+         "peak_reserved_bytes,fragmentation,device_mallocs,device_frees,alloc_time_us,events,error";
+}
+
+std::string runs_csv_row(const ExperimentResult& r, const std::string& status, const std::string& error) {
+  const Experiment& e = r.experiment;
+  std::ostringstream o;
+  o << csv_escape(e.model) << ',' << e.batch << ',' << csv_escape(e.hw) << ',' << csv_escape(e.pool.label()) << ','
+    << csv_escape(e.swap.label()) << ',' << csv_escape(e.concurrency.label()) << ',' << e.iterations << ','
+    << status << ',';
+  if (status == "error") {
+    o << ",,,,,,,,";
+  } else {
+    o << fixed(r.iteration_time_us, 3) << ',' << r.peak_live_bytes << ',' << r.peak_reserved_bytes << ','
+      << fixed(r.fragmentation(), 4) << ',' << r.device_mallocs << ',' << r.device_frees << ','
+      << fixed(r.alloc_time_us, 3) << ',' << r.events << ',';
+  }
+  o << csv_escape(status == "oom" ? r.oom_where : error);
+  return o.str();
+}
+
+int run_sweep(const Sweep& s, const SweepOptions& opt, const RunFn& run, std::ostream& log) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(opt.results_dir) / s.name;
+  fs::create_directories(dir);
+  std::ofstream csv(dir / "runs.csv", std::ios::trunc);
+  if (!csv) throw ConfigError((dir / "runs.csv").string(), 0, "", "cannot write");
+  csv << runs_csv_header() << '\n' << std::flush;
+
+  std::ostringstream md;
+  md << "# Sweep `" << s.name << "`\n\nFrom `" << s.file << "`: " << s.points.size()
+     << " runs on the simulator. Memory in MiB; fragmentation = peak reserved / peak live - 1 "
+        "(peak live is the lower bound for any pool).\n\n"
+     << "| model | batch | hw | pool | swap | concurrency | status | iteration (ms) | peak live | peak reserved | "
+        "fragmentation | cudaMalloc calls | allocator time (us) |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  int errors = 0;
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    const Experiment& e = s.points[i].parsed;
+    ExperimentResult r;
+    r.experiment = e;
+    std::string status = "ok", error;
+    try {
+      r = run(e);
+      r.experiment = e;
+      if (r.oom) status = "oom";
+    } catch (const std::exception& ex) {
+      status = "error";
+      error = ex.what();
+      ++errors;
+    }
+    csv << runs_csv_row(r, status, error) << '\n' << std::flush;
+    if (!opt.quiet)
+      log << "[" << (i + 1) << "/" << s.points.size() << "] " << e.model << " b" << e.batch << " " << e.hw << " "
+          << e.pool.label() << " " << e.swap.label() << " " << e.concurrency.label() << ": " << status
+          << (status == "error" ? " (" + error + ")" : "") << '\n';
+    md << "| " << e.model << " | " << e.batch << " | " << e.hw << " | " << e.pool.label() << " | " << e.swap.label()
+       << " | " << e.concurrency.label() << " | " << status << " | ";
+    if (status == "error") {
+      md << "| | | | | |\n";
+    } else {
+      md << fixed(r.iteration_time_us / 1000.0, 3) << " | " << mib(r.peak_live_bytes) << " | "
+         << mib(r.peak_reserved_bytes) << " | " << fixed(r.fragmentation() * 100.0, 1) << "% | " << r.device_mallocs
+         << " | " << fixed(r.alloc_time_us, 1) << " |\n";
+    }
+  }
+  std::ofstream(dir / "summary.md", std::ios::trunc) << md.str();
+  if (!opt.quiet) log << "wrote " << (dir / "runs.csv").string() << " and " << (dir / "summary.md").string() << '\n';
+  return errors;
+}
+
+}  // namespace dlsim

@@ -1,0 +1,45 @@
+#pragma once
+// `dlsim sweep`: the cartesian product of listed values over a base experiment, one simulator run per point,
+// written to results/<name>/runs.csv (a row appended and flushed as each run finishes, so a sweep that dies
+// keeps every finished row) and results/<name>/summary.md.
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "cli/run_experiment.h"
+
+namespace dlsim {
+
+struct SweepPoint {
+  YAML::Node experiment;  // the merged mapping
+  Experiment parsed;
+};
+
+struct Sweep {
+  std::string file;
+  std::string name;
+  std::vector<std::string> varied_keys;  // in file order
+  std::vector<SweepPoint> points;        // first varied key slowest
+};
+
+Sweep load_sweep(const std::string& path);
+
+using RunFn = std::function<ExperimentResult(const Experiment&)>;
+
+struct SweepOptions {
+  std::string results_dir = "results";  // runs go to <results_dir>/<name>/
+  bool quiet = false;
+};
+
+// Runs every point; a run that throws becomes a row with status "error" and its message, never the end of the
+// sweep. Returns the number of rows with status "error".
+int run_sweep(const Sweep& s, const SweepOptions& opt, const RunFn& run, std::ostream& log);
+
+// The CSV header and one row (deterministic: no wall-clock figures).
+std::string runs_csv_header();
+std::string runs_csv_row(const ExperimentResult& r, const std::string& status, const std::string& error);
+
+}  // namespace dlsim
