@@ -2,6 +2,7 @@
 // Builds a forward graph layer by layer with PyTorch's shapes and semantics. The zoo's builders and the ONNX
 // importer both produce forward graphs through this class; training.h turns a forward graph into a training
 // graph (backward + optimizer). Tensors are NCHW for images and (batch, seq, hidden) for sequences.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -61,7 +62,9 @@ class ModelBuilder {
   Graph g_;
   DType act_dtype_;
   int counter_ = 0;
+  std::map<TensorId, TensorId> weight_casts_;  // autocast's cast cache: fp32 weight -> its bf16 copy
   std::string auto_name(const std::string& prefix, const std::string& given);
+  TensorId cast_for(TensorId x, DType to, const std::string& layer);  // autocast's cast, when needed
 };
 
 }  // namespace dlsim

@@ -1,0 +1,524 @@
+// ModelBuilder: PyTorch's shape rules and the tensors each forward op creates.
+//
+// Conventions the training synthesis (training.cc) relies on, per op kind (inputs -> outputs):
+//   Conv2d      [x, w, (b)] -> [y]                 attrs kernel/stride/pad/dilation/groups, macs
+//   BatchNorm   [x, gamma, beta, running_mean, running_var] -> [y, save_mean, save_invstd, running_mean,
+//               running_var]   (training mode updates the running statistics in place; they are Weight-kind
+//               persistent buffers but not learnable, so they get no gradient and are not counted as params)
+//   Relu/Relu6  [x] -> [x] when in place (as torchvision's inplace=True), else [x] -> [y]
+//   MaxPool     [x] -> [y, indices(i64)]           Dropout [x] -> [y, mask(bool)]
+//   Linear      [x, w, (b)] -> [y]                 MatMul [a, b] -> [y]
+//   LayerNorm   [x, gamma, beta] -> [y, mean, rstd]   Embedding [ids, w] -> [y]
+//   CrossEntropyLoss [logits, labels] -> [loss, log_probs]
+//   Flatten/Reshape [x] -> [y]: views; training.cc elides them (the output shares x's storage, as in PyTorch)
+//   Copy        [x] -> [y]: a dtype cast (autocast), attr cast=1
+//
+// Mixed precision (act_dtype BF16) follows CUDA autocast: conv2d/linear/matmul run in bf16, casting fp32
+// inputs to bf16 (a weight is cast once and the copy reused, as autocast's cast cache does); softmax,
+// layer_norm and cross_entropy run in fp32, casting bf16 inputs up; the other ops keep their input's dtype
+// (add/concat promote to the widest). Weights stay fp32 masters.
+#include "workloads/model_builder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "common/config_error.h"
+
+namespace dlsim {
+namespace {
+
+int64_t numel(const std::vector<int64_t>& s) {
+  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
+}
+
+std::string shape_str(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+DType wider(DType a, DType b) { return (a == DType::F32 || b == DType::F32) ? DType::F32 : a; }
+
+}  // namespace
+
+ModelBuilder::ModelBuilder(std::string model_name, int64_t batch, DType act_dtype) : act_dtype_(act_dtype) {
+  g_.name = std::move(model_name);
+  g_.batch = batch;
+  if (batch <= 0) throw ConfigError(g_.name, 0, "batch", "batch size must be positive, got " + std::to_string(batch));
+  if (act_dtype != DType::F32 && act_dtype != DType::BF16)
+    throw ConfigError(g_.name, 0, "precision", std::string("activations must be f32 or bf16, got ") + to_string(act_dtype));
+}
+
+std::string ModelBuilder::auto_name(const std::string& prefix, const std::string& given) {
+  ++counter_;
+  return given.empty() ? prefix + std::to_string(counter_) : given;
+}
+
+namespace {
+
+[[noreturn]] void fail(const Graph& g, const std::string& layer, const std::string& msg) {
+  throw ConfigError(g.name, 0, layer, msg);
+}
+
+TensorId new_tensor(Graph& g, const std::string& name, TensorKind kind, DType dt, std::vector<int64_t> shape,
+                    bool persistent = false) {
+  for (int64_t d : shape)
+    if (d <= 0) fail(g, name, "tensor shape " + shape_str(shape) + " has a non-positive dimension");
+  Tensor t;
+  t.name = name;
+  t.kind = kind;
+  t.dtype = dt;
+  t.bytes = static_cast<uint64_t>(numel(shape)) * dtype_bytes(dt);
+  t.shape = std::move(shape);
+  t.persistent = persistent;
+  return g.add_tensor(std::move(t));
+}
+
+// Appends an op; bytes read and written are the sizes of its inputs and outputs.
+OpId emit(Graph& g, const std::string& name, OpKind kind, std::vector<TensorId> in, std::vector<TensorId> out,
+          double flops, Attrs attrs = {}) {
+  Op o;
+  o.name = name;
+  o.kind = kind;
+  o.phase = Phase::Forward;
+  for (TensorId t : in) o.bytes_read += g.tensor(t).bytes;
+  for (TensorId t : out) o.bytes_written += g.tensor(t).bytes;
+  o.inputs = std::move(in);
+  o.outputs = std::move(out);
+  o.flops = flops;
+  o.attrs = std::move(attrs);
+  return g.add_op(std::move(o));
+}
+
+const std::vector<int64_t>& shape_of(const Graph& g, TensorId t, const std::string& layer) {
+  if (t < 0 || static_cast<size_t>(t) >= g.tensors().size()) fail(g, layer, "input tensor id " + std::to_string(t) + " does not exist");
+  return g.tensor(t).shape;
+}
+
+const std::vector<int64_t>& shape4(const Graph& g, TensorId t, const std::string& layer) {
+  const auto& s = shape_of(g, t, layer);
+  if (s.size() != 4) fail(g, layer, "expects an NCHW input, got shape " + shape_str(s));
+  return s;
+}
+
+// PyTorch's pooling output size, including ceil_mode's rule that the last window must start inside the input
+// or the left padding.
+int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
+  int64_t num = in + 2 * p - k;
+  int64_t out = (ceil_mode ? (num + s - 1) / s : num / s) + 1;
+  if (ceil_mode && (out - 1) * s >= in + p) --out;
+  return out;
+}
+
+std::vector<int64_t> broadcast(const Graph& g, const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                               const std::string& layer) {
+  size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> r(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) fail(g, layer, "shapes " + shape_str(a) + " and " + shape_str(b) + " do not broadcast");
+    r[i] = std::max(da, db);
+  }
+  return r;
+}
+
+}  // namespace
+
+TensorId ModelBuilder::input(const std::vector<int64_t>& shape, DType dtype, const std::string& name) {
+  return new_tensor(g_, name, TensorKind::Input, dtype, shape);
+}
+
+TensorId ModelBuilder::parameter(const std::vector<int64_t>& shape, const std::string& name) {
+  return new_tensor(g_, name, TensorKind::Weight, DType::F32, shape, true);
+}
+
+// Autocast: a tensor entering a bf16 op is cast to bf16 (weights through the cast cache); entering an fp32 op,
+// a bf16 tensor is cast up.
+TensorId ModelBuilder::cast_for(TensorId x, DType to, const std::string& layer) {
+  const Tensor& t = g_.tensor(x);
+  if (t.dtype == to || (t.dtype != DType::F32 && t.dtype != DType::BF16)) return x;
+  if (t.kind == TensorKind::Weight) {
+    auto it = weight_casts_.find(x);
+    if (it != weight_casts_.end()) return it->second;
+  }
+  std::string name = t.name + "." + to_string(to);
+  std::vector<int64_t> shape = t.shape;
+  bool is_weight = t.kind == TensorKind::Weight;
+  TensorId y = new_tensor(g_, name, TensorKind::Activation, to, shape);
+  Attrs a;
+  a.set("cast", 1);
+  emit(g_, layer + ".cast", OpKind::Copy, {x}, {y}, 0, a);
+  if (is_weight) weight_casts_[x] = y;
+  return y;
+}
+
+
+TensorId ModelBuilder::conv2d(TensorId x, int64_t out_channels, int64_t kh, int64_t kw, int64_t stride_h,
+                              int64_t stride_w, int64_t pad_h, int64_t pad_w, int64_t groups, bool bias,
+                              const std::string& name, int64_t dilation) {
+  std::string n = auto_name("conv", name);
+  auto s = shape4(g_, x, n);
+  if (out_channels <= 0 || kh <= 0 || kw <= 0 || stride_h <= 0 || stride_w <= 0 || pad_h < 0 || pad_w < 0 ||
+      groups <= 0 || dilation <= 0)
+    fail(g_, n, "convolution sizes must be positive (padding non-negative)");
+  if (s[1] % groups != 0 || out_channels % groups != 0)
+    fail(g_, n, "channels " + std::to_string(s[1]) + "->" + std::to_string(out_channels) + " not divisible by groups " + std::to_string(groups));
+  int64_t ho = (s[2] + 2 * pad_h - dilation * (kh - 1) - 1) / stride_h + 1;
+  int64_t wo = (s[3] + 2 * pad_w - dilation * (kw - 1) - 1) / stride_w + 1;
+  if (ho <= 0 || wo <= 0) fail(g_, n, "output would be empty for input " + shape_str(s));
+  TensorId w = parameter({out_channels, s[1] / groups, kh, kw}, n + ".weight");
+  std::vector<TensorId> in = {cast_for(x, act_dtype_, n), cast_for(w, act_dtype_, n)};
+  if (bias) in.push_back(cast_for(parameter({out_channels}, n + ".bias"), act_dtype_, n));
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, {s[0], out_channels, ho, wo});
+  int64_t macs = s[0] * out_channels * ho * wo * (s[1] / groups) * kh * kw;
+  Attrs a;
+  a.set("kernel_h", kh); a.set("kernel_w", kw); a.set("stride_h", stride_h); a.set("stride_w", stride_w);
+  a.set("pad_h", pad_h); a.set("pad_w", pad_w); a.set("dilation", dilation); a.set("groups", groups);
+  a.set("bias", bias); a.set("in_channels", s[1]); a.set("out_channels", out_channels); a.set("macs", macs);
+  // FLOPs: 2 per multiply-accumulate; the bias add (one per output element) is left out as negligible.
+  emit(g_, n, OpKind::Conv2d, in, {y}, 2.0 * static_cast<double>(macs), a);
+  return y;
+}
+
+TensorId ModelBuilder::batch_norm(TensorId x, const std::string& name) {
+  std::string n = auto_name("bn", name);
+  auto s = shape_of(g_, x, n);
+  if (s.size() < 2) fail(g_, n, "batch norm needs (N, C, ...), got " + shape_str(s));
+  int64_t c = s[1];
+  TensorId gamma = parameter({c}, n + ".weight"), beta = parameter({c}, n + ".bias");
+  TensorId rm = parameter({c}, n + ".running_mean"), rv = parameter({c}, n + ".running_var");
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  TensorId mean = new_tensor(g_, n + ".save_mean", TensorKind::Activation, DType::F32, {c});
+  TensorId invstd = new_tensor(g_, n + ".save_invstd", TensorKind::Activation, DType::F32, {c});
+  Attrs a;
+  a.set("channels", c);
+  // Statistics (2 flops/element) then normalise and scale (3 flops/element).
+  emit(g_, n, OpKind::BatchNorm, {x, gamma, beta, rm, rv}, {y, mean, invstd, rm, rv}, 5.0 * static_cast<double>(numel(s)), a);
+  return y;
+}
+
+TensorId ModelBuilder::relu(TensorId x, bool inplace, const std::string& name) {
+  std::string n = auto_name("relu", name);
+  auto s = shape_of(g_, x, n);
+  TensorId y = inplace ? x : new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  Attrs a;
+  a.set("inplace", inplace);
+  emit(g_, n, OpKind::Relu, {x}, {y}, static_cast<double>(numel(s)), a);
+  return y;
+}
+
+TensorId ModelBuilder::relu6(TensorId x, bool inplace, const std::string& name) {
+  std::string n = auto_name("relu6", name);
+  auto s = shape_of(g_, x, n);
+  TensorId y = inplace ? x : new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  Attrs a;
+  a.set("inplace", inplace);
+  emit(g_, n, OpKind::Relu6, {x}, {y}, 2.0 * static_cast<double>(numel(s)), a);
+  return y;
+}
+
+TensorId ModelBuilder::max_pool(TensorId x, int64_t k, int64_t stride, int64_t pad, bool ceil_mode,
+                                const std::string& name) {
+  std::string n = auto_name("maxpool", name);
+  auto s = shape4(g_, x, n);
+  if (k <= 0 || stride <= 0 || pad < 0 || 2 * pad > k) fail(g_, n, "bad pooling window (padding must be at most half the kernel)");
+  int64_t ho = pool_out(s[2], k, stride, pad, ceil_mode), wo = pool_out(s[3], k, stride, pad, ceil_mode);
+  std::vector<int64_t> os = {s[0], s[1], ho, wo};
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
+  // PyTorch's max_pool2d_with_indices keeps int64 argmax indices for the backward pass.
+  TensorId idx = new_tensor(g_, n + ".indices", TensorKind::Activation, DType::I64, os);
+  Attrs a;
+  a.set("kernel", k); a.set("stride", stride); a.set("pad", pad); a.set("ceil_mode", ceil_mode);
+  emit(g_, n, OpKind::MaxPool, {x}, {y, idx}, static_cast<double>(numel(os) * k * k), a);
+  return y;
+}
+
+TensorId ModelBuilder::avg_pool(TensorId x, int64_t k, int64_t stride, int64_t pad, bool ceil_mode,
+                                bool count_include_pad, const std::string& name) {
+  std::string n = auto_name("avgpool", name);
+  auto s = shape4(g_, x, n);
+  if (k <= 0 || stride <= 0 || pad < 0 || 2 * pad > k) fail(g_, n, "bad pooling window (padding must be at most half the kernel)");
+  int64_t ho = pool_out(s[2], k, stride, pad, ceil_mode), wo = pool_out(s[3], k, stride, pad, ceil_mode);
+  std::vector<int64_t> os = {s[0], s[1], ho, wo};
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
+  Attrs a;
+  a.set("kernel", k); a.set("stride", stride); a.set("pad", pad); a.set("ceil_mode", ceil_mode);
+  a.set("count_include_pad", count_include_pad);
+  emit(g_, n, OpKind::AvgPool, {x}, {y}, static_cast<double>(numel(os) * k * k), a);
+  return y;
+}
+
+TensorId ModelBuilder::adaptive_avg_pool(TensorId x, int64_t out_h, int64_t out_w, const std::string& name) {
+  std::string n = auto_name("avgpool", name);
+  auto s = shape4(g_, x, n);
+  if (out_h <= 0 || out_w <= 0) fail(g_, n, "adaptive pooling output must be positive");
+  std::vector<int64_t> os = {s[0], s[1], out_h, out_w};
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
+  Attrs a;
+  a.set("out_h", out_h); a.set("out_w", out_w);
+  // PyTorch computes a 1x1 adaptive average pool as mean() over H and W, which keeps nothing for backward.
+  OpKind kind = (out_h == 1 && out_w == 1) ? OpKind::GlobalAvgPool : OpKind::AdaptiveAvgPool;
+  emit(g_, n, kind, {x}, {y}, static_cast<double>(numel(s)), a);
+  return y;
+}
+
+TensorId ModelBuilder::flatten(TensorId x, const std::string& name) {
+  std::string n = auto_name("flatten", name);
+  auto s = shape_of(g_, x, n);
+  if (s.empty()) fail(g_, n, "cannot flatten a scalar");
+  std::vector<int64_t> os = {s[0], numel(s) / s[0]};
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
+  Attrs a;
+  a.set("view", 1);
+  emit(g_, n, OpKind::Flatten, {x}, {y}, 0, a);
+  return y;
+}
+
+TensorId ModelBuilder::reshape(TensorId x, const std::vector<int64_t>& shape, const std::string& name) {
+  std::string n = auto_name("reshape", name);
+  auto s = shape_of(g_, x, n);
+  std::vector<int64_t> os = shape;
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < os.size(); ++i) {
+    if (os[i] == -1) {
+      if (infer >= 0) fail(g_, n, "reshape to " + shape_str(shape) + " has more than one -1");
+      infer = static_cast<int64_t>(i);
+    } else if (os[i] <= 0) {
+      fail(g_, n, "reshape to " + shape_str(shape) + " has a non-positive dimension");
+    } else {
+      known *= os[i];
+    }
+  }
+  if (infer >= 0) os[static_cast<size_t>(infer)] = numel(s) / known;
+  if (numel(os) != numel(s)) fail(g_, n, "cannot reshape " + shape_str(s) + " to " + shape_str(shape));
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
+  Attrs a;
+  a.set("view", 1);
+  emit(g_, n, OpKind::Reshape, {x}, {y}, 0, a);
+  return y;
+}
+
+// A transpose is materialised (a copy kernel), as PyTorch does when a permuted tensor is made contiguous
+// for the next kernel; attrs perm0.. give the permutation.
+TensorId ModelBuilder::transpose(TensorId x, const std::vector<int64_t>& perm, const std::string& name) {
+  std::string n = auto_name("transpose", name);
+  auto s = shape_of(g_, x, n);
+  if (perm.size() != s.size()) fail(g_, n, "permutation of " + std::to_string(perm.size()) + " axes for shape " + shape_str(s));
+  std::vector<bool> seen(s.size(), false);
+  std::vector<int64_t> os(s.size());
+  Attrs a;
+  for (size_t i = 0; i < perm.size(); ++i) {
+    int64_t p = perm[i] < 0 ? perm[i] + static_cast<int64_t>(s.size()) : perm[i];
+    if (p < 0 || p >= static_cast<int64_t>(s.size()) || seen[static_cast<size_t>(p)]) fail(g_, n, "invalid permutation");
+    seen[static_cast<size_t>(p)] = true;
+    os[i] = s[static_cast<size_t>(p)];
+    a.set("perm" + std::to_string(i), p);
+  }
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
+  emit(g_, n, OpKind::Transpose, {x}, {y}, 0, a);
+  return y;
+}
+
+// pads: ONNX order, all begins then all ends (x1_begin, x2_begin, ..., x1_end, x2_end); zero padding.
+TensorId ModelBuilder::pad(TensorId x, const std::vector<int64_t>& pads, const std::string& name) {
+  std::string n = auto_name("pad", name);
+  auto s = shape_of(g_, x, n);
+  if (pads.size() != 2 * s.size()) fail(g_, n, "pads needs 2 values per axis (" + std::to_string(2 * s.size()) + "), got " + std::to_string(pads.size()));
+  std::vector<int64_t> os = s;
+  Attrs a;
+  for (size_t i = 0; i < s.size(); ++i) {
+    os[i] += pads[i] + pads[i + s.size()];
+    a.set("pad_begin" + std::to_string(i), pads[i]);
+    a.set("pad_end" + std::to_string(i), pads[i + s.size()]);
+  }
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
+  emit(g_, n, OpKind::Pad, {x}, {y}, 0, a);
+  return y;
+}
+
+TensorId ModelBuilder::linear(TensorId x, int64_t out_features, bool bias, const std::string& name) {
+  std::string n = auto_name("fc", name);
+  auto s = shape_of(g_, x, n);
+  if (s.empty() || out_features <= 0) fail(g_, n, "linear needs an input with a feature axis and positive out_features");
+  TensorId w = parameter({out_features, s.back()}, n + ".weight");
+  return linear_with_weight(x, w, bias, n);
+}
+
+TensorId ModelBuilder::linear_with_weight(TensorId x, TensorId weight, bool bias, const std::string& name) {
+  std::string n = auto_name("fc", name);
+  auto s = shape_of(g_, x, n);
+  auto ws = shape_of(g_, weight, n);
+  if (ws.size() != 2 || s.empty() || s.back() != ws[1])
+    fail(g_, n, "linear input " + shape_str(s) + " does not match weight " + shape_str(ws));
+  int64_t in_f = ws[1], out_f = ws[0];
+  std::vector<TensorId> in = {cast_for(x, act_dtype_, n), cast_for(weight, act_dtype_, n)};
+  if (bias) in.push_back(cast_for(parameter({out_f}, n + ".bias"), act_dtype_, n));
+  std::vector<int64_t> os = s;
+  os.back() = out_f;
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, os);
+  int64_t rows = numel(s) / in_f, macs = rows * in_f * out_f;
+  Attrs a;
+  a.set("in_features", in_f); a.set("out_features", out_f); a.set("rows", rows); a.set("bias", bias);
+  a.set("macs", macs);
+  emit(g_, n, OpKind::Linear, in, {y}, 2.0 * static_cast<double>(macs), a);
+  return y;
+}
+
+TensorId ModelBuilder::dropout(TensorId x, double p, const std::string& name) {
+  std::string n = auto_name("dropout", name);
+  auto s = shape_of(g_, x, n);
+  if (!(p >= 0 && p < 1)) fail(g_, n, "dropout probability must be in [0, 1)");
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  // CUDA's fused dropout (native_dropout) keeps a bool mask; see training.cc for the CPU difference.
+  TensorId mask = new_tensor(g_, n + ".mask", TensorKind::Activation, DType::Bool, s);
+  Attrs a;
+  a.set("p_ppm", static_cast<int64_t>(std::llround(p * 1e6)));
+  emit(g_, n, OpKind::Dropout, {x}, {y, mask}, 2.0 * static_cast<double>(numel(s)), a);
+  return y;
+}
+
+TensorId ModelBuilder::add(TensorId a, TensorId b, bool inplace, const std::string& name) {
+  std::string n = auto_name("add", name);
+  auto os = broadcast(g_, shape_of(g_, a, n), shape_of(g_, b, n), n);
+  DType dt = wider(g_.tensor(a).dtype, g_.tensor(b).dtype);
+  if (inplace && (os != g_.tensor(a).shape || dt != g_.tensor(a).dtype)) fail(g_, n, "in-place add cannot change its left operand's shape or dtype");
+  TensorId y = inplace ? a : new_tensor(g_, n + ".out", TensorKind::Activation, dt, os);
+  Attrs at;
+  at.set("inplace", inplace);
+  emit(g_, n, OpKind::Add, {a, b}, {y}, static_cast<double>(numel(os)), at);
+  return y;
+}
+
+TensorId ModelBuilder::mul(TensorId a, TensorId b, const std::string& name) {
+  std::string n = auto_name("mul", name);
+  auto os = broadcast(g_, shape_of(g_, a, n), shape_of(g_, b, n), n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, wider(g_.tensor(a).dtype, g_.tensor(b).dtype), os);
+  emit(g_, n, OpKind::Mul, {a, b}, {y}, static_cast<double>(numel(os)));
+  return y;
+}
+
+TensorId ModelBuilder::concat(const std::vector<TensorId>& xs, int64_t axis, const std::string& name) {
+  std::string n = auto_name("cat", name);
+  if (xs.empty()) fail(g_, n, "concat of no tensors");
+  auto os = shape_of(g_, xs[0], n);
+  int64_t ax = axis < 0 ? axis + static_cast<int64_t>(os.size()) : axis;
+  if (ax < 0 || ax >= static_cast<int64_t>(os.size())) fail(g_, n, "concat axis " + std::to_string(axis) + " out of range");
+  DType dt = g_.tensor(xs[0]).dtype;
+  for (size_t i = 1; i < xs.size(); ++i) {
+    auto s = shape_of(g_, xs[i], n);
+    if (s.size() != os.size()) fail(g_, n, "concat of tensors of different ranks");
+    for (size_t d = 0; d < s.size(); ++d)
+      if (static_cast<int64_t>(d) != ax && s[d] != os[d]) fail(g_, n, "concat shapes " + shape_str(os) + " and " + shape_str(s) + " differ off the axis");
+    os[static_cast<size_t>(ax)] += s[static_cast<size_t>(ax)];
+    dt = wider(dt, g_.tensor(xs[i]).dtype);
+  }
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, dt, os);
+  Attrs a;
+  a.set("axis", ax);
+  emit(g_, n, OpKind::Concat, xs, {y}, 0, a);
+  return y;
+}
+
+// numpy/torch.matmul semantics for rank >= 2: (..., M, K) @ (..., K, N) with broadcast batch axes.
+TensorId ModelBuilder::matmul(TensorId a, TensorId b, const std::string& name) {
+  std::string n = auto_name("matmul", name);
+  auto sa = shape_of(g_, a, n), sb = shape_of(g_, b, n);
+  if (sa.size() < 2 || sb.size() < 2 || sa.back() != sb[sb.size() - 2])
+    fail(g_, n, "matmul shapes " + shape_str(sa) + " and " + shape_str(sb) + " do not match");
+  int64_t m = sa[sa.size() - 2], k = sa.back(), nn = sb.back();
+  auto batch = broadcast(g_, std::vector<int64_t>(sa.begin(), sa.end() - 2), std::vector<int64_t>(sb.begin(), sb.end() - 2), n);
+  std::vector<int64_t> os = batch;
+  os.push_back(m);
+  os.push_back(nn);
+  int64_t nb = numel(batch), macs = nb * m * k * nn;
+  TensorId ca = cast_for(a, act_dtype_, n), cb = cast_for(b, act_dtype_, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, os);
+  Attrs at;
+  at.set("batch", nb); at.set("m", m); at.set("k", k); at.set("n", nn); at.set("macs", macs);
+  emit(g_, n, OpKind::MatMul, {ca, cb}, {y}, 2.0 * static_cast<double>(macs), at);
+  return y;
+}
+
+TensorId ModelBuilder::softmax(TensorId x, int64_t axis, const std::string& name) {
+  std::string n = auto_name("softmax", name);
+  auto s = shape_of(g_, x, n);
+  int64_t ax = axis < 0 ? axis + static_cast<int64_t>(s.size()) : axis;
+  if (ax < 0 || ax >= static_cast<int64_t>(s.size())) fail(g_, n, "softmax axis " + std::to_string(axis) + " out of range");
+  TensorId cx = cast_for(x, DType::F32, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(cx).dtype, s);
+  Attrs a;
+  a.set("axis", ax);
+  emit(g_, n, OpKind::Softmax, {cx}, {y}, 5.0 * static_cast<double>(numel(s)), a);
+  return y;
+}
+
+TensorId ModelBuilder::layer_norm(TensorId x, const std::string& name) {
+  std::string n = auto_name("ln", name);
+  auto s = shape_of(g_, x, n);
+  if (s.empty()) fail(g_, n, "layer norm of a scalar");
+  TensorId gamma = parameter({s.back()}, n + ".weight"), beta = parameter({s.back()}, n + ".bias");
+  TensorId cx = cast_for(x, DType::F32, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(cx).dtype, s);
+  std::vector<int64_t> rs(s.begin(), s.end() - 1);
+  if (rs.empty()) rs.push_back(1);
+  TensorId mean = new_tensor(g_, n + ".mean", TensorKind::Activation, DType::F32, rs);
+  TensorId rstd = new_tensor(g_, n + ".rstd", TensorKind::Activation, DType::F32, rs);
+  Attrs a;
+  a.set("normalized", s.back());
+  emit(g_, n, OpKind::LayerNorm, {cx, gamma, beta}, {y, mean, rstd}, 5.0 * static_cast<double>(numel(s)), a);
+  return y;
+}
+
+TensorId ModelBuilder::gelu(TensorId x, const std::string& name) {
+  std::string n = auto_name("gelu", name);
+  auto s = shape_of(g_, x, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  emit(g_, n, OpKind::Gelu, {x}, {y}, 8.0 * static_cast<double>(numel(s)));
+  return y;
+}
+
+// The embedding output is fp32 even under autocast (embedding is on none of autocast's lists).
+TensorId ModelBuilder::embedding(TensorId ids, int64_t vocab, int64_t dim, const std::string& name) {
+  std::string n = auto_name("embedding", name);
+  auto s = shape_of(g_, ids, n);
+  if (vocab <= 0 || dim <= 0) fail(g_, n, "embedding vocab and dim must be positive");
+  DType it = g_.tensor(ids).dtype;
+  if (it != DType::I64 && it != DType::I32) fail(g_, n, "embedding ids must be integers");
+  TensorId w = parameter({vocab, dim}, n + ".weight");
+  std::vector<int64_t> os = s;
+  os.push_back(dim);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, DType::F32, os);
+  Attrs a;
+  a.set("vocab", vocab); a.set("dim", dim);
+  emit(g_, n, OpKind::Embedding, {ids, w}, {y}, 0, a);
+  return y;
+}
+
+// log_softmax + nll_loss (mean reduction) over the last axis; the labels are an int64 input of the batch.
+TensorId ModelBuilder::cross_entropy_loss(TensorId logits, const std::string& name) {
+  std::string n = auto_name("loss", name);
+  auto s = shape_of(g_, logits, n);
+  if (s.size() < 2) fail(g_, n, "cross entropy needs (rows, classes) logits, got " + shape_str(s));
+  int64_t classes = s.back(), rows = numel(s) / classes;
+  TensorId labels = input({rows}, DType::I64, n + ".labels");
+  TensorId cx = cast_for(logits, DType::F32, n);
+  TensorId loss = new_tensor(g_, n + ".out", TensorKind::Activation, DType::F32, {1});
+  TensorId logp = new_tensor(g_, n + ".log_probs", TensorKind::Activation, DType::F32, {rows, classes});
+  Attrs a;
+  a.set("classes", classes); a.set("rows", rows);
+  emit(g_, n, OpKind::CrossEntropyLoss, {cx, labels}, {loss, logp}, 5.0 * static_cast<double>(rows * classes), a);
+  return loss;
+}
+
+Graph ModelBuilder::finish() {
+  Graph out = std::move(g_);
+  g_ = Graph();
+  g_.name = out.name;
+  g_.batch = out.batch;
+  weight_casts_.clear();
+  return out;
+}
+
+}  // namespace dlsim
