@@ -1,7 +1,9 @@
 #pragma once
 // What a GPU and its host link are, read from configs/hw/*.yaml. Units: bytes, bytes/s, FLOP/s, ns.
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "workloads/graph.h"
 
@@ -41,6 +43,9 @@ struct GpuSpec {
   double malloc_ns_per_gib = 0;
   TimeNs free_base_ns = 0;         // cudaFree: base + per GiB (plus the device synchronisation it implies)
   double free_ns_per_gib = 0;
+
+  // Measured kernel times by op signature (hw/op_signature.h), written by calibration; empty when none.
+  std::map<std::string, TimeNs> kernel_times;
 
   double peak_for(DType t) const;  // the tensor-core rate for the type, fp32 CUDA-core rate for F32
 };

@@ -1,0 +1,168 @@
+#include "hw/gpu_spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/config_error.h"
+#include "common/yaml_reader.h"
+
+namespace dlsim {
+
+// The YAML uses units a person reads off a datasheet (GiB, GB/s, TFLOPS, µs); the struct holds SI units.
+// 1 GB = 1e9 bytes (datasheets and bandwidthTest use decimal units), 1 MiB = 2^20 bytes (deviceQuery's "MBytes").
+namespace {
+
+constexpr double kBytesPerGB = 1e9;
+constexpr double kFlopsPerTflop = 1e12;
+constexpr uint64_t kBytesPerMiB = uint64_t{1} << 20;
+
+TimeNs us_to_ns(double us) { return static_cast<TimeNs>(std::llround(us * 1000.0)); }
+
+// Reads a number and checks it lies in [lo, hi] (or (lo, hi] when lo_open), naming the key on failure.
+double get_in_range(const YamlMap& m, const std::string& key, double lo, double hi, bool lo_open = false) {
+  double v = m.get_double(key);
+  bool below = lo_open ? v <= lo : v < lo;
+  if (below || v > hi) {
+    std::string range = (lo_open ? "(" : "[") + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+    m.fail(key, "value " + std::to_string(v) + " out of range " + range);
+  }
+  return v;
+}
+
+double get_positive(const YamlMap& m, const std::string& key) { return get_in_range(m, key, 0, 1e300, true); }
+double get_non_negative(const YamlMap& m, const std::string& key) { return get_in_range(m, key, 0, 1e300); }
+
+int64_t get_int_in_range(const YamlMap& m, const std::string& key, int64_t lo, int64_t hi) {
+  int64_t v = m.get_int(key);
+  if (v < lo || v > hi)
+    m.fail(key, "value " + std::to_string(v) + " out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return v;
+}
+
+void read_memory(const YamlMap& m, GpuSpec& g) {
+  m.check_keys({"total_mib", "context_reserve_mib"});
+  int64_t total = get_int_in_range(m, "total_mib", 1, int64_t{1} << 32);
+  int64_t reserve = get_int_in_range(m, "context_reserve_mib", 0, int64_t{1} << 32);
+  if (reserve >= total) m.fail("context_reserve_mib", "must be less than total_mib");
+  g.memory_bytes = static_cast<uint64_t>(total - reserve) * kBytesPerMiB;
+}
+
+void read_peaks(const YamlMap& m, GpuSpec& g) {
+  m.check_keys({"fp32", "tf32", "bf16", "fp16"});
+  g.peak_fp32 = get_positive(m, "fp32") * kFlopsPerTflop;
+  g.peak_tf32 = get_positive(m, "tf32") * kFlopsPerTflop;
+  g.peak_bf16 = get_positive(m, "bf16") * kFlopsPerTflop;
+  g.peak_fp16 = get_positive(m, "fp16") * kFlopsPerTflop;
+}
+
+void read_roofline(const YamlMap& m, GpuSpec& g) {
+  m.check_keys({"compute_efficiency", "memory_efficiency", "kernel_fixed_us"});
+  g.compute_efficiency = get_in_range(m, "compute_efficiency", 0, 1, true);
+  g.memory_efficiency = get_in_range(m, "memory_efficiency", 0, 1, true);
+  g.kernel_fixed_ns = us_to_ns(get_non_negative(m, "kernel_fixed_us"));
+}
+
+void read_pcie(const YamlMap& m, GpuSpec& g) {
+  m.check_keys({"gen", "lanes", "h2d_pinned_gb_per_s", "d2h_pinned_gb_per_s", "h2d_pageable_gb_per_s",
+                "d2h_pageable_gb_per_s", "latency_us"});
+  g.pcie_gen = static_cast<int>(get_int_in_range(m, "gen", 1, 7));
+  int64_t lanes = m.get_int("lanes");
+  if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
+    m.fail("lanes", "expected 1, 2, 4, 8 or 16, got " + std::to_string(lanes));
+  g.pcie_lanes = static_cast<int>(lanes);
+  g.pcie_h2d_pinned = get_positive(m, "h2d_pinned_gb_per_s") * kBytesPerGB;
+  g.pcie_d2h_pinned = get_positive(m, "d2h_pinned_gb_per_s") * kBytesPerGB;
+  g.pcie_h2d_pageable = get_positive(m, "h2d_pageable_gb_per_s") * kBytesPerGB;
+  g.pcie_d2h_pageable = get_positive(m, "d2h_pageable_gb_per_s") * kBytesPerGB;
+  g.pcie_latency_ns = us_to_ns(get_non_negative(m, "latency_us"));
+}
+
+// cudaMalloc / cudaFree cost: base + per GiB.
+void read_alloc_cost(const YamlMap& m, TimeNs& base_ns, double& ns_per_gib) {
+  m.check_keys({"base_us", "us_per_gib"});
+  base_ns = us_to_ns(get_non_negative(m, "base_us"));
+  ns_per_gib = get_non_negative(m, "us_per_gib") * 1000.0;
+}
+
+void read_kernel_times(const YamlMap& top, GpuSpec& g) {
+  YAML::Node list = top.get("kernel_times");
+  if (list.IsNull()) return;  // "kernel_times:" with nothing after it: an empty table
+  if (!list.IsSequence()) top.fail("kernel_times", "expected a list of {signature, ns}");
+  for (size_t i = 0; i < list.size(); ++i) {
+    YamlMap e(list[i], top.file(), "kernel_times[" + std::to_string(i) + "]");
+    e.check_keys({"signature", "ns"});
+    std::string sig = e.get_string("signature");
+    if (sig.empty()) e.fail("signature", "must not be empty");
+    int64_t ns = e.get_int("ns");
+    if (ns <= 0) e.fail("ns", "must be positive, got " + std::to_string(ns));
+    if (!g.kernel_times.emplace(sig, ns).second) e.fail("signature", "duplicate signature '" + sig + "'");
+  }
+}
+
+std::filesystem::path hw_dir() {
+  // The environment wins so that an installed binary can point at a copied configs/ tree.
+  const char* env = std::getenv("DLSIM_SOURCE_DIR");
+  std::filesystem::path root = (env && *env) ? env : DLSIM_SOURCE_DIR;
+  return root / "configs" / "hw";
+}
+
+}  // namespace
+
+double GpuSpec::peak_for(DType t) const {
+  switch (t) {
+    case DType::BF16: return peak_bf16;
+    case DType::F16: return peak_fp16;
+    default: return peak_fp32;  // F32, and integer types, which run on CUDA cores
+  }
+}
+
+GpuSpec load_gpu_spec(const std::string& path) {
+  YamlMap m(load_yaml_file(path), path);
+  m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "roofline", "pcie",
+                "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times"});
+  GpuSpec g;
+  g.name = std::filesystem::path(path).stem().string();
+  g.file = path;
+  g.description = m.get_string("description");
+  g.sms = static_cast<int>(get_int_in_range(m, "sms", 1, 100000));
+  read_memory(m.get_map("memory"), g);
+  g.hbm_bandwidth = get_positive(m, "hbm_bandwidth_gb_per_s") * kBytesPerGB;
+  read_peaks(m.get_map("peak_tflops"), g);
+  read_roofline(m.get_map("roofline"), g);
+  read_pcie(m.get_map("pcie"), g);
+  g.copy_engines = static_cast<int>(get_int_in_range(m, "copy_engines", 1, 64));
+  g.launch_overhead_ns = us_to_ns(get_non_negative(m, "launch_overhead_us"));
+  read_alloc_cost(m.get_map("cudamalloc"), g.malloc_base_ns, g.malloc_ns_per_gib);
+  read_alloc_cost(m.get_map("cudafree"), g.free_base_ns, g.free_ns_per_gib);
+  if (m.has("kernel_times")) read_kernel_times(m, g);
+  return g;
+}
+
+std::vector<std::string> list_hw_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(hw_dir(), ec))
+    if (e.is_regular_file() && e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());  // directory order is unspecified
+  return names;
+}
+
+std::string resolve_hw_path(const std::string& name_or_path) {
+  bool is_path = name_or_path.find('/') != std::string::npos ||
+                 (name_or_path.size() > 5 && name_or_path.ends_with(".yaml"));
+  if (is_path) {
+    if (!std::filesystem::is_regular_file(name_or_path))
+      throw ConfigError(name_or_path, 0, "hw", "hardware file not found");
+    return name_or_path;
+  }
+  std::filesystem::path p = hw_dir() / (name_or_path + ".yaml");
+  if (!std::filesystem::is_regular_file(p))
+    throw ConfigError("", 0, "hw",
+                      "unknown hardware '" + name_or_path + "'; valid: " + join(list_hw_names()) +
+                          ", or a path to a .yaml file");
+  return p.string();
+}
+
+}  // namespace dlsim

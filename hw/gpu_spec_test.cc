@@ -1,0 +1,234 @@
+#include "hw/gpu_spec.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "common/config_error.h"
+#include "hw/test_fixtures.h"
+
+using namespace dlsim;
+using hw_test::TempFile;
+
+namespace {
+
+// A complete, valid file; line numbers are referred to by the error tests below.
+const std::string kValid =
+    "description: test gpu\n"          // 1
+    "sms: 10\n"                         // 2
+    "memory:\n"                         // 3
+    "  total_mib: 1024\n"               // 4
+    "  context_reserve_mib: 24\n"       // 5
+    "hbm_bandwidth_gb_per_s: 1000\n"    // 6
+    "peak_tflops:\n"                    // 7
+    "  fp32: 10\n"                      // 8
+    "  tf32: 100\n"                     // 9
+    "  bf16: 200\n"                     // 10
+    "  fp16: 200\n"                     // 11
+    "roofline:\n"                       // 12
+    "  compute_efficiency: 0.5\n"       // 13
+    "  memory_efficiency: 0.75\n"       // 14
+    "  kernel_fixed_us: 1.5\n"          // 15
+    "pcie:\n"                           // 16
+    "  gen: 4\n"                        // 17
+    "  lanes: 16\n"                     // 18
+    "  h2d_pinned_gb_per_s: 25\n"       // 19
+    "  d2h_pinned_gb_per_s: 24\n"       // 20
+    "  h2d_pageable_gb_per_s: 12\n"     // 21
+    "  d2h_pageable_gb_per_s: 11\n"     // 22
+    "  latency_us: 20\n"                // 23
+    "copy_engines: 2\n"                 // 24
+    "launch_overhead_us: 5\n"           // 25
+    "cudamalloc:\n"                     // 26
+    "  base_us: 10\n"                   // 27
+    "  us_per_gib: 1000\n"              // 28
+    "cudafree:\n"                       // 29
+    "  base_us: 5\n"                    // 30
+    "  us_per_gib: 500\n";              // 31
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+// Loads `text` and returns the ConfigError it raises (fails the test when none is raised).
+ConfigError load_error(const std::string& text) {
+  TempFile f("spec.yaml", text);
+  try {
+    load_gpu_spec(f.path());
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == f.path());
+    return e;
+  }
+  FAIL("no ConfigError for:\n" << text);
+  return ConfigError("", 0, "", "");
+}
+
+}  // namespace
+
+TEST_CASE("a valid hardware file converts every unit to SI") {
+  TempFile f("ok.yaml", kValid);
+  GpuSpec g = load_gpu_spec(f.path());
+  CHECK(g.name == "dlsim_hw_test_" + std::to_string(::getpid()) + "_ok");
+  CHECK(g.description == "test gpu");
+  CHECK(g.sms == 10);
+  CHECK(g.memory_bytes == uint64_t{1000} << 20);
+  CHECK(g.hbm_bandwidth == 1e12);
+  CHECK(g.peak_fp32 == 10e12);
+  CHECK(g.peak_tf32 == 100e12);
+  CHECK(g.peak_bf16 == 200e12);
+  CHECK(g.compute_efficiency == 0.5);
+  CHECK(g.memory_efficiency == 0.75);
+  CHECK(g.kernel_fixed_ns == 1500);
+  CHECK(g.pcie_gen == 4);
+  CHECK(g.pcie_lanes == 16);
+  CHECK(g.pcie_h2d_pinned == 25e9);
+  CHECK(g.pcie_d2h_pinned == 24e9);
+  CHECK(g.pcie_h2d_pageable == 12e9);
+  CHECK(g.pcie_d2h_pageable == 11e9);
+  CHECK(g.pcie_latency_ns == 20000);
+  CHECK(g.copy_engines == 2);
+  CHECK(g.launch_overhead_ns == 5000);
+  CHECK(g.malloc_base_ns == 10000);
+  CHECK(g.malloc_ns_per_gib == 1e6);
+  CHECK(g.free_base_ns == 5000);
+  CHECK(g.free_ns_per_gib == 5e5);
+  CHECK(g.kernel_times.empty());
+}
+
+TEST_CASE("peak_for picks the tensor-core rate of the type and CUDA-core fp32 otherwise") {
+  GpuSpec g = hw_test::round_spec();
+  CHECK(g.peak_for(DType::F32) == 10e12);
+  CHECK(g.peak_for(DType::BF16) == 200e12);
+  CHECK(g.peak_for(DType::F16) == 400e12);
+  CHECK(g.peak_for(DType::I64) == 10e12);
+}
+
+TEST_CASE("a missing key names the key and the line of its mapping") {
+  ConfigError top = load_error(replace(kValid, "sms: 10\n", ""));
+  CHECK(top.key() == "sms");
+  CHECK(top.line() == 1);
+  CHECK(std::string(top.what()).find("missing") != std::string::npos);
+
+  ConfigError nested = load_error(replace(kValid, "  latency_us: 20\n", ""));
+  CHECK(nested.key() == "pcie.latency_us");
+  CHECK(nested.line() == 17);  // the pcie mapping starts with "gen" on line 17
+}
+
+TEST_CASE("an unknown key names the key, its line and the valid keys") {
+  ConfigError top = load_error(replace(kValid, "copy_engines: 2\n", "copy_engines: 2\ncopy_engine: 2\n"));
+  CHECK(top.key() == "copy_engine");
+  CHECK(top.line() == 25);
+  CHECK(std::string(top.what()).find("copy_engines") != std::string::npos);
+
+  ConfigError nested = load_error(replace(kValid, "  fp16: 200\n", "  fp16: 200\n  fp8: 400\n"));
+  CHECK(nested.key() == "peak_tflops.fp8");
+  CHECK(nested.line() == 12);
+}
+
+TEST_CASE("a value of the wrong type names the key and its line") {
+  ConfigError i = load_error(replace(kValid, "sms: 10", "sms: many"));
+  CHECK(i.key() == "sms");
+  CHECK(i.line() == 2);
+  CHECK(std::string(i.what()).find("expected an integer") != std::string::npos);
+
+  ConfigError d = load_error(replace(kValid, "  memory_efficiency: 0.75", "  memory_efficiency: high"));
+  CHECK(d.key() == "roofline.memory_efficiency");
+  CHECK(d.line() == 14);
+
+  ConfigError m = load_error(replace(kValid, "cudafree:\n  base_us: 5\n  us_per_gib: 500\n", "cudafree: 5\n"));
+  CHECK(m.key() == "cudafree");
+  CHECK(m.line() == 29);
+  CHECK(std::string(m.what()).find("mapping") != std::string::npos);
+}
+
+TEST_CASE("values out of range are refused with the key and line") {
+  ConfigError eff = load_error(replace(kValid, "  compute_efficiency: 0.5", "  compute_efficiency: 1.5"));
+  CHECK(eff.key() == "roofline.compute_efficiency");
+  CHECK(eff.line() == 13);
+
+  ConfigError bw = load_error(replace(kValid, "  h2d_pinned_gb_per_s: 25", "  h2d_pinned_gb_per_s: 0"));
+  CHECK(bw.key() == "pcie.h2d_pinned_gb_per_s");
+  CHECK(bw.line() == 19);
+
+  ConfigError lanes = load_error(replace(kValid, "  lanes: 16", "  lanes: 12"));
+  CHECK(lanes.key() == "pcie.lanes");
+
+  ConfigError reserve = load_error(replace(kValid, "  context_reserve_mib: 24", "  context_reserve_mib: 2048"));
+  CHECK(reserve.key() == "memory.context_reserve_mib");
+  CHECK(reserve.line() == 5);
+}
+
+TEST_CASE("kernel_times is read into the table and checked entry by entry") {
+  std::string with_table = kValid +
+                           "kernel_times:\n"                                      // 32
+                           "  - {signature: \"Relu in=f32[4] out=f32[4] attrs=\", ns: 1234}\n"  // 33
+                           "  - signature: \"Add in=f32[4];f32[4] out=f32[4] attrs=\"\n"       // 34
+                           "    ns: 99\n";                                                      // 35
+  TempFile f("table.yaml", with_table);
+  GpuSpec g = load_gpu_spec(f.path());
+  REQUIRE(g.kernel_times.size() == 2);
+  CHECK(g.kernel_times.at("Relu in=f32[4] out=f32[4] attrs=") == 1234);
+  CHECK(g.kernel_times.at("Add in=f32[4];f32[4] out=f32[4] attrs=") == 99);
+
+  ConfigError neg = load_error(replace(with_table, "ns: 99", "ns: -3"));
+  CHECK(neg.key() == "kernel_times[1].ns");
+  CHECK(neg.line() == 35);
+
+  ConfigError dup = load_error(replace(with_table, "Add in=f32[4];f32[4]", "Relu in=f32[4]"));
+  CHECK(dup.key() == "kernel_times[1].signature");
+  CHECK(dup.line() == 34);
+
+  ConfigError extra = load_error(replace(with_table, "ns: 1234}", "ns: 1234, us: 1}"));
+  CHECK(extra.key() == "kernel_times[0].us");
+
+  ConfigError notlist = load_error(kValid + "kernel_times: 5\n");
+  CHECK(notlist.key() == "kernel_times");
+  CHECK(notlist.line() == 32);
+}
+
+TEST_CASE("a missing file and a YAML syntax error are ConfigErrors") {
+  CHECK_THROWS_AS(load_gpu_spec("/nonexistent/dir/x.yaml"), ConfigError);
+  ConfigError syntax = load_error("sms: [1, 2\n");
+  CHECK(syntax.line() >= 1);
+}
+
+TEST_CASE("every shipped hardware file loads and is plausible") {
+  std::vector<std::string> names = list_hw_names();
+  CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "h100-sxm", "h200", "v100-sxm2-16gb"});
+  for (const auto& n : names) {
+    INFO(n);
+    GpuSpec g = load_gpu_spec(resolve_hw_path(n));
+    CHECK(g.name == n);
+    CHECK(g.sms > 0);
+    CHECK(g.memory_bytes > (uint64_t{8} << 30));
+    CHECK(g.peak_tf32 >= g.peak_fp32);
+    CHECK(g.pcie_h2d_pinned > g.pcie_h2d_pageable);
+    CHECK(g.copy_engines >= 2);  // one per direction at least, so H2D and D2H overlap
+  }
+  GpuSpec h100 = load_gpu_spec(resolve_hw_path("h100-sxm"));
+  CHECK(h100.sms == 132);
+  CHECK(h100.memory_bytes == uint64_t{81106 - 512} << 20);
+  CHECK(h100.hbm_bandwidth == 3350e9);
+  CHECK(h100.peak_bf16 == Approx(989.4e12));
+  CHECK(h100.pcie_gen == 5);
+  CHECK(h100.copy_engines == 3);
+}
+
+TEST_CASE("resolve_hw_path takes a name or a path and lists valid names when unknown") {
+  std::string p = resolve_hw_path("h200");
+  CHECK(p.size() > std::string("configs/hw/h200.yaml").size());
+  CHECK(p.ends_with("configs/hw/h200.yaml"));
+  CHECK(resolve_hw_path(p) == p);
+  try {
+    resolve_hw_path("h300");
+    FAIL("no error for an unknown name");
+  } catch (const ConfigError& e) {
+    std::string what = e.what();
+    CHECK(e.key() == "hw");
+    CHECK(what.find("h300") != std::string::npos);
+    CHECK(what.find("a100-sxm-40gb, h100-sxm, h200, v100-sxm2-16gb") != std::string::npos);
+  }
+  CHECK_THROWS_AS(resolve_hw_path("/no/such/gpu.yaml"), ConfigError);
+}

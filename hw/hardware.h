@@ -1,0 +1,23 @@
+#pragma once
+// Everything the simulator needs to know about one machine, loaded from a configs/hw name or a YAML path.
+#include <memory>
+#include <string>
+
+#include "hw/cost_model.h"
+#include "hw/gpu_spec.h"
+
+namespace dlsim {
+
+struct Hardware {
+  GpuSpec spec;
+  std::unique_ptr<KernelCostModel> kernels;
+  std::unique_ptr<TransferModel> link;
+};
+
+// The measured table (TableCostModel) when the spec carries kernel_times, else the roofline.
+std::unique_ptr<KernelCostModel> make_cost_model(const GpuSpec& spec);
+
+// resolve_hw_path + load_gpu_spec + make_cost_model + PcieLink. Errors are ConfigErrors naming file/line/key.
+Hardware load_hardware(const std::string& name_or_path);
+
+}  // namespace dlsim

@@ -1,0 +1,44 @@
+#include "hw/hardware.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/config_error.h"
+#include "hw/roofline.h"
+#include "hw/table_cost_model.h"
+#include "hw/test_fixtures.h"
+
+using namespace dlsim;
+
+TEST_CASE("load_hardware builds the spec, a roofline model and the PCIe link for every shipped GPU") {
+  for (const auto& name : list_hw_names()) {
+    INFO(name);
+    Hardware h = load_hardware(name);
+    CHECK(h.spec.name == name);
+    REQUIRE(h.kernels != nullptr);
+    REQUIRE(h.link != nullptr);
+    CHECK(dynamic_cast<RooflineCostModel*>(h.kernels.get()) != nullptr);  // no calibration shipped yet
+    CHECK(h.link->bandwidth(CopyDir::HostToDevice, true) == h.spec.pcie_h2d_pinned);
+  }
+}
+
+TEST_CASE("a hardware file with kernel_times gets the table model, and the model survives moving Hardware") {
+  std::string text;
+  {
+    std::ifstream in(resolve_hw_path("a100-sxm-40gb"));
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  hw_test::TempFile f("calibrated.yaml", text + "kernel_times:\n  - {signature: \"ZeroGrad in= out= attrs=\", ns: 777}\n");
+  Hardware h = load_hardware(f.path());
+  Hardware moved = std::move(h);
+  auto* table = dynamic_cast<TableCostModel*>(moved.kernels.get());
+  REQUIRE(table != nullptr);
+  Graph g;
+  Op o;
+  o.kind = OpKind::ZeroGrad;
+  OpId id = g.add_op(o);
+  CHECK(moved.kernels->cost(g, g.op(id)).duration_ns == 777);
+}
+
+TEST_CASE("load_hardware reports an unknown name as a ConfigError") {
+  CHECK_THROWS_AS(load_hardware("gtx-480"), ConfigError);
+}

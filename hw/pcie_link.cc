@@ -1,0 +1,32 @@
+#include "hw/pcie_link.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace dlsim {
+
+PcieLink::PcieLink(const GpuSpec& spec)
+    : h2d_pinned_(spec.pcie_h2d_pinned),
+      d2h_pinned_(spec.pcie_d2h_pinned),
+      h2d_pageable_(spec.pcie_h2d_pageable),
+      d2h_pageable_(spec.pcie_d2h_pageable),
+      latency_ns_(spec.pcie_latency_ns) {
+  // load_gpu_spec already refuses non-positive rates; a hand-built spec must not divide by zero either.
+  if (!(h2d_pinned_ > 0 && d2h_pinned_ > 0 && h2d_pageable_ > 0 && d2h_pageable_ > 0))
+    throw std::invalid_argument("PcieLink: every PCIe bandwidth in GpuSpec '" + spec.name + "' must be positive");
+}
+
+double PcieLink::bandwidth(CopyDir dir, bool pinned) const {
+  if (dir == CopyDir::HostToDevice) return pinned ? h2d_pinned_ : h2d_pageable_;
+  return pinned ? d2h_pinned_ : d2h_pageable_;
+}
+
+TimeNs PcieLink::latency(CopyDir) const { return latency_ns_; }
+
+TimeNs PcieLink::copy_time(CopyDir dir, uint64_t bytes, bool pinned) const {
+  if (bytes == 0) return 0;
+  double ns = static_cast<double>(bytes) * 1e9 / bandwidth(dir, pinned);
+  return latency(dir) + static_cast<TimeNs>(std::llround(ns));
+}
+
+}  // namespace dlsim

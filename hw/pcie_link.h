@@ -1,0 +1,23 @@
+#pragma once
+// The host link: each transfer costs a fixed latency plus its bytes at the achieved rate of its direction and
+// host-memory kind (pinned or pageable). Sharing between concurrent transfers is the simulator's business.
+#include "hw/cost_model.h"
+#include "hw/gpu_spec.h"
+
+namespace dlsim {
+
+class PcieLink : public TransferModel {
+ public:
+  explicit PcieLink(const GpuSpec& spec);
+
+  // latency + bytes / bandwidth, rounded to the nearest ns; 0 bytes is no transfer at all: 0 ns.
+  TimeNs copy_time(CopyDir dir, uint64_t bytes, bool pinned) const override;
+  double bandwidth(CopyDir dir, bool pinned) const override;  // bytes/s
+  TimeNs latency(CopyDir dir) const override;
+
+ private:
+  double h2d_pinned_, d2h_pinned_, h2d_pageable_, d2h_pageable_;
+  TimeNs latency_ns_;
+};
+
+}  // namespace dlsim
