@@ -39,7 +39,13 @@ void list_registry(const Reg& reg, const std::string& title, std::ostream& out) 
 
 int cmd_run(const RunOptions& o, std::ostream& out) {
   Experiment e = load_experiment(o.experiment);
-  ExperimentResult r = run_experiment(e);
+  RunArtifacts artifacts;
+  ExperimentResult r = run_experiment(e, o.chrome_trace.empty() ? nullptr : &artifacts);
+  if (!o.chrome_trace.empty()) {
+    std::ofstream f(o.chrome_trace);
+    if (!f) throw ConfigError(o.chrome_trace, 0, "--chrome-trace", "cannot write");
+    f << to_chrome_trace(artifacts.trace, artifacts.graph).dump() << '\n';
+  }
   if (o.json) {
     out << to_json(r).dump(2) << '\n';
   } else {

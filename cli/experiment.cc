@@ -13,8 +13,13 @@
 namespace dlsim {
 
 std::string PolicyChoice::label() const {
-  if (!non_default) return name;
-  return name + "(" + params.summary() + ")";
+  std::string diff;
+  for (const auto& [k, v] : params.values()) {
+    auto it = defaults.values().find(k);
+    if (it != defaults.values().end() && it->second == v) continue;
+    diff += (diff.empty() ? "" : ",") + k + "=" + to_string(v);
+  }
+  return diff.empty() ? name : name + "(" + diff + ")";
 }
 
 const std::vector<std::string>& experiment_keys() {
@@ -43,7 +48,7 @@ PolicyChoice read_policy(const YamlMap& m, const std::string& key, const Reg& re
   }
   const auto& entry = reg.get(c.name, m.file(), m.line_of(key), key);
   c.params = params_from_yaml(entry.params, params_node, m.file(), c.name, key);
-  c.non_default = c.params.values() != Params(entry.params).values();
+  c.defaults = Params(entry.params);
   return c;
 }
 

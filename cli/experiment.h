@@ -16,8 +16,10 @@ namespace dlsim {
 struct PolicyChoice {
   std::string name;
   Params params;
-  std::string label() const;  // "cnmem" or "cnmem(init_size_mb=256)" when a parameter differs from its default
-  bool non_default = false;
+  Params defaults;
+  // "cnmem", or "cnmem(init_size_mb=256)" naming the parameters that differ from their defaults.
+  std::string label() const;
+  bool non_default() const { return params.values() != defaults.values(); }
 };
 
 struct Experiment {

@@ -6,6 +6,8 @@
 #include <string>
 
 #include "cli/experiment.h"
+#include "sim/trace.h"
+#include "workloads/graph.h"
 
 namespace dlsim {
 
@@ -31,7 +33,14 @@ struct ExperimentResult {
   }
 };
 
-ExperimentResult run_experiment(const Experiment& e);
+// What a caller may keep besides the figures: the training graph and the full trace (for timelines).
+struct RunArtifacts {
+  Graph graph;
+  Trace trace;
+};
+
+// artifacts != nullptr: record the full trace (slower) and hand it over with the graph.
+ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts = nullptr);
 // Everything `dlsim run --json` prints. with_wall_time=false drops sim_wall_ms (for byte-identical outputs).
 nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time = true);
 

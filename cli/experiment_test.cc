@@ -1,0 +1,95 @@
+#include <catch2/catch.hpp>
+
+#include "cli/experiment.h"
+#include "common/config_error.h"
+
+using namespace dlsim;
+
+namespace {
+// Parses `text` as if it were file "exp.yaml" and returns the error it raises.
+ConfigError error_of(const std::string& text) {
+  try {
+    experiment_from_yaml(YAML::Load(text), "exp.yaml");
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  FAIL("expected a ConfigError for:\n" << text);
+  throw std::logic_error("unreachable");
+}
+const char* kGood =
+    "model: resnet50\nbatch: 32\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\niterations: 3\n";
+}  // namespace
+
+TEST_CASE("the flat experiment form parses") {
+  Experiment e = experiment_from_yaml(YAML::Load(kGood), "exp.yaml");
+  CHECK(e.model == "resnet50");
+  CHECK(e.batch == 32);
+  CHECK(e.hw == "h100-sxm");
+  CHECK(e.pool.name == "cnmem");
+  CHECK(e.pool.label() == "cnmem");
+  CHECK(e.swap.name == "none");
+  CHECK(e.concurrency.name == "serial");
+  CHECK(e.iterations == 3);
+}
+
+TEST_CASE("a pool with parameters") {
+  Experiment e = experiment_from_yaml(
+      YAML::Load("model: vgg16\nbatch: 8\nhw: h100-sxm\npool: {name: cnmem, init_size_mb: 256}\nswap: none\n"
+                 "concurrency: serial\n"),
+      "exp.yaml");
+  CHECK(e.pool.params.get_int("init_size_mb") == 256);
+  CHECK(e.pool.non_default());
+  CHECK(e.pool.label() == "cnmem(init_size_mb=256)");
+  CHECK(e.iterations == 3);  // the stated default
+}
+
+TEST_CASE("bad experiment files name the file, line and key") {
+  SECTION("unknown key") {
+    auto e = error_of(std::string(kGood) + "bacth: 4\n");
+    CHECK(e.line() == 8);
+    CHECK(e.key() == "bacth");
+    CHECK(std::string(e.what()).find("valid keys: model, batch") != std::string::npos);
+  }
+  SECTION("missing key") {
+    auto e = error_of("model: resnet50\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n");
+    CHECK(e.key() == "batch");
+    CHECK(std::string(e.what()).find("missing required key") != std::string::npos);
+  }
+  SECTION("wrong type") {
+    auto e = error_of("model: resnet50\nbatch: thirty\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n");
+    CHECK(e.line() == 2);
+    CHECK(e.key() == "batch");
+    CHECK(std::string(e.what()).find("expected an integer, got 'thirty'") != std::string::npos);
+  }
+  SECTION("unknown model lists the zoo") {
+    auto e = error_of("model: resnet51\nbatch: 1\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n");
+    CHECK(e.line() == 1);
+    CHECK(std::string(e.what()).find("valid: ") != std::string::npos);
+    CHECK(std::string(e.what()).find("resnet50") != std::string::npos);
+  }
+  SECTION("unknown hardware lists the files") {
+    auto e = error_of("model: resnet50\nbatch: 1\nhw: h1000\npool: cnmem\nswap: none\nconcurrency: serial\n");
+    CHECK(e.key() == "hw");
+    CHECK(std::string(e.what()).find("h100-sxm") != std::string::npos);
+  }
+  SECTION("unknown pool lists the pools") {
+    auto e = error_of("model: resnet50\nbatch: 1\nhw: h100-sxm\npool: cnmen\nswap: none\nconcurrency: serial\n");
+    CHECK(e.line() == 4);
+    CHECK(e.key() == "pool");
+    CHECK(std::string(e.what()).find("valid: cuda-malloc, cnmem") != std::string::npos);
+  }
+  SECTION("unknown pool parameter lists the parameters") {
+    auto e = error_of("model: resnet50\nbatch: 1\nhw: h100-sxm\npool: {name: cnmem, size: 3}\nswap: none\n"
+                      "concurrency: serial\n");
+    CHECK(e.key() == "pool.size");
+    CHECK(std::string(e.what()).find("init_size_mb") != std::string::npos);
+  }
+  SECTION("negative batch") {
+    auto e = error_of("model: resnet50\nbatch: -1\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n");
+    CHECK(e.key() == "batch");
+  }
+  SECTION("not a mapping") {
+    auto e = error_of("- model\n- batch\n");
+    CHECK(std::string(e.what()).find("expected a mapping") != std::string::npos);
+  }
+}

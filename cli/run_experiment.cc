@@ -1,0 +1,133 @@
+#include "cli/run_experiment.h"
+
+#include <chrono>
+#include <limits>
+
+#include "hw/hardware.h"
+#include "policies/concurrency/concurrency_policy.h"
+#include "policies/pool/pool_policy.h"
+#include "policies/pool/virtual_device_memory.h"
+#include "policies/swap/swap_policy.h"
+#include "sim/executor.h"
+#include "sim/lower.h"
+#include "workloads/zoo.h"
+
+namespace dlsim {
+
+namespace {
+
+ModelOptions model_options(const Experiment& e) {
+  ModelOptions mo;
+  mo.batch = e.batch;
+  mo.image_size = e.image_size;
+  mo.seq_len = e.seq_len;
+  mo.training.optimizer = e.optimizer;
+  mo.training.precision = e.precision;
+  return mo;
+}
+
+// A swap policy plans from one profiled iteration: the schedule run once with every tensor on the device,
+// through plain cudaMalloc on a device with no capacity limit (the profile is about time and order).
+IterationProfile profile_iteration(const Graph& g, const Schedule& sched, const Hardware& hw) {
+  Program p = lower(g, sched, SwapPlan{});
+  VirtualDeviceMemory dev(std::numeric_limits<uint64_t>::max() / 4);
+  const auto& entry = pool_registry().get("cuda-malloc");
+  auto pool = entry.factory(Params(entry.params), dev);
+  SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
+  SimOptions opt;
+  opt.iterations = 1;
+  RunResult r = simulate(p, ctx, opt);
+  IterationProfile prof;
+  prof.order = sched.order;
+  std::vector<TimeNs> start(g.ops().size(), 0), end(g.ops().size(), 0);
+  for (const OpRecord& rec : r.trace.ops) {
+    start[static_cast<size_t>(rec.op)] = rec.start;
+    end[static_cast<size_t>(rec.op)] = rec.end;
+  }
+  for (OpId id : sched.order) {
+    prof.op_start.push_back(start[static_cast<size_t>(id)]);
+    prof.op_end.push_back(end[static_cast<size_t>(id)]);
+  }
+  return prof;
+}
+
+}  // namespace
+
+ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  ExperimentResult out;
+  out.experiment = e;
+
+  Graph g = build_training_graph(e.model, model_options(e));
+  out.ops = g.ops().size();
+  out.tensors = g.tensors().size();
+  Hardware hw = load_hardware(e.hw);
+
+  auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
+  Schedule sched = conc->schedule(g, *hw.kernels);
+  SwapPlan plan;
+  if (e.swap.name != "none") {
+    auto swap = swap_registry().create(e.swap.name, e.swap.params);
+    plan = swap->plan(g, profile_iteration(g, sched, hw), *hw.link, hw.spec.memory_bytes);
+  }
+  Program program = lower(g, sched, plan);
+
+  VirtualDeviceMemory dev(hw.spec.memory_bytes);
+  auto pool = pool_registry().get(e.pool.name).factory(e.pool.params, dev);
+  SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
+  SimOptions opt;
+  opt.iterations = e.iterations;
+  opt.record_trace = artifacts != nullptr;
+  RunResult r = simulate(program, ctx, opt);
+
+  out.oom = r.trace.oom;
+  out.oom_where = r.trace.oom_where;
+  out.iterations_run = r.iterations_completed;
+  out.iteration_time_us = static_cast<double>(r.steady_iteration_ns) / 1000.0;
+  out.first_iteration_time_us = r.iteration_ns.empty() ? 0.0 : static_cast<double>(r.iteration_ns.front()) / 1000.0;
+  out.peak_live_bytes = r.peak_live_bytes;
+  out.peak_reserved_bytes = r.peak_reserved_bytes;
+  out.device_mallocs = r.device_malloc_calls;
+  out.device_frees = r.device_free_calls;
+  out.alloc_time_us = r.allocator_ns.empty() ? 0.0 : static_cast<double>(r.allocator_ns.back()) / 1000.0;
+  out.events = r.events_processed;
+  out.pool_report = pool->report();
+  if (artifacts) {
+    artifacts->trace = std::move(r.trace);
+    artifacts->graph = std::move(g);
+  }
+  out.sim_wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
+  return out;
+}
+
+nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
+  const Experiment& e = r.experiment;
+  nlohmann::json j;
+  j["model"] = e.model;
+  j["batch"] = e.batch;
+  j["hw"] = e.hw;
+  j["pool"] = e.pool.label();
+  j["swap"] = e.swap.label();
+  j["concurrency"] = e.concurrency.label();
+  j["iterations"] = e.iterations;
+  j["iterations_completed"] = r.iterations_run;
+  j["iteration_time_us"] = r.iteration_time_us;
+  j["first_iteration_time_us"] = r.first_iteration_time_us;
+  j["peak_live_bytes"] = r.peak_live_bytes;
+  j["peak_reserved_bytes"] = r.peak_reserved_bytes;
+  j["fragmentation"] = r.fragmentation();
+  j["device_mallocs"] = r.device_mallocs;
+  j["device_frees"] = r.device_frees;
+  j["alloc_time_us"] = r.alloc_time_us;
+  j["oom"] = r.oom;
+  if (r.oom) j["oom_where"] = r.oom_where;
+  j["ops"] = r.ops;
+  j["tensors"] = r.tensors;
+  j["events"] = r.events;
+  j["pool_report"] = r.pool_report;
+  if (with_wall_time) j["sim_wall_ms"] = r.sim_wall_ms;
+  return j;
+}
+
+}  // namespace dlsim
