@@ -1,0 +1,105 @@
+#include "workloads/zoo.h"
+
+#include <set>
+
+#include "common/config_error.h"
+#include "common/yaml_reader.h"
+#include "workloads/cnn_models.h"
+
+namespace dlsim {
+
+DType activation_dtype(const ModelOptions& opts) {
+  return opts.training.precision == Precision::MixedBF16 ? DType::BF16 : DType::F32;
+}
+
+int64_t image_size_or(const ModelOptions& opts, int64_t fallback, const std::string& model) {
+  if (opts.image_size < 0) throw ConfigError(model, 0, "image_size", "image size must be positive, got " + std::to_string(opts.image_size));
+  return opts.image_size == 0 ? fallback : opts.image_size;
+}
+
+const std::vector<ModelInfo>& model_zoo() {
+  static const std::vector<ModelInfo> zoo = {
+      {"alexnet", "torchvision AlexNet, 224x224", build_alexnet},
+      {"vgg16", "torchvision VGG-16 (no batch norm), 224x224", build_vgg16},
+      {"vgg19", "torchvision VGG-19 (no batch norm), 224x224", build_vgg19},
+      {"resnet18", "torchvision ResNet-18, 224x224", build_resnet18},
+      {"resnet50", "torchvision ResNet-50, 224x224", build_resnet50},
+      {"resnet101", "torchvision ResNet-101, 224x224", build_resnet101},
+      {"resnet152", "torchvision ResNet-152, 224x224", build_resnet152},
+      {"googlenet", "torchvision GoogLeNet without auxiliary heads, 224x224", build_googlenet},
+      {"inception_v3", "torchvision Inception-v3 without auxiliary head, 299x299", build_inception_v3},
+      {"densenet121", "torchvision DenseNet-121, 224x224", build_densenet121},
+      {"mobilenet_v2", "torchvision MobileNet-V2, 224x224", build_mobilenet_v2},
+      {"squeezenet1_1", "torchvision SqueezeNet 1.1, 224x224", build_squeezenet1_1},
+      {"cifar-alexnet", "SINGA's CIFAR-10 AlexNet (cuda-convnet style), 32x32", build_cifar_alexnet},
+      {"cifar-vgg16", "SINGA's CIFAR-10 VGG-16 with batch norm and dropout, 32x32", build_cifar_vgg16},
+      {"cifar-resnet20", "SINGA's CIFAR-10 ResNet-20, 32x32", build_cifar_resnet20},
+  };
+  return zoo;
+}
+
+Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& opts) {
+  const std::string ext = ".onnx";
+  if (name_or_path.size() > ext.size() && name_or_path.compare(name_or_path.size() - ext.size(), ext.size(), ext) == 0) {
+    // The ONNX importer (workloads/onnx_import.cc) is not in the tree yet.
+    throw ConfigError(name_or_path, 0, "model", "ONNX import is not available yet");
+  }
+  if (opts.batch <= 0) throw ConfigError(name_or_path, 0, "batch", "batch size must be positive, got " + std::to_string(opts.batch));
+  std::vector<std::string> names;
+  for (const ModelInfo& m : model_zoo()) {
+    if (m.name == name_or_path) return m.build_forward(opts);
+    names.push_back(m.name);
+  }
+  throw ConfigError("", 0, "model", "unknown model '" + name_or_path + "'; valid: " + join(names) + ", or a path ending in .onnx");
+}
+
+Graph build_training_graph(const std::string& name_or_path, const ModelOptions& opts) {
+  return make_training_graph(build_forward_graph(name_or_path, opts), opts.training);
+}
+
+ModelSummary summarize(const Graph& forward, const Graph& training) {
+  ModelSummary s;
+  for (const Op& o : forward.ops())
+    if (o.kind == OpKind::Conv2d || o.kind == OpKind::Linear || o.kind == OpKind::MatMul)
+      s.fwd_macs += static_cast<double>(o.attrs.get("macs"));
+  // Parameters: the weights the optimizer updates (batch-norm running statistics are weights but not updated).
+  std::vector<char> produced_fwd(training.tensors().size(), 0), read_bwd(training.tensors().size(), 0);
+  for (const Op& o : training.ops()) {
+    if (o.phase == Phase::Optimizer && !o.inputs.empty()) {
+      uint64_t n = 1;
+      for (int64_t d : training.tensor(o.inputs[0]).shape) n *= static_cast<uint64_t>(d);
+      s.params += n;
+    }
+    if (o.phase == Phase::Forward)
+      for (TensorId t : o.outputs) produced_fwd[static_cast<size_t>(t)] = 1;
+    if (o.phase == Phase::Backward)
+      for (TensorId t : o.inputs) read_bwd[static_cast<size_t>(t)] = 1;
+  }
+  for (const Tensor& t : training.tensors())
+    if (t.kind == TensorKind::Activation && !t.persistent && produced_fwd[static_cast<size_t>(t.id)] && read_bwd[static_cast<size_t>(t.id)])
+      s.saved_for_backward_bytes += t.bytes;
+  s.ops = training.ops().size();
+  s.tensors = training.tensors().size();
+  return s;
+}
+
+std::vector<Lifetime> tensor_lifetimes(const Graph& g, const std::vector<OpId>& order) {
+  std::vector<Lifetime> life(g.tensors().size());
+  auto touch = [&](TensorId t, int pos) {
+    Lifetime& l = life.at(static_cast<size_t>(t));
+    if (l.first < 0) l.first = pos;
+    l.last = pos;
+  };
+  for (size_t pos = 0; pos < order.size(); ++pos) {
+    OpId id = order[pos];
+    if (id < 0 || static_cast<size_t>(id) >= g.ops().size())
+      throw ConfigError(g.name, 0, "order", "issue order position " + std::to_string(pos) + " names op " + std::to_string(id) + ", which does not exist");
+    const Op& o = g.op(id);
+    for (TensorId t : o.inputs) touch(t, static_cast<int>(pos));
+    for (TensorId t : o.outputs) touch(t, static_cast<int>(pos));
+    if (o.workspace != kNoTensor) touch(o.workspace, static_cast<int>(pos));
+  }
+  return life;
+}
+
+}  // namespace dlsim
