@@ -1,0 +1,565 @@
+#include "sim/executor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <stdexcept>
+
+#include "sim/event_queue.h"
+#include "sim/fluid_share.h"
+
+namespace dlsim {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+enum EventType : uint16_t {
+  kHostStep,        // the host is free to issue its next command
+  kActivityDone,    // a kernel or copy finished (payload: activity slot)
+  kLatencyDone,     // a copy's fixed latency is over; it starts moving bytes (payload: activity slot)
+};
+
+// A command waiting in a stream's FIFO.
+struct StreamCmd {
+  CmdKind kind = CmdKind::Launch;
+  int iteration = 0;   // -1 setup, N teardown
+  OpId op = -1;
+  TensorId tensor = kNoTensor;
+  int32_t event = -1;
+  uint64_t record = 0;  // RecordEvent: this record's number; WaitEvent: the record it waits for
+};
+
+struct Stream {
+  std::deque<StreamCmd> fifo;
+  bool busy = false;  // its head is a kernel or copy in progress
+};
+
+// A kernel or copy in progress, in a fixed slot (slots are reused; events name them).
+struct Activity {
+  bool in_use = false;
+  bool kernel = true;
+  bool to_host = false;
+  int stream = 0;
+  int group = 0;       // the shared resource it runs on (kKernels, or a copy engine)
+  TimeNs start = 0;
+  TimeNs last = 0;     // when `remaining` was last brought up to date
+  double remaining = 0;  // standalone ns of work left
+  double rate = 0;       // standalone ns of progress per ns
+  double demand = 1;     // SM share (kernels)
+  uint32_t generation = 0;
+  StreamCmd cmd;
+};
+
+enum Group { kKernels = 0, kCopyH2D = 1, kCopyD2H = 2, kNumGroups = 3 };
+
+enum class HostWait { None, DeviceIdle, Event };
+
+class Engine {
+ public:
+  Engine(const Program& p, const SimContext& c, const SimOptions& o) : prog_(p), ctx_(c), opt_(o) {}
+  RunResult run();
+
+ private:
+  // host
+  void host_step();
+  bool host_issue(const Command& c);  // false: the host is busy or blocked; a later event resumes it
+  bool do_alloc(const Command& c);
+  bool do_free(const Command& c);
+  bool charge_device_calls(uint64_t m0, uint64_t f0, uint64_t bm0, uint64_t bf0);
+  void end_of_section();
+  void resume_host_at(TimeNs t);
+  void enqueue(int stream, const StreamCmd& c);
+  [[noreturn]] void bad(const std::string& what) const;
+  const std::vector<Command>& section() const;
+  // device
+  void settle();
+  bool advance_stream(int s);
+  void start_activity(int s, const StreamCmd& c);
+  void join_group(uint32_t slot);
+  void resolve_group(int g);
+  void finish_activity(uint32_t slot);
+  void command_done(int iteration);
+  void maybe_close_iteration(int i);
+  bool device_idle() const { return pending_total_ == 0; }
+  const KernelCost& kernel_cost(OpId op);
+  size_t tally_index(int iteration) const { return static_cast<size_t>(iteration + 1); }
+
+  const Program& prog_;
+  const SimContext& ctx_;
+  const SimOptions& opt_;
+  RunResult r_;
+  EventQueue q_{4096};
+  TimeNs now_ = 0;
+  bool stopped_ = false;
+
+  // host state
+  int phase_ = 0;  // 0 setup, 1 iterations, 2 teardown, 3 done
+  int iteration_ = -1;
+  size_t pc_ = 0;
+  bool host_scheduled_ = false;
+  bool has_pending_ = false;  // a launched command that joins its stream when the launch overhead is paid
+  int pending_stream_ = 0;
+  StreamCmd pending_cmd_;
+  HostWait wait_ = HostWait::None;
+  int32_t wait_event_ = -1;
+  uint64_t wait_record_ = 0;
+  TimeNs cost_after_idle_ = 0;
+  bool in_alloc_call_ = false;
+  TimeNs alloc_call_start_ = 0;
+  int alloc_call_iteration_ = 0;
+
+  // memory state
+  std::vector<DevPtr> addr_;
+  std::vector<uint8_t> live_;
+  uint64_t live_bytes_ = 0;
+
+  // device state
+  std::vector<Stream> streams_;
+  std::vector<Activity> acts_;
+  std::vector<uint32_t> free_slots_;
+  std::vector<uint32_t> members_[kNumGroups];  // in the order they joined
+  bool serial_copies_ = false;
+  std::vector<uint64_t> records_issued_, records_done_;
+  std::vector<int64_t> pending_;  // commands not yet done, per iteration (index iteration + 1)
+  int64_t pending_total_ = 0;
+  std::vector<uint8_t> host_done_;  // the host has issued all of the iteration
+  std::vector<TimeNs> iter_start_, iter_end_;
+  std::vector<KernelCost> costs_;
+  std::vector<uint8_t> cost_known_;
+  std::vector<double> scratch_demands_, scratch_rates_;
+  std::vector<uint32_t> scratch_order_;
+};
+
+[[noreturn]] void Engine::bad(const std::string& what) const {
+  const char* sec = phase_ == 0 ? "setup" : phase_ == 1 ? "iteration" : "teardown";
+  throw std::invalid_argument("program " + std::string(sec) + " command " + std::to_string(pc_) + ": " + what);
+}
+
+const std::vector<Command>& Engine::section() const {
+  return phase_ == 0 ? prog_.setup : phase_ == 1 ? prog_.iteration : prog_.teardown;
+}
+
+const KernelCost& Engine::kernel_cost(OpId op) {
+  const auto i = static_cast<size_t>(op);
+  if (!cost_known_[i]) {
+    costs_[i] = ctx_.kernels.cost(ctx_.graph, ctx_.graph.op(op));
+    if (!(costs_[i].sm_fraction > 0 && costs_[i].sm_fraction <= 1) || costs_[i].duration_ns < 0)
+      throw std::logic_error("kernel cost model gave op '" + ctx_.graph.op(op).name +
+                             "' a duration < 0 or an sm_fraction outside (0, 1]");
+    cost_known_[i] = 1;
+  }
+  return costs_[i];
+}
+
+RunResult Engine::run() {
+  const Graph& g = ctx_.graph;
+  const int n = opt_.iterations;
+  if (n < 0) throw std::invalid_argument("simulate: iterations must be >= 0");
+  if (prog_.num_streams < 1) throw std::invalid_argument("program: num_streams must be >= 1");
+  addr_.assign(g.tensors().size(), 0);
+  live_.assign(g.tensors().size(), 0);
+  streams_.resize(static_cast<size_t>(prog_.num_streams));
+  records_issued_.assign(static_cast<size_t>(std::max(prog_.num_events, 0)), 0);
+  records_done_ = records_issued_;
+  pending_.assign(static_cast<size_t>(n) + 2, 0);
+  host_done_.assign(static_cast<size_t>(n) + 2, 0);
+  iter_start_.assign(static_cast<size_t>(n), 0);
+  iter_end_.assign(static_cast<size_t>(n), -1);
+  costs_.assign(g.ops().size(), KernelCost{});
+  cost_known_.assign(g.ops().size(), 0);
+  r_.allocator_ns.assign(static_cast<size_t>(n), 0);
+  serial_copies_ = ctx_.gpu.copy_engines < 2;
+  r_.trace.backend = "sim";
+  r_.trace.device = ctx_.gpu.name;
+  const uint64_t m0 = ctx_.device.malloc_calls(), f0 = ctx_.device.free_calls();
+
+  resume_host_at(0);
+  while (!q_.empty() && !stopped_) {
+    const Event e = q_.pop();
+    ++r_.events_processed;
+    now_ = e.time;
+    switch (e.type) {
+      case kHostStep:
+        host_scheduled_ = false;
+        host_step();
+        break;
+      case kActivityDone:
+        if (acts_[e.payload].in_use && acts_[e.payload].generation == e.generation) finish_activity(e.payload);
+        break;
+      case kLatencyDone:
+        if (acts_[e.payload].in_use && acts_[e.payload].generation == e.generation) join_group(e.payload);
+        break;
+    }
+    settle();
+  }
+  if (!stopped_ && (phase_ != 3 || !device_idle()))
+    throw std::logic_error("simulation stalled with work left (a bug in the executor)");
+
+  r_.total_ns = now_;
+  for (int i = 0; i < n && iter_end_[static_cast<size_t>(i)] >= 0; ++i) {
+    const TimeNs prev = i == 0 ? iter_start_[0] : iter_end_[static_cast<size_t>(i - 1)];
+    r_.iteration_ns.push_back(iter_end_[static_cast<size_t>(i)] - prev);
+    r_.trace.iterations.push_back({iter_start_[static_cast<size_t>(i)], iter_end_[static_cast<size_t>(i)]});
+    r_.iterations_completed = i + 1;
+  }
+  r_.allocator_ns.resize(static_cast<size_t>(r_.iterations_completed));
+  if (!r_.iteration_ns.empty()) r_.steady_iteration_ns = r_.iteration_ns.back();
+  r_.peak_reserved_bytes = ctx_.device.peak_reserved();
+  r_.device_malloc_calls = ctx_.device.malloc_calls() - m0;
+  r_.device_free_calls = ctx_.device.free_calls() - f0;
+  return std::move(r_);
+}
+
+// ---------------------------------------------------------------------------------------------- host
+
+void Engine::resume_host_at(TimeNs t) {
+  if (host_scheduled_) throw std::logic_error("host resumed twice");
+  host_scheduled_ = true;
+  q_.push(t, kHostStep);
+}
+
+void Engine::host_step() {
+  if (in_alloc_call_) {  // the host comes back from a blocking allocator call
+    const TimeNs spent = now_ - alloc_call_start_;
+    if (alloc_call_iteration_ < 0) r_.setup_allocator_ns += spent;
+    else if (alloc_call_iteration_ >= opt_.iterations) r_.teardown_allocator_ns += spent;
+    else r_.allocator_ns[static_cast<size_t>(alloc_call_iteration_)] += spent;
+    in_alloc_call_ = false;
+  }
+  if (has_pending_) {
+    has_pending_ = false;
+    enqueue(pending_stream_, pending_cmd_);
+  }
+  while (phase_ != 3 && !stopped_) {
+    if (pc_ >= section().size()) {
+      end_of_section();
+      continue;
+    }
+    const Command& c = section()[pc_];
+    const bool go_on = host_issue(c);
+    ++pc_;
+    if (!go_on) return;
+  }
+}
+
+void Engine::end_of_section() {
+  pc_ = 0;
+  host_done_[tally_index(iteration_)] = 1;
+  if (phase_ == 1) {
+    maybe_close_iteration(iteration_);
+    ctx_.pool.iteration_end(iteration_);
+  }
+  if (phase_ == 0 || (phase_ == 1 && iteration_ + 1 < opt_.iterations)) {
+    phase_ = 1;
+    ++iteration_;
+    if (iteration_ >= opt_.iterations) {  // zero iterations: straight to teardown
+      phase_ = 2;
+      return;
+    }
+    iter_start_[static_cast<size_t>(iteration_)] = now_;
+  } else if (phase_ == 1) {
+    phase_ = 2;
+    iteration_ = opt_.iterations;
+  } else {
+    phase_ = 3;
+  }
+}
+
+void Engine::enqueue(int stream, const StreamCmd& c) {
+  streams_[static_cast<size_t>(stream)].fifo.push_back(c);
+  ++pending_[tally_index(c.iteration)];
+  ++pending_total_;
+}
+
+bool Engine::host_issue(const Command& c) {
+  const Graph& g = ctx_.graph;
+  if (c.stream < 0 || c.stream >= prog_.num_streams) bad("stream " + std::to_string(c.stream) + " out of range");
+  StreamCmd s;
+  s.kind = c.kind;
+  s.iteration = iteration_;
+  s.op = c.op;
+  s.tensor = c.tensor;
+  s.event = c.event;
+  const bool is_event = c.kind == CmdKind::RecordEvent || c.kind == CmdKind::WaitEvent || c.kind == CmdKind::SyncEvent;
+  if (is_event && (c.event < 0 || c.event >= static_cast<int32_t>(records_issued_.size())))
+    bad("event " + std::to_string(c.event) + " out of range");
+  const bool uses_tensor = c.kind == CmdKind::Alloc || c.kind == CmdKind::Free || c.kind == CmdKind::CopyIn ||
+                           c.kind == CmdKind::CopyOut;
+  if (uses_tensor && (c.tensor < 0 || static_cast<size_t>(c.tensor) >= g.tensors().size()))
+    bad("tensor " + std::to_string(c.tensor) + " out of range");
+
+  switch (c.kind) {
+    case CmdKind::Launch: {
+      if (c.op < 0 || static_cast<size_t>(c.op) >= g.ops().size()) bad("op " + std::to_string(c.op) + " out of range");
+      const Op& op = g.op(c.op);
+      auto check = [&](TensorId t) {
+        if (t != kNoTensor && !live_[static_cast<size_t>(t)])
+          bad("launch of op '" + op.name + "' uses tensor '" + g.tensor(t).name + "', which is not allocated");
+      };
+      for (TensorId t : op.inputs) check(t);
+      for (TensorId t : op.outputs) check(t);
+      check(op.workspace);
+      break;
+    }
+    case CmdKind::CopyIn:
+    case CmdKind::CopyOut:
+      if (!live_[static_cast<size_t>(c.tensor)])
+        bad(std::string(to_string(c.kind)) + " of tensor '" + g.tensor(c.tensor).name + "', which is not allocated");
+      break;
+    case CmdKind::RecordEvent:
+      s.record = ++records_issued_[static_cast<size_t>(c.event)];
+      enqueue(c.stream, s);
+      return true;
+    case CmdKind::WaitEvent:
+      s.record = records_issued_[static_cast<size_t>(c.event)];
+      if (s.record != 0) enqueue(c.stream, s);  // never recorded: CUDA treats the wait as done
+      return true;
+    case CmdKind::SyncEvent: {
+      const auto e = static_cast<size_t>(c.event);
+      if (records_done_[e] >= records_issued_[e]) return true;
+      wait_ = HostWait::Event;
+      wait_event_ = c.event;
+      wait_record_ = records_issued_[e];
+      return false;
+    }
+    case CmdKind::Alloc: return do_alloc(c);
+    case CmdKind::Free: return do_free(c);
+  }
+  // a kernel launch or an async copy: the host pays the call, then the command joins its stream
+  const TimeNs overhead = ctx_.gpu.launch_overhead_ns;
+  if (overhead <= 0) {
+    enqueue(c.stream, s);
+    return true;
+  }
+  has_pending_ = true;
+  pending_stream_ = c.stream;
+  pending_cmd_ = s;
+  resume_host_at(now_ + overhead);
+  return false;
+}
+
+bool Engine::do_alloc(const Command& c) {
+  const Tensor& t = ctx_.graph.tensor(c.tensor);
+  const auto ti = static_cast<size_t>(c.tensor);
+  if (live_[ti]) bad("alloc of tensor '" + t.name + "', which is already allocated");
+  DeviceMemory& d = ctx_.device;
+  const uint64_t m0 = d.malloc_calls(), f0 = d.free_calls(), bm0 = d.bytes_malloced(), bf0 = d.bytes_freed();
+  const std::optional<DevPtr> p = ctx_.pool.allocate(AllocRequest{t.bytes, c.stream});
+  if (!p) {
+    stopped_ = true;
+    r_.trace.oom = true;
+    const std::string where = iteration_ < 0 ? std::string("setup") : "iteration " + std::to_string(iteration_);
+    r_.trace.oom_where = where + ", alloc of tensor '" + t.name + "' (" + std::to_string(t.bytes) +
+                         " bytes) on stream " + std::to_string(c.stream);
+    return false;
+  }
+  live_[ti] = 1;
+  addr_[ti] = *p;
+  live_bytes_ += t.bytes;
+  r_.peak_live_bytes = std::max(r_.peak_live_bytes, live_bytes_);
+  if (opt_.record_trace)
+    r_.trace.mem.push_back({iteration_, now_, MemAction::Alloc, c.tensor, *p, t.bytes, d.reserved()});
+  return charge_device_calls(m0, f0, bm0, bf0);
+}
+
+bool Engine::do_free(const Command& c) {
+  const Tensor& t = ctx_.graph.tensor(c.tensor);
+  const auto ti = static_cast<size_t>(c.tensor);
+  if (!live_[ti]) bad("free of tensor '" + t.name + "', which is not allocated");
+  DeviceMemory& d = ctx_.device;
+  const uint64_t m0 = d.malloc_calls(), f0 = d.free_calls(), bm0 = d.bytes_malloced(), bf0 = d.bytes_freed();
+  ctx_.pool.deallocate(addr_[ti]);
+  live_[ti] = 0;
+  live_bytes_ -= t.bytes;
+  if (opt_.record_trace)
+    r_.trace.mem.push_back({iteration_, now_, MemAction::Free, c.tensor, addr_[ti], t.bytes, d.reserved()});
+  return charge_device_calls(m0, f0, bm0, bf0);
+}
+
+// Charges the host for the cudaMalloc/cudaFree calls the pool made since the counters read (m0, f0, bm0, bf0).
+// Returns true when the call cost nothing (the host goes on at once).
+bool Engine::charge_device_calls(uint64_t m0, uint64_t f0, uint64_t bm0, uint64_t bf0) {
+  const DeviceMemory& d = ctx_.device;
+  const GpuSpec& gpu = ctx_.gpu;
+  const uint64_t mallocs = d.malloc_calls() - m0, frees = d.free_calls() - f0;
+  if (mallocs == 0 && frees == 0) return true;
+  const double malloc_cost = static_cast<double>(mallocs) * static_cast<double>(gpu.malloc_base_ns) +
+                             gpu.malloc_ns_per_gib * static_cast<double>(d.bytes_malloced() - bm0) / kGiB;
+  const double free_cost = static_cast<double>(frees) * static_cast<double>(gpu.free_base_ns) +
+                           gpu.free_ns_per_gib * static_cast<double>(d.bytes_freed() - bf0) / kGiB;
+  const auto cost = static_cast<TimeNs>(std::llround(malloc_cost + free_cost));
+  in_alloc_call_ = true;
+  alloc_call_start_ = now_;
+  alloc_call_iteration_ = iteration_;
+  if (frees > 0 && !device_idle()) {  // cudaFree synchronizes the device first
+    wait_ = HostWait::DeviceIdle;
+    cost_after_idle_ = cost;
+    return false;
+  }
+  resume_host_at(now_ + cost);
+  return false;
+}
+
+// ---------------------------------------------------------------------------------------------- device
+
+// Runs every stream as far as it can go at `now_`, then wakes the host if what it waits for has happened.
+void Engine::settle() {
+  if (stopped_) return;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (size_t s = 0; s < streams_.size(); ++s) progress |= advance_stream(static_cast<int>(s));
+  }
+  if (wait_ == HostWait::DeviceIdle && device_idle()) {
+    wait_ = HostWait::None;
+    resume_host_at(now_ + cost_after_idle_);
+  } else if (wait_ == HostWait::Event && records_done_[static_cast<size_t>(wait_event_)] >= wait_record_) {
+    wait_ = HostWait::None;
+    resume_host_at(now_);
+  }
+}
+
+// Returns true when it completed an event record (other streams may now go on).
+bool Engine::advance_stream(int s) {
+  Stream& st = streams_[static_cast<size_t>(s)];
+  bool recorded = false;
+  while (!st.busy && !st.fifo.empty()) {
+    const StreamCmd c = st.fifo.front();
+    if (c.kind == CmdKind::RecordEvent) {
+      auto& done = records_done_[static_cast<size_t>(c.event)];
+      done = std::max(done, c.record);  // records of one event complete in order when on one stream
+      recorded = true;
+    } else if (c.kind == CmdKind::WaitEvent) {
+      if (records_done_[static_cast<size_t>(c.event)] < c.record) return recorded;
+    } else {
+      st.busy = true;
+      start_activity(s, c);
+      return recorded;
+    }
+    st.fifo.pop_front();
+    command_done(c.iteration);
+  }
+  return recorded;
+}
+
+void Engine::start_activity(int s, const StreamCmd& c) {
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(acts_.size());
+    acts_.emplace_back();
+  }
+  Activity& a = acts_[slot];
+  a.in_use = true;
+  a.stream = s;
+  a.cmd = c;
+  a.start = now_;
+  a.last = now_;
+  a.rate = 0;
+  ++a.generation;
+  if (c.kind == CmdKind::Launch) {
+    const KernelCost& k = kernel_cost(c.op);
+    a.kernel = true;
+    a.group = kKernels;
+    a.demand = k.sm_fraction;
+    a.remaining = static_cast<double>(k.duration_ns);
+    join_group(slot);
+    return;
+  }
+  a.kernel = false;
+  a.to_host = c.kind == CmdKind::CopyOut;
+  const CopyDir dir = a.to_host ? CopyDir::DeviceToHost : CopyDir::HostToDevice;
+  a.group = serial_copies_ ? kCopyH2D : (a.to_host ? kCopyD2H : kCopyH2D);
+  const uint64_t bytes = ctx_.graph.tensor(c.tensor).bytes;
+  const TimeNs latency = ctx_.link.latency(dir);
+  const TimeNs total = ctx_.link.copy_time(dir, bytes, /*pinned=*/true);
+  a.remaining = static_cast<double>(std::max<TimeNs>(0, total - latency));
+  if (latency > 0) {
+    q_.push(now_ + latency, kLatencyDone, slot, a.generation);
+  } else {
+    join_group(slot);
+  }
+}
+
+void Engine::join_group(uint32_t slot) {
+  Activity& a = acts_[slot];
+  a.last = now_;
+  a.rate = 0;  // forces a completion event at the re-solve
+  members_[a.group].push_back(slot);
+  resolve_group(a.group);
+}
+
+// Brings every member's remaining work up to date, solves the rates, and re-keys the completion of each
+// member whose rate changed (the old event goes stale through the generation counter).
+void Engine::resolve_group(int g) {
+  std::vector<uint32_t>& m = members_[g];
+  for (uint32_t slot : m) {
+    Activity& a = acts_[slot];
+    a.remaining = std::max(0.0, a.remaining - a.rate * static_cast<double>(now_ - a.last));
+    a.last = now_;
+  }
+  scratch_rates_.assign(m.size(), 0.0);
+  if (g == kKernels) {
+    scratch_demands_.resize(m.size());
+    for (size_t i = 0; i < m.size(); ++i) scratch_demands_[i] = acts_[m[i]].demand;
+    max_min_fair_rates(scratch_demands_, scratch_rates_, scratch_order_);
+  } else if (serial_copies_) {
+    if (!m.empty()) scratch_rates_[0] = 1.0;  // one engine: the copy that reached it first
+  } else {
+    for (double& r : scratch_rates_) r = 1.0 / static_cast<double>(m.size());  // equal bandwidth shares
+  }
+  for (size_t i = 0; i < m.size(); ++i) {
+    Activity& a = acts_[m[i]];
+    if (scratch_rates_[i] == a.rate) continue;
+    a.rate = scratch_rates_[i];
+    ++a.generation;
+    if (a.rate > 0)
+      q_.push(now_ + static_cast<TimeNs>(std::ceil(a.remaining / a.rate)), kActivityDone, m[i], a.generation);
+  }
+}
+
+void Engine::finish_activity(uint32_t slot) {
+  Activity& a = acts_[slot];
+  std::vector<uint32_t>& m = members_[a.group];
+  m.erase(std::find(m.begin(), m.end(), slot));
+  a.in_use = false;
+  ++a.generation;
+  free_slots_.push_back(slot);
+  const StreamCmd c = a.cmd;
+  if (opt_.record_trace) {
+    if (a.kernel) {
+      r_.trace.ops.push_back({c.iteration, c.op, a.stream, a.start, now_});
+    } else {
+      r_.trace.copies.push_back({c.iteration, c.tensor, a.to_host, ctx_.graph.tensor(c.tensor).bytes, a.start, now_});
+    }
+  }
+  resolve_group(a.group);
+  Stream& st = streams_[static_cast<size_t>(a.stream)];
+  st.busy = false;
+  st.fifo.pop_front();
+  command_done(c.iteration);
+}
+
+void Engine::command_done(int iteration) {
+  --pending_[tally_index(iteration)];
+  --pending_total_;
+  if (iteration >= 0 && iteration < opt_.iterations) maybe_close_iteration(iteration);
+}
+
+void Engine::maybe_close_iteration(int i) {
+  const auto k = tally_index(i);
+  if (host_done_[k] && pending_[k] == 0 && iter_end_[static_cast<size_t>(i)] < 0)
+    iter_end_[static_cast<size_t>(i)] = now_;
+}
+
+}  // namespace
+
+RunResult simulate(const Program& program, const SimContext& ctx, const SimOptions& options) {
+  Engine e(program, ctx, options);
+  return e.run();
+}
+
+}  // namespace dlsim

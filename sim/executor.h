@@ -1,0 +1,75 @@
+#pragma once
+// The simulator backend: executes a Program on a modelled GPU with a discrete-event engine and reports what
+// happened (RunResult, with the Trace). What is modelled, and why:
+// - The host issues commands in program order. A kernel launch or an async copy costs the host
+//   launch_overhead_ns, after which the command joins its stream's FIFO; streams run their commands in order.
+// - Kernels on different streams share the SMs as a fluid: a kernel's demand is KernelCost::sm_fraction; when
+//   the running demands exceed the GPU they are served max-min fairly (sim/fluid_share.h). Rates are solved
+//   again only when the set of running kernels changes; completions are re-keyed with a generation counter.
+// - Copies take TransferModel::latency, then move their bytes through the link of their direction; copies
+//   in flight in one direction share its bandwidth equally. With copy_engines >= 2 the directions are
+//   independent; with one engine copies are served one at a time in the order they reached it.
+//   Host buffers are pinned.
+// - Alloc/Free call the pool at host time. The pool's cudaMalloc/cudaFree calls are read from the
+//   DeviceMemory counters: cudaMalloc blocks the host for malloc_base_ns + malloc_ns_per_gib * GiB per call;
+//   cudaFree first waits until every stream is idle (it synchronizes the device), then costs free_base_ns +
+//   free_ns_per_gib * GiB. A pool hit costs the host nothing. Frees are stream-ordered (PyTorch): the
+//   memory is reusable by later work on the allocation stream at once, so no device-side action is needed.
+// - RecordEvent/WaitEvent follow CUDA: a wait waits for the most recent record issued before it (no record:
+//   no wait). SyncEvent blocks the host until that record completes.
+// - An allocation the pool cannot satisfy stops the run: Trace::oom and oom_where say where.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/cost_model.h"
+#include "hw/gpu_spec.h"
+#include "policies/pool/pool_policy.h"
+#include "sim/program.h"
+#include "sim/trace.h"
+#include "workloads/graph.h"
+
+namespace dlsim {
+
+struct SimContext {
+  const Graph& graph;
+  const GpuSpec& gpu;
+  const KernelCostModel& kernels;
+  const TransferModel& link;
+  PoolPolicy& pool;
+  DeviceMemory& device;  // the memory under `pool`: its counters give the cudaMalloc/cudaFree calls
+};
+
+struct SimOptions {
+  int iterations = 1;
+  bool record_trace = true;  // false: RunResult::trace keeps only iterations and the OOM fields (benchmarks)
+};
+
+struct RunResult {
+  int iterations_completed = 0;
+  // Per completed iteration: end of iteration i minus end of iteration i-1 (the first: minus the time the
+  // host began issuing it). Iterations overlap at their edges, so this is the time between completions.
+  std::vector<TimeNs> iteration_ns;
+  TimeNs steady_iteration_ns = 0;  // the last completed iteration's entry of iteration_ns; 0 if none
+  TimeNs total_ns = 0;             // simulated time when the run ended
+
+  uint64_t peak_live_bytes = 0;      // largest sum of Tensor::bytes of allocated tensors: a floor for any pool
+  uint64_t peak_reserved_bytes = 0;  // DeviceMemory::peak_reserved() at the end
+  uint64_t device_malloc_calls = 0;  // cudaMalloc calls during this run (setup and teardown included)
+  uint64_t device_free_calls = 0;
+  // Host time spent inside Alloc/Free commands (cudaMalloc/cudaFree costs and cudaFree's device
+  // synchronisation), per iteration; setup and teardown apart.
+  std::vector<TimeNs> allocator_ns;
+  TimeNs setup_allocator_ns = 0;
+  TimeNs teardown_allocator_ns = 0;
+  uint64_t events_processed = 0;  // events popped from the queue (stale, cancelled ones included)
+
+  Trace trace;
+};
+
+// Runs setup, `iterations` copies of the iteration back to back, then teardown. Throws std::invalid_argument
+// when the Program is malformed (a stream, event, op or tensor out of range; an Alloc of a live tensor, a
+// Free of a dead one, a Launch or copy of a tensor that is not allocated), naming the section and index.
+RunResult simulate(const Program& program, const SimContext& ctx, const SimOptions& options);
+
+}  // namespace dlsim

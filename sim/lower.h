@@ -1,0 +1,37 @@
+#pragma once
+// Lowering: a Graph, the concurrency policy's Schedule and the swap policy's SwapPlan -> a Program.
+//
+// Streams: compute streams 0 .. schedule.num_streams-1; with a non-empty swap plan two more, a D2H copy
+// stream (num_streams) and a H2D copy stream (num_streams + 1).
+// setup: Alloc of every persistent tensor on stream 0 (weights, optimizer state, ...). The input batch is
+//   not special: unless its builder made it persistent it is allocated before its first use in each
+//   iteration and freed after its last, like an activation (the data loader's copy is not modelled).
+// iteration, for each op in schedule order on its stream s:
+//   WaitEvent for each cross-stream predecessor in Graph::dag() not already covered by an earlier wait on
+//   the same stream pair, and for swapped-in tensors the op needs; Alloc (on s) of every non-persistent
+//   tensor first used here; Alloc of the workspace; Launch; RecordEvent (multi-stream programs record after
+//   every launch; records nobody waits for are dropped at the end); Free of the workspace; Free of every
+//   non-persistent tensor last used here, after making its allocation stream wait for the other streams
+//   that used it (PyTorch's record_stream rule, done with events). At the end of a multi-stream iteration
+//   stream 0 joins every other stream and every stream waits for that join, so iterations do not overlap
+//   on the device (the next iteration reads weights the optimizer writes).
+// swaps: after op `out_after`, the D2H stream waits for the tensor's last writers and copies it out; the
+//   tensor's allocation stream waits for that copy right after its next launch on that stream (the copy
+//   overlaps op out_after and that next op, as vDNN overlaps an offload with the layer's compute), then the
+//   tensor is freed (earlier if the swap-in is issued before). After op `in_issue_after`: Alloc on the
+//   stream of the op at `in_needed_by`, the H2D stream waits for that alloc point and for the copy-out, then
+//   copies in; the op at `in_needed_by` waits for the copy-in.
+// teardown: Free of every persistent tensor.
+#include "policies/concurrency/concurrency_policy.h"
+#include "policies/swap/swap_policy.h"
+#include "sim/program.h"
+#include "workloads/graph.h"
+
+namespace dlsim {
+
+// Throws std::invalid_argument when the schedule or the plan does not fit the graph (an order that is not a
+// permutation of the ops, a stream out of range, a swap action whose positions are out of order or whose
+// tensor is used between copy-out and `in_needed_by`), naming the offending entry.
+Program lower(const Graph& g, const Schedule& schedule, const SwapPlan& swaps);
+
+}  // namespace dlsim
