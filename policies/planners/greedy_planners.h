@@ -1,0 +1,34 @@
+#pragma once
+// The one-pass greedy offset planners. Both visit buffers in a fixed global order and put each one in the
+// smallest address gap left by the already placed buffers whose lifetimes intersect it (best fit), else on
+// top of them; they differ only in the order.
+//
+// greedy-by-size (Pisarchyk & Lee 2020, TFLite GPU "greedy by size" offset calculation): size descending,
+//   ties by lower ascending, then by position in the input file (the tie-breaking of the reference table
+//   allocators-and-swap.md A4.7, which this reproduces exactly).
+// best-fit (XLA GlobalDecreasingSizeBestFitHeap, as described in our notes): `spatial` order = size
+//   descending, then live-range length descending, then input position; `temporal` order = live-range length
+//   descending, then size descending, then input position; `both` (the default, like XLA's wrapper that keeps
+//   the better of its spatial and temporal heaps) runs the two and keeps the lower height (spatial on a tie).
+#include <vector>
+
+#include "policies/planners/planner.h"
+
+namespace dlsim {
+
+enum class GreedyOrder { BySizeThenLower, Spatial, Temporal };
+
+// The visiting order (indices into `buffers`) for one of the orders above.
+std::vector<size_t> greedy_order(const std::vector<DsaBuffer>& buffers, GreedyOrder order);
+
+// Places buffers in the given order by best fit among conflicting placed buffers. O(n^2).
+std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buffers,
+                                              const std::vector<size_t>& order);
+
+PlanResult plan_greedy_by_size(const std::vector<DsaBuffer>& buffers);
+// order: "spatial", "temporal" or "both".
+PlanResult plan_best_fit(const std::vector<DsaBuffer>& buffers, const std::string& order = "both");
+
+void register_greedy_planners(PlannerRegistry& r);
+
+}  // namespace dlsim

@@ -1,0 +1,185 @@
+#include "policies/planners/optimal_planner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+
+#include "common/config_error.h"
+#include "policies/planners/greedy_planners.h"
+#include "policies/planners/load.h"
+
+namespace dlsim {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Index sets of the time-independent parts: buffers sorted by start, a new part beginning whenever a start is
+// at or after every earlier end.
+std::vector<std::vector<size_t>> split_in_time(const std::vector<DsaBuffer>& b) {
+  std::vector<size_t> idx(b.size());
+  std::iota(idx.begin(), idx.end(), size_t{0});
+  std::sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return b[x].lower < b[y].lower || (b[x].lower == b[y].lower && x < y); });
+  std::vector<std::vector<size_t>> parts;
+  int64_t reach = 0;
+  for (size_t i : idx) {
+    if (parts.empty() || b[i].lower >= reach) parts.emplace_back();
+    parts.back().push_back(i);
+    reach = parts.back().size() == 1 ? b[i].upper : std::max(reach, b[i].upper);
+  }
+  for (auto& p : parts) std::sort(p.begin(), p.end());
+  return parts;
+}
+
+struct Part {
+  std::vector<size_t> members;
+  std::vector<DsaBuffer> buffers;
+  uint64_t height = 0;  // of the best placement's restriction to this part
+};
+
+class OptimalDriver {
+ public:
+  OptimalDriver(const std::vector<DsaBuffer>& b, const OptimalOptions& o) : b_(b), o_(o), start_(Clock::now()) {
+    deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.time_limit_s));
+  }
+
+  PlanResult run() {
+    PlanResult best = plan_greedy_by_size(b_);
+    PlanResult bf = plan_best_fit(b_, "both");
+    if (bf.height < best.height) best = bf;
+    best_ = best.offsets;
+    uint64_t hi = best.height, lo = compute_load(b_);
+    if (lo < hi) {
+      for (auto& m : split_in_time(b_)) {
+        Part p;
+        p.members = std::move(m);
+        for (size_t i : p.members) p.buffers.push_back(b_[i]);
+        parts_.push_back(std::move(p));
+      }
+      refresh_part_heights();
+      // The first probe, at the lower bound, gets half the budget.
+      SearchOutcome first = probe(lo, half_of_remaining());
+      if (first == SearchOutcome::Found) hi = placement_height(b_, best_);
+      if (first == SearchOutcome::Infeasible) ++lo;
+      uint64_t from = first == SearchOutcome::Stopped ? lo + 1 : lo;
+      while (from < hi && lo < hi && !budget_spent()) {
+        const uint64_t mid = from + (hi - 1 - from) / 2;
+        const SearchOutcome out = probe(mid, half_of_remaining());
+        if (out == SearchOutcome::Found) {
+          hi = placement_height(b_, best_);
+        } else {
+          if (out == SearchOutcome::Infeasible) lo = std::max(lo, mid + 1);
+          from = mid + 1;
+        }
+      }
+    }
+    PlanResult r;
+    r.offsets = best_;
+    r.height = hi;
+    r.lower_bound = lo;
+    r.optimal = lo == hi;
+    r.nodes = nodes_;
+    return r;
+  }
+
+ private:
+  struct Budget {
+    Clock::time_point deadline;
+    uint64_t nodes;
+  };
+
+  bool budget_spent() const {
+    return Clock::now() >= deadline_ || (o_.node_limit && nodes_ >= o_.node_limit);
+  }
+  Budget half_of_remaining() const {
+    const auto now = Clock::now();
+    Budget b{now + (deadline_ - now) / 2, 0};
+    if (o_.node_limit) b.nodes = std::max<uint64_t>(1, (o_.node_limit - std::min(nodes_, o_.node_limit)) / 2);
+    return b;
+  }
+
+  void refresh_part_heights() {
+    for (auto& p : parts_) {
+      p.height = 0;
+      for (size_t i : p.members) p.height = std::max(p.height, best_[i] + b_[i].size);
+    }
+  }
+
+  // Tries to bring every part to height <= capacity. The parts already there keep their placement.
+  SearchOutcome probe(uint64_t capacity, const Budget& budget) {
+    std::vector<std::pair<size_t, std::vector<uint64_t>>> found;
+    const uint64_t nodes_at_start = nodes_;
+    for (size_t k = 0; k < parts_.size(); ++k) {
+      if (parts_[k].height <= capacity) continue;
+      SearchLimits lim;
+      lim.deadline = budget.deadline;
+      if (budget.nodes) {
+        const uint64_t used = nodes_ - nodes_at_start;
+        if (used >= budget.nodes) return SearchOutcome::Stopped;
+        lim.node_limit = budget.nodes - used;
+      }
+      SearchResult r = search_capacity(parts_[k].buffers, capacity, lim, o_.ties);
+      nodes_ += r.nodes;
+      if (r.outcome != SearchOutcome::Found) return r.outcome;
+      found.emplace_back(k, std::move(r.offsets));
+    }
+    for (auto& [k, offs] : found)
+      for (size_t j = 0; j < offs.size(); ++j) best_[parts_[k].members[j]] = offs[j];
+    refresh_part_heights();
+    return SearchOutcome::Found;
+  }
+
+  const std::vector<DsaBuffer>& b_;
+  OptimalOptions o_;
+  Clock::time_point start_, deadline_;
+  std::vector<Part> parts_;
+  std::vector<uint64_t> best_;
+  uint64_t nodes_ = 0;
+};
+
+class OptimalPlanner : public Planner {
+ public:
+  explicit OptimalPlanner(OptimalOptions o) : o_(o) {}
+  std::string name() const override { return "optimal"; }
+  PlanResult plan(const std::vector<DsaBuffer>& b) const override { return plan_optimal(b, o_); }
+
+ private:
+  OptimalOptions o_;
+};
+
+}  // namespace
+
+PlanResult plan_optimal(const std::vector<DsaBuffer>& buffers, const OptimalOptions& options) {
+  if (!(options.time_limit_s > 0)) throw ConfigError("", 0, "time_limit_s", "the optimal planner needs a time limit > 0 s");
+  if (buffers.empty()) return PlanResult{{}, 0, 0, true, 0};
+  return OptimalDriver(buffers, options).run();
+}
+
+TieOrder parse_tie_order(const std::string& t) {
+  if (t == "section-load") return TieOrder::SectionLoad;
+  if (t == "area") return TieOrder::Area;
+  if (t == "size") return TieOrder::Size;
+  if (t == "length") return TieOrder::Length;
+  throw ConfigError("", 0, "tie_order", "tie_order must be section-load, area, size or length, not '" + t + "'");
+}
+
+void register_optimal_planner(PlannerRegistry& r) {
+  r.add({"optimal",
+         "exact branch-and-bound over tight placements with section bounds; proves optimality or reports the gap",
+         {{"time_limit_s", ParamType::Double, 10.0, "wall-clock budget in seconds (> 0)"},
+          {"node_limit", ParamType::Int, int64_t{0}, "total search nodes, 0 for none (deterministic when set)"},
+          {"tie_order", ParamType::String, std::string("section-load"),
+           "which buffer to try first among equal lowest offsets: section-load, area, size, length"}},
+         [](const Params& p) -> std::unique_ptr<Planner> {
+           OptimalOptions o;
+           o.time_limit_s = p.get_double("time_limit_s");
+           if (!(o.time_limit_s > 0)) throw ConfigError("", 0, "time_limit_s", "time_limit_s must be > 0");
+           const int64_t nodes = p.get_int("node_limit");
+           if (nodes < 0) throw ConfigError("", 0, "node_limit", "node_limit must be >= 0");
+           o.node_limit = static_cast<uint64_t>(nodes);
+           o.ties = parse_tie_order(p.get_string("tie_order"));
+           return std::make_unique<OptimalPlanner>(o);
+         }});
+}
+
+}  // namespace dlsim

@@ -1,0 +1,125 @@
+#include "policies/pool/planned_pool.h"
+
+#include <algorithm>
+#include <map>
+
+#include "policies/planners/load.h"
+
+namespace dlsim {
+
+PlannedPool::PlannedPool(DeviceMemory& device, std::unique_ptr<Planner> planner)
+    : planner_(std::move(planner)), arena_(device) {}
+
+std::optional<DevPtr> PlannedPool::allocate(const AllocRequest& req) {
+  if (profiling_) {
+    auto p = arena_.fallback(req.bytes);
+    if (p) profile_.push_back({true, *p, req.bytes});
+    return p;
+  }
+  std::optional<DevPtr> p;
+  if (cursor_ < slots_.size() && slots_[cursor_].size == req.bytes) {
+    const Slot& s = slots_[cursor_];
+    p = arena_.take_slot(s.offset, s.extent, req.bytes);
+    if (p) ++cursor_;
+  }
+  if (!p) p = arena_.fallback(req.bytes);
+  return p;
+}
+
+void PlannedPool::deallocate(DevPtr p) {
+  arena_.release(p);
+  if (profiling_) profile_.push_back({false, p, 0});
+}
+
+void PlannedPool::iteration_end(int /*iteration*/) {
+  if (profiling_) {
+    profiling_ = false;
+    make_plan();
+    profile_.clear();
+    profile_.shrink_to_fit();
+    fallbacks_before_plan_ = arena_.fallbacks();
+  }
+  cursor_ = 0;
+}
+
+void PlannedPool::make_plan() {
+  std::map<DevPtr, size_t> open;                 // pointer -> index of its pending Malloc in profile_
+  std::map<size_t, size_t> freed_at;             // Malloc index -> Free index
+  for (size_t i = 0; i < profile_.size(); ++i) {
+    if (profile_[i].is_malloc) {
+      open[profile_[i].ptr] = i;
+      ++profile_mallocs_;
+    } else if (auto it = open.find(profile_[i].ptr); it != open.end()) {
+      freed_at[it->second] = i;
+      open.erase(it);
+    }
+  }
+  persistent_ = open.size();
+  std::vector<DsaBuffer> buffers;
+  for (const auto& [m, f] : freed_at) {
+    DsaBuffer b;
+    b.id = static_cast<int64_t>(buffers.size());
+    b.lower = static_cast<int64_t>(m);
+    b.upper = static_cast<int64_t>(f);
+    b.size = std::max<uint64_t>(profile_[m].size, 1);
+    buffers.push_back(b);
+  }
+  if (buffers.empty()) return;
+  const PlanResult r = planner_->plan(buffers);
+  load_ = compute_load(buffers);
+  height_ = r.height;
+  lower_bound_ = r.lower_bound;
+  proved_optimal_ = r.optimal;
+  nodes_ = r.nodes;
+  if (!arena_.reserve(height_)) {
+    reservation_failed_ = true;
+    return;
+  }
+  size_t k = 0;
+  for (const auto& [m, f] : freed_at) {
+    slots_.push_back({profile_[m].size, buffers[k].size, r.offsets[k]});
+    ++k;
+  }
+}
+
+nlohmann::json PlannedPool::report() const {
+  nlohmann::json j;
+  j["planner"] = planner_->name();
+  j["planned"] = !profiling_ && !slots_.empty();
+  if (reservation_failed_) j["pool_reservation_failed"] = true;
+  j["profiled_mallocs"] = profile_mallocs_;
+  j["planned_buffers"] = slots_.size();
+  j["unplanned_live_at_boundary"] = persistent_;
+  j["load_bytes"] = load_;
+  j["planned_height_bytes"] = height_;
+  j["height_over_load"] = load_ ? static_cast<double>(height_) / static_cast<double>(load_) : 0.0;
+  j["proved_optimal"] = proved_optimal_;
+  j["search_nodes"] = nodes_;
+  j["pool_bytes"] = arena_.reservation_bytes();
+  j["served_from_pool"] = arena_.served_from_plan();
+  j["warmup_cuda_mallocs"] = profiling_ ? arena_.fallbacks() : fallbacks_before_plan_;
+  j["fallbacks"] = profiling_ ? 0 : arena_.fallbacks() - fallbacks_before_plan_;
+  j["peak_fallback_bytes"] = arena_.peak_fallback_bytes();
+  j["reserved_bytes"] = arena_.reserved_bytes();
+  return j;
+}
+
+void register_planned(PoolRegistry& r) {
+  r.add({"planned",
+         "profiles the first iteration, then serves later ones from an offline placement by any planner "
+         "(greedy-by-size, best-fit, optimal) in one reservation",
+         {{"planner", ParamType::String, std::string("best-fit"), "the offline planner (dlsim list planners)"},
+          {"time_limit_s", ParamType::Double, 1.0, "time limit handed to the planner when it takes one"}},
+         [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
+           const auto& entry = planner_registry().get(p.get_string("planner"), "", 0, "planner");
+           Params pp(entry.params);
+           if (pp.has("time_limit_s")) {
+             const double t = p.get_double("time_limit_s");
+             if (!(t > 0)) throw ConfigError("", 0, "time_limit_s", "planned: time_limit_s must be > 0");
+             pp.set("time_limit_s", t);
+           }
+           return std::make_unique<PlannedPool>(d, entry.factory(pp));
+         }});
+}
+
+}  // namespace dlsim

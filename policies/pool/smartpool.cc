@@ -1,0 +1,110 @@
+#include "policies/pool/smartpool.h"
+
+#include <stdexcept>
+
+namespace dlsim {
+
+SmartPool::SmartPool(DeviceMemory& device, SmartPoolOptions options)
+    : opt_(options), arena_(device), next_check_(options.first_check) {
+  if (opt_.first_check == 0) throw std::invalid_argument("smartpool: first_check must be positive");
+}
+
+std::optional<DevPtr> SmartPool::allocate(const AllocRequest& req) {
+  if (detected_ && !switched_ && index_ >= switch_at_) {
+    switched_ = true;
+    plan_ = plan_smartpool(trace_, iteration_, opt_.color);
+    if (!arena_.reserve(plan_.pool_bytes)) reservation_failed_ = true;
+    fallbacks_before_switch_ = arena_.fallbacks();
+    trace_.clear();
+    trace_.shrink_to_fit();
+  }
+  std::optional<DevPtr> p;
+  if (switched_) {
+    const uint64_t k = (index_ - iteration_.start) % iteration_.length;
+    const int s = plan_.slot_at[k];
+    if (s >= 0 && plan_.slots[s].size == req.bytes) {
+      const SmartSlot& slot = plan_.slots[s];
+      p = arena_.take_slot(slot.offset, slot.extent, req.bytes);
+      if (!p && slot.cross_iteration) p = arena_.take_slot(slot.offset + plan_.cross_region, slot.extent, req.bytes);
+    }
+    if (!p) p = arena_.fallback(req.bytes);
+  } else {
+    p = arena_.fallback(req.bytes);
+    if (p) trace_.push_back({true, *p, req.bytes});
+  }
+  if (!p) return std::nullopt;  // out of memory: not an op of the program's trace
+  after_op();
+  return p;
+}
+
+void SmartPool::deallocate(DevPtr p) {
+  arena_.release(p);
+  if (!switched_) trace_.push_back({false, p, 0});
+  after_op();
+}
+
+void SmartPool::after_op() {
+  ++index_;
+  if (detected_ || index_ != next_check_) return;
+  // The op just recorded has index next_check_ - 1 (299, 599, 1199, ...).
+  ++tests_;
+  next_check_ *= 2;
+  const Repeat r = detect_iteration(trace_, opt_.pattern);
+  if (r.length == 0) return;
+  detected_ = true;
+  detected_at_ = index_ - 1;
+  iteration_ = r;
+  const uint64_t now = index_ - 1;
+  switch_at_ = now + r.length - (now - r.start) % r.length;
+}
+
+nlohmann::json SmartPool::report() const {
+  nlohmann::json j;
+  j["pattern_found"] = detected_;
+  j["detection_tests"] = tests_;
+  if (detected_) {
+    j["pattern_found_at_op"] = detected_at_;
+    j["iteration_length"] = iteration_.length;
+    j["iteration_start_op"] = iteration_.start;
+    j["switch_at_op"] = switch_at_;
+  }
+  j["planned"] = switched_ && !reservation_failed_;
+  if (reservation_failed_) j["pool_reservation_failed"] = true;
+  j["pool_bytes"] = arena_.reservation_bytes();
+  j["planned_blocks"] = plan_.slots.size();
+  j["cross_iteration_region_bytes"] = plan_.cross_region;
+  j["served_from_pool"] = arena_.served_from_plan();
+  j["warmup_cuda_mallocs"] = switched_ ? fallbacks_before_switch_ : arena_.fallbacks();
+  j["fallbacks"] = switched_ ? arena_.fallbacks() - fallbacks_before_switch_ : 0;
+  j["peak_fallback_bytes"] = arena_.peak_fallback_bytes();
+  j["reserved_bytes"] = arena_.reserved_bytes();
+  return j;
+}
+
+void register_smartpool(PoolRegistry& r) {
+  r.add({"smartpool",
+         "SINGA SmartPool (Zhang et al. 2019): detects the iteration from the malloc/free trace, plans offsets "
+         "for one iteration (size-descending best fit among overlapping lifetimes) in one reservation",
+         {{"min_iteration_length", ParamType::Int, int64_t{100}, "accept a pattern longer than this many ops"},
+          {"verify_length", ParamType::Int, int64_t{50}, "a sub-pattern longer than this replaces the found one"},
+          {"first_check", ParamType::Int, int64_t{300}, "ops before the first detection test (then doubling)"},
+          {"color_method", ParamType::String, std::string("BF"), "BF (best fit, default) or FF (first fit)"}},
+         [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
+           SmartPoolOptions o;
+           auto positive = [&](const char* key) {
+             const int64_t v = p.get_int(key);
+             if (v <= 0) throw ConfigError("", 0, key, std::string("smartpool: ") + key + " must be positive");
+             return static_cast<size_t>(v);
+           };
+           o.pattern.min_length = positive("min_iteration_length");
+           o.pattern.verify_length = positive("verify_length");
+           o.first_check = positive("first_check");
+           const std::string c = p.get_string("color_method");
+           if (c == "BF") o.color = ColorMethod::BestFit;
+           else if (c == "FF") o.color = ColorMethod::FirstFit;
+           else throw ConfigError("", 0, "color_method", "smartpool: color_method must be BF or FF, not '" + c + "'");
+           return std::make_unique<SmartPool>(d, o);
+         }});
+}
+
+}  // namespace dlsim
