@@ -1,0 +1,354 @@
+#include "validate/cuda/cuda_executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <random>
+
+#include "common/config_error.h"
+#include "policies/pool/pool_policy.h"
+#include "validate/arena_device_memory.h"
+#include "validate/cuda/cuda_check.h"
+#include "validate/cuda/device_info.h"
+#include "validate/cuda/kernels.h"
+#include "validate/cuda/op_runner.h"
+#include "validate/cuda_plan.h"
+
+namespace dlsim::cuda {
+
+namespace {
+
+constexpr uint64_t kMiB = uint64_t{1} << 20;
+
+// Buffers outside the pool: side buffers for roles the graph does not hold, pinned host copies of swapped tensors.
+struct DeviceBuffer {
+  void* p = nullptr;
+  ~DeviceBuffer() { if (p) cudaFree(p); }
+};
+struct HostBuffer {
+  void* p = nullptr;
+  ~HostBuffer() { if (p) cudaFreeHost(p); }
+};
+
+struct Events {
+  std::vector<cudaEvent_t> ev;
+  ~Events() { for (auto e : ev) cudaEventDestroy(e); }
+  cudaEvent_t make(bool timing) {
+    cudaEvent_t e;
+    DLSIM_CK(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming), "event pool");
+    ev.push_back(e);
+    return e;
+  }
+};
+
+// A timed span on a stream: two events, resolved to ns after the iteration's device synchronisation.
+struct Span {
+  cudaEvent_t begin, end;
+};
+
+class Executor {
+ public:
+  Executor(const PlanFile& plan, std::ostream& log) : plan_(plan), g_(plan.graph), log_(log) {}
+  GpuRun run();
+
+ private:
+  const PlanFile& plan_;
+  const Graph& g_;
+  std::ostream& log_;
+  char* arena_ = nullptr;
+  std::unique_ptr<ArenaDeviceMemory> mem_;
+  std::unique_ptr<PoolPolicy> pool_;
+  std::vector<cudaStream_t> streams_;
+  std::vector<cudaEvent_t> prog_events_;
+  Events events_;
+  cudnnHandle_t dnn_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  std::vector<std::unique_ptr<OpRunner>> runners_;  // by OpId
+  std::vector<std::vector<std::vector<std::unique_ptr<DeviceBuffer>>>> side_;  // [op][step][slot] (in then out)
+  std::map<TensorId, std::unique_ptr<HostBuffer>> host_;
+  std::map<TensorId, int64_t> index_range_;
+  std::vector<std::optional<DevPtr>> addr_;  // by TensorId
+  cudaEvent_t base_ = nullptr;
+  Trace trace_;
+  std::chrono::steady_clock::time_point t0_;
+  uint64_t side_bytes_ = 0;
+
+  void* dev(TensorId t, const std::string& ctx) {
+    if (!addr_[static_cast<size_t>(t)])
+      throw CudaError("tensor " + std::to_string(t) + " '" + g_.tensor(t).name + "' is not allocated (" + ctx + ")");
+    return arena_ + *addr_[static_cast<size_t>(t)];
+  }
+  TimeNs host_ns() const {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0_).count();
+  }
+  TimeNs event_ns(cudaEvent_t e) {
+    float ms = 0;
+    DLSIM_CK(cudaEventElapsedTime(&ms, base_, e), "reading a timing event");
+    return static_cast<TimeNs>(static_cast<double>(ms) * 1e6);
+  }
+  void setup_device();
+  void prepare_ops();
+  void fill(TensorId t, cudaStream_t s, uint64_t seed);
+  // Runs one command list; returns false on out of memory (the trace says where).
+  bool execute(const std::vector<Command>& cmds, int iteration, bool record,
+               std::vector<std::pair<OpRecord, Span>>& ops, std::vector<std::pair<CopyRecord, Span>>& copies);
+};
+
+void Executor::setup_device() {
+  DLSIM_CK(cudaSetDevice(0), "");
+  trace_.backend = "cuda";
+  trace_.device = device_name(0);
+  size_t free_b = 0, total_b = 0;
+  DLSIM_CK(cudaMemGetInfo(&free_b, &total_b), "");
+  // The arena: the modelled capacity plus a quarter of slack for the arena's own fragmentation, leaving 1 GiB to
+  // cuDNN, cuBLAS and the side buffers.
+  const uint64_t cap = plan_.capacity_bytes;
+  const uint64_t room = free_b > 1024 * kMiB ? free_b - 1024 * kMiB : 0;
+  const uint64_t arena = std::min<uint64_t>(room, cap + cap / 4);
+  if (arena < cap)
+    throw ConfigError(plan_.experiment, 0, "hw",
+                      "the modelled capacity of " + std::to_string(cap / kMiB) + " MiB exceeds the " +
+                          std::to_string(room / kMiB) + " MiB this GPU can give the arena");
+  DLSIM_CK(cudaMalloc(reinterpret_cast<void**>(&arena_), arena), "the arena of " + std::to_string(arena) + " bytes");
+  mem_ = std::make_unique<ArenaDeviceMemory>(arena, cap);
+  // The pool, by name and parameters, exactly as the simulator builds it (defaults for unnamed parameters).
+  const auto& entry = pool_registry().get(plan_.pool, plan_.experiment, 0, "pool");
+  Params params(entry.params);
+  for (const auto& [k, v] : plan_.pool_params.values()) params.set(k, v);
+  pool_ = entry.factory(params, *mem_);
+  for (int i = 0; i < plan_.program.num_streams; ++i) {
+    cudaStream_t s;
+    DLSIM_CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream " + std::to_string(i));
+    streams_.push_back(s);
+  }
+  for (int i = 0; i < plan_.program.num_events; ++i) prog_events_.push_back(events_.make(false));
+  DLSIM_CK(cudnnCreate(&dnn_), "");
+  DLSIM_CK(cublasCreate(&blas_), "");
+  DLSIM_CK(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "");  // PyTorch's default: no TF32 for matmuls
+  base_ = events_.make(true);
+  addr_.assign(g_.tensors().size(), std::nullopt);
+  index_range_ = index_ranges(g_);
+}
+
+void Executor::prepare_ops() {
+  runners_.resize(g_.ops().size());
+  side_.resize(g_.ops().size());
+  uint64_t seed = 1;
+  for (const Op& op : g_.ops()) {
+    auto r = std::make_unique<OpRunner>(g_, plan_kernel(g_, op), dnn_, blas_);
+    // The graph's workspace tensor bounds the algorithm; without one, any workspace (allocated through the pool).
+    r->prepare(op.workspace != kNoTensor ? g_.tensor(op.workspace).bytes : UINT64_MAX);
+    auto& sides = side_[static_cast<size_t>(op.id)];
+    for (const KernelStep& st : r->plan().steps) {
+      sides.emplace_back();
+      for (const auto* list : {&st.args.in, &st.args.out})
+        for (const Arg& a : *list) {
+          auto b = std::make_unique<DeviceBuffer>();
+          if (a.id == kNoTensor) {
+            const std::string ctx = "side buffer of op " + std::to_string(op.id);
+            DLSIM_CK(cudaMalloc(&b->p, std::max<uint64_t>(a.bytes, 512)), ctx);
+            // Index roles (class targets) must be valid indices; other side buffers hold random floats.
+            if (st.call == KernelCall::CrossEntropyForward || st.call == KernelCall::CrossEntropyBackward)
+              fill_random_indices(b->p, static_cast<int64_t>(a.bytes / 8), st.cols, seed++, streams_[0], ctx);
+            else
+              fill_random(b->p, a.bytes, false, seed++, streams_[0], ctx);
+            side_bytes_ += a.bytes;
+          }
+          sides.back().push_back(std::move(b));
+        }
+    }
+    runners_[static_cast<size_t>(op.id)] = std::move(r);
+  }
+  // Pinned host buffers for every tensor the Program copies, filled with random bytes.
+  std::mt19937_64 rng(42);
+  for (const auto* list : {&plan_.program.setup, &plan_.program.iteration, &plan_.program.teardown})
+    for (const Command& c : *list)
+      if ((c.kind == CmdKind::CopyIn || c.kind == CmdKind::CopyOut) && !host_.count(c.tensor)) {
+        auto h = std::make_unique<HostBuffer>();
+        const uint64_t bytes = g_.tensor(c.tensor).bytes;
+        DLSIM_CK(cudaMallocHost(&h->p, bytes), "pinned host buffer of tensor '" + g_.tensor(c.tensor).name + "'");
+        auto* w = static_cast<uint64_t*>(h->p);
+        for (uint64_t i = 0; i < bytes / 8; ++i) w[i] = rng() | 1;
+        host_.emplace(c.tensor, std::move(h));
+      }
+  DLSIM_CK(cudaDeviceSynchronize(), "after preparing ops");
+}
+
+void Executor::fill(TensorId t, cudaStream_t s, uint64_t seed) {
+  const Tensor& x = g_.tensor(t);
+  const std::string ctx = "random fill of tensor '" + x.name + "'";
+  auto it = index_range_.find(t);
+  if (it != index_range_.end()) fill_random_indices(dev(t, ctx), static_cast<int64_t>(x.bytes / 8), it->second, seed, s, ctx);
+  else fill_random(dev(t, ctx), x.bytes, x.dtype == DType::BF16, seed, s, ctx);
+}
+
+bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool record,
+                       std::vector<std::pair<OpRecord, Span>>& ops, std::vector<std::pair<CopyRecord, Span>>& copies) {
+  for (const Command& c : cmds) {
+    cudaStream_t s = streams_[static_cast<size_t>(c.stream)];
+    switch (c.kind) {
+      case CmdKind::Alloc: {
+        const Tensor& t = g_.tensor(c.tensor);
+        auto p = pool_->allocate({t.bytes, c.stream});
+        if (!p) {
+          trace_.oom = true;
+          trace_.oom_where = "iteration " + std::to_string(iteration) + ", alloc of tensor '" + t.name + "' (" +
+                             std::to_string(t.bytes) + " bytes)";
+          return false;
+        }
+        addr_[static_cast<size_t>(t.id)] = *p;
+        if (record)
+          trace_.mem.push_back({iteration, host_ns(), MemAction::Alloc, t.id, *p, t.bytes, mem_->reserved()});
+        // Weights, optimizer state and inputs start random (never zeros); activations are written by their ops.
+        if (t.persistent || t.kind == TensorKind::Input) fill(t.id, s, 1000 + static_cast<uint64_t>(t.id));
+        break;
+      }
+      case CmdKind::Free: {
+        const Tensor& t = g_.tensor(c.tensor);
+        auto& a = addr_[static_cast<size_t>(t.id)];
+        if (!a) throw CudaError("free of tensor '" + t.name + "' that is not allocated");
+        pool_->deallocate(*a);
+        if (record) trace_.mem.push_back({iteration, host_ns(), MemAction::Free, t.id, *a, t.bytes, mem_->reserved()});
+        a.reset();
+        break;
+      }
+      case CmdKind::Launch: {
+        OpRunner& r = *runners_[static_cast<size_t>(c.op)];
+        const Op& op = g_.op(c.op);
+        const std::string ctx = "op " + std::to_string(op.id) + " '" + op.name + "'";
+        // A workspace the graph does not hold comes from the pool right before the op and goes right after.
+        std::optional<DevPtr> own_ws;
+        void* ws = nullptr;
+        if (op.workspace != kNoTensor) ws = dev(op.workspace, ctx);
+        else if (r.workspace_bytes() > 0) {
+          own_ws = pool_->allocate({r.workspace_bytes(), c.stream});
+          if (!own_ws) {
+            trace_.oom = true;
+            trace_.oom_where = "iteration " + std::to_string(iteration) + ", workspace of " + ctx;
+            return false;
+          }
+          ws = arena_ + *own_ws;
+        }
+        const auto& sides = side_[static_cast<size_t>(op.id)];
+        const KernelPlan& kp = r.plan();
+        auto resolve = [&](size_t step, bool out, size_t slot) -> void* {
+          const KernelArgs& args = kp.steps[step].args;
+          const Arg& a = out ? args.out.at(slot) : args.in.at(slot);
+          if (a.id == kNoTensor) return sides[step][out ? args.in.size() + slot : slot]->p;
+          return dev(a.id, ctx);
+        };
+        Span sp{};
+        if (record) {
+          sp = {events_.make(true), events_.make(true)};
+          DLSIM_CK(cudaEventRecord(sp.begin, s), ctx);
+        }
+        r.launch(s, resolve, ws);
+        if (record) {
+          DLSIM_CK(cudaEventRecord(sp.end, s), ctx);
+          ops.push_back({OpRecord{iteration, op.id, c.stream, 0, 0}, sp});
+        }
+        if (own_ws) pool_->deallocate(*own_ws);
+        break;
+      }
+      case CmdKind::CopyOut: case CmdKind::CopyIn: {
+        const Tensor& t = g_.tensor(c.tensor);
+        const bool out = c.kind == CmdKind::CopyOut;
+        const std::string ctx = std::string(out ? "copy out" : "copy in") + " of tensor '" + t.name + "'";
+        void* h = host_.at(t.id)->p;
+        void* d = dev(t.id, ctx);
+        Span sp{};
+        if (record) {
+          sp = {events_.make(true), events_.make(true)};
+          DLSIM_CK(cudaEventRecord(sp.begin, s), ctx);
+        }
+        DLSIM_CK(cudaMemcpyAsync(out ? h : d, out ? d : h, t.bytes, out ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, s), ctx);
+        if (record) {
+          DLSIM_CK(cudaEventRecord(sp.end, s), ctx);
+          copies.push_back({CopyRecord{iteration, t.id, out, t.bytes, 0, 0}, sp});
+        }
+        break;
+      }
+      case CmdKind::RecordEvent:
+        DLSIM_CK(cudaEventRecord(prog_events_[static_cast<size_t>(c.event)], s), "program event " + std::to_string(c.event));
+        break;
+      case CmdKind::WaitEvent:
+        DLSIM_CK(cudaStreamWaitEvent(s, prog_events_[static_cast<size_t>(c.event)], 0), "program event " + std::to_string(c.event));
+        break;
+      case CmdKind::SyncEvent:
+        DLSIM_CK(cudaEventSynchronize(prog_events_[static_cast<size_t>(c.event)]), "program event " + std::to_string(c.event));
+        break;
+    }
+  }
+  return true;
+}
+
+GpuRun Executor::run() {
+  setup_device();
+  prepare_ops();
+  log_ << "dlsim-cuda: " << trace_.device << ", arena " << mem_->arena_bytes() / kMiB << " MiB, capacity "
+       << mem_->capacity() / kMiB << " MiB, pool " << plan_.pool << ", " << g_.ops().size() << " ops\n";
+  t0_ = std::chrono::steady_clock::now();
+  DLSIM_CK(cudaEventRecord(base_, streams_[0]), "base event");
+  std::vector<std::pair<OpRecord, Span>> ops;
+  std::vector<std::pair<CopyRecord, Span>> copies;
+  bool ok = execute(plan_.program.setup, -1, true, ops, copies);
+  const int total = plan_.warmup + plan_.iterations;
+  for (int i = 0; ok && i < total; ++i) {
+    const bool measured = i >= plan_.warmup;
+    const int it = i - plan_.warmup;  // the trace numbers measured iterations from 0
+    DLSIM_CK(cudaDeviceSynchronize(), "before iteration " + std::to_string(i));
+    Span whole{events_.make(true), events_.make(true)};
+    DLSIM_CK(cudaEventRecord(whole.begin, streams_[0]), "iteration start");
+    // Every stream starts after the iteration's start event, so the span covers all of them.
+    for (size_t s = 1; s < streams_.size(); ++s) DLSIM_CK(cudaStreamWaitEvent(streams_[s], whole.begin, 0), "");
+    ok = execute(plan_.program.iteration, measured ? it : -2, measured, ops, copies);
+    for (size_t s = 1; s < streams_.size(); ++s) {
+      cudaEvent_t e = events_.make(false);
+      DLSIM_CK(cudaEventRecord(e, streams_[s]), "iteration end");
+      DLSIM_CK(cudaStreamWaitEvent(streams_[0], e, 0), "iteration end");
+    }
+    DLSIM_CK(cudaEventRecord(whole.end, streams_[0]), "iteration end");
+    DLSIM_CK(cudaDeviceSynchronize(), "after iteration " + std::to_string(i));
+    pool_->iteration_end(i);
+    if (measured && ok) trace_.iterations.push_back({event_ns(whole.begin), event_ns(whole.end)});
+  }
+  if (ok) ok = execute(plan_.program.teardown, plan_.iterations, true, ops, copies);
+  DLSIM_CK(cudaDeviceSynchronize(), "after the run");
+  for (auto& [rec, sp] : ops) {
+    rec.start = event_ns(sp.begin), rec.end = event_ns(sp.end);
+    trace_.ops.push_back(rec);
+  }
+  for (auto& [rec, sp] : copies) {
+    rec.start = event_ns(sp.begin), rec.end = event_ns(sp.end);
+    trace_.copies.push_back(rec);
+  }
+  nlohmann::json algos = nlohmann::json::object();
+  for (const auto& r : runners_)
+    if (r->workspace_bytes() > 0 || !r->algorithm().empty())
+      algos[g_.op(r->plan().op).name] = {{"algorithm", r->algorithm()}, {"workspace_bytes", r->workspace_bytes()}};
+  const PoolStats& ps = pool_->stats();
+  GpuRun out;
+  out.report = {{"device", trace_.device}, {"pool", plan_.pool}, {"pool_report", pool_->report()},
+                {"peak_reserved_bytes", mem_->peak_reserved()}, {"peak_live_bytes", ps.peak_allocated_bytes},
+                {"peak_requested_bytes", ps.peak_requested_bytes}, {"arena_bytes", mem_->arena_bytes()},
+                {"arena_high_water_bytes", mem_->high_water_mark()},
+                {"arena_fragmentation_failures", mem_->arena_fragmentation_failures()},
+                {"device_malloc_calls", mem_->malloc_calls()}, {"side_buffer_bytes", side_bytes_},
+                {"warmup", plan_.warmup}, {"iterations", plan_.iterations}, {"conv_algorithms", algos}};
+  for (cudaStream_t s : streams_) cudaStreamDestroy(s);
+  cudnnDestroy(dnn_);
+  cublasDestroy(blas_);
+  runners_.clear();
+  cudaFree(arena_);
+  out.trace = std::move(trace_);
+  return out;
+}
+
+}  // namespace
+
+GpuRun run_plan_on_gpu(const PlanFile& plan, std::ostream& log) {
+  Executor e(plan, log);
+  return e.run();
+}
+
+}  // namespace dlsim::cuda

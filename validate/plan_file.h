@@ -1,0 +1,35 @@
+#pragma once
+// The plan file: everything dlsim-cuda needs to run one experiment on a real GPU — the training Graph, the
+// Program the policies compiled, the pool by name and parameters, the modelled capacity — as one JSON document.
+// `dlsim validate` writes it and runs dlsim-cuda on it; so dlsim-cuda needs neither the experiment loader nor the
+// policies' planning code, and the same file replays the run on any GPU machine.
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "common/params.h"
+#include "sim/program.h"
+#include "workloads/graph.h"
+
+namespace dlsim {
+
+struct PlanFile {
+  std::string experiment;  // the experiment file it came from (for reports)
+  std::string hw;          // the modelled GPU (GpuSpec name)
+  uint64_t capacity_bytes = 0;  // the pool's device capacity, as the simulator's VirtualDeviceMemory had it
+  std::string pool;
+  Params pool_params;
+  int warmup = 2;
+  int iterations = 5;
+  Graph graph;
+  Program program;
+};
+
+nlohmann::json plan_to_json(const PlanFile& p);
+// Every missing or malformed field is a ConfigError naming `file` and the field's JSON path.
+PlanFile plan_from_json(const nlohmann::json& j, const std::string& file);
+
+void write_plan_file(const PlanFile& p, const std::string& path);
+PlanFile read_plan_file(const std::string& path);
+
+}  // namespace dlsim
