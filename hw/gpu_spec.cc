@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
@@ -20,19 +21,33 @@ constexpr uint64_t kBytesPerMiB = uint64_t{1} << 20;
 
 TimeNs us_to_ns(double us) { return static_cast<TimeNs>(std::llround(us * 1000.0)); }
 
+std::string format_number(double v) {
+  std::ostringstream o;
+  o << v;  // shortest readable form ("1.5", "1e+12"), same on every run
+  return o.str();
+}
+
 // Reads a number and checks it lies in [lo, hi] (or (lo, hi] when lo_open), naming the key on failure.
 double get_in_range(const YamlMap& m, const std::string& key, double lo, double hi, bool lo_open = false) {
   double v = m.get_double(key);
   bool below = lo_open ? v <= lo : v < lo;
-  if (below || v > hi) {
-    std::string range = (lo_open ? "(" : "[") + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-    m.fail(key, "value " + std::to_string(v) + " out of range " + range);
-  }
+  if (below || v > hi)
+    m.fail(key, "value " + format_number(v) + " out of range " + (lo_open ? "(" : "[") + format_number(lo) + ", " +
+                    format_number(hi) + "]");
   return v;
 }
 
-double get_positive(const YamlMap& m, const std::string& key) { return get_in_range(m, key, 0, 1e300, true); }
-double get_non_negative(const YamlMap& m, const std::string& key) { return get_in_range(m, key, 0, 1e300); }
+double get_positive(const YamlMap& m, const std::string& key) {
+  double v = m.get_double(key);
+  if (!(v > 0)) m.fail(key, "must be positive, got " + format_number(v));
+  return v;
+}
+
+double get_non_negative(const YamlMap& m, const std::string& key) {
+  double v = m.get_double(key);
+  if (v < 0) m.fail(key, "must not be negative, got " + format_number(v));
+  return v;
+}
 
 int64_t get_int_in_range(const YamlMap& m, const std::string& key, int64_t lo, int64_t hi) {
   int64_t v = m.get_int(key);

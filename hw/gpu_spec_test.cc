@@ -147,10 +147,12 @@ TEST_CASE("values out of range are refused with the key and line") {
   ConfigError eff = load_error(replace(kValid, "  compute_efficiency: 0.5", "  compute_efficiency: 1.5"));
   CHECK(eff.key() == "roofline.compute_efficiency");
   CHECK(eff.line() == 13);
+  CHECK(std::string(eff.what()).find("value 1.5 out of range (0, 1]") != std::string::npos);
 
   ConfigError bw = load_error(replace(kValid, "  h2d_pinned_gb_per_s: 25", "  h2d_pinned_gb_per_s: 0"));
   CHECK(bw.key() == "pcie.h2d_pinned_gb_per_s");
   CHECK(bw.line() == 19);
+  CHECK(std::string(bw.what()).find("must be positive, got 0") != std::string::npos);
 
   ConfigError lanes = load_error(replace(kValid, "  lanes: 16", "  lanes: 12"));
   CHECK(lanes.key() == "pcie.lanes");
