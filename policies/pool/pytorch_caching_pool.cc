@@ -1,0 +1,331 @@
+#include "policies/pool/pytorch_caching_pool.h"
+
+#include <bit>
+#include <stdexcept>
+#include <tuple>
+
+#include "common/config_error.h"
+#include "policies/pool/pool_accounting.h"
+
+namespace dlsim {
+
+std::vector<ParamSpec> PytorchCachingOptions::specs() {
+  return {
+      {"max_split_size_mb", ParamType::Int, int64_t{0},
+       "blocks at least this large are never split (0: unlimited, PyTorch's default; else >= 20)"},
+      {"max_non_split_rounding_mb", ParamType::Int, int64_t{20},
+       "an oversize request may take a cached oversize block at most this much larger (>= 20)"},
+      {"roundup_power2_divisions", ParamType::Int, int64_t{0},
+       "round sizes up to one of this many steps per power of two (0: 512-B rounding; else a power of two)"},
+      {"garbage_collection_threshold", ParamType::Double, 0.0,
+       "reclaim old cached large blocks when reserved > this fraction of the allowed memory (0: off; needs "
+       "memory_fraction)"},
+      {"memory_fraction", ParamType::Double, 0.0,
+       "set_per_process_memory_fraction: cap reserved memory at this fraction of the device (0: not set)"},
+  };
+}
+
+PytorchCachingOptions PytorchCachingOptions::from_params(const Params& p) {
+  PytorchCachingOptions o;
+  const int64_t msplit = p.get_int("max_split_size_mb");
+  if (msplit != 0) {
+    if (msplit < 20)
+      throw ConfigError("", 0, "max_split_size_mb",
+                        "pytorch-caching: max_split_size_mb must be 0 (unlimited) or >= 20, got " +
+                            std::to_string(msplit));
+    o.max_split_size = static_cast<uint64_t>(msplit) * kMiB;
+  }
+  const int64_t nsr = p.get_int("max_non_split_rounding_mb");
+  if (nsr < 20)
+    throw ConfigError("", 0, "max_non_split_rounding_mb",
+                      "pytorch-caching: max_non_split_rounding_mb must be >= 20, got " + std::to_string(nsr));
+  o.max_non_split_rounding = static_cast<uint64_t>(nsr) * kMiB;
+  const int64_t div = p.get_int("roundup_power2_divisions");
+  if (div < 0 || (div != 0 && !std::has_single_bit(static_cast<uint64_t>(div))))
+    throw ConfigError("", 0, "roundup_power2_divisions",
+                      "pytorch-caching: roundup_power2_divisions must be 0 or a power of two, got " +
+                          std::to_string(div));
+  o.roundup_power2_divisions = static_cast<uint64_t>(div);
+  o.garbage_collection_threshold = p.get_double("garbage_collection_threshold");
+  if (o.garbage_collection_threshold != 0.0 &&
+      !(o.garbage_collection_threshold > 0.0 && o.garbage_collection_threshold < 1.0))
+    throw ConfigError("", 0, "garbage_collection_threshold",
+                      "pytorch-caching: garbage_collection_threshold must be in (0, 1), or 0 for off");
+  o.memory_fraction = p.get_double("memory_fraction");
+  if (!(o.memory_fraction >= 0.0 && o.memory_fraction <= 1.0))
+    throw ConfigError("", 0, "memory_fraction", "pytorch-caching: memory_fraction must be in [0, 1] (0: not set)");
+  return o;
+}
+
+bool PytorchCachingPool::BlockLess::operator()(const Block* a, const Block* b) const {
+  return std::tie(a->stream, a->size, a->ptr) < std::tie(b->stream, b->size, b->ptr);
+}
+
+PytorchCachingPool::PytorchCachingPool(DeviceMemory& device, const PytorchCachingOptions& options)
+    : device_(device), options_(options) {
+  small_.small = true;
+}
+
+PytorchCachingPool::~PytorchCachingPool() = default;
+
+uint64_t PytorchCachingPool::round_size(uint64_t size, uint64_t divisions) {
+  if (size < kMinBlockSize) return kMinBlockSize;
+  if (divisions > 1 && size > kMinBlockSize * divisions) {
+    // Equal steps between consecutive powers of two; a power of two stays as it is.
+    if (std::has_single_bit(size)) return size;
+    const uint64_t floor2 = std::bit_floor(size);
+    const uint64_t step = floor2 / divisions;
+    if (step == 0) return floor2 << 1;
+    const uint64_t down = size & ~(step - 1);
+    return down == size ? size : down + step;
+  }
+  return round_up(size, kMinBlockSize);
+}
+
+uint64_t PytorchCachingPool::allocation_size(uint64_t rounded) {
+  if (rounded <= kSmallSize) return kSmallBuffer;
+  if (rounded < kMinLargeAlloc) return kLargeBuffer;
+  return round_up(rounded, kRoundLarge);
+}
+
+PytorchCachingPool::Block* PytorchCachingPool::new_block(DevPtr ptr, uint64_t size, int stream, bool small) {
+  auto b = std::make_unique<Block>();
+  b->ptr = ptr;
+  b->size = size;
+  b->stream = stream;
+  b->small = small;
+  Block* raw = b.get();
+  blocks_.emplace(ptr, std::move(b));
+  return raw;
+}
+
+void PytorchCachingPool::delete_block(Block* b) { blocks_.erase(b->ptr); }
+
+void PytorchCachingPool::insert_free(BlockPool& pool, Block* b) {
+  b->gc_count_base = pool.get_free_blocks_call_count;  // a block's age counts from its last insertion
+  pool.blocks.insert(b);
+}
+
+bool PytorchCachingPool::should_split(const Block* b, uint64_t size) const {
+  const uint64_t remaining = b->size - size;
+  if (b->small) return remaining >= kMinBlockSize;
+  return size < options_.max_split_size && remaining > kSmallSize;
+}
+
+PytorchCachingPool::Block* PytorchCachingPool::get_free_block(BlockPool& pool, int stream, uint64_t size) {
+  const bool gc_on = options_.memory_fraction > 0.0 && options_.garbage_collection_threshold > 0.0;
+  if (gc_on) ++pool.get_free_blocks_call_count;
+  Block key;
+  key.stream = stream;
+  key.size = size;
+  auto it = pool.blocks.lower_bound(&key);
+  if (it == pool.blocks.end() || (*it)->stream != stream) return nullptr;
+  // Oversize blocks serve only oversize requests, and only when not much larger.
+  if (size < options_.max_split_size && (*it)->size >= options_.max_split_size) return nullptr;
+  if (size >= options_.max_split_size && (*it)->size >= size + options_.max_non_split_rounding) return nullptr;
+  Block* b = *it;
+  pool.blocks.erase(it);
+  return b;
+}
+
+PytorchCachingPool::Block* PytorchCachingPool::alloc_block(BlockPool& pool, int stream, uint64_t alloc_size,
+                                                           bool is_retry) {
+  if (is_retry) ++alloc_retries_;
+  if (options_.memory_fraction > 0.0 &&
+      static_cast<double>(reserved_ + alloc_size) > options_.memory_fraction * static_cast<double>(device_.capacity()))
+    return nullptr;  // over the per-process fraction: refused without calling CUDA
+  auto p = device_.malloc(alloc_size);
+  if (!p) {
+    ++failed_device_mallocs_;
+    return nullptr;
+  }
+  ++device_mallocs_;
+  ++segments_;
+  reserved_ += alloc_size;
+  return new_block(*p, alloc_size, stream, pool.small);
+}
+
+void PytorchCachingPool::release_block(Block* b) {
+  if (b->is_split() || b->allocated) throw std::logic_error("pytorch-caching: releasing part of a segment");
+  pool_of(b->small).blocks.erase(b);
+  device_.free(b->ptr);
+  ++device_frees_;
+  --segments_;
+  reserved_ -= b->size;
+  delete_block(b);
+}
+
+bool PytorchCachingPool::release_available_cached_blocks(BlockPool& pool, int stream, uint64_t size) {
+  if (options_.max_split_size == UINT64_MAX) return false;
+  Block key;
+  key.stream = stream;
+  key.size = std::max(size, options_.max_split_size);
+  auto it = pool.blocks.lower_bound(&key);
+  if (it == pool.blocks.end() || (*it)->stream != stream) {
+    // No single oversize block is large enough: free oversize blocks from the largest down.
+    if (it == pool.blocks.begin()) return false;
+    uint64_t released = 0;
+    --it;
+    while (released < key.size && (*it)->size >= options_.max_split_size && (*it)->stream == stream) {
+      Block* cur = *it;
+      const bool is_first = it == pool.blocks.begin();
+      if (!is_first) --it;
+      released += cur->size;
+      release_block(cur);
+      if (is_first) break;
+    }
+    return released >= key.size;
+  }
+  release_block(*it);
+  return true;
+}
+
+void PytorchCachingPool::release_pool(BlockPool& pool) {
+  for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
+    Block* b = *it++;
+    if (!b->is_split()) release_block(b);
+  }
+}
+
+void PytorchCachingPool::release_cached_blocks() {
+  ++sync_all_streams_;  // synchronize_and_free_events: waits for every stream
+  release_pool(large_);
+  release_pool(small_);
+}
+
+void PytorchCachingPool::garbage_collect_cached_blocks() {
+  const auto gc_threshold = static_cast<uint64_t>(options_.garbage_collection_threshold * options_.memory_fraction *
+                                                  static_cast<double>(device_.capacity()));
+  if (reserved_ <= gc_threshold) return;
+  const uint64_t target = reserved_ - gc_threshold;
+  uint64_t total_age = 0;
+  int freeable = 0;
+  for (const Block* b : large_.blocks)
+    if (!b->is_split()) {
+      total_age += large_.get_free_blocks_call_count - b->gc_count_base;
+      ++freeable;
+    }
+  if (freeable == 0) return;
+  uint64_t reclaimed = 0;
+  bool freed = true;
+  // Free the blocks at least as old as the average, again and again, until the target is met.
+  while (reclaimed < target && freed && freeable > 0) {
+    const double age_threshold = static_cast<double>(total_age) / freeable;
+    freed = false;
+    for (auto it = large_.blocks.begin(); it != large_.blocks.end();) {
+      Block* b = *it++;
+      const uint64_t age = large_.get_free_blocks_call_count - b->gc_count_base;
+      if (!b->is_split() && static_cast<double>(age) >= age_threshold) {
+        freed = true;
+        reclaimed += b->size;
+        total_age -= age;
+        --freeable;
+        ++gc_released_blocks_;
+        release_block(b);
+      }
+    }
+  }
+}
+
+std::optional<DevPtr> PytorchCachingPool::allocate(const AllocRequest& req) {
+  const uint64_t size = round_size(req.bytes, options_.roundup_power2_divisions);
+  BlockPool& pool = pool_of(size <= kSmallSize);
+  const uint64_t alloc_size = allocation_size(size);
+  Block* b = get_free_block(pool, req.stream, size);
+  if (b) {
+    ++cache_hits_;
+  } else {
+    if (options_.memory_fraction > 0.0 && options_.garbage_collection_threshold > 0.0)
+      garbage_collect_cached_blocks();
+    b = alloc_block(pool, req.stream, alloc_size, false);
+    if (!b && release_available_cached_blocks(pool, req.stream, size))
+      b = alloc_block(pool, req.stream, alloc_size, false);
+    if (!b) {
+      release_cached_blocks();
+      b = alloc_block(pool, req.stream, alloc_size, true);
+    }
+  }
+  if (!b) {
+    ++stats_.num_ooms;
+    return std::nullopt;
+  }
+  if (should_split(b, size)) {
+    // The request takes the low part; the rest goes back to the pool as a free block of the same segment.
+    Block* rest = new_block(b->ptr + size, b->size - size, b->stream, b->small);
+    b->size = size;
+    rest->next = b->next;
+    if (rest->next) rest->next->prev = rest;
+    rest->prev = b;
+    b->next = rest;
+    insert_free(pool, rest);
+    ++splits_;
+  }
+  b->allocated = true;
+  b->requested = req.bytes;
+  if (b->size >= options_.max_split_size) ++oversize_allocations_;
+  note_alloc(stats_, req.bytes, b->size);
+  return b->ptr;
+}
+
+void PytorchCachingPool::free_block(Block* b) {
+  BlockPool& pool = pool_of(b->small);
+  // Merge with a free next neighbour, then with a free previous one (which then absorbs this block).
+  if (Block* n = b->next; n && !n->allocated) {
+    pool.blocks.erase(n);
+    b->size += n->size;
+    b->next = n->next;
+    if (b->next) b->next->prev = b;
+    delete_block(n);
+  }
+  if (Block* p = b->prev; p && !p->allocated) {
+    pool.blocks.erase(p);
+    p->size += b->size;
+    p->next = b->next;
+    if (p->next) p->next->prev = p;
+    delete_block(b);
+    b = p;
+  }
+  insert_free(pool, b);
+}
+
+void PytorchCachingPool::deallocate(DevPtr p) {
+  auto it = blocks_.find(p);
+  if (it == blocks_.end() || !it->second->allocated)
+    throw std::logic_error("pytorch-caching: free of an address it did not allocate");
+  Block* b = it->second.get();
+  b->allocated = false;
+  note_free(stats_, b->requested, b->size);
+  free_block(b);
+}
+
+nlohmann::json PytorchCachingPool::report() const {
+  uint64_t cached = 0, inactive_split = 0;
+  for (const BlockPool* pool : {&small_, &large_})
+    for (const Block* b : pool->blocks) {
+      cached += b->size;
+      if (b->is_split()) inactive_split += b->size;
+    }
+  return {{"reserved_bytes", reserved_},
+          {"segments", segments_},
+          {"device_mallocs", device_mallocs_},
+          {"device_frees", device_frees_},
+          {"failed_device_mallocs", failed_device_mallocs_},
+          {"num_alloc_retries", alloc_retries_},
+          {"num_sync_all_streams", sync_all_streams_},
+          {"cache_hits", cache_hits_},
+          {"splits", splits_},
+          {"oversize_allocations", oversize_allocations_},
+          {"gc_released_blocks", gc_released_blocks_},
+          {"cached_bytes", cached},
+          {"inactive_split_bytes", inactive_split}};
+}
+
+void register_pytorch_caching(PoolRegistry& r) {
+  r.add({"pytorch-caching",
+         "PyTorch CUDACachingAllocator: 512 B rounding, small/large pools, per-stream best fit, empty-cache retry",
+         PytorchCachingOptions::specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
+           return std::make_unique<PytorchCachingPool>(d, PytorchCachingOptions::from_params(p));
+         }});
+}
+
+}  // namespace dlsim
