@@ -5,7 +5,8 @@
 //   BatchNorm   [x, gamma, beta, running_mean, running_var] -> [y, save_mean, save_invstd, running_mean,
 //               running_var]   (training mode updates the running statistics in place; they are Weight-kind
 //               persistent buffers but not learnable, so they get no gradient and are not counted as params)
-//   Relu/Relu6  [x] -> [x] when in place (as torchvision's inplace=True), else [x] -> [y]
+//   Relu        [x] -> [x] when in place (as torchvision's inplace=True), else [x] -> [y]
+//   Relu6       [x, saved_input] -> [x] in place (see relu6()), else [x] -> [y]
 //   MaxPool     [x] -> [y, indices(i64)]           Dropout [x] -> [y, mask(bool)]
 //   Linear      [x, w, (b)] -> [y]                 MatMul [a, b] -> [y]
 //   LayerNorm   [x, gamma, beta] -> [y, mean, rstd]   Embedding [ids, w] -> [y]
@@ -165,9 +166,9 @@ TensorId ModelBuilder::conv2d(TensorId x, int64_t out_channels, int64_t kh, int6
     fail(g_, n, "convolution sizes must be positive (padding non-negative)");
   if (s[1] % groups != 0 || out_channels % groups != 0)
     fail(g_, n, "channels " + std::to_string(s[1]) + "->" + std::to_string(out_channels) + " not divisible by groups " + std::to_string(groups));
-  int64_t ho = (s[2] + 2 * pad_h - dilation * (kh - 1) - 1) / stride_h + 1;
-  int64_t wo = (s[3] + 2 * pad_w - dilation * (kw - 1) - 1) / stride_w + 1;
-  if (ho <= 0 || wo <= 0) fail(g_, n, "output would be empty for input " + shape_str(s));
+  int64_t span_h = s[2] + 2 * pad_h - dilation * (kh - 1) - 1, span_w = s[3] + 2 * pad_w - dilation * (kw - 1) - 1;
+  if (span_h < 0 || span_w < 0) fail(g_, n, "kernel larger than the padded input " + shape_str(s));
+  int64_t ho = span_h / stride_h + 1, wo = span_w / stride_w + 1;
   TensorId w = parameter({out_channels, s[1] / groups, kh, kw}, n + ".weight");
   std::vector<TensorId> in = {cast_for(x, act_dtype_, n), cast_for(w, act_dtype_, n)};
   if (bias) in.push_back(cast_for(parameter({out_channels}, n + ".bias"), act_dtype_, n));
@@ -209,14 +210,26 @@ TensorId ModelBuilder::relu(TensorId x, bool inplace, const std::string& name) {
   return y;
 }
 
+// ReLU6 is hardtanh(0, 6), whose backward in PyTorch 1.13 needs the op's *input*. For the in-place form
+// autograd therefore saves a clone of the input before overwriting it (measured: the clone is a storage of
+// its own); the clone is an explicit Copy op here, and the Relu6 op lists it as a second, non-differentiable
+// input so that the backward pass can read it: [x, saved_input] -> [x].
 TensorId ModelBuilder::relu6(TensorId x, bool inplace, const std::string& name) {
   std::string n = auto_name("relu6", name);
   auto s = shape_of(g_, x, n);
-  TensorId y = inplace ? x : new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
   Attrs a;
   a.set("inplace", inplace);
-  emit(g_, n, OpKind::Relu6, {x}, {y}, 2.0 * static_cast<double>(numel(s)), a);
-  return y;
+  if (!inplace) {
+    TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+    emit(g_, n, OpKind::Relu6, {x}, {y}, 2.0 * static_cast<double>(numel(s)), a);
+    return y;
+  }
+  TensorId saved = new_tensor(g_, n + ".saved_input", TensorKind::Activation, g_.tensor(x).dtype, s);
+  Attrs c;
+  c.set("autograd_clone", 1);
+  emit(g_, n + ".clone", OpKind::Copy, {x}, {saved}, 0, c);
+  emit(g_, n, OpKind::Relu6, {x, saved}, {x}, 2.0 * static_cast<double>(numel(s)), a);
+  return x;
 }
 
 TensorId ModelBuilder::max_pool(TensorId x, int64_t k, int64_t stride, int64_t pad, bool ceil_mode,
@@ -224,6 +237,7 @@ TensorId ModelBuilder::max_pool(TensorId x, int64_t k, int64_t stride, int64_t p
   std::string n = auto_name("maxpool", name);
   auto s = shape4(g_, x, n);
   if (k <= 0 || stride <= 0 || pad < 0 || 2 * pad > k) fail(g_, n, "bad pooling window (padding must be at most half the kernel)");
+  if (s[2] + 2 * pad < k || s[3] + 2 * pad < k) fail(g_, n, "pooling window larger than the padded input " + shape_str(s));
   int64_t ho = pool_out(s[2], k, stride, pad, ceil_mode), wo = pool_out(s[3], k, stride, pad, ceil_mode);
   std::vector<int64_t> os = {s[0], s[1], ho, wo};
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
@@ -240,6 +254,7 @@ TensorId ModelBuilder::avg_pool(TensorId x, int64_t k, int64_t stride, int64_t p
   std::string n = auto_name("avgpool", name);
   auto s = shape4(g_, x, n);
   if (k <= 0 || stride <= 0 || pad < 0 || 2 * pad > k) fail(g_, n, "bad pooling window (padding must be at most half the kernel)");
+  if (s[2] + 2 * pad < k || s[3] + 2 * pad < k) fail(g_, n, "pooling window larger than the padded input " + shape_str(s));
   int64_t ho = pool_out(s[2], k, stride, pad, ceil_mode), wo = pool_out(s[3], k, stride, pad, ceil_mode);
   std::vector<int64_t> os = {s[0], s[1], ho, wo};
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
@@ -258,7 +273,7 @@ TensorId ModelBuilder::adaptive_avg_pool(TensorId x, int64_t out_h, int64_t out_
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
   Attrs a;
   a.set("out_h", out_h); a.set("out_w", out_w);
-  // PyTorch computes a 1x1 adaptive average pool as mean() over H and W, which keeps nothing for backward.
+  // PyTorch computes a 1x1 adaptive average pool as mean() over H and W (a reduction kernel).
   OpKind kind = (out_h == 1 && out_w == 1) ? OpKind::GlobalAvgPool : OpKind::AdaptiveAvgPool;
   emit(g_, n, kind, {x}, {y}, static_cast<double>(numel(s)), a);
   return y;

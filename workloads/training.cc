@@ -2,8 +2,8 @@
 // parameter. What each backward op reads is what PyTorch 1.13's autograd saves for its forward op
 // (derivatives.yaml), so "activations read by a backward op" is the saved-for-backward set:
 //   conv, linear: input (and weight)        batch norm: input, weight and the per-channel save_mean/invstd
-//   relu/relu6: output (in-place result)    max-pool: input and int64 indices     avg-pool: input
-//   adaptive 1x1 pool (a mean): nothing     dropout: mask       add, concat, pad, reshape: nothing
+//   relu: output    relu6: input (a clone, in place)    max-pool: input and int64 indices     avg-pool: input
+//   1x1 adaptive pool (a mean; MeanBackward1 saves self): input    dropout: mask       add, concat, pad, reshape: nothing
 //   softmax: output    layer norm: input, weight, bias, mean, rstd    gelu: input    matmul: both operands
 //   embedding: indices    cross-entropy: log-probabilities and labels    autocast cast: nothing
 // Deliberate differences from PyTorch, all small:
@@ -42,6 +42,7 @@ bool differentiable_input(const Op& o, size_t i) {
     case OpKind::BatchNorm: return i < 3;
     case OpKind::CrossEntropyLoss: return i == 0;
     case OpKind::Embedding: return i == 1;
+    case OpKind::Relu6: return i == 0;  // input 1 is autograd's saved clone
     default: return true;
   }
 }
@@ -285,14 +286,16 @@ class Synthesizer {
         contribute(fwd, in[2], gbeta);
         break;
       }
-      case OpKind::Relu:
-      case OpKind::Relu6:
+      case OpKind::Relu:  // threshold_backward(grad, result): the output, in place or not
         unary(fwd, gy, OpKind::ReluBwd, {fwd.outputs[0]}, n_out);
+        break;
+      case OpKind::Relu6:  // hardtanh_backward(grad, self): the input (its clone when in place)
+        unary(fwd, gy, OpKind::ReluBwd, {in.size() > 1 ? in[1] : in[0]}, n_out);
         break;
       case OpKind::MaxPool: unary(fwd, gy, OpKind::MaxPoolBwd, {in[0], fwd.outputs[1]}, n_out); break;
       case OpKind::AvgPool:
-      case OpKind::AdaptiveAvgPool: unary(fwd, gy, OpKind::AvgPoolBwd, {in[0]}, fl); break;
-      case OpKind::GlobalAvgPool: unary(fwd, gy, OpKind::AvgPoolBwd, {}, fl); break;
+      case OpKind::AdaptiveAvgPool:
+      case OpKind::GlobalAvgPool: unary(fwd, gy, OpKind::AvgPoolBwd, {in[0]}, fl); break;
       case OpKind::Dropout: unary(fwd, gy, OpKind::DropoutBwd, {fwd.outputs[1]}, n_out); break;
       case OpKind::Pad: unary(fwd, gy, OpKind::PadBwd, {}, 0); break;
       case OpKind::Softmax: unary(fwd, gy, OpKind::SoftmaxBwd, {fwd.outputs[0]}, 3 * n_out); break;
