@@ -91,7 +91,7 @@ class Engine {
   RunResult r_;
   EventQueue q_{4096};
   TimeNs now_ = 0;
-  bool stopped_ = false;
+  bool host_stopped_ = false;  // out of memory: the host issues nothing more; queued work drains
 
   // host state
   int phase_ = 0;  // 0 setup, 1 iterations, 2 teardown, 3 done
@@ -175,7 +175,7 @@ RunResult Engine::run() {
   const uint64_t m0 = ctx_.device.malloc_calls(), f0 = ctx_.device.free_calls();
 
   resume_host_at(0);
-  while (!q_.empty() && !stopped_) {
+  while (!q_.empty()) {
     const Event e = q_.pop();
     ++r_.events_processed;
     now_ = e.time;
@@ -193,7 +193,7 @@ RunResult Engine::run() {
     }
     settle();
   }
-  if (!stopped_ && (phase_ != 3 || !device_idle()))
+  if (!host_stopped_ && (phase_ != 3 || !device_idle()))
     throw std::logic_error("simulation stalled with work left (a bug in the executor)");
 
   r_.total_ns = now_;
@@ -231,7 +231,7 @@ void Engine::host_step() {
     has_pending_ = false;
     enqueue(pending_stream_, pending_cmd_);
   }
-  while (phase_ != 3 && !stopped_) {
+  while (phase_ != 3 && !host_stopped_) {
     if (pc_ >= section().size()) {
       end_of_section();
       continue;
@@ -347,7 +347,7 @@ bool Engine::do_alloc(const Command& c) {
   const uint64_t m0 = d.malloc_calls(), f0 = d.free_calls(), bm0 = d.bytes_malloced(), bf0 = d.bytes_freed();
   const std::optional<DevPtr> p = ctx_.pool.allocate(AllocRequest{t.bytes, c.stream});
   if (!p) {
-    stopped_ = true;
+    host_stopped_ = true;
     r_.trace.oom = true;
     const std::string where = iteration_ < 0 ? std::string("setup") : "iteration " + std::to_string(iteration_);
     r_.trace.oom_where = where + ", alloc of tensor '" + t.name + "' (" + std::to_string(t.bytes) +
@@ -405,7 +405,6 @@ bool Engine::charge_device_calls(uint64_t m0, uint64_t f0, uint64_t bm0, uint64_
 
 // Runs every stream as far as it can go at `now_`, then wakes the host if what it waits for has happened.
 void Engine::settle() {
-  if (stopped_) return;
   bool progress = true;
   while (progress) {
     progress = false;

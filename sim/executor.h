@@ -17,7 +17,8 @@
 //   memory is reusable by later work on the allocation stream at once, so no device-side action is needed.
 // - RecordEvent/WaitEvent follow CUDA: a wait waits for the most recent record issued before it (no record:
 //   no wait). SyncEvent blocks the host until that record completes.
-// - An allocation the pool cannot satisfy stops the run: Trace::oom and oom_where say where.
+// - An allocation the pool cannot satisfy stops the host (Trace::oom and oom_where say where); the work
+//   already queued on the device still completes, so iterations finished before the failure are reported.
 #include <cstdint>
 #include <string>
 #include <vector>

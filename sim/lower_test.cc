@@ -1,0 +1,304 @@
+#include "sim/lower.h"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include "policies/pool/virtual_device_memory.h"
+#include "sim/executor.h"
+#include "sim/test_fakes.h"
+
+using namespace dlsim;
+using namespace dlsim::sim_test;
+
+namespace {
+
+Schedule serial(const Graph& g) {
+  Schedule s;
+  for (const Op& o : g.ops()) s.order.push_back(o.id);
+  s.stream_of.assign(g.ops().size(), 0);
+  return s;
+}
+
+// Walks the iteration as a host would and checks the lowering's invariants: every tensor an op or copy touches
+// is allocated at that point, nothing is allocated twice or freed when dead, every non-persistent tensor
+// allocated in the iteration is freed by its end, and persistent tensors are allocated only in setup and
+// freed only in teardown.
+void check_liveness(const Graph& g, const Program& p) {
+  std::vector<bool> live(g.tensors().size(), false);
+  for (const Command& c : p.setup) {
+    REQUIRE(c.kind == CmdKind::Alloc);
+    REQUIRE(g.tensor(c.tensor).persistent);
+    live[static_cast<size_t>(c.tensor)] = true;
+  }
+  for (const Tensor& t : g.tensors()) CHECK(live[static_cast<size_t>(t.id)] == t.persistent);
+  for (size_t i = 0; i < p.iteration.size(); ++i) {
+    const Command& c = p.iteration[i];
+    INFO("iteration command " << i << " " << to_string(c.kind));
+    if (c.kind == CmdKind::Launch) {
+      const Op& op = g.op(c.op);
+      for (TensorId t : op.inputs) CHECK(live[static_cast<size_t>(t)]);
+      for (TensorId t : op.outputs) CHECK(live[static_cast<size_t>(t)]);
+      if (op.workspace != kNoTensor) CHECK(live[static_cast<size_t>(op.workspace)]);
+    } else if (c.kind == CmdKind::Alloc) {
+      CHECK_FALSE(live[static_cast<size_t>(c.tensor)]);
+      live[static_cast<size_t>(c.tensor)] = true;
+    } else if (c.kind == CmdKind::Free) {
+      CHECK(live[static_cast<size_t>(c.tensor)]);
+      live[static_cast<size_t>(c.tensor)] = false;
+    } else if (c.kind == CmdKind::CopyIn || c.kind == CmdKind::CopyOut) {
+      CHECK(live[static_cast<size_t>(c.tensor)]);
+    }
+  }
+  for (const Tensor& t : g.tensors()) CHECK(live[static_cast<size_t>(t.id)] == t.persistent);
+  for (const Command& c : p.teardown) {
+    REQUIRE(c.kind == CmdKind::Free);
+    CHECK(g.tensor(c.tensor).persistent);
+  }
+  CHECK(p.teardown.size() == p.setup.size());
+}
+
+// For every DAG edge u -> v across streams: before v's launch, v's stream waits for an event whose latest
+// record is on u's stream at or after u's launch.
+void check_cross_stream_waits(const Graph& g, const Schedule& s, const Program& p) {
+  std::vector<size_t> launch_at(g.ops().size());
+  for (size_t i = 0; i < p.iteration.size(); ++i)
+    if (p.iteration[i].kind == CmdKind::Launch) launch_at[static_cast<size_t>(p.iteration[i].op)] = i;
+  const Graph::Dag dag = g.dag();
+  int checked = 0;
+  for (auto [e, end] = boost::edges(dag); e != end; ++e) {
+    const auto u = static_cast<OpId>(boost::source(*e, dag)), v = static_cast<OpId>(boost::target(*e, dag));
+    const int su = s.stream_of[static_cast<size_t>(u)], sv = s.stream_of[static_cast<size_t>(v)];
+    if (su == sv) continue;
+    ++checked;
+    bool covered = false;
+    for (size_t i = launch_at[static_cast<size_t>(u)]; i < launch_at[static_cast<size_t>(v)] && !covered; ++i) {
+      const Command& w = p.iteration[i];
+      if (w.kind != CmdKind::WaitEvent || w.stream != sv) continue;
+      for (size_t j = i; j-- > 0;) {  // the record this wait refers to: the latest one before it
+        const Command& r = p.iteration[j];
+        if (r.kind == CmdKind::RecordEvent && r.event == w.event) {
+          covered = r.stream == su && j > launch_at[static_cast<size_t>(u)];
+          break;
+        }
+      }
+    }
+    INFO("edge " << g.op(u).name << " -> " << g.op(v).name);
+    CHECK(covered);
+  }
+  CHECK(checked > 0);
+}
+
+// x (input) -> c0 [s0] -> a;  a -> c1 [s1] -> b;  a -> c2 [s0] -> c;  (b, c) -> c3 [s0] -> d.  w is a weight.
+struct Diamond {
+  Graph g;
+  TensorId w, x, a, b, c, d, ws;
+  Diamond() {
+    w = tensor(g, "w", 4096, true);
+    x = tensor(g, "x", 1024);
+    a = tensor(g, "a", 2048);
+    b = tensor(g, "b", 2048);
+    c = tensor(g, "c", 2048);
+    d = tensor(g, "d", 64);
+    ws = tensor(g, "ws", 512);
+    op(g, "c0", {x, w}, {a}, 1000, 1000, ws);
+    op(g, "c1", {a}, {b}, 1000, 500);
+    op(g, "c2", {a}, {c}, 1000, 500);
+    op(g, "c3", {b, c}, {d}, 1000);
+  }
+};
+
+size_t index_of(const Program& p, CmdKind k, int32_t op_or_tensor) {
+  for (size_t i = 0; i < p.iteration.size(); ++i) {
+    const Command& c = p.iteration[i];
+    if (c.kind == k && (k == CmdKind::Launch ? c.op : c.tensor) == op_or_tensor) return i;
+  }
+  FAIL("no " << to_string(k) << " of " << op_or_tensor);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("lowering on one stream: allocs before first use, frees after last, persistent in setup/teardown") {
+  Diamond m;
+  const Program p = lower(m.g, serial(m.g), SwapPlan{});
+  check_liveness(m.g, p);
+  CHECK(p.num_streams == 1);
+  CHECK(p.num_events == 0);
+  REQUIRE(p.setup.size() == 1);
+  CHECK(p.setup[0].tensor == m.w);
+  // the input batch is an ordinary tensor: allocated right before its first use
+  CHECK(index_of(p, CmdKind::Alloc, m.x) < index_of(p, CmdKind::Launch, 0));
+  CHECK(index_of(p, CmdKind::Free, m.x) > index_of(p, CmdKind::Launch, 0));
+  // the workspace brackets its op
+  CHECK(index_of(p, CmdKind::Alloc, m.ws) + 1 == index_of(p, CmdKind::Launch, 0));
+  CHECK(index_of(p, CmdKind::Free, m.ws) == index_of(p, CmdKind::Launch, 0) + 1);
+  // a is read last by c2 (position 2)
+  CHECK(index_of(p, CmdKind::Free, m.a) > index_of(p, CmdKind::Launch, 2));
+  CHECK(index_of(p, CmdKind::Free, m.a) < index_of(p, CmdKind::Launch, 3));
+  for (const Command& c : p.iteration) CHECK(c.kind != CmdKind::WaitEvent);
+}
+
+TEST_CASE("lowering on two streams inserts an event for every cross-stream dependence") {
+  Diamond m;
+  Schedule s = serial(m.g);
+  s.num_streams = 2;
+  s.stream_of = {0, 1, 0, 0};
+  const Program p = lower(m.g, s, SwapPlan{});
+  check_liveness(m.g, p);
+  check_cross_stream_waits(m.g, s, p);
+  CHECK(p.num_streams == 2);
+  CHECK(p.num_events > 0);
+  // a is allocated on stream 0 and read on stream 1: stream 0 waits for c1 before a is freed
+  const size_t free_a = index_of(p, CmdKind::Free, m.a);
+  bool waited = false;
+  for (size_t i = index_of(p, CmdKind::Launch, 1); i < free_a; ++i)
+    waited |= p.iteration[i].kind == CmdKind::WaitEvent && p.iteration[i].stream == 0;
+  CHECK(waited);
+  // every event that is waited for is recorded, and nothing is recorded in vain
+  std::set<int32_t> recorded, waited_for;
+  for (const Command& c : p.iteration) {
+    if (c.kind == CmdKind::RecordEvent) recorded.insert(c.event);
+    if (c.kind == CmdKind::WaitEvent) waited_for.insert(c.event);
+  }
+  CHECK(recorded == waited_for);
+  CHECK(static_cast<int>(recorded.size()) == p.num_events);
+
+  SECTION("and the executor runs c1 beside c2") {
+    VirtualDeviceMemory dev(1 << 20);
+    ExactCachePool pool(dev);
+    AttrKernels k;
+    LinearLink l(1, 1, 0);
+    GpuSpec gpu = fake_gpu();
+    gpu.malloc_base_ns = 0;
+    SimContext ctx{m.g, gpu, k, l, pool, dev};
+    SimOptions opt;
+    opt.iterations = 2;
+    const RunResult r = simulate(p, ctx, opt);
+    REQUIRE(r.iterations_completed == 2);
+    auto rec = [&](OpId id, int it) {
+      for (const auto& o : r.trace.ops)
+        if (o.op == id && o.iteration == it) return o;
+      return OpRecord{};
+    };
+    CHECK(rec(1, 0).start == 1000);  // after c0
+    CHECK(rec(2, 0).start == 1000);  // beside c1 (each takes half the SMs)
+    CHECK(rec(1, 0).end == 2000);
+    CHECK(rec(3, 0).start == 2000);
+    CHECK(rec(0, 1).start == 3000);  // the next iteration starts after the join
+  }
+}
+
+TEST_CASE("lowering rejects schedules that do not fit the graph") {
+  Diamond m;
+  Schedule s = serial(m.g);
+  s.order = {0, 1, 2};
+  CHECK_THROWS_WITH(lower(m.g, s, SwapPlan{}), Catch::Contains("schedule order has 3 ops, the graph 4"));
+  s = serial(m.g);
+  s.order = {0, 1, 1, 3};
+  CHECK_THROWS_WITH(lower(m.g, s, SwapPlan{}), Catch::Contains("lists op 'c1' twice"));
+  s = serial(m.g);
+  s.stream_of[2] = 1;
+  CHECK_THROWS_WITH(lower(m.g, s, SwapPlan{}), Catch::Contains("op 'c2' is on stream 1"));
+  s = serial(m.g);
+  s.num_streams = 2;
+  s.stream_of = {0, 1, 0, 0};
+  s.order = {1, 0, 2, 3};
+  CHECK_THROWS_WITH(lower(m.g, s, SwapPlan{}), Catch::Contains("not topological"));
+}
+
+// f0: x -> big (1 MB);  f1: big -> s1;  f2: s1 -> s2;  f3: s2 -> tmp (1 MB, slow);  f4: tmp -> s3;
+// f5: (s3, big) -> y.  `big` is idle from f1 to f5: swap it out after f1 and back in after f4, when tmp is dead.
+struct Chain {
+  Graph g;
+  TensorId x, big, s1, s2, tmp, s3, y;
+  Chain() {
+    x = tensor(g, "x", 1000);
+    big = tensor(g, "big", 1000000);
+    s1 = tensor(g, "s1", 1000);
+    s2 = tensor(g, "s2", 1000);
+    tmp = tensor(g, "tmp", 1000000);
+    s3 = tensor(g, "s3", 1000);
+    y = tensor(g, "y", 1000);
+    op(g, "f0", {x}, {big}, 1000);
+    op(g, "f1", {big}, {s1}, 1000);
+    op(g, "f2", {s1}, {s2}, 1000);
+    op(g, "f3", {s2}, {tmp}, 100000);
+    op(g, "f4", {tmp}, {s3}, 1000);
+    op(g, "f5", {s3, big}, {y}, 1000);
+  }
+};
+
+TEST_CASE("a swap plan lowers to copy-out, free, alloc, copy-in and waits") {
+  Chain m;
+  SwapPlan plan;
+  plan.actions.push_back({m.big, 1, 4, 5});
+  const Program p = lower(m.g, serial(m.g), plan);
+  check_liveness(m.g, p);
+  CHECK(p.num_streams == 3);
+  CHECK(p.num_compute_streams == 1);
+  const size_t out = index_of(p, CmdKind::CopyOut, m.big);
+  CHECK(p.iteration[out].stream == 1);  // the D2H copy stream
+  CHECK(out > index_of(p, CmdKind::Launch, 1));
+  const size_t in = index_of(p, CmdKind::CopyIn, m.big);
+  CHECK(p.iteration[in].stream == 2);  // the H2D copy stream
+  CHECK(in > index_of(p, CmdKind::Launch, 4));
+  // freed right after the next launch on its stream (f2), behind a wait for the copy-out
+  size_t first_free = p.iteration.size();
+  for (size_t i = 0; i < p.iteration.size(); ++i)
+    if (p.iteration[i].kind == CmdKind::Free && p.iteration[i].tensor == m.big) {
+      first_free = i;
+      break;
+    }
+  CHECK(first_free > index_of(p, CmdKind::Launch, 2));
+  CHECK(first_free < index_of(p, CmdKind::Launch, 3));
+  CHECK(p.iteration[first_free - 1].kind == CmdKind::WaitEvent);
+  CHECK(p.iteration[first_free - 1].stream == 0);
+
+  VirtualDeviceMemory dev(1 << 30);
+  ExactCachePool pool(dev);
+  AttrKernels k;
+  LinearLink l(10.0, 10.0, 1000);  // 1 MB in 100 us + 1 us
+  GpuSpec gpu = fake_gpu();
+  gpu.malloc_base_ns = 0;
+  SimContext ctx{m.g, gpu, k, l, pool, dev};
+  const RunResult with = simulate(p, ctx, SimOptions{});
+  REQUIRE(with.iterations_completed == 1);
+  REQUIRE(with.trace.copies.size() == 2);
+  const CopyRecord& co = with.trace.copies.at(0);
+  const CopyRecord& ci = with.trace.copies.at(1);
+  auto rec = [&](OpId id) {
+    for (const auto& o : with.trace.ops)
+      if (o.op == id) return o;
+    return OpRecord{};
+  };
+  CHECK(co.to_host);
+  CHECK(co.start == 1000);  // after f0 wrote it, beside f1 that reads it
+  CHECK(co.end == 1000 + 101000);
+  CHECK(rec(3).start == co.end);  // the stream waited for the copy before reusing the memory (after f2)
+  CHECK_FALSE(ci.to_host);
+  CHECK(ci.start == rec(4).end);  // its memory may be what f4's stream freed: after f4
+  CHECK(ci.end == ci.start + 101000);
+  CHECK(rec(5).start == ci.end);
+
+  VirtualDeviceMemory dev2(1 << 30);
+  ExactCachePool pool2(dev2);
+  SimContext ctx2{m.g, gpu, k, l, pool2, dev2};
+  const RunResult without = simulate(lower(m.g, serial(m.g), SwapPlan{}), ctx2, SimOptions{});
+  CHECK(without.peak_live_bytes == 2001000);  // big, tmp and s3 at f4
+  CHECK(with.peak_live_bytes == 1002000);     // big, s1 and s2 at f2; s3, big and y at f5
+}
+
+TEST_CASE("lowering rejects swap actions that do not fit") {
+  Chain m;
+  SwapPlan plan;
+  plan.actions.push_back({m.big, 0, 1, 5});  // f1 reads big while it would be on the host
+  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("op 'f1' at position 1 uses it"));
+  plan.actions = {{m.big, 2, 1, 5}};
+  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("out_after <= in_issue_after"));
+  plan.actions = {{m.s1, 1, 1, 3}};  // s1 dies at f2
+  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("not live"));
+  plan.actions = {{m.big, 1, 4, 5}, {m.big, 1, 2, 3}};
+  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("overlap"));
+}

@@ -1,0 +1,137 @@
+#pragma once
+// Hand-checkable stand-ins for the sim/ tests: a kernel cost model read from op attributes, a linear PCIe
+// link, three tiny pools (straight cudaMalloc, an exact-size cache, one that leaks) and a small graph builder.
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "hw/cost_model.h"
+#include "hw/gpu_spec.h"
+#include "policies/pool/pool_policy.h"
+#include "workloads/graph.h"
+
+namespace dlsim::sim_test {
+
+// Duration from attribute "ns" (default 1000), SM share from "sm_permille" (default 1000 = the whole GPU).
+class AttrKernels : public KernelCostModel {
+ public:
+  KernelCost cost(const Graph&, const Op& op) const override {
+    return {op.attrs.get("ns", 1000), static_cast<double>(op.attrs.get("sm_permille", 1000)) / 1000.0};
+  }
+};
+
+// latency + bytes / bandwidth, with bandwidths in bytes per ns so that times are easy to check.
+class LinearLink : public TransferModel {
+ public:
+  LinearLink(double h2d_bytes_per_ns, double d2h_bytes_per_ns, TimeNs latency)
+      : h2d_(h2d_bytes_per_ns), d2h_(d2h_bytes_per_ns), latency_(latency) {}
+  TimeNs copy_time(CopyDir dir, uint64_t bytes, bool) const override {
+    return latency_ + static_cast<TimeNs>(std::ceil(static_cast<double>(bytes) / per_ns(dir)));
+  }
+  double bandwidth(CopyDir dir, bool) const override { return per_ns(dir) * 1e9; }
+  TimeNs latency(CopyDir) const override { return latency_; }
+
+ private:
+  double per_ns(CopyDir d) const { return d == CopyDir::HostToDevice ? h2d_ : d2h_; }
+  double h2d_, d2h_;
+  TimeNs latency_;
+};
+
+inline GpuSpec fake_gpu() {
+  GpuSpec s;
+  s.name = "fake";
+  s.sms = 100;
+  s.memory_bytes = uint64_t{1} << 30;
+  s.copy_engines = 2;
+  s.launch_overhead_ns = 0;
+  s.malloc_base_ns = 10000;
+  s.malloc_ns_per_gib = 0;
+  s.free_base_ns = 3000;
+  s.free_ns_per_gib = 0;
+  return s;
+}
+
+// Base for the fake pools: counts allocations and the iteration_end calls.
+class FakePoolBase : public PoolPolicy {
+ public:
+  const PoolStats& stats() const override { return stats_; }
+  void iteration_end(int i) override { iteration_ends.push_back(i); }
+  std::vector<int> iteration_ends;
+
+ protected:
+  PoolStats stats_;
+};
+
+// Every allocation a cudaMalloc, every free a cudaFree.
+class DirectPool : public FakePoolBase {
+ public:
+  explicit DirectPool(DeviceMemory& d) : d_(d) {}
+  std::string name() const override { return "direct"; }
+  std::optional<DevPtr> allocate(const AllocRequest& r) override { return d_.malloc(r.bytes); }
+  void deallocate(DevPtr p) override { d_.free(p); }
+
+ private:
+  DeviceMemory& d_;
+};
+
+// Keeps freed blocks by exact size and reuses them; never returns memory to the device.
+class ExactCachePool : public FakePoolBase {
+ public:
+  explicit ExactCachePool(DeviceMemory& d) : d_(d) {}
+  std::string name() const override { return "exact-cache"; }
+  std::optional<DevPtr> allocate(const AllocRequest& r) override {
+    auto it = cached_.find(r.bytes);
+    if (it != cached_.end()) {
+      const DevPtr p = it->second;
+      cached_.erase(it);
+      size_of_[p] = r.bytes;
+      return p;
+    }
+    auto p = d_.malloc(r.bytes);
+    if (p) size_of_[*p] = r.bytes;
+    return p;
+  }
+  void deallocate(DevPtr p) override { cached_.emplace(size_of_.at(p), p); }
+
+ private:
+  DeviceMemory& d_;
+  std::multimap<uint64_t, DevPtr> cached_;
+  std::map<DevPtr, uint64_t> size_of_;
+};
+
+// Never frees nor reuses: every allocation is a new cudaMalloc (to run out of memory on purpose).
+class LeakyPool : public FakePoolBase {
+ public:
+  explicit LeakyPool(DeviceMemory& d) : d_(d) {}
+  std::string name() const override { return "leaky"; }
+  std::optional<DevPtr> allocate(const AllocRequest& r) override { return d_.malloc(r.bytes); }
+  void deallocate(DevPtr) override {}
+
+ private:
+  DeviceMemory& d_;
+};
+
+inline TensorId tensor(Graph& g, const std::string& name, uint64_t bytes, bool persistent = false) {
+  Tensor t;
+  t.name = name;
+  t.bytes = bytes;
+  t.shape = {static_cast<int64_t>(bytes / 4)};
+  t.persistent = persistent;
+  t.kind = persistent ? TensorKind::Weight : TensorKind::Activation;
+  return g.add_tensor(t);
+}
+
+inline OpId op(Graph& g, const std::string& name, std::vector<TensorId> in, std::vector<TensorId> out,
+               int64_t ns = 1000, int64_t sm_permille = 1000, TensorId workspace = kNoTensor) {
+  Op o;
+  o.name = name;
+  o.inputs = std::move(in);
+  o.outputs = std::move(out);
+  o.workspace = workspace;
+  o.attrs.set("ns", ns);
+  o.attrs.set("sm_permille", sm_permille);
+  return g.add_op(o);
+}
+
+}  // namespace dlsim::sim_test
