@@ -1,0 +1,94 @@
+#pragma once
+// `tf-bfc`: TensorFlow's best-fit-with-coalescing allocator (core/common_runtime/bfc_allocator.cc, the GPU
+// allocator of TF and XLA), modelled with its constants and rules:
+// - sizes rounded up to 256 B; 21 bins by floor(log2(size / 256)), the last one open-ended;
+// - allocation scans bins from the request's bin upward, each ordered by (size, address), and takes the first
+//   chunk that fits; it splits iff the chunk is >= 2x the rounded size or would waste >= 128 MiB, the new free
+//   chunk being the high end;
+// - free coalesces with the free physical neighbours inside the same region;
+// - a miss extends the pool by a new region: with allow_growth the first is 2 MiB and region sizes double,
+//   without it the first Extend takes the whole memory limit; a failed cudaMalloc is retried at 0.9x the size
+//   until it would be smaller than the request;
+// - if that fails too and garbage_collection is on, regions without an in-use chunk are freed and Extend retried.
+// Default allow_growth=false, TF's GPU default: TF grabs (nearly) all of the memory limit at the first
+// allocation, and a faithful baseline must show that. memory_limit_mb=0 means the device capacity (TF itself
+// subtracts a little for the driver; dlsim's capacity already is what the pool may have).
+// Left out: timestamped chunks (freed_before, used by XLA's stream-ordered reuse), the 10-second AllocatorRetry
+// (waits for other threads' frees; a simulation has none), and newer XLA's fragmentation_fraction option and
+// spatial partitioning.
+#include <array>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "policies/pool/pool_policy.h"
+
+namespace dlsim {
+
+struct TfBfcOptions {
+  bool allow_growth = false;
+  uint64_t memory_limit = 0;  // bytes; 0: the device capacity
+  bool garbage_collection = true;  // TF_ENABLE_GPU_GARBAGE_COLLECTION, on by default
+
+  static std::vector<ParamSpec> specs();
+  static TfBfcOptions from_params(const Params& p);  // throws ConfigError on invalid values
+};
+
+class TfBfcPool : public PoolPolicy {
+ public:
+  static constexpr uint64_t kMinAllocationSize = 256;
+  static constexpr int kNumBins = 21;
+  static constexpr uint64_t kMaxInternalFragmentation = 128ull << 20;
+  static constexpr uint64_t kFirstGrowthRegion = 2ull << 20;
+
+  TfBfcPool(DeviceMemory& device, const TfBfcOptions& options);
+  ~TfBfcPool() override;
+
+  std::string name() const override { return "tf-bfc"; }
+  std::optional<DevPtr> allocate(const AllocRequest& req) override;
+  void deallocate(DevPtr p) override;  // throws std::logic_error on a pointer it did not hand out
+  const PoolStats& stats() const override { return stats_; }
+  nlohmann::json report() const override;
+
+  static uint64_t rounded_bytes(uint64_t bytes);
+  static int bin_for_size(uint64_t bytes);
+
+ private:
+  struct Chunk {
+    DevPtr ptr = 0;
+    uint64_t size = 0;
+    uint64_t requested = 0;
+    bool in_use = false;
+    Chunk* prev = nullptr;  // physical neighbours within the region
+    Chunk* next = nullptr;
+  };
+  struct ChunkLess {
+    bool operator()(const Chunk* a, const Chunk* b) const;
+  };
+
+  Chunk* find_chunk(uint64_t rounded);
+  bool extend(uint64_t rounded);
+  bool deallocate_free_regions(uint64_t rounded);
+  void insert_free(Chunk* c);
+  void remove_free(Chunk* c);
+  Chunk* new_chunk(DevPtr ptr, uint64_t size);
+
+  DeviceMemory& device_;
+  TfBfcOptions options_;
+  PoolStats stats_;
+  uint64_t memory_limit_;
+  uint64_t curr_region_allocation_bytes_;
+  uint64_t total_region_allocated_bytes_ = 0;
+  std::array<std::set<Chunk*, ChunkLess>, kNumBins> bins_;
+  std::map<DevPtr, std::unique_ptr<Chunk>> chunks_;  // every chunk by address
+  std::map<DevPtr, uint64_t> regions_;               // region start -> bytes
+  uint64_t extends_ = 0;
+  uint64_t backpedals_ = 0;
+  uint64_t gc_freed_regions_ = 0;
+  uint64_t splits_ = 0;
+};
+
+void register_tf_bfc(PoolRegistry& r);
+
+}  // namespace dlsim
