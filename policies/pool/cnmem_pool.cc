@@ -190,8 +190,13 @@ void CnmemPool::deallocate(DevPtr p) {
 }
 
 nlohmann::json CnmemPool::report() const {
-  uint64_t largest_root_free = 0;
-  for (const auto& [p, b] : root_.free) largest_root_free = std::max(largest_root_free, b.size);
+  uint64_t largest_root_free = 0, free_bytes = 0;
+  for (const auto& [p, b] : root_.free) {
+    largest_root_free = std::max(largest_root_free, b.size);
+    free_bytes += b.size;
+  }
+  for (const auto& child : children_)
+    for (const auto& [p, b] : child->free) free_bytes += b.size;
   return {{"reserved_bytes", reserved_},
           {"initial_reservation_bytes", initial_reservation_},
           {"device_mallocs", device_mallocs_},
@@ -200,6 +205,7 @@ nlohmann::json CnmemPool::report() const {
           {"parent_grants", parent_grants_},
           {"steals", steals_},
           {"stream_syncs", stream_syncs_},
+          {"free_bytes", free_bytes},
           {"root_free_blocks", root_.free.size()},
           {"root_largest_free_block", largest_root_free}};
 }
