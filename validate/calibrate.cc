@@ -1,0 +1,120 @@
+#include "validate/calibrate.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "common/config_error.h"
+#include "hw/op_signature.h"
+
+namespace dlsim {
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+constexpr double kGB = 1e9;
+}  // namespace
+
+LinearFit least_squares(const std::vector<std::pair<double, double>>& xy) {
+  LinearFit f;
+  f.n = xy.size();
+  if (xy.empty()) return f;
+  double mx = 0, my = 0;
+  for (const auto& [x, y] : xy) mx += x, my += y;
+  mx /= static_cast<double>(xy.size());
+  my /= static_cast<double>(xy.size());
+  double sxx = 0, sxy = 0;
+  for (const auto& [x, y] : xy) sxx += (x - mx) * (x - mx), sxy += (x - mx) * (y - my);
+  f.slope = sxx > 0 ? sxy / sxx : 0;
+  f.intercept = my - f.slope * mx;
+  return f;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+MicrobenchFit fit_microbench(const MicrobenchResults& r, const std::string& file) {
+  MicrobenchFit out;
+  for (CopyDir dir : {CopyDir::HostToDevice, CopyDir::DeviceToHost}) {
+    const char* name = dir == CopyDir::HostToDevice ? "h2d" : "d2h";
+    for (bool pinned : {true, false}) {
+      std::vector<std::pair<double, double>> xy;
+      for (const CopySample& c : r.copies)
+        if (c.dir == dir && c.pinned == pinned && !c.bidirectional) xy.push_back({static_cast<double>(c.bytes), c.ns});
+      const std::string key = std::string("copies.") + name + (pinned ? ".pinned" : ".pageable");
+      if (xy.size() < 2) throw ConfigError(file, 0, key, "need at least two sizes to fit latency and bandwidth");
+      const LinearFit f = least_squares(xy);
+      if (!(f.slope > 0)) throw ConfigError(file, 0, key, "time does not grow with size: no bandwidth to fit");
+      out.copies[{dir, pinned}] = {std::max(0.0, f.intercept), 1e9 / f.slope, f.n};
+    }
+    std::vector<std::pair<double, double>> both;
+    for (const CopySample& c : r.copies)
+      if (c.dir == dir && c.pinned && c.bidirectional) both.push_back({static_cast<double>(c.bytes), c.ns});
+    if (both.size() >= 2) {
+      const LinearFit f = least_squares(both);
+      if (f.slope > 0) out.bidirectional_bandwidth[dir] = 1e9 / f.slope;
+    }
+  }
+  std::vector<std::pair<double, double>> m, fr;
+  for (const AllocSample& a : r.allocs) (a.is_free ? fr : m).push_back({static_cast<double>(a.bytes) / kGiB, a.ns});
+  if (m.size() < 2) throw ConfigError(file, 0, "allocs", "need cudaMalloc times for at least two sizes");
+  if (fr.size() < 2) throw ConfigError(file, 0, "allocs", "need cudaFree times for at least two sizes");
+  out.malloc_ns_vs_gib = least_squares(m);
+  out.free_ns_vs_gib = least_squares(fr);
+  if (!(r.launch_overhead_ns > 0)) throw ConfigError(file, 0, "launch_overhead_ns", "must be positive");
+  out.launch_overhead_ns = r.launch_overhead_ns;
+  return out;
+}
+
+KernelTimeFit fit_kernel_times(const std::vector<std::pair<const Graph*, const Trace*>>& runs) {
+  std::map<std::string, std::vector<double>> d;
+  for (const auto& [g, t] : runs) {
+    std::vector<std::string> sig(g->ops().size());  // signatures computed once per op
+    for (const OpRecord& r : t->ops) {
+      if (r.iteration < 0 || r.op < 0 || static_cast<size_t>(r.op) >= g->ops().size()) continue;  // setup/teardown
+      std::string& s = sig[static_cast<size_t>(r.op)];
+      if (s.empty()) s = op_signature(*g, g->op(r.op));
+      d[s].push_back(static_cast<double>(r.end - r.start));
+    }
+  }
+  KernelTimeFit k;
+  for (auto& [s, v] : d) {
+    k.samples[s] = v.size();
+    k.times[s] = std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(median(v))));  // the hw loader wants > 0
+  }
+  return k;
+}
+
+YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, const KernelTimeFit& kernels) {
+  YAML::Node out = YAML::Clone(hw);
+  auto round3 = [](double v) { return std::round(v * 1000.0) / 1000.0; };
+  if (micro) {
+    YAML::Node pcie = out["pcie"];
+    auto bw = [&](CopyDir d, bool p) { return round3(micro->copies.at({d, p}).bandwidth / kGB); };
+    pcie["h2d_pinned_gb_per_s"] = bw(CopyDir::HostToDevice, true);
+    pcie["d2h_pinned_gb_per_s"] = bw(CopyDir::DeviceToHost, true);
+    pcie["h2d_pageable_gb_per_s"] = bw(CopyDir::HostToDevice, false);
+    pcie["d2h_pageable_gb_per_s"] = bw(CopyDir::DeviceToHost, false);
+    // The hardware file has one latency per link: the mean of the two pinned intercepts (what swaps use).
+    pcie["latency_us"] = round3((micro->copies.at({CopyDir::HostToDevice, true}).latency_ns +
+                                 micro->copies.at({CopyDir::DeviceToHost, true}).latency_ns) / 2000.0);
+    out["launch_overhead_us"] = round3(micro->launch_overhead_ns / 1000.0);
+    out["cudamalloc"]["base_us"] = round3(std::max(0.0, micro->malloc_ns_vs_gib.intercept) / 1000.0);
+    out["cudamalloc"]["us_per_gib"] = round3(std::max(0.0, micro->malloc_ns_vs_gib.slope) / 1000.0);
+    out["cudafree"]["base_us"] = round3(std::max(0.0, micro->free_ns_vs_gib.intercept) / 1000.0);
+    out["cudafree"]["us_per_gib"] = round3(std::max(0.0, micro->free_ns_vs_gib.slope) / 1000.0);
+  }
+  YAML::Node table(YAML::NodeType::Sequence);
+  for (const auto& [sig, ns] : kernels.times) {  // std::map: signature order, deterministic
+    YAML::Node e;
+    e["signature"] = sig;
+    e["ns"] = ns;
+    table.push_back(e);
+  }
+  out["kernel_times"] = table;
+  return out;
+}
+
+}  // namespace dlsim

@@ -1,0 +1,141 @@
+#include "validate/commands.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "common/config_error.h"
+#include "common/yaml_reader.h"
+#include "validate/calibrate.h"
+#include "validate/compare.h"
+#include "validate/microbench_records.h"
+
+namespace dlsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kExitNoGpu = 3;  // as dlsim-cuda
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string find_cuda_binary(const ValidateOptions& o) {
+  if (!o.cuda_binary.empty()) return o.cuda_binary;
+  if (const char* env = std::getenv("DLSIM_CUDA"); env && *env) return env;
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? "dlsim-cuda" : (self.parent_path() / "dlsim-cuda").string();
+}
+
+// Runs a command through the shell; its exit status, or 127 when it could not run.
+int run_command(const std::string& cmd) {
+  const int st = std::system(cmd.c_str());
+  if (st == -1) return 127;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+}  // namespace
+
+Trace read_trace_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, 0, "", "cannot open the trace");
+  try {
+    return trace_from_json(nlohmann::json::parse(in));
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ConfigError(path, 0, "", std::string("not valid JSON: ") + e.what());
+  } catch (const std::runtime_error& e) {
+    if (dynamic_cast<const ConfigError*>(&e)) throw;
+    throw ConfigError(path, 0, "", e.what());
+  }
+}
+
+void write_trace_file(const Trace& t, const std::string& path) {
+  std::ofstream f(path);
+  if (!f) throw ConfigError(path, 0, "", "cannot write the trace");
+  f << to_json(t).dump(1) << "\n";
+}
+
+int run_validate(const ValidateOptions& o, const PlanFile& plan_in, const Trace& sim_trace, std::ostream& out,
+                 std::ostream& err) {
+  fs::create_directories(o.out_dir);
+  PlanFile plan = plan_in;
+  plan.warmup = o.warmup;
+  plan.iterations = o.iterations;
+  if (plan.experiment.empty()) plan.experiment = o.experiment_path;
+  const std::string dir = fs::path(o.out_dir).string();
+  write_plan_file(plan, dir + "/plan.json");
+  write_trace_file(sim_trace, dir + "/trace.sim.json");
+  const std::string bin = find_cuda_binary(o);
+  if (!fs::exists(bin)) {
+    err << "dlsim validate: no CUDA GPU backend: '" << bin << "' does not exist (dlsim-cuda is built only when the "
+        << "CUDA Toolkit and cuDNN are found); the plan and the simulated trace are in " << dir << "\n";
+    return kExitNoGpu;
+  }
+  if (o.microbench) {
+    const int rc = run_command(quote(bin) + " microbench --out " + quote(dir + "/micro.json"));
+    if (rc != 0) return rc;
+  }
+  const int rc = run_command(quote(bin) + " run " + quote(dir + "/plan.json") + " --out " +
+                             quote(dir + "/trace.cuda.json") + " --report " + quote(dir + "/report.cuda.json"));
+  if (rc == kExitNoGpu) {
+    err << "dlsim validate: no CUDA GPU on this machine; the plan and the simulated trace are in " << dir << "\n";
+    return rc;
+  }
+  if (rc != 0 && rc != 4) return rc;  // 4: the real run ran out of memory; its trace says where, compare anyway
+  print_comparison(compare_traces(sim_trace, read_trace_file(dir + "/trace.cuda.json"), plan.graph), out);
+  return 0;
+}
+
+int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_path, const std::string& out_path,
+                  std::ostream& out) {
+  if (dirs.empty()) throw ConfigError("command line", 0, "DIR", "calibrate needs at least one validate directory");
+  std::vector<PlanFile> plans;
+  std::vector<Trace> traces;
+  plans.reserve(dirs.size());
+  traces.reserve(dirs.size());
+  std::optional<MicrobenchFit> micro;
+  for (const std::string& d : dirs) {
+    plans.push_back(read_plan_file(d + "/plan.json"));
+    traces.push_back(read_trace_file(d + "/trace.cuda.json"));
+    const std::string m = d + "/micro.json";
+    if (!micro && fs::exists(m)) micro = fit_microbench(read_microbench_file(m), m);
+  }
+  std::vector<std::pair<const Graph*, const Trace*>> runs;
+  for (size_t i = 0; i < plans.size(); ++i) runs.push_back({&plans[i].graph, &traces[i]});
+  const KernelTimeFit k = fit_kernel_times(runs);
+  const YAML::Node fitted = apply_calibration(load_yaml_file(hw_path), micro ? &*micro : nullptr, k);
+  std::ofstream f(out_path);
+  if (!f) throw ConfigError(out_path, 0, "", "cannot write the hardware file");
+  f << "# Calibrated from " << dirs.size() << " validate run(s) by dlsim calibrate; input " << hw_path << "\n"
+    << YAML::Dump(fitted) << "\n";
+  out << "kernel times: " << k.times.size() << " signatures\n";
+  if (micro) {
+    for (const auto& [key, c] : micro->copies)
+      out << (key.first == CopyDir::HostToDevice ? "h2d " : "d2h ") << (key.second ? "pinned   " : "pageable ")
+          << c.bandwidth / 1e9 << " GB/s, latency " << c.latency_ns / 1e3 << " us (" << c.samples << " sizes)\n";
+    for (const auto& [dir, bw] : micro->bidirectional_bandwidth)
+      out << (dir == CopyDir::HostToDevice ? "h2d" : "d2h") << " pinned with the other direction busy: "
+          << bw / 1e9 << " GB/s (not in the hardware file's schema)\n";
+    out << "launch overhead " << micro->launch_overhead_ns / 1e3 << " us\n";
+  } else {
+    out << "no micro.json in the directories: PCIe, launch and cudaMalloc values left as in " << hw_path << "\n";
+  }
+  out << "wrote " << out_path << "\n";
+  return 0;
+}
+
+int run_compare(const std::string& sim_trace, const std::string& real_trace, const std::string& plan_path,
+                std::ostream& out) {
+  const PlanFile plan = read_plan_file(plan_path);
+  print_comparison(compare_traces(read_trace_file(sim_trace), read_trace_file(real_trace), plan.graph), out);
+  return 0;
+}
+
+}  // namespace dlsim

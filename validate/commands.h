@@ -1,0 +1,39 @@
+#pragma once
+// Library entry points of the harness for the CLI (`dlsim validate`, `dlsim calibrate`, `dlsim compare`).
+// Directory layout written by run_validate and read by run_calibrate:
+//   DIR/plan.json        the Graph + Program + pool (validate/plan_file.h)
+//   DIR/trace.sim.json   the simulator's trace of the same Program
+//   DIR/trace.cuda.json  the real GPU's trace;  DIR/report.cuda.json  pool and arena figures, conv algorithms
+//   DIR/micro.json       micro-benchmarks (when asked for)
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sim/trace.h"
+#include "validate/plan_file.h"
+
+namespace dlsim {
+
+struct ValidateOptions {
+  std::string experiment_path, out_dir;
+  int warmup = 2, iterations = 5;
+  bool microbench = false;
+  std::string cuda_binary;  // "" : dlsim-cuda beside the running executable (or $DLSIM_CUDA)
+};
+
+// Writes the plan and the simulated trace, runs dlsim-cuda on the plan (and the micro-benchmarks), prints the
+// comparison. Returns 0, or dlsim-cuda's exit code: 3 when there is no GPU (or no dlsim-cuda), with a message.
+int run_validate(const ValidateOptions& opts, const PlanFile& plan, const Trace& sim_trace, std::ostream& out,
+                 std::ostream& err);
+// Fits the hardware model from validate directories and writes the hardware YAML to out_path.
+int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_path, const std::string& out_path,
+                  std::ostream& out);
+// Prints the error tables of a simulated trace against a measured one; plan_path gives the Graph (op names).
+int run_compare(const std::string& sim_trace, const std::string& real_trace, const std::string& plan_path,
+                std::ostream& out);
+
+// Reads a Trace JSON file; errors name the file.
+Trace read_trace_file(const std::string& path);
+void write_trace_file(const Trace& t, const std::string& path);
+
+}  // namespace dlsim

@@ -1,0 +1,94 @@
+#include "validate/plan_file.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/config_error.h"
+
+using namespace dlsim;
+
+namespace {
+
+PlanFile small_plan() {
+  PlanFile p;
+  p.experiment = "exp.yaml";
+  p.hw = "h100-sxm";
+  p.capacity_bytes = 1 << 30;
+  p.pool = "cnmem";
+  p.pool_params.set("init_size_mb", int64_t{256});
+  p.pool_params.set("grow", true);
+  p.graph.name = "tiny";
+  p.graph.batch = 2;
+  Tensor t;
+  t.name = "x";
+  t.shape = {2, 3};
+  t.bytes = 24;
+  t.kind = TensorKind::Input;
+  p.graph.add_tensor(t);
+  t.name = "y";
+  t.kind = TensorKind::Activation;
+  t.dtype = DType::BF16;
+  t.persistent = true;
+  p.graph.add_tensor(t);
+  Op o;
+  o.name = "relu";
+  o.kind = OpKind::Relu;
+  o.phase = Phase::Backward;
+  o.inputs = {0};
+  o.outputs = {1};
+  o.attrs.set("inplace", 1);
+  o.flops = 6;
+  p.graph.add_op(o);
+  p.program.num_streams = 2;
+  p.program.num_events = 1;
+  p.program.setup = {{CmdKind::Alloc, 0, -1, 0, -1}};
+  p.program.iteration = {{CmdKind::Alloc, 0, -1, 1, -1}, {CmdKind::Launch, 0, 0, -1, -1},
+                         {CmdKind::RecordEvent, 0, -1, -1, 0}, {CmdKind::WaitEvent, 1, -1, -1, 0},
+                         {CmdKind::CopyOut, 1, -1, 1, -1}, {CmdKind::Free, 0, -1, 1, -1}};
+  p.program.teardown = {{CmdKind::Free, 0, -1, 0, -1}};
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("plan file: the Graph, the Program and the pool survive a JSON round trip unchanged") {
+  const PlanFile p = small_plan();
+  const nlohmann::json j = plan_to_json(p);
+  const PlanFile q = plan_from_json(j, "plan.json");
+  CHECK(plan_to_json(q) == j);
+  CHECK(q.pool_params.get_int("init_size_mb") == 256);
+  CHECK(q.pool_params.get_bool("grow"));
+  CHECK(q.graph.tensor(1).dtype == DType::BF16);
+  CHECK(q.graph.tensor(1).persistent);
+  CHECK(q.graph.op(0).phase == Phase::Backward);
+  CHECK(q.graph.op(0).attrs.get("inplace") == 1);
+  CHECK(q.program.iteration[3].kind == CmdKind::WaitEvent);
+  CHECK(q.program.iteration[3].stream == 1);
+}
+
+TEST_CASE("plan file: bad fields are errors naming the field") {
+  nlohmann::json j = plan_to_json(small_plan());
+  auto fails_with = [&](nlohmann::json bad, const std::string& key) {
+    try {
+      plan_from_json(bad, "p.json");
+      FAIL("expected ConfigError for " << key);
+    } catch (const ConfigError& e) {
+      CHECK(e.file() == "p.json");
+      CHECK(e.key() == key);
+    }
+  };
+  auto bad = j;
+  bad["graph"]["ops"][0]["kind"] = "Convolution3000";
+  fails_with(bad, "plan.graph.ops[0].kind");
+  bad = j;
+  bad["graph"]["ops"][0]["inputs"] = {7};
+  fails_with(bad, "plan.graph.ops[0].inputs");
+  bad = j;
+  bad["program"]["iteration"][3]["stream"] = 5;
+  fails_with(bad, "plan.program");
+  bad = j;
+  bad["capacity_bytes"] = "lots";
+  fails_with(bad, "plan.capacity_bytes");
+  bad = j;
+  bad.erase("pool");
+  fails_with(bad, "plan.pool");
+}
