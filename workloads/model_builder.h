@@ -50,6 +50,11 @@ class ModelBuilder {
   TensorId linear_with_weight(TensorId x, TensorId weight, bool bias, const std::string& name = "");
   TensorId cross_entropy_loss(TensorId logits, const std::string& name = "loss");
 
+  // Added by the transformer/ONNX engineer (workloads/model_builder_extra.cc), both OpKind::Other:
+  // x.select(axis, index) (a view in PyTorch; attr select=1) and tanh (attr tanh=1), for BERT's pooler.
+  TensorId select(TensorId x, int64_t axis, int64_t index, const std::string& name = "");
+  TensorId tanh(TensorId x, const std::string& name = "");
+
   // A learnable parameter created by the caller (e.g. an ONNX initializer of an op we map by hand).
   TensorId parameter(const std::vector<int64_t>& shape, const std::string& name);
 

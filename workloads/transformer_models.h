@@ -1,0 +1,33 @@
+#pragma once
+// The transformer builders of the zoo: BERT-base (Hugging Face BertModel with its pooler, trained with a
+// masked-LM loss) and GPT-2 small (GPT2LMHeadModel, causal-LM loss). Attention is built as PyTorch/HF eager
+// runs it, op for op, so that the activations autograd keeps match (scripts/torch_reference_transformers.py).
+#include <cstdint>
+
+#include "workloads/graph.h"
+#include "workloads/zoo.h"
+
+namespace dlsim {
+
+struct TransformerConfig {
+  int64_t vocab = 0;
+  int64_t hidden = 0;
+  int64_t layers = 0;
+  int64_t heads = 0;
+  int64_t inner = 0;          // MLP width
+  int64_t max_positions = 0;  // the position-embedding table, hence the longest sequence
+  double dropout = 0.1;
+};
+
+TransformerConfig bert_base_config();    // 30522 vocab, 768 hidden, 12 layers x 12 heads, 3072 MLP, 512 positions
+TransformerConfig gpt2_small_config();   // 50257 vocab, 768 hidden, 12 layers x 12 heads, 3072 MLP, 1024 positions
+
+// opts.seq_len 0 means 128 (BERT) or 1024 (GPT-2); longer than max_positions is a ConfigError.
+Graph build_bert(const TransformerConfig& c, const ModelOptions& opts, const std::string& name);
+Graph build_gpt2(const TransformerConfig& c, const ModelOptions& opts, const std::string& name);
+
+// The zoo entries `bert-base` and `gpt2-small` (declared by zoo.cc).
+Graph build_bert_base(const ModelOptions& opts);
+Graph build_gpt2_small(const ModelOptions& opts);
+
+}  // namespace dlsim
