@@ -8,6 +8,10 @@
 
 namespace dlsim {
 
+// The transformer engineer's builders (workloads/transformer_models.cc).
+Graph build_bert_base(const ModelOptions&);
+Graph build_gpt2_small(const ModelOptions&);
+
 DType activation_dtype(const ModelOptions& opts) {
   return opts.training.precision == Precision::MixedBF16 ? DType::BF16 : DType::F32;
 }
@@ -31,6 +35,8 @@ const std::vector<ModelInfo>& model_zoo() {
       {"densenet121", "torchvision DenseNet-121, 224x224", build_densenet121},
       {"mobilenet_v2", "torchvision MobileNet-V2, 224x224", build_mobilenet_v2},
       {"squeezenet1_1", "torchvision SqueezeNet 1.1, 224x224", build_squeezenet1_1},
+      {"bert-base", "BERT-base (Hugging Face layout), masked-LM training", build_bert_base},
+      {"gpt2-small", "GPT-2 small (124M), causal-LM training", build_gpt2_small},
       {"cifar-alexnet", "SINGA's CIFAR-10 AlexNet (cuda-convnet style), 32x32", build_cifar_alexnet},
       {"cifar-vgg16", "SINGA's CIFAR-10 VGG-16 with batch norm and dropout, 32x32", build_cifar_vgg16},
       {"cifar-resnet20", "SINGA's CIFAR-10 ResNet-20, 32x32", build_cifar_resnet20},
