@@ -205,6 +205,27 @@ class Search {
     }
   }
 
+  // Branch 2 leaves c's place at `at` to others. A section of c with no slack left (everything unplaced in it
+  // must stack from `at` exactly) then needs another open buffer starting at `at` that covers it; without one,
+  // some bytes above `at` in that section stay empty and the capacity is exceeded.
+  bool others_can_fill(int c, int64_t at) {
+    const int64_t tight = cap_ - at;  // unplaced bytes of a section with zero slack
+    if (unplaced_bytes_.max_range(s_.first[c], s_.last[c]) < tight) return true;
+    cover_.clear();
+    for (auto it = open_.begin(); it != open_.end() && std::get<0>(*it) == at; ++it) {
+      const int e = std::get<2>(*it);
+      if (e == c || s_.last[e] < s_.first[c] || s_.first[e] > s_.last[c]) continue;
+      cover_.push_back({std::max(s_.first[e], s_.first[c]), std::min(s_.last[e], s_.last[c])});
+    }
+    std::sort(cover_.begin(), cover_.end());
+    int next = s_.first[c];  // first section not yet known to be covered
+    for (const auto& [a, z] : cover_) {
+      if (a > next && unplaced_bytes_.max_range(next, a - 1) >= tight) return false;
+      next = std::max(next, z + 1);
+    }
+    return next > s_.last[c] || unplaced_bytes_.max_range(next, s_.last[c]) < tight;
+  }
+
   bool out_of_budget() {
     if (limits_.node_limit && nodes_ >= limits_.node_limit) return true;
     if ((nodes_ & 1023) == 0 && std::chrono::steady_clock::now() >= limits_.deadline) return true;
@@ -244,7 +265,7 @@ class Search {
       } else if (f.stage == 1) {
         undo_to(f.mark);
         f.stage = 2;
-        if (unplaced_neighbours_[f.c] > 0) {
+        if (unplaced_neighbours_[f.c] > 0 && others_can_fill(f.c, f.at)) {
           forbid(f.c, f.at);
           stack.push_back(Frame{});
         } else {
@@ -270,6 +291,7 @@ class Search {
   std::vector<int> unplaced_neighbours_;
   std::set<Key> open_;
   std::vector<Undo> trail_;
+  std::vector<std::pair<int, int>> cover_;  // scratch for others_can_fill
   int unplaced_ = 0;
   uint64_t nodes_ = 0;
 };

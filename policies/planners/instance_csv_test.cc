@@ -1,0 +1,73 @@
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "common/config_error.h"
+#include "policies/planners/instance_csv.h"
+
+using namespace dlsim;
+
+namespace {
+// The ConfigError thrown for `text`, or fails the test.
+ConfigError error_of(const std::string& text) {
+  std::istringstream in(text);
+  try {
+    read_instance_csv(in, "x.csv");
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  FAIL("no ConfigError for: " << text);
+  return ConfigError("", 0, "", "");
+}
+}  // namespace
+
+TEST_CASE("instance CSV: columns by header name, extra columns ignored, blank lines skipped") {
+  std::istringstream in("size,upper,offset,lower,id\n10,5,0,1,7\n\n 20 , 9 ,3, 2 ,8\r\n");
+  const auto b = read_instance_csv(in, "x.csv");
+  REQUIRE(b.size() == 2);
+  CHECK(b[0].id == 7);
+  CHECK(b[0].lower == 1);
+  CHECK(b[0].upper == 5);
+  CHECK(b[0].size == 10);
+  CHECK(b[1].id == 8);
+  CHECK(b[1].size == 20);
+}
+
+TEST_CASE("instance CSV: malformed lines name the file, the line and the field") {
+  auto e = error_of("id,lower,upper,size\n1,0,5,10\n2,0,x,10\n");
+  CHECK(e.file() == "x.csv");
+  CHECK(e.line() == 3);
+  CHECK(e.key() == "upper");
+  e = error_of("id,lower,upper\n1,0,5\n");
+  CHECK(e.line() == 1);
+  CHECK(e.key() == "size");
+  e = error_of("id,lower,upper,size\n1,0,5\n");
+  CHECK(e.line() == 2);
+  CHECK(e.key() == "size");
+  e = error_of("id,lower,upper,size\n1,5,5,10\n");
+  CHECK(e.key() == "upper");
+  e = error_of("id,lower,upper,size\n1,0,5,0\n");
+  CHECK(e.key() == "size");
+  e = error_of("id,lower,upper,size\n1,0,5,-3\n");
+  CHECK(e.key() == "size");
+  e = error_of("id,lower,upper,size\n1,0,5,3\n\n1,1,2,3\n");
+  CHECK(e.line() == 4);
+  CHECK(e.key() == "id");
+  e = error_of("id,lower,upper,size\n1,0,5,3.5\n");
+  CHECK(e.key() == "size");
+  e = error_of("");
+  CHECK(e.line() == 0);
+  CHECK_THROWS_AS(read_instance_csv("/nonexistent/instance.csv"), ConfigError);
+}
+
+TEST_CASE("instance CSV: a written solution reads back with the same buffers") {
+  const std::vector<DsaBuffer> b = {{3, 0, 4, 100}, {-1, 2, 6, 50}};
+  std::ostringstream out;
+  write_solution_csv(out, b, {0, 100});
+  CHECK(out.str() == "id,lower,upper,size,offset\n3,0,4,100,0\n-1,2,6,50,100\n");
+  std::istringstream in(out.str());
+  const auto back = read_instance_csv(in, "y.csv");
+  REQUIRE(back.size() == 2);
+  CHECK(back[1].id == -1);
+  CHECK(back[1].size == 50);
+}

@@ -1,0 +1,108 @@
+#include <catch2/catch.hpp>
+
+#include <functional>
+
+#include "common/config_error.h"
+#include "policies/planners/capacity_search.h"
+#include "policies/planners/generated_instances.h"
+#include "policies/planners/load.h"
+#include "policies/planners/optimal_planner.h"
+#include "policies/planners/placement_checker.h"
+
+using namespace dlsim;
+
+namespace {
+
+// The optimal height by exhaustive enumeration of offsets in [0, limit) for tiny instances.
+uint64_t brute_force_optimum(const std::vector<DsaBuffer>& b, uint64_t limit) {
+  std::vector<uint64_t> off(b.size(), 0);
+  uint64_t best = limit;
+  std::function<void(size_t, uint64_t)> go = [&](size_t i, uint64_t h) {
+    if (h >= best) return;
+    if (i == b.size()) {
+      best = h;
+      return;
+    }
+    for (uint64_t o = 0; o + b[i].size <= best; ++o) {
+      bool ok = true;
+      for (size_t j = 0; j < i && ok; ++j)
+        ok = !lifetimes_overlap(b[i], b[j]) || o + b[i].size <= off[j] || off[j] + b[j].size <= o;
+      if (!ok) continue;
+      off[i] = o;
+      go(i + 1, std::max(h, o + b[i].size));
+    }
+  };
+  go(0, 0);
+  return best;
+}
+
+std::vector<DsaBuffer> random_tiny(uint64_t seed) {
+  uint64_t s = seed * 2654435761u + 1;
+  auto next = [&](uint64_t n) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    return (s >> 33) % n;
+  };
+  std::vector<DsaBuffer> b;
+  for (int i = 0; i < 6; ++i) {
+    const int64_t lo = static_cast<int64_t>(next(6));
+    b.push_back({i, lo, lo + 1 + static_cast<int64_t>(next(4)), 1 + next(4)});
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("optimal matches exhaustive enumeration on tiny random instances and proves it") {
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const auto b = random_tiny(seed);
+    INFO("seed " << seed);
+    const auto r = plan_optimal(b, {});
+    CHECK_FALSE(check_placement(b, r.offsets));
+    CHECK(r.optimal);
+    CHECK(r.height == brute_force_optimum(b, 64));
+    CHECK(r.lower_bound == r.height);
+  }
+}
+
+TEST_CASE("the capacity search finds perfect packings and refuses capacities below LOAD") {
+  const auto b = guillotine_instance(40, 3);
+  const auto found = search_capacity(b, 1000, {});
+  REQUIRE(found.outcome == SearchOutcome::Found);
+  CHECK_FALSE(check_placement(b, found.offsets));
+  CHECK(placement_height(b, found.offsets) == 1000);
+  CHECK(search_capacity(b, 999, {}).outcome == SearchOutcome::Infeasible);
+}
+
+TEST_CASE("optimal reaches LOAD on generated perfect packings") {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    const auto b = guillotine_instance(60, seed);
+    OptimalOptions o;
+    o.time_limit_s = 5;
+    const auto r = plan_optimal(b, o);
+    CHECK_FALSE(check_placement(b, r.offsets));
+    CHECK(r.optimal);
+    CHECK(r.height == 1000);
+  }
+}
+
+TEST_CASE("with a node limit the optimal planner is deterministic and reports what it proved") {
+  const auto b = guillotine_instance(150, 4);
+  OptimalOptions o;
+  o.time_limit_s = 600;
+  o.node_limit = 20000;
+  const auto r1 = plan_optimal(b, o), r2 = plan_optimal(b, o);
+  CHECK(r1.offsets == r2.offsets);
+  CHECK(r1.nodes == r2.nodes);
+  CHECK(r1.nodes <= 20000);
+  CHECK_FALSE(check_placement(b, r1.offsets));
+  CHECK(r1.lower_bound <= r1.height);
+  CHECK(r1.optimal == (r1.lower_bound == r1.height));
+  CHECK(r1.lower_bound >= compute_load(b));
+}
+
+TEST_CASE("optimal planner parameters are checked") {
+  CHECK_THROWS_AS(parse_tie_order("random"), ConfigError);
+  OptimalOptions o;
+  o.time_limit_s = 0;
+  CHECK_THROWS_AS(plan_optimal(guillotine_instance(5, 1), o), ConfigError);
+}

@@ -1,0 +1,66 @@
+#include "policies/planners/plan_command.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <ostream>
+#include <stdexcept>
+
+#include "common/config_error.h"
+#include "policies/planners/instance_csv.h"
+#include "policies/planners/load.h"
+#include "policies/planners/placement_checker.h"
+#include "policies/planners/planner.h"
+
+namespace dlsim {
+
+int run_plan_command(const PlanCommandOptions& o, std::ostream& out) {
+  const auto& entry = planner_registry().get(o.planner, "<command line>", 0, "--planner");
+  Params params(entry.params);
+  for (const auto& [k, v] : o.planner_params) set_param_from_text(entry.params, params, k, v, entry.name);
+  if (o.time_limit_s) {
+    if (!(*o.time_limit_s > 0)) throw ConfigError("<command line>", 0, "--time-limit", "must be > 0 seconds");
+    if (params.has("time_limit_s")) params.set("time_limit_s", *o.time_limit_s);
+  }
+  const auto buffers = read_instance_csv(o.instance_path);
+  const auto planner = entry.factory(params);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const PlanResult r = planner->plan(buffers);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  if (auto bad = check_placement(buffers, r.offsets))
+    throw std::logic_error("planner '" + entry.name + "' produced an invalid placement: " + *bad);
+  const uint64_t load = compute_load(buffers);
+  if (o.out_path) write_solution_csv(*o.out_path, buffers, r.offsets);
+  const double ratio = load ? static_cast<double>(r.height) / static_cast<double>(load) : 1.0;
+
+  if (o.json) {
+    nlohmann::json j = {{"instance", o.instance_path},
+                        {"planner", entry.name},
+                        {"params", params.summary()},
+                        {"buffers", buffers.size()},
+                        {"load", load},
+                        {"height", r.height},
+                        {"ratio", ratio},
+                        {"optimal", r.optimal},
+                        {"lower_bound", r.lower_bound},
+                        {"nodes", r.nodes},
+                        {"seconds", seconds}};
+    out << j.dump() << '\n';
+  } else {
+    char line[256];
+    std::snprintf(line, sizeof line, "%zu buffers, LOAD %llu, height %llu (%.6f x LOAD), %s, %.3f s\n",
+                  buffers.size(), static_cast<unsigned long long>(load), static_cast<unsigned long long>(r.height),
+                  ratio,
+                  r.optimal ? "proved optimal"
+                            : ("not proved optimal (lower bound " + std::to_string(r.lower_bound) + ")").c_str(),
+                  seconds);
+    out << o.instance_path << " with " << entry.name << ": " << line;
+    if (o.out_path) out << "solution written to " << *o.out_path << '\n';
+  }
+  return 0;
+}
+
+}  // namespace dlsim
