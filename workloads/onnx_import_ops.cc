@@ -1,0 +1,542 @@
+// One handler per ONNX op: layers become ModelBuilder calls, shape arithmetic is folded into constants.
+//
+// Supported: Conv, BatchNormalization, Relu, Clip (as ReLU6 or ReLU), MaxPool, AveragePool (a Pad before it
+// is fused, as PyTorch exports count_include_pad), GlobalAveragePool, Add/Sub/Mul/Div, Concat, Gemm, MatMul
+// (a MatMul by a weight plus an Add of a bias is one linear layer), Flatten, Reshape, Transpose, Dropout,
+// Pad, Softmax, LayerNormalization, Gather (embedding lookup; select), Identity, and GELU in the form the
+// exporter writes below opset 20 (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5: recognised as a pattern);
+// folded when their inputs are known: Constant, Shape, Gather, Unsqueeze, Squeeze, Concat, Cast, Slice,
+// and elementwise arithmetic. Anything else is a ConfigError naming the node and the op.
+//
+// In-place ReLU: an ONNX file cannot say whether PyTorch ran ReLU in place. torchvision does (inplace=True)
+// wherever the ReLU is the only reader of a conv / batch-norm / linear / add output, and autograd's kept
+// bytes are the same either way; so a ReLU is imported in place exactly then.
+#ifdef DLSIM_WITH_ONNX
+#include <cmath>
+#include <functional>
+
+#include "workloads/onnx_importer.h"
+
+namespace dlsim::onnx_import {
+namespace {
+
+using onnx::NodeProto;
+using Kind = Value::Kind;
+
+Value constant_of(std::vector<int64_t> shape, std::vector<double> data, bool integer) {
+  Value v;
+  v.kind = Kind::Constant;
+  v.shape = std::move(shape);
+  v.data = std::move(data);
+  v.integer = integer;
+  return v;
+}
+
+int64_t norm_axis(Importer& im, const NodeProto& n, int64_t axis, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  int64_t a = axis < 0 ? axis + r : axis;
+  if (a < 0 || a >= r) im.fail(n, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  return a;
+}
+
+std::vector<int64_t> ints_of(const Value& v) {
+  std::vector<int64_t> r;
+  for (double d : v.data) r.push_back(static_cast<int64_t>(d));
+  return r;
+}
+
+// Axes of Unsqueeze/Squeeze/ReduceMean: an attribute up to opset 12, an input from 13.
+std::vector<int64_t> axes_of(Importer& im, const NodeProto& n) {
+  if (im.has_input(n, 1)) return ints_of(im.constant(n, 1));
+  return attr_ints(n, "axes", {});
+}
+
+bool producer_allows_inplace(Importer& im, TensorId t) {
+  for (auto it = im.builder().graph().ops().rbegin(); it != im.builder().graph().ops().rend(); ++it) {
+    for (TensorId o : it->outputs)
+      if (o == t)
+        return it->kind == OpKind::Conv2d || it->kind == OpKind::BatchNorm || it->kind == OpKind::Linear ||
+               it->kind == OpKind::Add;
+  }
+  return false;  // a graph input
+}
+
+bool relu_inplace(Importer& im, const NodeProto& n, TensorId x) {
+  return im.consumers(n.input(0)) == 1 && producer_allows_inplace(im, x);
+}
+
+// --------------------------------------------------------------- layers
+void conv(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  const Value& w = im.param(n, 1);
+  if (w.shape.size() != 4) im.fail(n, "only 2-D convolutions are supported (weight of rank " + std::to_string(w.shape.size()) + ")");
+  if (attr_string(n, "auto_pad", "NOTSET") != "NOTSET") im.fail(n, "auto_pad is not supported; export with explicit pads");
+  auto strides = attr_ints(n, "strides", {1, 1}), dil = attr_ints(n, "dilations", {1, 1});
+  auto pads = attr_ints(n, "pads", {0, 0, 0, 0});
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4) im.fail(n, "strides, dilations and pads must describe 2 spatial axes");
+  if (dil[0] != dil[1]) im.fail(n, "different dilations per axis are not supported");
+  int64_t groups = attr_int(n, "group", 1);
+  std::string name = im.layer_name(n);
+  if (pads[0] != pads[2] || pads[1] != pads[3]) {  // asymmetric: an explicit zero pad first
+    x = im.builder().pad(x, {0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]}, name + ".pad");
+    pads = {0, 0, 0, 0};
+  }
+  const auto& xs = im.builder().graph().tensor(x).shape;
+  if (xs.size() != 4 || xs[1] != w.shape[1] * groups)
+    im.fail(n, "input channels do not match the weight's " + std::to_string(w.shape[1]) + " x " + std::to_string(groups) + " groups");
+  if (im.existing_weight(w) != kNoTensor) im.fail(n, "weight '" + w.source + "' is shared with another layer; not supported for Conv");
+  TensorId y = im.builder().conv2d(x, w.shape[0], w.shape[2], w.shape[3], strides[0], strides[1], pads[0], pads[1], groups,
+                                   im.has_input(n, 2), name, dil[0]);
+  if (im.has_input(n, 2)) im.param(n, 2);
+  im.set_activation(n, 0, y);
+}
+
+void batch_norm(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  int64_t c = im.builder().graph().tensor(x).shape.at(1);
+  for (int i = 1; i <= 4; ++i) {
+    const Value& p = im.param(n, i);
+    if (p.shape != std::vector<int64_t>{c}) im.fail(n, "batch-norm parameter '" + n.input(i) + "' is not of shape [" + std::to_string(c) + "]");
+  }
+  im.set_activation(n, 0, im.builder().batch_norm(x, im.layer_name(n)));  // outputs 1.. (running stats) unused
+}
+
+void relu(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  im.set_activation(n, 0, im.builder().relu(x, relu_inplace(im, n, x), im.layer_name(n)));
+}
+
+void clip(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  double lo = -INFINITY, hi = INFINITY;
+  if (im.opset() < 11) {
+    lo = attr_float(n, "min", -INFINITY);
+    hi = attr_float(n, "max", INFINITY);
+  } else {
+    if (im.has_input(n, 1)) lo = im.constant(n, 1).data.at(0);
+    if (im.has_input(n, 2)) hi = im.constant(n, 2).data.at(0);
+  }
+  bool inplace = relu_inplace(im, n, x);
+  if (lo == 0 && hi == 6) return im.set_activation(n, 0, im.builder().relu6(x, inplace, im.layer_name(n)));
+  if (lo == 0 && std::isinf(hi)) return im.set_activation(n, 0, im.builder().relu(x, inplace, im.layer_name(n)));
+  im.fail(n, "Clip to [" + std::to_string(lo) + ", " + std::to_string(hi) + "] is not supported (only ReLU6 and ReLU)");
+}
+
+struct Window {
+  int64_t k, stride, pad;
+};
+
+Window square_window(Importer& im, const NodeProto& n) {
+  auto k = attr_ints(n, "kernel_shape", {}), s = attr_ints(n, "strides", {1, 1}), p = attr_ints(n, "pads", {0, 0, 0, 0});
+  if (k.size() != 2 || s.size() != 2 || p.size() != 4) im.fail(n, "only 2-D pooling is supported");
+  if (k[0] != k[1] || s[0] != s[1] || p[0] != p[1] || p[0] != p[2] || p[0] != p[3])
+    im.fail(n, "only square pooling windows with equal strides and pads are supported");
+  if (attr_string(n, "auto_pad", "NOTSET") != "NOTSET") im.fail(n, "auto_pad is not supported");
+  for (int64_t d : attr_ints(n, "dilations", {1, 1}))
+    if (d != 1) im.fail(n, "dilated pooling is not supported");
+  return {k[0], s[0], p[0]};
+}
+
+void max_pool(Importer& im, const NodeProto& n) {
+  if (n.output_size() > 1 && !n.output(1).empty()) im.fail(n, "the Indices output is not supported");
+  TensorId x = im.activation(n, 0);
+  Window w = square_window(im, n);
+  im.set_activation(n, 0, im.builder().max_pool(x, w.k, w.stride, w.pad, attr_int(n, "ceil_mode", 0) != 0, im.layer_name(n)));
+}
+
+void avg_pool(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  Window w = square_window(im, n);
+  im.set_activation(n, 0, im.builder().avg_pool(x, w.k, w.stride, w.pad, attr_int(n, "ceil_mode", 0) != 0,
+                                                attr_int(n, "count_include_pad", 0) != 0, im.layer_name(n)));
+}
+
+// PyTorch exports avg_pool2d(padding=p, count_include_pad=True) as a zero Pad then an unpadded AveragePool;
+// autograd keeps the unpadded input of one padded pooling, so the pair is one avg_pool layer.
+bool fuse_pad_avg_pool(Importer& im, const NodeProto& n, const std::vector<int64_t>& pads, TensorId x) {
+  const NodeProto* next = im.sole_consumer(n.output(0));
+  if (!next || next->op_type() != "AveragePool" || pads.size() != 8) return false;
+  if (pads[0] || pads[1] || pads[4] || pads[5] || pads[2] != pads[3] || pads[2] != pads[6] || pads[2] != pads[7]) return false;
+  Window w = square_window(im, *next);
+  if (w.pad != 0 || 2 * pads[2] > w.k) return false;
+  im.skip(*next);
+  im.set_activation(*next, 0, im.builder().avg_pool(x, w.k, w.stride, pads[2], attr_int(*next, "ceil_mode", 0) != 0, true,
+                                                    im.layer_name(*next)));
+  return true;
+}
+
+void pad(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  if (attr_string(n, "mode", "constant") != "constant") im.fail(n, "only constant padding is supported");
+  std::vector<int64_t> pads = im.opset() < 11 ? attr_ints(n, "pads", {}) : ints_of(im.constant(n, 1));
+  if (im.has_input(n, 3)) im.fail(n, "padding selected axes is not supported");
+  if (fuse_pad_avg_pool(im, n, pads, x)) return;
+  im.set_activation(n, 0, im.builder().pad(x, pads, im.layer_name(n)));
+}
+
+void global_avg_pool(Importer& im, const NodeProto& n) {
+  im.set_activation(n, 0, im.builder().adaptive_avg_pool(im.activation(n, 0), 1, 1, im.layer_name(n)));
+}
+
+void flatten(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  const auto s = im.builder().graph().tensor(x).shape;
+  int64_t axis = attr_int(n, "axis", 1);
+  if (axis < 0) axis += static_cast<int64_t>(s.size());
+  if (axis == 1) return im.set_activation(n, 0, im.builder().flatten(x, im.layer_name(n)));
+  if (axis < 0 || axis > static_cast<int64_t>(s.size())) im.fail(n, "Flatten axis out of range");
+  int64_t outer = numel(std::vector<int64_t>(s.begin(), s.begin() + axis));
+  im.set_activation(n, 0, im.builder().reshape(x, {outer, numel(s) / outer}, im.layer_name(n)));
+}
+
+// A linear layer y = x W^T + b from a weight value (Gemm's B with transB=1, or a transposed MatMul weight).
+TensorId linear(Importer& im, const NodeProto& n, TensorId x, const Value& w, bool w_is_out_by_in, const Value* bias) {
+  if (w.shape.size() != 2) im.fail(n, "weight '" + w.source + "' is not a matrix");
+  int64_t out_f = w_is_out_by_in ? w.shape[0] : w.shape[1];
+  if (bias && numel(bias->shape) != out_f) im.fail(n, "bias does not have " + std::to_string(out_f) + " elements");
+  TensorId tied = im.existing_weight(w);
+  if (tied != kNoTensor) return im.builder().linear_with_weight(x, tied, bias != nullptr, im.layer_name(n));
+  TensorId y = im.builder().linear(x, out_f, bias != nullptr, im.layer_name(n));
+  const Op& op = im.builder().graph().ops().back();
+  for (TensorId t : op.inputs)  // the weight just created (or its autocast copy's source): for later ties
+    if (im.builder().graph().tensor(t).kind == TensorKind::Weight && im.builder().graph().tensor(t).shape.size() == 2)
+      im.remember_weight(w, t);
+  return y;
+}
+
+void gemm(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  if (attr_int(n, "transA", 0) != 0 || attr_float(n, "alpha", 1) != 1 || attr_float(n, "beta", 1) != 1)
+    im.fail(n, "only Gemm with transA=0, alpha=1, beta=1 (a linear layer) is supported");
+  const Value& w = im.param(n, 1);
+  const Value* b = im.has_input(n, 2) ? &im.param(n, 2) : nullptr;
+  im.set_activation(n, 0, linear(im, n, x, w, attr_int(n, "transB", 0) != 0, b));
+}
+
+void matmul(Importer& im, const NodeProto& n) {
+  TensorId a = im.activation(n, 0);
+  const Value& bv = im.value(n, 1);
+  if (bv.kind == Kind::Activation) return im.set_activation(n, 0, im.builder().matmul(a, bv.tensor, im.layer_name(n)));
+  const Value& w = im.param(n, 1);  // x @ W: a linear layer without bias, or with the Add that follows
+  const NodeProto* next = im.sole_consumer(n.output(0));
+  int64_t out_f = w.shape.size() == 2 ? (w.transposed ? w.shape[0] : w.shape[1]) : -1;
+  if (next && next->op_type() == "Add" && next->input_size() == 2) {
+    int other = next->input(0) == n.output(0) ? 1 : 0;
+    const Value& bias = im.value(*next, other);
+    if ((bias.kind == Kind::Param || bias.kind == Kind::GraphInput) && numel(im.param(*next, other).shape) == out_f) {
+      im.skip(*next);
+      return im.set_activation(*next, 0, linear(im, *next, a, w, w.transposed, &im.param(*next, other)));
+    }
+  }
+  im.set_activation(n, 0, linear(im, n, a, w, w.transposed, nullptr));
+}
+
+void dropout(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  double ratio = im.opset() < 12 ? attr_float(n, "ratio", 0.5f) : (im.has_input(n, 1) ? im.constant(n, 1).data.at(0) : 0.5);
+  bool training = im.opset() < 12 ? true : (im.has_input(n, 2) && im.constant(n, 2).data.at(0) != 0);
+  if (!training || ratio == 0) return im.set_activation(n, 0, x);  // inference dropout is the identity
+  im.set_activation(n, 0, im.builder().dropout(x, ratio, im.layer_name(n)));
+}
+
+void softmax(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  size_t rank = im.builder().graph().tensor(x).shape.size();
+  int64_t axis = norm_axis(im, n, attr_int(n, "axis", im.opset() < 13 ? 1 : -1), rank);
+  if (im.opset() < 13 && axis != static_cast<int64_t>(rank) - 1) im.fail(n, "Softmax before opset 13 flattens from its axis; only the last axis is supported");
+  im.set_activation(n, 0, im.builder().softmax(x, axis, im.layer_name(n)));
+}
+
+void layer_norm(Importer& im, const NodeProto& n) {
+  TensorId x = im.activation(n, 0);
+  const auto& s = im.builder().graph().tensor(x).shape;
+  if (norm_axis(im, n, attr_int(n, "axis", -1), s.size()) != static_cast<int64_t>(s.size()) - 1)
+    im.fail(n, "only normalisation over the last axis is supported");
+  for (int i = 1; i <= 2 && im.has_input(n, i); ++i)
+    if (im.param(n, i).shape != std::vector<int64_t>{s.back()}) im.fail(n, "scale/bias is not of the normalised size");
+  im.set_activation(n, 0, im.builder().layer_norm(x, im.layer_name(n)));
+}
+
+// GELU as exporters write it: y = (x * (erf(x / sqrt2) + 1)) * 0.5, matched from the Div node.
+bool gelu_pattern(Importer& im, const NodeProto& div) {
+  const std::string& x = div.input(0);
+  if (!im.is_constant(div, 1) || std::abs(im.constant(div, 1).data.at(0) - std::sqrt(2.0)) > 1e-3) return false;
+  const NodeProto* erf = im.sole_consumer(div.output(0));
+  if (!erf || erf->op_type() != "Erf") return false;
+  const NodeProto* add = im.sole_consumer(erf->output(0));
+  if (!add || add->op_type() != "Add") return false;
+  const NodeProto* mul = im.sole_consumer(add->output(0));
+  if (!mul || mul->op_type() != "Mul" || (mul->input(0) != x && mul->input(1) != x)) return false;
+  const NodeProto* half = im.sole_consumer(mul->output(0));
+  if (!half || half->op_type() != "Mul") return false;
+  int hc = half->input(0) == mul->output(0) ? 1 : 0;
+  if (!im.is_constant(*half, hc) || im.constant(*half, hc).data.at(0) != 0.5) return false;
+  for (const NodeProto* p : {erf, add, mul, half}) im.skip(*p);
+  im.set_activation(*half, 0, im.builder().gelu(im.activation(div, 0), im.layer_name(div)));
+  return true;
+}
+
+// --------------------------------------------------------------- elementwise and folding
+double apply(const std::string& op, double a, double b) {
+  if (op == "Add") return a + b;
+  if (op == "Sub") return a - b;
+  if (op == "Mul") return a * b;
+  if (op == "Div") return b == 0 ? NAN : a / b;
+  if (op == "Equal") return a == b;
+  return a;  // unreachable: callers pass the ops above
+}
+
+Value fold_binary(Importer& im, const NodeProto& n, const Value& a, const Value& b) {
+  size_t rank = std::max(a.shape.size(), b.shape.size());
+  std::vector<int64_t> shape(rank);
+  auto dim = [&](const Value& v, size_t i) { return i < rank - v.shape.size() ? 1 : v.shape[i - (rank - v.shape.size())]; };
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = dim(a, i), db = dim(b, i);
+    if (da != db && da != 1 && db != 1) im.fail(n, "constant operands do not broadcast");
+    shape[i] = std::max(da, db);
+  }
+  int64_t total = numel(shape);
+  std::vector<double> out(static_cast<size_t>(total));
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t rem = flat, ia = 0, ib = 0, sa = 1, sb = 1;
+    for (size_t i = rank; i-- > 0;) {
+      int64_t idx = rem % shape[i];
+      rem /= shape[i];
+      int64_t da = dim(a, i), db = dim(b, i);
+      ia += (da == 1 ? 0 : idx) * sa;
+      ib += (db == 1 ? 0 : idx) * sb;
+      sa *= da;
+      sb *= db;
+    }
+    double r = apply(n.op_type(), a.data[static_cast<size_t>(ia)], b.data[static_cast<size_t>(ib)]);
+    if (a.integer && b.integer && n.op_type() == "Div") r = std::floor(r);
+    out[static_cast<size_t>(flat)] = r;
+  }
+  return constant_of(shape, out, (a.integer && b.integer) || n.op_type() == "Equal");
+}
+
+void binary(Importer& im, const NodeProto& n) {
+  const std::string& op = n.op_type();
+  if (op == "Div" && gelu_pattern(im, n)) return;
+  if (im.is_constant(n, 0) && im.is_constant(n, 1)) return im.set(n, 0, fold_binary(im, n, im.constant(n, 0), im.constant(n, 1)));
+  if (op == "Equal") im.fail(n, "Equal on activations is not supported");
+  std::string name = im.layer_name(n);
+  // A constant operand (a scale, a shift, a mask) is a non-learnable input of its shape.
+  auto operand = [&](int i) -> TensorId {
+    const Value& v = im.value(n, i);
+    if (v.kind == Kind::Activation || v.kind == Kind::GraphInput) return im.activation(n, i);
+    if (v.kind == Kind::Param) {
+      TensorId w = im.existing_weight(v);
+      if (w == kNoTensor) im.remember_weight(v, w = im.builder().parameter(v.shape, v.source));
+      return w;
+    }
+    std::vector<int64_t> s = v.shape.empty() ? std::vector<int64_t>{1} : v.shape;
+    return im.builder().input(s, DType::F32, name + ".operand" + std::to_string(i));
+  };
+  TensorId a = operand(0), b = operand(1);
+  if (op == "Add" || op == "Sub") return im.set_activation(n, 0, im.builder().add(a, b, false, name));
+  // Mul, and Div: a division costs and keeps what a multiplication by the reciprocal does.
+  im.set_activation(n, 0, im.builder().mul(a, b, name));
+}
+
+void concat(Importer& im, const NodeProto& n) {
+  bool all_const = true;
+  for (int i = 0; i < n.input_size(); ++i) all_const &= im.is_constant(n, i);
+  int64_t axis = attr_int(n, "axis", 0);
+  if (!all_const) {
+    std::vector<TensorId> xs;
+    for (int i = 0; i < n.input_size(); ++i) xs.push_back(im.activation(n, i));
+    return im.set_activation(n, 0, im.builder().concat(xs, axis, im.layer_name(n)));
+  }
+  Value out = constant_of({0}, {}, true);
+  for (int i = 0; i < n.input_size(); ++i) {
+    const Value& v = im.constant(n, i);
+    if (v.shape.size() > 1 || (axis != 0 && axis != -1)) im.fail(n, "folding Concat of constants of rank > 1 is not supported");
+    out.data.insert(out.data.end(), v.data.begin(), v.data.end());
+    out.integer &= v.integer;
+  }
+  out.shape = {static_cast<int64_t>(out.data.size())};
+  im.set(n, 0, out);
+}
+
+void reshape(Importer& im, const NodeProto& n) {
+  std::vector<int64_t> target = ints_of(im.constant(n, 1));
+  if (im.is_constant(n, 0)) {
+    Value v = im.constant(n, 0);
+    v.shape = target;
+    return im.set(n, 0, v);
+  }
+  TensorId x = im.activation(n, 0);
+  const auto& s = im.builder().graph().tensor(x).shape;
+  bool allowzero = attr_int(n, "allowzero", 0) != 0;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (target[i] == 0 && !allowzero) {
+      if (i >= s.size()) im.fail(n, "target dimension 0 copies a dimension the input does not have");
+      target[i] = s[i];
+    }
+  im.set_activation(n, 0, im.builder().reshape(x, target, im.layer_name(n)));
+}
+
+void transpose(Importer& im, const NodeProto& n) {
+  const Value& v = im.value(n, 0);
+  // A graph input with every dimension static is a weight (export_params=False); the data batch has a
+  // symbolic batch axis.
+  bool static_input = v.kind == Kind::GraphInput && v.shape_known && v.shape.size() == 2 && v.shape[0] > 0 && v.shape[1] > 0;
+  if (v.kind == Kind::Param || static_input) {
+    Value w = im.param(n, 0);  // W^T of a 2-D weight: MatMul(x, W^T) is a linear layer
+    if (w.shape.size() != 2) im.fail(n, "only 2-D weights can be transposed");
+    std::swap(w.shape[0], w.shape[1]);
+    w.transposed = !w.transposed;
+    w.data.clear();
+    return im.set(n, 0, w);
+  }
+  TensorId x = im.activation(n, 0);
+  size_t rank = im.builder().graph().tensor(x).shape.size();
+  std::vector<int64_t> perm = attr_ints(n, "perm", {});
+  if (perm.empty())
+    for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  im.set_activation(n, 0, im.builder().transpose(x, perm, im.layer_name(n)));
+}
+
+void gather(Importer& im, const NodeProto& n) {
+  int64_t axis = attr_int(n, "axis", 0);
+  const Value& data = im.value(n, 0);
+  if (im.is_constant(n, 0) && im.is_constant(n, 1) && data.shape.size() == 1) {
+    Value out = constant_of(im.constant(n, 1).shape, {}, data.integer);
+    for (int64_t i : ints_of(im.constant(n, 1))) {
+      int64_t len = data.shape[0], j = i < 0 ? i + len : i;
+      if (j < 0 || j >= len) im.fail(n, "index out of range");
+      out.data.push_back(data.data[static_cast<size_t>(j)]);
+    }
+    return im.set(n, 0, out);
+  }
+  if ((data.kind == Kind::Param || data.kind == Kind::GraphInput) && axis == 0) {  // an embedding lookup
+    const Value& table = im.param(n, 0);
+    if (table.shape.size() != 2) im.fail(n, "an embedding table must be a matrix");
+    TensorId ids = im.activation(n, 1);
+    TensorId y = im.builder().embedding(ids, table.shape[0], table.shape[1], im.layer_name(n));
+    im.remember_weight(table, im.builder().graph().ops().back().inputs.at(1));
+    return im.set_activation(n, 0, y);
+  }
+  if (data.kind == Kind::Activation && im.is_constant(n, 1) && im.constant(n, 1).shape.empty())
+    return im.set_activation(n, 0, im.builder().select(data.tensor, axis, static_cast<int64_t>(im.constant(n, 1).data.at(0)), im.layer_name(n)));
+  im.fail(n, "only embedding lookups, a scalar index of an activation, and constant indexing are supported");
+}
+
+void shape(Importer& im, const NodeProto& n) {
+  const Value& v = im.value(n, 0);
+  std::vector<int64_t> s = v.kind == Kind::Activation ? im.builder().graph().tensor(v.tensor).shape
+                                                       : im.builder().graph().tensor(im.activation(n, 0)).shape;
+  std::vector<double> d(s.begin(), s.end());
+  int64_t r = static_cast<int64_t>(s.size()), start = attr_int(n, "start", 0), end = attr_int(n, "end", r);
+  start = std::clamp(start < 0 ? start + r : start, int64_t{0}, r);
+  end = std::clamp(end < 0 ? end + r : end, int64_t{0}, r);
+  im.set(n, 0, constant_of({std::max<int64_t>(0, end - start)}, std::vector<double>(d.begin() + start, d.begin() + std::max(start, end)), true));
+}
+
+void unsqueeze_squeeze(Importer& im, const NodeProto& n) {
+  std::vector<int64_t> axes = axes_of(im, n);
+  bool unsq = n.op_type() == "Unsqueeze";
+  if (im.is_constant(n, 0)) {
+    Value v = im.constant(n, 0);
+    if (unsq) {
+      size_t rank = v.shape.size() + axes.size();
+      std::vector<int64_t> s;
+      std::vector<bool> ins(rank, false);
+      for (int64_t a : axes) ins.at(static_cast<size_t>(norm_axis(im, n, a, rank))) = true;
+      for (size_t i = 0, j = 0; i < rank; ++i) s.push_back(ins[i] ? 1 : v.shape.at(j++));
+      v.shape = s;
+    } else {
+      std::vector<int64_t> s;
+      for (int64_t d : v.shape)
+        if (d != 1) s.push_back(d);
+      v.shape = s;
+    }
+    return im.set(n, 0, v);
+  }
+  TensorId x = im.activation(n, 0);
+  std::vector<int64_t> s = im.builder().graph().tensor(x).shape;
+  if (unsq) {
+    size_t rank = s.size() + axes.size();
+    std::vector<bool> ins(rank, false);
+    for (int64_t a : axes) ins.at(static_cast<size_t>(norm_axis(im, n, a, rank))) = true;
+    std::vector<int64_t> o;
+    for (size_t i = 0, j = 0; i < rank; ++i) o.push_back(ins[i] ? 1 : s.at(j++));
+    s = o;
+  } else {
+    std::vector<bool> drop(s.size(), axes.empty());
+    for (int64_t a : axes) drop.at(static_cast<size_t>(norm_axis(im, n, a, s.size()))) = true;
+    std::vector<int64_t> o;
+    for (size_t i = 0; i < s.size(); ++i)
+      if (!(drop[i] && s[i] == 1)) o.push_back(s[i]);
+    s = o;
+  }
+  im.set_activation(n, 0, im.builder().reshape(x, s, im.layer_name(n)));
+}
+
+void slice(Importer& im, const NodeProto& n) {
+  Value v = im.constant(n, 0);  // only shape arithmetic: 1-D constants
+  if (v.shape.size() != 1) im.fail(n, "only slicing 1-D constants is supported");
+  int64_t len = v.shape[0];
+  int64_t start = static_cast<int64_t>(im.constant(n, 1).data.at(0)), end = static_cast<int64_t>(im.constant(n, 2).data.at(0));
+  int64_t step = im.has_input(n, 4) ? static_cast<int64_t>(im.constant(n, 4).data.at(0)) : 1;
+  if (step != 1) im.fail(n, "only step 1 is supported");
+  start = std::clamp(start < 0 ? start + len : start, int64_t{0}, len);
+  end = std::clamp(end < 0 ? end + len : end, int64_t{0}, len);
+  std::vector<double> d(v.data.begin() + start, v.data.begin() + std::max(start, end));
+  im.set(n, 0, constant_of({static_cast<int64_t>(d.size())}, d, v.integer));
+}
+
+void constant(Importer& im, const NodeProto& n) {
+  for (const auto& a : n.attribute()) {
+    if (a.name() == "value") return im.set(n, 0, tensor_value(a.t(), "", im.layer_name(n)));
+    if (a.name() == "value_float") return im.set(n, 0, constant_of({}, {a.f()}, false));
+    if (a.name() == "value_int") return im.set(n, 0, constant_of({}, {static_cast<double>(a.i())}, true));
+    if (a.name() == "value_ints") {
+      std::vector<double> d(a.ints().begin(), a.ints().end());
+      return im.set(n, 0, constant_of({static_cast<int64_t>(d.size())}, d, true));
+    }
+    if (a.name() == "value_floats") {
+      std::vector<double> d(a.floats().begin(), a.floats().end());
+      return im.set(n, 0, constant_of({static_cast<int64_t>(d.size())}, d, false));
+    }
+  }
+  im.fail(n, "Constant without a supported value attribute");
+}
+
+void identity_or_cast(Importer& im, const NodeProto& n) {
+  Value v = im.value(n, 0);
+  if (n.op_type() == "Cast" && v.kind == Kind::Constant) {
+    int to = static_cast<int>(attr_int(n, "to", onnx::TensorProto::FLOAT));
+    v.integer = to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32 || to == onnx::TensorProto::BOOL;
+    if (v.integer)
+      for (double& d : v.data) d = std::trunc(d);
+  }
+  im.set(n, 0, v);  // an activation's dtype is the builder's (fp32, or bf16 under mixed precision)
+}
+
+using Handler = std::function<void(Importer&, const NodeProto&)>;
+
+const std::map<std::string, Handler>& handlers() {
+  static const std::map<std::string, Handler> h = {
+      {"Conv", conv}, {"BatchNormalization", batch_norm}, {"Relu", relu}, {"Clip", clip}, {"MaxPool", max_pool},
+      {"AveragePool", avg_pool}, {"GlobalAveragePool", global_avg_pool}, {"Pad", pad}, {"Flatten", flatten},
+      {"Gemm", gemm}, {"MatMul", matmul}, {"Dropout", dropout}, {"Softmax", softmax},
+      {"LayerNormalization", layer_norm}, {"Add", binary}, {"Sub", binary}, {"Mul", binary}, {"Div", binary},
+      {"Equal", binary}, {"Concat", concat}, {"Reshape", reshape}, {"Transpose", transpose}, {"Gather", gather},
+      {"Shape", shape}, {"Unsqueeze", unsqueeze_squeeze}, {"Squeeze", unsqueeze_squeeze}, {"Slice", slice},
+      {"Constant", constant}, {"Identity", identity_or_cast}, {"Cast", identity_or_cast},
+  };
+  return h;
+}
+
+}  // namespace
+
+void Importer::handle(const NodeProto& n) {
+  auto it = handlers().find(n.op_type());
+  if (it == handlers().end()) fail(n, "unsupported ONNX op '" + n.op_type() + "'");
+  it->second(*this, n);
+}
+
+}  // namespace dlsim::onnx_import
+#endif

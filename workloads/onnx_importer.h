@@ -1,0 +1,90 @@
+#pragma once
+// The ONNX importer's internals (onnx_import.cc: loading, values and constant folding; onnx_import_ops.cc:
+// one handler per ONNX op). Only compiled with DLSIM_WITH_ONNX. Public entry point: onnx_import.h.
+#ifdef DLSIM_WITH_ONNX
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "workloads/model_builder.h"
+#include "workloads/zoo.h"
+
+namespace dlsim::onnx_import {
+
+// What an ONNX value name stands for during the import.
+struct Value {
+  enum class Kind {
+    Activation,  // a tensor of the forward graph (tensor)
+    Param,       // a weight: an initializer, or a graph input that a layer uses as its weight (shape)
+    Constant,    // a value known at import time: Constant nodes, integer initializers, folded shape arithmetic
+    GraphInput,  // a graph input not used yet: the data batch or a weight (export_params=False)
+  };
+  Kind kind = Kind::Activation;
+  TensorId tensor = kNoTensor;  // Activation; a Param once a layer has created its weight
+  std::vector<int64_t> shape;   // Param, Constant, GraphInput (-1: a symbolic dimension)
+  std::vector<double> data;     // Constant (row-major)
+  bool integer = false;         // Constant: integer-typed
+  DType dtype = DType::F32;     // GraphInput
+  bool shape_known = true;      // GraphInput: false when the file declares no shape for it
+  std::string source;           // Param: the initializer / graph input it comes from (a Transpose keeps it)
+  bool transposed = false;      // Param: a Transpose of a 2-D weight (MatMul(x, W^T) = a linear layer)
+};
+
+class Importer {
+ public:
+  Importer(std::string path, const onnx::ModelProto& model, const ModelOptions& opts);
+  Graph run();
+
+  // --- used by the op handlers (onnx_import_ops.cc)
+  [[noreturn]] void fail(const onnx::NodeProto& n, const std::string& msg) const;
+  bool has_input(const onnx::NodeProto& n, int i) const { return i < n.input_size() && !n.input(i).empty(); }
+  const Value& value(const onnx::NodeProto& n, int i);
+  TensorId activation(const onnx::NodeProto& n, int i);          // the data batch is materialised on first use
+  const Value& param(const onnx::NodeProto& n, int i);          // a weight with a fully known shape
+  const Value& constant(const onnx::NodeProto& n, int i);       // a value known at import time
+  bool is_constant(const onnx::NodeProto& n, int i);
+  void set(const onnx::NodeProto& n, int output, Value v);
+  void set_activation(const onnx::NodeProto& n, int output, TensorId t);
+  // The builder tensor of a weight some layer already created (tied weights), else kNoTensor.
+  TensorId existing_weight(const Value& p) const;
+  void remember_weight(const Value& p, TensorId w);
+  // The only node reading `value` (nullptr when none or several read it, or it is a graph output).
+  const onnx::NodeProto* sole_consumer(const std::string& value) const;
+  size_t consumers(const std::string& value) const;
+  void skip(const onnx::NodeProto& n) { skipped_.insert(&n); }  // fused into an earlier node's layer
+  std::string layer_name(const onnx::NodeProto& n) const;
+  int64_t opset() const { return opset_; }
+  ModelBuilder& builder() { return b_; }
+
+ private:
+  std::string path_;
+  const onnx::ModelProto& model_;
+  ModelOptions opts_;
+  ModelBuilder b_;
+  int64_t opset_ = 0;
+  std::map<std::string, Value> values_;
+  std::map<std::string, TensorId> weights_;  // source name -> builder weight
+  std::map<std::string, std::vector<const onnx::NodeProto*>> readers_;
+  std::set<std::string> graph_outputs_;
+  std::set<const onnx::NodeProto*> skipped_;
+
+  void add_initializer(const onnx::TensorProto& t);
+  void add_graph_input(const onnx::ValueInfoProto& in);
+  void handle(const onnx::NodeProto& n);  // onnx_import_ops.cc
+};
+
+// Attribute helpers.
+int64_t attr_int(const onnx::NodeProto& n, const std::string& name, int64_t fallback);
+float attr_float(const onnx::NodeProto& n, const std::string& name, float fallback);
+std::string attr_string(const onnx::NodeProto& n, const std::string& name, const std::string& fallback);
+std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name, std::vector<int64_t> fallback);
+bool has_attr(const onnx::NodeProto& n, const std::string& name);
+// A TensorProto's values (integers and floats alike as doubles); `what` names it in errors.
+Value tensor_value(const onnx::TensorProto& t, const std::string& file, const std::string& what);
+int64_t numel(const std::vector<int64_t>& shape);
+
+}  // namespace dlsim::onnx_import
+#endif
