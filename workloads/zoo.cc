@@ -5,6 +5,7 @@
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
 #include "workloads/cnn_models.h"
+#include "workloads/onnx_import.h"
 
 namespace dlsim {
 
@@ -47,8 +48,9 @@ const std::vector<ModelInfo>& model_zoo() {
 Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& opts) {
   const std::string ext = ".onnx";
   if (name_or_path.size() > ext.size() && name_or_path.compare(name_or_path.size() - ext.size(), ext.size(), ext) == 0) {
-    // The ONNX importer (workloads/onnx_import.cc) is not in the tree yet.
-    throw ConfigError(name_or_path, 0, "model", "ONNX import is not available yet");
+    if (!onnx_import_available())
+      throw ConfigError(name_or_path, 0, "model", "this dlsim was built without the ONNX importer (libonnx-dev)");
+    return import_onnx_forward(name_or_path, opts);
   }
   if (opts.batch <= 0) throw ConfigError(name_or_path, 0, "batch", "batch size must be positive, got " + std::to_string(opts.batch));
   std::vector<std::string> names;

@@ -190,6 +190,7 @@ TEST_CASE("zoo errors name the problem") {
     CHECK(std::string(e.what()).find("resnet50") != std::string::npos);
   }
   CHECK_THROWS_AS(build_training_graph("resnet50", with_batch(0)), ConfigError);
+  CHECK_THROWS_AS(build_training_graph("/nonexistent/model.onnx", with_batch(1)), ConfigError);  // to the importer
   ModelOptions tiny = with_batch(1);
   tiny.image_size = 16;  // VGG's five pools leave nothing
   CHECK_THROWS_AS(build_training_graph("vgg16", tiny), ConfigError);
