@@ -2,134 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <stdexcept>
 
-#include "sim/event_queue.h"
-#include "sim/fluid_share.h"
+#include "sim/engine.h"
 
 namespace dlsim {
+namespace sim_engine {
 
 namespace {
-
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-enum EventType : uint16_t {
-  kHostStep,        // the host is free to issue its next command
-  kActivityDone,    // a kernel or copy finished (payload: activity slot)
-  kLatencyDone,     // a copy's fixed latency is over; it starts moving bytes (payload: activity slot)
-};
-
-// A command waiting in a stream's FIFO.
-struct StreamCmd {
-  CmdKind kind = CmdKind::Launch;
-  int iteration = 0;   // -1 setup, N teardown
-  OpId op = -1;
-  TensorId tensor = kNoTensor;
-  int32_t event = -1;
-  uint64_t record = 0;  // RecordEvent: this record's number; WaitEvent: the record it waits for
-};
-
-struct Stream {
-  std::deque<StreamCmd> fifo;
-  bool busy = false;  // its head is a kernel or copy in progress
-};
-
-// A kernel or copy in progress, in a fixed slot (slots are reused; events name them).
-struct Activity {
-  bool in_use = false;
-  bool kernel = true;
-  bool to_host = false;
-  int stream = 0;
-  int group = 0;       // the shared resource it runs on (kKernels, or a copy engine)
-  TimeNs start = 0;
-  TimeNs last = 0;     // when `remaining` was last brought up to date
-  double remaining = 0;  // standalone ns of work left
-  double rate = 0;       // standalone ns of progress per ns
-  double demand = 1;     // SM share (kernels)
-  uint32_t generation = 0;
-  StreamCmd cmd;
-};
-
-enum Group { kKernels = 0, kCopyH2D = 1, kCopyD2H = 2, kNumGroups = 3 };
-
-enum class HostWait { None, DeviceIdle, Event };
-
-class Engine {
- public:
-  Engine(const Program& p, const SimContext& c, const SimOptions& o) : prog_(p), ctx_(c), opt_(o) {}
-  RunResult run();
-
- private:
-  // host
-  void host_step();
-  bool host_issue(const Command& c);  // false: the host is busy or blocked; a later event resumes it
-  bool do_alloc(const Command& c);
-  bool do_free(const Command& c);
-  bool charge_device_calls(uint64_t m0, uint64_t f0, uint64_t bm0, uint64_t bf0);
-  void end_of_section();
-  void resume_host_at(TimeNs t);
-  void enqueue(int stream, const StreamCmd& c);
-  [[noreturn]] void bad(const std::string& what) const;
-  const std::vector<Command>& section() const;
-  // device
-  void settle();
-  bool advance_stream(int s);
-  void start_activity(int s, const StreamCmd& c);
-  void join_group(uint32_t slot);
-  void resolve_group(int g);
-  void finish_activity(uint32_t slot);
-  void command_done(int iteration);
-  void maybe_close_iteration(int i);
-  bool device_idle() const { return pending_total_ == 0; }
-  const KernelCost& kernel_cost(OpId op);
-  size_t tally_index(int iteration) const { return static_cast<size_t>(iteration + 1); }
-
-  const Program& prog_;
-  const SimContext& ctx_;
-  const SimOptions& opt_;
-  RunResult r_;
-  EventQueue q_{4096};
-  TimeNs now_ = 0;
-  bool host_stopped_ = false;  // out of memory: the host issues nothing more; queued work drains
-
-  // host state
-  int phase_ = 0;  // 0 setup, 1 iterations, 2 teardown, 3 done
-  int iteration_ = -1;
-  size_t pc_ = 0;
-  bool host_scheduled_ = false;
-  bool has_pending_ = false;  // a launched command that joins its stream when the launch overhead is paid
-  int pending_stream_ = 0;
-  StreamCmd pending_cmd_;
-  HostWait wait_ = HostWait::None;
-  int32_t wait_event_ = -1;
-  uint64_t wait_record_ = 0;
-  TimeNs cost_after_idle_ = 0;
-  bool in_alloc_call_ = false;
-  TimeNs alloc_call_start_ = 0;
-  int alloc_call_iteration_ = 0;
-
-  // memory state
-  std::vector<DevPtr> addr_;
-  std::vector<uint8_t> live_;
-  uint64_t live_bytes_ = 0;
-
-  // device state
-  std::vector<Stream> streams_;
-  std::vector<Activity> acts_;
-  std::vector<uint32_t> free_slots_;
-  std::vector<uint32_t> members_[kNumGroups];  // in the order they joined
-  bool serial_copies_ = false;
-  std::vector<uint64_t> records_issued_, records_done_;
-  std::vector<int64_t> pending_;  // commands not yet done, per iteration (index iteration + 1)
-  int64_t pending_total_ = 0;
-  std::vector<uint8_t> host_done_;  // the host has issued all of the iteration
-  std::vector<TimeNs> iter_start_, iter_end_;
-  std::vector<KernelCost> costs_;
-  std::vector<uint8_t> cost_known_;
-  std::vector<double> scratch_demands_, scratch_rates_;
-  std::vector<uint32_t> scratch_order_;
-};
+}  // namespace
 
 [[noreturn]] void Engine::bad(const std::string& what) const {
   const char* sec = phase_ == 0 ? "setup" : phase_ == 1 ? "iteration" : "teardown";
@@ -210,8 +92,6 @@ RunResult Engine::run() {
   r_.device_free_calls = ctx_.device.free_calls() - f0;
   return std::move(r_);
 }
-
-// ---------------------------------------------------------------------------------------------- host
 
 void Engine::resume_host_at(TimeNs t) {
   if (host_scheduled_) throw std::logic_error("host resumed twice");
@@ -401,163 +281,10 @@ bool Engine::charge_device_calls(uint64_t m0, uint64_t f0, uint64_t bm0, uint64_
   return false;
 }
 
-// ---------------------------------------------------------------------------------------------- device
-
-// Runs every stream as far as it can go at `now_`, then wakes the host if what it waits for has happened.
-void Engine::settle() {
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (size_t s = 0; s < streams_.size(); ++s) progress |= advance_stream(static_cast<int>(s));
-  }
-  if (wait_ == HostWait::DeviceIdle && device_idle()) {
-    wait_ = HostWait::None;
-    resume_host_at(now_ + cost_after_idle_);
-  } else if (wait_ == HostWait::Event && records_done_[static_cast<size_t>(wait_event_)] >= wait_record_) {
-    wait_ = HostWait::None;
-    resume_host_at(now_);
-  }
-}
-
-// Returns true when it completed an event record (other streams may now go on).
-bool Engine::advance_stream(int s) {
-  Stream& st = streams_[static_cast<size_t>(s)];
-  bool recorded = false;
-  while (!st.busy && !st.fifo.empty()) {
-    const StreamCmd c = st.fifo.front();
-    if (c.kind == CmdKind::RecordEvent) {
-      auto& done = records_done_[static_cast<size_t>(c.event)];
-      done = std::max(done, c.record);  // records of one event complete in order when on one stream
-      recorded = true;
-    } else if (c.kind == CmdKind::WaitEvent) {
-      if (records_done_[static_cast<size_t>(c.event)] < c.record) return recorded;
-    } else {
-      st.busy = true;
-      start_activity(s, c);
-      return recorded;
-    }
-    st.fifo.pop_front();
-    command_done(c.iteration);
-  }
-  return recorded;
-}
-
-void Engine::start_activity(int s, const StreamCmd& c) {
-  uint32_t slot;
-  if (!free_slots_.empty()) {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-  } else {
-    slot = static_cast<uint32_t>(acts_.size());
-    acts_.emplace_back();
-  }
-  Activity& a = acts_[slot];
-  a.in_use = true;
-  a.stream = s;
-  a.cmd = c;
-  a.start = now_;
-  a.last = now_;
-  a.rate = 0;
-  ++a.generation;
-  if (c.kind == CmdKind::Launch) {
-    const KernelCost& k = kernel_cost(c.op);
-    a.kernel = true;
-    a.group = kKernels;
-    a.demand = k.sm_fraction;
-    a.remaining = static_cast<double>(k.duration_ns);
-    join_group(slot);
-    return;
-  }
-  a.kernel = false;
-  a.to_host = c.kind == CmdKind::CopyOut;
-  const CopyDir dir = a.to_host ? CopyDir::DeviceToHost : CopyDir::HostToDevice;
-  a.group = serial_copies_ ? kCopyH2D : (a.to_host ? kCopyD2H : kCopyH2D);
-  const uint64_t bytes = ctx_.graph.tensor(c.tensor).bytes;
-  const TimeNs latency = ctx_.link.latency(dir);
-  const TimeNs total = ctx_.link.copy_time(dir, bytes, /*pinned=*/true);
-  a.remaining = static_cast<double>(std::max<TimeNs>(0, total - latency));
-  if (latency > 0) {
-    q_.push(now_ + latency, kLatencyDone, slot, a.generation);
-  } else {
-    join_group(slot);
-  }
-}
-
-void Engine::join_group(uint32_t slot) {
-  Activity& a = acts_[slot];
-  a.last = now_;
-  a.rate = 0;  // forces a completion event at the re-solve
-  members_[a.group].push_back(slot);
-  resolve_group(a.group);
-}
-
-// Brings every member's remaining work up to date, solves the rates, and re-keys the completion of each
-// member whose rate changed (the old event goes stale through the generation counter).
-void Engine::resolve_group(int g) {
-  std::vector<uint32_t>& m = members_[g];
-  for (uint32_t slot : m) {
-    Activity& a = acts_[slot];
-    a.remaining = std::max(0.0, a.remaining - a.rate * static_cast<double>(now_ - a.last));
-    a.last = now_;
-  }
-  scratch_rates_.assign(m.size(), 0.0);
-  if (g == kKernels) {
-    scratch_demands_.resize(m.size());
-    for (size_t i = 0; i < m.size(); ++i) scratch_demands_[i] = acts_[m[i]].demand;
-    max_min_fair_rates(scratch_demands_, scratch_rates_, scratch_order_);
-  } else if (serial_copies_) {
-    if (!m.empty()) scratch_rates_[0] = 1.0;  // one engine: the copy that reached it first
-  } else {
-    for (double& r : scratch_rates_) r = 1.0 / static_cast<double>(m.size());  // equal bandwidth shares
-  }
-  for (size_t i = 0; i < m.size(); ++i) {
-    Activity& a = acts_[m[i]];
-    if (scratch_rates_[i] == a.rate) continue;
-    a.rate = scratch_rates_[i];
-    ++a.generation;
-    if (a.rate > 0)
-      q_.push(now_ + static_cast<TimeNs>(std::ceil(a.remaining / a.rate)), kActivityDone, m[i], a.generation);
-  }
-}
-
-void Engine::finish_activity(uint32_t slot) {
-  Activity& a = acts_[slot];
-  std::vector<uint32_t>& m = members_[a.group];
-  m.erase(std::find(m.begin(), m.end(), slot));
-  a.in_use = false;
-  ++a.generation;
-  free_slots_.push_back(slot);
-  const StreamCmd c = a.cmd;
-  if (opt_.record_trace) {
-    if (a.kernel) {
-      r_.trace.ops.push_back({c.iteration, c.op, a.stream, a.start, now_});
-    } else {
-      r_.trace.copies.push_back({c.iteration, c.tensor, a.to_host, ctx_.graph.tensor(c.tensor).bytes, a.start, now_});
-    }
-  }
-  resolve_group(a.group);
-  Stream& st = streams_[static_cast<size_t>(a.stream)];
-  st.busy = false;
-  st.fifo.pop_front();
-  command_done(c.iteration);
-}
-
-void Engine::command_done(int iteration) {
-  --pending_[tally_index(iteration)];
-  --pending_total_;
-  if (iteration >= 0 && iteration < opt_.iterations) maybe_close_iteration(iteration);
-}
-
-void Engine::maybe_close_iteration(int i) {
-  const auto k = tally_index(i);
-  if (host_done_[k] && pending_[k] == 0 && iter_end_[static_cast<size_t>(i)] < 0)
-    iter_end_[static_cast<size_t>(i)] = now_;
-}
-
-}  // namespace
+}  // namespace sim_engine
 
 RunResult simulate(const Program& program, const SimContext& ctx, const SimOptions& options) {
-  Engine e(program, ctx, options);
+  sim_engine::Engine e(program, ctx, options);
   return e.run();
 }
 

@@ -16,7 +16,9 @@
 //   free_ns_per_gib * GiB. A pool hit costs the host nothing. Frees are stream-ordered (PyTorch): the
 //   memory is reusable by later work on the allocation stream at once, so no device-side action is needed.
 // - RecordEvent/WaitEvent follow CUDA: a wait waits for the most recent record issued before it (no record:
-//   no wait). SyncEvent blocks the host until that record completes.
+//   no wait). SyncEvent blocks the host until that record completes. Event calls cost the host nothing.
+// - The host may run ahead of the device without bound: CUDA's limit on queued launches (about a thousand)
+//   is not modelled; it would only delay a host that is already that far ahead.
 // - An allocation the pool cannot satisfy stops the host (Trace::oom and oom_where say where); the work
 //   already queued on the device still completes, so iterations finished before the failure are reported.
 #include <cstdint>

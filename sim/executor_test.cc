@@ -153,6 +153,19 @@ TEST_CASE("cudaMalloc blocks the host and cudaFree synchronizes the device first
     CHECK(run.r.device_free_calls == 0);
     CHECK(run.r.peak_live_bytes == 4096);
   }
+  SECTION("cudaFree waits for every stream, not just the tensor's") {
+    Graph g2;
+    const TensorId u = tensor(g2, "u", 4096);
+    op(g2, "short", {}, {u}, 1000);
+    op(g2, "long", {}, {}, 5000, 100);
+    op(g2, "after", {}, {}, 1000);
+    Program q;
+    q.num_streams = 2;
+    q.iteration = {cmd(CmdKind::Alloc, u), launch(0, 0), launch(1, 1), cmd(CmdKind::Free, u), launch(2, 0)};
+    Run<DirectPool> run(g2, q, fake_gpu());
+    CHECK(run.op(1).end == 15000);    // started at 10000 beside `short`
+    CHECK(run.op(2).start == 18000);  // 15000 + the free's 3000
+  }
   SECTION("cudaMalloc's cost grows with the size") {
     GpuSpec spec = fake_gpu();
     spec.malloc_base_ns = 0;
