@@ -12,6 +12,9 @@
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
 #include "policies/swap/swap_policy.h"
+#include "policies/pool/virtual_device_memory.h"
+#include "sim/executor.h"
+#include "validate/commands.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {
@@ -127,8 +130,44 @@ int cmd_sweep(const SweepOptionsCli& o, std::ostream& out) {
   Sweep s = load_sweep(o.sweep);
   SweepOptions opt;
   opt.results_dir = o.results_dir;
-  int errors = run_sweep(s, opt, run_experiment, out);
+  int errors = run_sweep(s, opt, [](const Experiment& e) { return run_experiment(e); }, out);
   return errors ? 1 : 0;
+}
+
+int cmd_validate(const ValidateCli& o, std::ostream& out, std::ostream& err) {
+  if (o.out_dir.empty()) throw ConfigError("<command line>", 0, "--out", "validate needs an output folder");
+  if (o.warmup < 0 || o.iterations < 1)
+    throw ConfigError("<command line>", 0, "--iterations", "need warmup >= 0 and iterations >= 1");
+  Experiment e = load_experiment(o.experiment);
+  PreparedExperiment prep = prepare_experiment(e);
+  // The simulated twin of the real run: the same Program, the same pool, warm-up iterations included, so that
+  // iteration i of both traces is the same work.
+  VirtualDeviceMemory dev(prep.hw.spec.memory_bytes);
+  auto pool = pool_registry().get(e.pool.name).factory(e.pool.params, dev);
+  SimContext ctx{prep.graph, prep.hw.spec, *prep.hw.kernels, *prep.hw.link, *pool, dev};
+  SimOptions so;
+  so.iterations = o.warmup + o.iterations;
+  RunResult r = simulate(prep.program, ctx, so);
+
+  PlanFile plan;
+  plan.experiment = o.experiment;
+  plan.hw = prep.hw.spec.name;
+  plan.capacity_bytes = prep.hw.spec.memory_bytes;
+  plan.pool = e.pool.name;
+  plan.pool_params = e.pool.params;
+  plan.warmup = o.warmup;
+  plan.iterations = o.iterations;
+  plan.graph = std::move(prep.graph);
+  plan.program = std::move(prep.program);
+
+  ValidateOptions vo;
+  vo.experiment_path = o.experiment;
+  vo.out_dir = o.out_dir;
+  vo.warmup = o.warmup;
+  vo.iterations = o.iterations;
+  vo.microbench = o.microbench;
+  vo.cuda_binary = o.cuda_binary;
+  return run_validate(vo, plan, r.trace, out, err);
 }
 
 }  // namespace dlsim

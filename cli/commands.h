@@ -32,4 +32,16 @@ struct SweepOptionsCli {
 };
 int cmd_sweep(const SweepOptionsCli& o, std::ostream& out);
 
+struct ValidateCli {
+  std::string experiment;
+  std::string out_dir;
+  int warmup = 2;
+  int iterations = 5;
+  bool microbench = false;
+  std::string cuda_binary;
+};
+// Simulates the experiment, writes the plan and the simulated trace to out_dir, runs dlsim-cuda on a real GPU
+// and compares. Exit 3 when there is no GPU (or no dlsim-cuda).
+int cmd_validate(const ValidateCli& o, std::ostream& out, std::ostream& err);
+
 }  // namespace dlsim

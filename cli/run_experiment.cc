@@ -53,24 +53,32 @@ IterationProfile profile_iteration(const Graph& g, const Schedule& sched, const 
 
 }  // namespace
 
+PreparedExperiment prepare_experiment(const Experiment& e) {
+  PreparedExperiment p;
+  p.graph = build_training_graph(e.model, model_options(e));
+  p.hw = load_hardware(e.hw);
+  auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
+  p.schedule = conc->schedule(p.graph, *p.hw.kernels);
+  SwapPlan plan;
+  if (e.swap.name != "none") {
+    auto swap = swap_registry().create(e.swap.name, e.swap.params);
+    plan = swap->plan(p.graph, profile_iteration(p.graph, p.schedule, p.hw), *p.hw.link, p.hw.spec.memory_bytes);
+  }
+  p.program = lower(p.graph, p.schedule, plan);
+  return p;
+}
+
 ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   const auto wall_start = std::chrono::steady_clock::now();
   ExperimentResult out;
   out.experiment = e;
 
-  Graph g = build_training_graph(e.model, model_options(e));
+  PreparedExperiment prep = prepare_experiment(e);
+  Graph& g = prep.graph;
+  const Hardware& hw = prep.hw;
+  const Program& program = prep.program;
   out.ops = g.ops().size();
   out.tensors = g.tensors().size();
-  Hardware hw = load_hardware(e.hw);
-
-  auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
-  Schedule sched = conc->schedule(g, *hw.kernels);
-  SwapPlan plan;
-  if (e.swap.name != "none") {
-    auto swap = swap_registry().create(e.swap.name, e.swap.params);
-    plan = swap->plan(g, profile_iteration(g, sched, hw), *hw.link, hw.spec.memory_bytes);
-  }
-  Program program = lower(g, sched, plan);
 
   VirtualDeviceMemory dev(hw.spec.memory_bytes);
   auto pool = pool_registry().get(e.pool.name).factory(e.pool.params, dev);
@@ -87,8 +95,9 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   out.first_iteration_time_us = r.iteration_ns.empty() ? 0.0 : static_cast<double>(r.iteration_ns.front()) / 1000.0;
   out.peak_live_bytes = r.peak_live_bytes;
   out.peak_reserved_bytes = r.peak_reserved_bytes;
-  out.device_mallocs = r.device_malloc_calls;
-  out.device_frees = r.device_free_calls;
+  // From the device's own counters: a pool's constructor may reserve before the run starts (cnmem does).
+  out.device_mallocs = dev.malloc_calls();
+  out.device_frees = dev.free_calls();
   out.alloc_time_us = r.allocator_ns.empty() ? 0.0 : static_cast<double>(r.allocator_ns.back()) / 1000.0;
   out.events = r.events_processed;
   out.pool_report = pool->report();

@@ -6,6 +6,9 @@
 #include <string>
 
 #include "cli/experiment.h"
+#include "hw/hardware.h"
+#include "policies/concurrency/concurrency_policy.h"
+#include "sim/program.h"
 #include "sim/trace.h"
 #include "workloads/graph.h"
 
@@ -38,6 +41,15 @@ struct RunArtifacts {
   Graph graph;
   Trace trace;
 };
+
+// The compiled experiment: what both backends execute.
+struct PreparedExperiment {
+  Graph graph;
+  Hardware hw;
+  Schedule schedule;
+  Program program;
+};
+PreparedExperiment prepare_experiment(const Experiment& e);
 
 // artifacts != nullptr: record the full trace (slower) and hand it over with the graph.
 ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts = nullptr);

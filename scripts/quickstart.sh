@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh
-build/cli/dlsim sweep configs/sweeps/default.yaml
+build/bin/dlsim sweep configs/sweeps/default.yaml
 cat results/default/summary.md
