@@ -180,3 +180,28 @@ TEST_CASE("the synthetic trace is deterministic and balanced", "[pool][checker]"
   CHECK(balance == 0);
   CHECK(cnn_like_trace(8, 50, 2, 2)[0].bytes != a[0].bytes);
 }
+
+TEST_CASE("the pool registry builds the four online pools from their default parameters", "[pool][checker]") {
+  const auto names = pool_registry().names();
+  REQUIRE(names.size() >= 4);
+  CHECK(std::vector<std::string>(names.begin(), names.begin() + 4) ==
+        std::vector<std::string>{"cuda-malloc", "cnmem", "pytorch-caching", "tf-bfc"});
+  const auto trace = cnn_like_trace(11, 40, 2, 2);
+  for (int i = 0; i < 4; ++i) {
+    const auto& entry = pool_registry().get(names[static_cast<size_t>(i)]);
+    VirtualDeviceMemory dev(16 * kGiB);
+    CheckedPool pool(dev, [&](DeviceMemory& d) { return entry.factory(Params(entry.params), d); });
+    CHECK(pool.name() == entry.name);
+    std::map<uint32_t, DevPtr> live;
+    for (const AllocTraceOp& op : trace) {
+      if (op.alloc) {
+        live.emplace(op.id, pool.allocate({op.bytes, op.stream}).value());  // throws if out of memory
+      } else {
+        pool.deallocate(live.at(op.id));
+        live.erase(op.id);
+      }
+    }
+    CHECK(pool.stats().num_ooms == 0);
+    pool.check_now();
+  }
+}
