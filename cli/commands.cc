@@ -10,6 +10,7 @@
 #include "common/config_error.h"
 #include "hw/gpu_spec.h"
 #include "policies/concurrency/concurrency_policy.h"
+#include "policies/planners/planner.h"
 #include "policies/pool/pool_policy.h"
 #include "policies/swap/swap_policy.h"
 #include "policies/pool/virtual_device_memory.h"
@@ -33,8 +34,8 @@ void list_registry(const Reg& reg, const std::string& title, std::ostream& out) 
   for (const auto& e : reg.entries()) {
     out << "  " << std::left << std::setw(18) << e.name << e.description << '\n';
     for (const auto& p : e.params)
-      out << "      " << std::setw(30) << (p.name + " (" + to_string(p.type) + ", default " + to_string(p.default_value) + ")")
-          << "  " << p.description << '\n';
+      out << "      " << p.name << " (" << to_string(p.type) << ", default " << to_string(p.default_value)
+          << "): " << p.description << '\n';
   }
 }
 
@@ -121,6 +122,7 @@ int cmd_list(std::ostream& out) {
     out << "  " << std::left << std::setw(18) << h << g.description << '\n';
   }
   list_registry(pool_registry(), "pools", out);
+  list_registry(planner_registry(), "offline planners (dlsim plan, and the planned pool's `planner`)", out);
   list_registry(swap_registry(), "swap policies", out);
   list_registry(concurrency_registry(), "concurrency policies", out);
   return 0;
