@@ -172,9 +172,11 @@ void Importer::add_graph_input(const onnx::ValueInfoProto& in) {
     v.dtype = dtype_of(tt.elem_type());
     v.integer = is_integer_type(tt.elem_type());
     for (const auto& d : tt.shape().dim()) v.shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+    v.batch_axis = !v.shape.empty() && (v.shape[0] < 0 || first_input_);
   } else {
     v.shape_known = false;  // an error when a layer reads it
   }
+  first_input_ = false;
   values_[in.name()] = std::move(v);
 }
 
@@ -211,9 +213,9 @@ TensorId Importer::activation(const onnx::NodeProto& n, int i) {
     case Value::Kind::GraphInput: {
       if (!v.shape_known || v.shape.empty()) fail(n, "graph input '" + n.input(i) + "' has no shape");
       std::vector<int64_t> shape = v.shape;
-      for (size_t d = 1; d < shape.size(); ++d)
+      for (size_t d = v.batch_axis ? 1 : 0; d < shape.size(); ++d)
         if (shape[d] <= 0) fail(n, "graph input '" + n.input(i) + "' has an unknown dimension " + std::to_string(d) + " (only the batch axis may be symbolic)");
-      shape[0] = opts_.batch;  // the experiment's batch size
+      if (v.batch_axis) shape[0] = opts_.batch;  // the experiment's batch size
       v.kind = Value::Kind::Activation;
       v.tensor = b_.input(shape, v.dtype, n.input(i));
       return v.tensor;
@@ -248,6 +250,14 @@ void Importer::set_activation(const onnx::NodeProto& n, int output, TensorId t) 
   set(n, output, std::move(v));
 }
 
+TensorId Importer::constant_input(const onnx::NodeProto& n, int i) {
+  const Value& v = constant(n, i);
+  auto it = constant_inputs_.find(n.input(i));
+  if (it != constant_inputs_.end()) return it->second;
+  std::vector<int64_t> s = v.shape.empty() ? std::vector<int64_t>{1} : v.shape;
+  return constant_inputs_[n.input(i)] = b_.input(s, DType::F32, n.input(i));
+}
+
 TensorId Importer::existing_weight(const Value& p) const {
   auto it = weights_.find(p.source);
   return it == weights_.end() ? kNoTensor : it->second;
@@ -276,6 +286,18 @@ Graph Importer::run() {
     for (const auto& in : n.input())
       if (!in.empty()) readers_[in].push_back(&n);
   for (const auto& o : g.output()) graph_outputs_.insert(o.name());
+  // Constant nodes read nothing: evaluating them first lets a pattern (GELU) look at constants that the file
+  // lists after the pattern's first node.
+  for (const auto& n : g.node())
+    if (n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx")) {
+      try {
+        handle(n);
+      } catch (const ConfigError& e) {
+        if (e.file() == path_) throw;
+        throw ConfigError(path_, 0, layer_name(n), std::string("ONNX op Constant: ") + e.what());
+      }
+      skip(n);
+    }
   for (const auto& n : g.node()) {
     if (skipped_.count(&n)) continue;
     if (!n.domain().empty() && n.domain() != "ai.onnx") fail(n, "op of custom domain '" + n.domain() + "' is not supported");
@@ -288,6 +310,7 @@ Graph Importer::run() {
       throw ConfigError(path_, 0, layer_name(n), "ONNX op " + n.op_type() + ": " + e.what());
     }
   }
+  if (has_loss_) return b_.finish();  // the file computes its own loss (SoftmaxCrossEntropyLoss)
   const std::string& out = g.output(0).name();
   auto it = values_.find(out);
   if (it == values_.end() || it->second.kind != Value::Kind::Activation)

@@ -5,8 +5,11 @@
 // (a MatMul by a weight plus an Add of a bias is one linear layer), Flatten, Reshape, Transpose, Dropout,
 // Pad, Softmax, LayerNormalization, Gather (embedding lookup; select), Identity, and GELU in the form the
 // exporter writes below opset 20 (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5: recognised as a pattern);
-// folded when their inputs are known: Constant, Shape, Gather, Unsqueeze, Squeeze, Concat, Cast, Slice,
-// and elementwise arithmetic. Anything else is a ConfigError naming the node and the op.
+// Tanh, SoftmaxCrossEntropyLoss (the file's own loss); folded when their inputs are known: Constant, Shape,
+// Gather, Unsqueeze, Squeeze, Concat, Cast, Slice, ConstantOfShape, Equal, Where and elementwise arithmetic;
+// Slice and Expand of an ids buffer (a graph input whose values do not matter, only its shape). LayerNorm
+// decomposed into ReduceMean/Sub/Pow/Sqrt (opset < 17) is not recognised: export transformers at opset 17.
+// Anything else is a ConfigError naming the node and the op.
 //
 // In-place ReLU: an ONNX file cannot say whether PyTorch ran ReLU in place. torchvision does (inplace=True)
 // wherever the ReLU is the only reader of a conv / batch-norm / linear / add output, and autograd's kept
@@ -14,6 +17,7 @@
 #ifdef DLSIM_WITH_ONNX
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "workloads/onnx_importer.h"
 
@@ -39,9 +43,14 @@ int64_t norm_axis(Importer& im, const NodeProto& n, int64_t axis, size_t rank) {
   return a;
 }
 
+// Integers of a value; saturated, as exporters write INT64_MAX for "to the end" (not exact as a double).
 std::vector<int64_t> ints_of(const Value& v) {
   std::vector<int64_t> r;
-  for (double d : v.data) r.push_back(static_cast<int64_t>(d));
+  for (double d : v.data) {
+    if (d >= 9.2e18) r.push_back(std::numeric_limits<int64_t>::max());
+    else if (d <= -9.2e18) r.push_back(std::numeric_limits<int64_t>::min());
+    else r.push_back(static_cast<int64_t>(d));
+  }
   return r;
 }
 
@@ -219,16 +228,16 @@ void matmul(Importer& im, const NodeProto& n) {
   if (bv.kind == Kind::Activation) return im.set_activation(n, 0, im.builder().matmul(a, bv.tensor, im.layer_name(n)));
   const Value& w = im.param(n, 1);  // x @ W: a linear layer without bias, or with the Add that follows
   const NodeProto* next = im.sole_consumer(n.output(0));
-  int64_t out_f = w.shape.size() == 2 ? (w.transposed ? w.shape[0] : w.shape[1]) : -1;
+  int64_t out_f = w.shape.size() == 2 ? w.shape[1] : -1;  // x (.., in) @ W (in, out), a Transpose or not
   if (next && next->op_type() == "Add" && next->input_size() == 2) {
     int other = next->input(0) == n.output(0) ? 1 : 0;
     const Value& bias = im.value(*next, other);
     if ((bias.kind == Kind::Param || bias.kind == Kind::GraphInput) && numel(im.param(*next, other).shape) == out_f) {
       im.skip(*next);
-      return im.set_activation(*next, 0, linear(im, *next, a, w, w.transposed, &im.param(*next, other)));
+      return im.set_activation(*next, 0, linear(im, *next, a, w, false, &im.param(*next, other)));
     }
   }
-  im.set_activation(n, 0, linear(im, n, a, w, w.transposed, nullptr));
+  im.set_activation(n, 0, linear(im, n, a, w, false, nullptr));
 }
 
 void dropout(Importer& im, const NodeProto& n) {
@@ -330,8 +339,7 @@ void binary(Importer& im, const NodeProto& n) {
       if (w == kNoTensor) im.remember_weight(v, w = im.builder().parameter(v.shape, v.source));
       return w;
     }
-    std::vector<int64_t> s = v.shape.empty() ? std::vector<int64_t>{1} : v.shape;
-    return im.builder().input(s, DType::F32, name + ".operand" + std::to_string(i));
+    return im.constant_input(n, i);
   };
   TensorId a = operand(0), b = operand(1);
   if (op == "Add" || op == "Sub") return im.set_activation(n, 0, im.builder().add(a, b, false, name));
@@ -351,7 +359,7 @@ void concat(Importer& im, const NodeProto& n) {
   Value out = constant_of({0}, {}, true);
   for (int i = 0; i < n.input_size(); ++i) {
     const Value& v = im.constant(n, i);
-    if (v.shape.size() > 1 || (axis != 0 && axis != -1)) im.fail(n, "folding Concat of constants of rank > 1 is not supported");
+    if (v.shape.size() > 1 || (axis != 0 && axis != -1)) im.fail(n, "folding Concat of constants of rank > 1 is not supported (input " + n.input(i) + " rank " + std::to_string(v.shape.size()) + ")");
     out.data.insert(out.data.end(), v.data.begin(), v.data.end());
     out.integer &= v.integer;
   }
@@ -363,6 +371,15 @@ void reshape(Importer& im, const NodeProto& n) {
   std::vector<int64_t> target = ints_of(im.constant(n, 1));
   if (im.is_constant(n, 0)) {
     Value v = im.constant(n, 0);
+    int64_t known = 1, infer = -1;
+    for (size_t i = 0; i < target.size(); ++i) {
+      if (target[i] == 0 && i < v.shape.size()) target[i] = v.shape[i];
+      if (target[i] == -1) infer = static_cast<int64_t>(i);
+      else known *= target[i];
+    }
+    if (infer >= 0 && known > 0) target[static_cast<size_t>(infer)] = numel(v.shape) / known;
+    if (numel(target) != numel(v.shape)) im.fail(n, "cannot reshape a constant of " + std::to_string(numel(v.shape)) + " elements");
+    v.kind = Kind::Constant;
     v.shape = target;
     return im.set(n, 0, v);
   }
@@ -419,14 +436,16 @@ void gather(Importer& im, const NodeProto& n) {
     return im.set_activation(n, 0, y);
   }
   if (data.kind == Kind::Activation && im.is_constant(n, 1) && im.constant(n, 1).shape.empty())
-    return im.set_activation(n, 0, im.builder().select(data.tensor, axis, static_cast<int64_t>(im.constant(n, 1).data.at(0)), im.layer_name(n)));
+    return im.set_activation(n, 0, im.builder().select(data.tensor, axis, ints_of(im.constant(n, 1)).at(0), im.layer_name(n)));
   im.fail(n, "only embedding lookups, a scalar index of an activation, and constant indexing are supported");
 }
 
 void shape(Importer& im, const NodeProto& n) {
   const Value& v = im.value(n, 0);
-  std::vector<int64_t> s = v.kind == Kind::Activation ? im.builder().graph().tensor(v.tensor).shape
-                                                       : im.builder().graph().tensor(im.activation(n, 0)).shape;
+  std::vector<int64_t> s;
+  if (v.kind == Kind::Activation) s = im.builder().graph().tensor(v.tensor).shape;
+  else if (v.kind == Kind::GraphInput && (v.batch_axis || !v.shape_known)) s = im.builder().graph().tensor(im.activation(n, 0)).shape;
+  else s = v.shape;  // constants, weights, buffers
   std::vector<double> d(s.begin(), s.end());
   int64_t r = static_cast<int64_t>(s.size()), start = attr_int(n, "start", 0), end = attr_int(n, "end", r);
   start = std::clamp(start < 0 ? start + r : start, int64_t{0}, r);
@@ -474,17 +493,106 @@ void unsqueeze_squeeze(Importer& im, const NodeProto& n) {
   im.set_activation(n, 0, im.builder().reshape(x, s, im.layer_name(n)));
 }
 
+// Slice of a known value (shape arithmetic, position ids) or of a graph input whose values are not needed
+// (a buffer of ids sliced to the sequence length: only its shape matters).
 void slice(Importer& im, const NodeProto& n) {
-  Value v = im.constant(n, 0);  // only shape arithmetic: 1-D constants
-  if (v.shape.size() != 1) im.fail(n, "only slicing 1-D constants is supported");
-  int64_t len = v.shape[0];
-  int64_t start = static_cast<int64_t>(im.constant(n, 1).data.at(0)), end = static_cast<int64_t>(im.constant(n, 2).data.at(0));
-  int64_t step = im.has_input(n, 4) ? static_cast<int64_t>(im.constant(n, 4).data.at(0)) : 1;
-  if (step != 1) im.fail(n, "only step 1 is supported");
-  start = std::clamp(start < 0 ? start + len : start, int64_t{0}, len);
-  end = std::clamp(end < 0 ? end + len : end, int64_t{0}, len);
-  std::vector<double> d(v.data.begin() + start, v.data.begin() + std::max(start, end));
-  im.set(n, 0, constant_of({static_cast<int64_t>(d.size())}, d, v.integer));
+  const Value& v = im.value(n, 0);
+  if (v.kind != Kind::Constant && v.kind != Kind::GraphInput) im.fail(n, "slicing an activation is not supported");
+  if (v.kind == Kind::GraphInput && !v.shape_known) im.fail(n, "graph input '" + n.input(0) + "' has no shape");
+  std::vector<int64_t> starts = ints_of(im.constant(n, 1)), ends = ints_of(im.constant(n, 2));
+  std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
+  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
+  if (im.has_input(n, 3)) axes = ints_of(im.constant(n, 3));
+  if (im.has_input(n, 4)) steps = ints_of(im.constant(n, 4));
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    im.fail(n, "starts, ends, axes and steps differ in length");
+  std::vector<int64_t> begin(v.shape.size(), 0), shape = v.shape;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    size_t a = static_cast<size_t>(norm_axis(im, n, axes[i], v.shape.size()));
+    int64_t len = v.shape[a];
+    if (steps[i] != 1) im.fail(n, "only step 1 is supported");
+    int64_t b = std::clamp(starts[i] < 0 ? starts[i] + len : starts[i], int64_t{0}, len);
+    int64_t e = std::clamp(ends[i] < 0 ? ends[i] + len : ends[i], int64_t{0}, len);
+    begin[a] = b;
+    shape[a] = std::max<int64_t>(0, e - b);
+  }
+  Value out = v;
+  out.shape = shape;
+  if (v.kind == Kind::GraphInput) {
+    out.batch_axis = false;  // a slice of a buffer, not the data batch
+    return im.set(n, 0, out);
+  }
+  out.data.clear();
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (int64_t flat = 0; flat < numel(shape); ++flat) {
+    int64_t rem = flat, src = 0, stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      idx[d] = rem % shape[d];
+      rem /= shape[d];
+      src += (idx[d] + begin[d]) * stride;
+      stride *= v.shape[d];
+    }
+    out.data.push_back(v.data.at(static_cast<size_t>(src)));
+  }
+  im.set(n, 0, out);
+}
+
+void constant_of_shape(Importer& im, const NodeProto& n) {
+  std::vector<int64_t> shape = ints_of(im.constant(n, 0));
+  double fill = 0;
+  bool integer = false;
+  for (const auto& a : n.attribute())
+    if (a.name() == "value") {
+      Value v = tensor_value(a.t(), "", im.layer_name(n));
+      if (v.data.size() != 1) im.fail(n, "value must hold one element");
+      fill = v.data[0];
+      integer = v.integer;
+    }
+  if (numel(shape) > (1 << 22)) im.fail(n, "constant of " + std::to_string(numel(shape)) + " elements is too large to fold");
+  im.set(n, 0, constant_of(shape, std::vector<double>(static_cast<size_t>(numel(shape)), fill), integer));
+}
+
+// Where over known values of one shape (scalars broadcast): the exporter's Expand-shape arithmetic.
+void where(Importer& im, const NodeProto& n) {
+  const Value &c = im.constant(n, 0), &a = im.constant(n, 1), &b = im.constant(n, 2);
+  std::vector<int64_t> shape = c.shape;
+  for (const Value* v : {&a, &b})
+    if (numel(v->shape) != 1 && v->shape != shape) im.fail(n, "folding Where needs operands of one shape or scalars");
+  auto at = [](const Value& v, size_t i) { return v.data.size() == 1 ? v.data[0] : v.data[i]; };
+  Value out = constant_of(shape, {}, a.integer && b.integer);
+  for (size_t i = 0; i < static_cast<size_t>(numel(shape)); ++i) out.data.push_back(at(c, i) != 0 ? at(a, i) : at(b, i));
+  im.set(n, 0, out);
+}
+
+// Expand of ids whose values are not needed (token types): the broadcast shape only.
+void expand(Importer& im, const NodeProto& n) {
+  Value v = im.value(n, 0);
+  if (v.kind != Kind::GraphInput) im.fail(n, "only expanding a graph input (ids) is supported");
+  std::vector<int64_t> target = ints_of(im.constant(n, 1));
+  size_t rank = std::max(target.size(), v.shape.size());
+  std::vector<int64_t> shape(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t a = i < rank - v.shape.size() ? 1 : v.shape[i - (rank - v.shape.size())];
+    int64_t b = i < rank - target.size() ? 1 : target[i - (rank - target.size())];
+    if (a != b && a != 1 && b != 1) im.fail(n, "shapes do not broadcast");
+    shape[i] = std::max(a, b);
+  }
+  v.shape = shape;
+  v.batch_axis = false;  // the target already holds the experiment's batch
+  im.set(n, 0, v);
+}
+
+void tanh(Importer& im, const NodeProto& n) {
+  im.set_activation(n, 0, im.builder().tanh(im.activation(n, 0), im.layer_name(n)));
+}
+
+// The loss the exporter wrote (F.cross_entropy): the builder's cross entropy over the same logits.
+void softmax_cross_entropy(Importer& im, const NodeProto& n) {
+  TensorId logits = im.activation(n, 0);
+  if (attr_string(n, "reduction", "mean") != "mean") im.fail(n, "only reduction 'mean' is supported");
+  if (n.output_size() > 1 && !n.output(1).empty()) im.fail(n, "the log_prob output is not supported");
+  im.set_activation(n, 0, im.builder().cross_entropy_loss(logits, im.layer_name(n)));
+  im.loss_emitted();
 }
 
 void constant(Importer& im, const NodeProto& n) {
@@ -526,6 +634,8 @@ const std::map<std::string, Handler>& handlers() {
       {"Equal", binary}, {"Concat", concat}, {"Reshape", reshape}, {"Transpose", transpose}, {"Gather", gather},
       {"Shape", shape}, {"Unsqueeze", unsqueeze_squeeze}, {"Squeeze", unsqueeze_squeeze}, {"Slice", slice},
       {"Constant", constant}, {"Identity", identity_or_cast}, {"Cast", identity_or_cast},
+      {"ConstantOfShape", constant_of_shape}, {"Where", where}, {"Expand", expand}, {"Tanh", tanh},
+      {"SoftmaxCrossEntropyLoss", softmax_cross_entropy},
   };
   return h;
 }

@@ -170,6 +170,18 @@ TEST_CASE("an ONNX export with its weights as initializers imports to the builde
   CHECK(got.saved_for_backward_bytes == want.saved_for_backward_bytes);
 }
 
+TEST_CASE("the ONNX export of BERT-base imports to the builder's figures") {
+  // scripts/export_onnx.py --transformers: the reference module of scripts/torch_reference_transformers.py at
+  // sequence 128, opset 17 (LayerNormalization; GELU as Div/Erf/Add/Mul/Mul), with its own cross-entropy loss.
+  ModelOptions o = batch_of(2);
+  o.seq_len = 128;
+  ModelSummary got = summary_of(import_onnx_forward(testdata("bert-base.onnx"), o));
+  ModelSummary want = summary_of(build_forward_graph("bert-base", o));
+  CHECK(got.params == want.params);
+  CHECK(got.fwd_macs == want.fwd_macs);
+  CHECK(got.saved_for_backward_bytes == want.saved_for_backward_bytes);
+}
+
 TEST_CASE("an ONNX model's batch size is the experiment's") {
   for (int64_t b : {1, 5}) {
     Graph g = import_onnx_forward(testdata("resnet18.onnx"), batch_of(b));

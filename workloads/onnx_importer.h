@@ -29,6 +29,7 @@ struct Value {
   bool integer = false;         // Constant: integer-typed
   DType dtype = DType::F32;     // GraphInput
   bool shape_known = true;      // GraphInput: false when the file declares no shape for it
+  bool batch_axis = false;      // GraphInput: axis 0 is the batch (symbolic, or the first input), set to opts.batch
   std::string source;           // Param: the initializer / graph input it comes from (a Transpose keeps it)
   bool transposed = false;      // Param: a Transpose of a 2-D weight (MatMul(x, W^T) = a linear layer)
 };
@@ -56,6 +57,9 @@ class Importer {
   size_t consumers(const std::string& value) const;
   void skip(const onnx::NodeProto& n) { skipped_.insert(&n); }  // fused into an earlier node's layer
   std::string layer_name(const onnx::NodeProto& n) const;
+  // A constant operand of an elementwise layer (a scale, a mask) as one non-learnable input tensor.
+  TensorId constant_input(const onnx::NodeProto& n, int i);
+  void loss_emitted() { has_loss_ = true; }
   int64_t opset() const { return opset_; }
   ModelBuilder& builder() { return b_; }
 
@@ -70,6 +74,9 @@ class Importer {
   std::map<std::string, std::vector<const onnx::NodeProto*>> readers_;
   std::set<std::string> graph_outputs_;
   std::set<const onnx::NodeProto*> skipped_;
+  std::map<std::string, TensorId> constant_inputs_;
+  bool has_loss_ = false;
+  bool first_input_ = true;
 
   void add_initializer(const onnx::TensorProto& t);
   void add_graph_input(const onnx::ValueInfoProto& in);
