@@ -40,6 +40,94 @@ void RecordingDeviceMemory::free(DevPtr p) {
   inner_.free(p);
 }
 
+namespace {
+// The entry of `m` (address -> bytes, disjoint) that contains [p, p + bytes), or m.end().
+std::map<DevPtr, uint64_t>::const_iterator containing(const std::map<DevPtr, uint64_t>& m, DevPtr p, uint64_t bytes) {
+  auto it = m.upper_bound(p);
+  if (it == m.begin()) return m.end();
+  --it;
+  return it->first + it->second >= p + bytes ? it : m.end();
+}
+bool overlaps(const std::map<DevPtr, uint64_t>& m, DevPtr p, uint64_t bytes) {
+  auto next = m.lower_bound(p);
+  return (next != m.end() && next->first < p + bytes) ||
+         (next != m.begin() && std::prev(next)->first + std::prev(next)->second > p);
+}
+}  // namespace
+
+std::optional<DevPtr> RecordingDeviceMemory::reserve_address_range(uint64_t bytes) {
+  auto p = inner_.reserve_address_range(bytes);
+  if (!p) return p;
+  auto r = ranges_.lower_bound(*p);
+  const bool meets_malloc = (r != ranges_.end() && r->first < *p + bytes) ||
+                            (r != ranges_.begin() && std::prev(r)->first + std::prev(r)->second.bytes > *p);
+  if (meets_malloc || overlaps(address_ranges_, *p, bytes))
+    throw PoolInvariantError("device reserved address range " + hex(*p) + " over memory the pool holds");
+  address_ranges_.emplace(*p, bytes);
+  return p;
+}
+
+void RecordingDeviceMemory::release_address_range(DevPtr at) {
+  auto it = address_ranges_.find(at);
+  if (it == address_ranges_.end())
+    throw PoolInvariantError("pool released address range " + hex(at) + ", which it did not reserve");
+  if (overlaps(mapped_, at, it->second))
+    throw PoolInvariantError("pool released address range " + hex(at) + " with pages still mapped in it");
+  address_ranges_.erase(it);
+  inner_.release_address_range(at);
+}
+
+bool RecordingDeviceMemory::map_pages(DevPtr at, uint64_t bytes) {
+  const auto range = containing(address_ranges_, at, bytes);
+  if (range == address_ranges_.end())
+    throw PoolInvariantError("pool mapped " + hex(at) + "+" + std::to_string(bytes) +
+                             " outside the address ranges it reserved");
+  if (overlaps(mapped_, at, bytes)) throw PoolInvariantError("pool mapped " + hex(at) + " twice");
+  const uint64_t before = inner_.reserved();
+  if (!inner_.map_pages(at, bytes)) return false;
+  charged_bytes_ += inner_.reserved() - before;
+  range_bytes_ += bytes;
+  // Join with adjacent runs of the same address range, so that a block spanning several pages lies in one run.
+  DevPtr start = at;
+  uint64_t len = bytes;
+  auto next = mapped_.find(at + bytes);
+  if (next != mapped_.end() && at + bytes < range->first + range->second) {
+    len += next->second;
+    mapped_.erase(next);
+  }
+  auto prev = mapped_.lower_bound(at);
+  if (at > range->first && prev != mapped_.begin() && std::prev(prev)->first + std::prev(prev)->second == at) {
+    --prev;
+    start = prev->first;
+    len += prev->second;
+    mapped_.erase(prev);
+  }
+  mapped_.emplace(start, len);
+  return true;
+}
+
+void RecordingDeviceMemory::unmap_pages(DevPtr at, uint64_t bytes) {
+  auto run = containing(mapped_, at, bytes);
+  if (run == mapped_.end())
+    throw PoolInvariantError("pool unmapped " + hex(at) + "+" + std::to_string(bytes) + ", which is not mapped");
+  if (on_free) on_free(at, bytes);
+  const DevPtr start = run->first;
+  const uint64_t len = run->second;
+  mapped_.erase(run);
+  if (at > start) mapped_.emplace(start, at - start);
+  if (at + bytes < start + len) mapped_.emplace(at + bytes, start + len - (at + bytes));
+  range_bytes_ -= bytes;
+  const uint64_t before = inner_.reserved();
+  inner_.unmap_pages(at, bytes);
+  charged_bytes_ -= before - inner_.reserved();
+}
+
+bool RecordingDeviceMemory::holds(DevPtr p, uint64_t extent) const {
+  auto r = ranges_.upper_bound(p);
+  if (r != ranges_.begin() && std::prev(r)->first + std::prev(r)->second.bytes >= p + extent) return true;
+  return containing(mapped_, p, extent) != mapped_.end();
+}
+
 CheckedPool::CheckedPool(DeviceMemory& device, const PoolFactory& make_pool) : recorder_(device) {
   recorder_.on_free = [this](DevPtr p, uint64_t bytes) {
     auto it = live_.lower_bound(p);
@@ -69,9 +157,7 @@ std::optional<DevPtr> CheckedPool::allocate(const AllocRequest& req) {
     fail("block " + hex(*p) + "+" + std::to_string(extent) + " overlaps live block " + hex(next->first));
   if (next != live_.begin() && std::prev(next)->first + std::prev(next)->second.extent > *p)
     fail("block " + hex(*p) + " overlaps live block " + hex(std::prev(next)->first));
-  const auto& ranges = recorder_.ranges();
-  auto r = ranges.upper_bound(*p);
-  if (r == ranges.begin() || std::prev(r)->first + std::prev(r)->second.bytes < *p + extent)
+  if (!recorder_.holds(*p, extent))
     fail("block " + hex(*p) + "+" + std::to_string(extent) + " is not inside memory the pool reserved");
   live_.emplace_hint(next, *p, Live{req.bytes, extent});
   live_requested_ += req.bytes;
@@ -122,9 +208,7 @@ void CheckedPool::check_now() const {
     if (!first && p < end_of_prev) fail("live blocks overlap at " + hex(p));
     first = false;
     end_of_prev = p + l.extent;
-    auto r = ranges.upper_bound(p);
-    if (r == ranges.begin() || std::prev(r)->first + std::prev(r)->second.bytes < p + l.extent)
-      fail("live block " + hex(p) + " is outside the reserved ranges");
+    if (!recorder_.holds(p, l.extent)) fail("live block " + hex(p) + " is outside the reserved ranges");
   }
   DevPtr range_end = 0;
   first = true;
@@ -132,7 +216,12 @@ void CheckedPool::check_now() const {
     if (!first && p < range_end) fail("device ranges overlap at " + hex(p));
     first = false;
     range_end = p + r.bytes;
+    if (overlaps(recorder_.mapped_runs(), p, r.bytes) || overlaps(recorder_.address_ranges(), p, r.bytes))
+      fail("device range " + hex(p) + " overlaps mapped pages or a reserved address range");
   }
+  for (const auto& [p, bytes] : recorder_.mapped_runs())
+    if (containing(recorder_.address_ranges(), p, bytes) == recorder_.address_ranges().end())
+      fail("mapped pages at " + hex(p) + " are outside the reserved address ranges");
 }
 
 void CheckedPool::check_all_freed(uint64_t expected_reserved) const {

@@ -2,8 +2,9 @@
 // An invariant checker for any PoolPolicy. CheckedPool builds the pool on a recording DeviceMemory (so it sees
 // every cudaMalloc/cudaFree the pool makes) and checks, on every call:
 // - a new block does not overlap any live block;
-// - every live block lies inside one range the pool obtained from the device and has not freed;
-// - the pool never cudaFrees a range that still holds a live block, nor frees a block twice;
+// - every live block lies inside one range the pool obtained from the device and has not freed, or inside one
+//   run of adjacent pages it mapped (virtual-memory calls), which must lie in an address range it reserved;
+// - the pool never cudaFrees (or unmaps) a range that still holds a live block, nor frees a block twice;
 // - the device ranges the pool holds never overlap and add up to what the device says is reserved;
 // - PoolStats agree with the live blocks (requested bytes, alloc/free counts) and allocated <= reserved;
 // - when the pool reports "reserved_bytes", that equals the bytes of the ranges it holds.
@@ -37,12 +38,27 @@ class RecordingDeviceMemory : public DeviceMemory {
   uint64_t free_calls() const override { return inner_.free_calls(); }
   uint64_t bytes_malloced() const override { return inner_.bytes_malloced(); }
   uint64_t bytes_freed() const override { return inner_.bytes_freed(); }
+  bool supports_virtual_memory() const override { return inner_.supports_virtual_memory(); }
+  std::optional<DevPtr> reserve_address_range(uint64_t bytes) override;
+  void release_address_range(DevPtr at) override;
+  bool map_pages(DevPtr at, uint64_t bytes) override;
+  void unmap_pages(DevPtr at, uint64_t bytes) override;
+  uint64_t map_calls() const override { return inner_.map_calls(); }
+  uint64_t unmap_calls() const override { return inner_.unmap_calls(); }
+  uint64_t bytes_mapped() const override { return inner_.bytes_mapped(); }
+  uint64_t bytes_unmapped() const override { return inner_.bytes_unmapped(); }
 
   struct Range {
     uint64_t bytes;    // what the pool asked for: the most it may use
     uint64_t charged;  // what the device's reserved() grew by (its own rounding)
   };
   const std::map<DevPtr, Range>& ranges() const { return ranges_; }
+  // Mapped pages, adjacent ones joined into one run (address -> bytes), and the reserved address ranges.
+  const std::map<DevPtr, uint64_t>& mapped_runs() const { return mapped_; }
+  const std::map<DevPtr, uint64_t>& address_ranges() const { return address_ranges_; }
+  // Whether [p, p + extent) lies in one malloc'd range or one mapped run.
+  bool holds(DevPtr p, uint64_t extent) const;
+  // Bytes held through malloc plus bytes mapped.
   uint64_t range_bytes() const { return range_bytes_; }
   uint64_t charged_bytes() const { return charged_bytes_; }
   uint64_t baseline_reserved() const { return baseline_; }  // the device's reserved() before the pool
@@ -53,6 +69,8 @@ class RecordingDeviceMemory : public DeviceMemory {
   DeviceMemory& inner_;
   uint64_t baseline_;
   std::map<DevPtr, Range> ranges_;
+  std::map<DevPtr, uint64_t> mapped_;
+  std::map<DevPtr, uint64_t> address_ranges_;
   uint64_t range_bytes_ = 0;
   uint64_t charged_bytes_ = 0;
 };

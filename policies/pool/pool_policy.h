@@ -29,6 +29,23 @@ class DeviceMemory {
   virtual uint64_t free_calls() const = 0;
   virtual uint64_t bytes_malloced() const = 0;  // total bytes passed to successful malloc calls
   virtual uint64_t bytes_freed() const = 0;
+
+  // The CUDA virtual-memory driver API (cuMemAddressReserve / cuMemCreate+cuMemMap / cuMemUnmap+cuMemRelease /
+  // cuMemAddressFree), for pools that grow a segment in place (PyTorch's expandable_segments). Optional: the
+  // defaults say "not supported", so a DeviceMemory that only has malloc/free needs none of this.
+  virtual bool supports_virtual_memory() const { return false; }
+  // Reserves virtual address space only (no capacity used); nullopt when none is left.
+  virtual std::optional<DevPtr> reserve_address_range(uint64_t /*bytes*/) { return std::nullopt; }
+  virtual void release_address_range(DevPtr /*at*/) {}
+  // One call = one physical allocation (cuMemCreate) mapped at `at` inside a reserved range. Mapped bytes count
+  // toward reserved(); false (nothing mapped) when they would exceed the capacity.
+  virtual bool map_pages(DevPtr /*at*/, uint64_t /*bytes*/) { return false; }
+  // Unmaps and releases whole earlier mappings covering exactly [at, at + bytes).
+  virtual void unmap_pages(DevPtr /*at*/, uint64_t /*bytes*/) {}
+  virtual uint64_t map_calls() const { return 0; }  // successful map_pages calls
+  virtual uint64_t unmap_calls() const { return 0; }
+  virtual uint64_t bytes_mapped() const { return 0; }  // totals over all calls, like bytes_malloced
+  virtual uint64_t bytes_unmapped() const { return 0; }
 };
 
 struct PoolStats {

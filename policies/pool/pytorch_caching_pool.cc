@@ -1,6 +1,8 @@
 #include "policies/pool/pytorch_caching_pool.h"
 
+#include <algorithm>
 #include <bit>
+#include <iterator>
 #include <stdexcept>
 #include <tuple>
 
@@ -22,6 +24,8 @@ std::vector<ParamSpec> PytorchCachingOptions::specs() {
        "memory_fraction)"},
       {"memory_fraction", ParamType::Double, 0.0,
        "set_per_process_memory_fraction: cap reserved memory at this fraction of the device (0: not set)"},
+      {"expandable_segments", ParamType::Bool, false,
+       "one growing segment per stream and pool, 2/20 MiB pages mapped on demand (needs virtual-memory support)"},
   };
 }
 
@@ -54,6 +58,7 @@ PytorchCachingOptions PytorchCachingOptions::from_params(const Params& p) {
   o.memory_fraction = p.get_double("memory_fraction");
   if (!(o.memory_fraction >= 0.0 && o.memory_fraction <= 1.0))
     throw ConfigError("", 0, "memory_fraction", "pytorch-caching: memory_fraction must be in [0, 1] (0: not set)");
+  o.expandable_segments = p.get_bool("expandable_segments");
   return o;
 }
 
@@ -61,9 +66,17 @@ bool PytorchCachingPool::BlockLess::operator()(const Block* a, const Block* b) c
   return std::tie(a->stream, a->size, a->ptr) < std::tie(b->stream, b->size, b->ptr);
 }
 
+bool PytorchCachingPool::AddressLess::operator()(const Block* a, const Block* b) const {
+  return std::tie(a->stream, a->ptr) < std::tie(b->stream, b->ptr);
+}
+
 PytorchCachingPool::PytorchCachingPool(DeviceMemory& device, const PytorchCachingOptions& options)
     : device_(device), options_(options) {
   small_.small = true;
+  if (options_.expandable_segments && !device_.supports_virtual_memory())
+    throw ConfigError("", 0, "expandable_segments",
+                      "pytorch-caching: expandable_segments needs a device with virtual-memory calls "
+                      "(cuMemAddressReserve/cuMemMap), and this DeviceMemory has none");
 }
 
 PytorchCachingPool::~PytorchCachingPool() = default;
@@ -101,6 +114,14 @@ PytorchCachingPool::Block* PytorchCachingPool::new_block(DevPtr ptr, uint64_t si
 
 void PytorchCachingPool::delete_block(Block* b) { blocks_.erase(b->ptr); }
 
+// A block that takes over its lower neighbour's range moves to that address (it must be in no ordered set).
+void PytorchCachingPool::rekey(Block* b, DevPtr new_ptr) {
+  auto node = blocks_.extract(b->ptr);
+  b->ptr = new_ptr;
+  node.key() = new_ptr;
+  blocks_.insert(std::move(node));
+}
+
 void PytorchCachingPool::insert_free(BlockPool& pool, Block* b) {
   b->gc_count_base = pool.get_free_blocks_call_count;  // a block's age counts from its last insertion
   pool.blocks.insert(b);
@@ -108,7 +129,7 @@ void PytorchCachingPool::insert_free(BlockPool& pool, Block* b) {
 
 bool PytorchCachingPool::should_split(const Block* b, uint64_t size) const {
   const uint64_t remaining = b->size - size;
-  if (b->small) return remaining >= kMinBlockSize;
+  if (b->small || options_.expandable_segments) return remaining >= kMinBlockSize;
   return size < options_.max_split_size && remaining > kSmallSize;
 }
 
@@ -120,6 +141,15 @@ PytorchCachingPool::Block* PytorchCachingPool::get_free_block(BlockPool& pool, i
   key.size = size;
   auto it = pool.blocks.lower_bound(&key);
   if (it == pool.blocks.end() || (*it)->stream != stream) return nullptr;
+  if ((*it)->segment) {
+    // Best fit counts a block followed by unmapped space at the size it could grow to, so a larger block that
+    // cannot grow is preferred over the growing end of a segment; walk up while the next one is smaller so.
+    auto expandable_size = [](const Block* x) { return x->size + (x->next && !x->next->mapped ? x->next->size : 0); };
+    for (auto next = std::next(it); (*it)->segment && next != pool.blocks.end() && (*next)->stream == stream &&
+                                    expandable_size(*next) < expandable_size(*it);
+         ++next)
+      it = next;
+  }
   // Oversize blocks serve only oversize requests, and only when not much larger.
   if (size < options_.max_split_size && (*it)->size >= options_.max_split_size) return nullptr;
   if (size >= options_.max_split_size && (*it)->size >= size + options_.max_non_split_rounding) return nullptr;
@@ -128,12 +158,18 @@ PytorchCachingPool::Block* PytorchCachingPool::get_free_block(BlockPool& pool, i
   return b;
 }
 
-PytorchCachingPool::Block* PytorchCachingPool::alloc_block(BlockPool& pool, int stream, uint64_t alloc_size,
-                                                           bool is_retry) {
+PytorchCachingPool::Block* PytorchCachingPool::alloc_block(BlockPool& pool, int stream, uint64_t size,
+                                                           uint64_t alloc_size, bool is_retry) {
   if (is_retry) ++alloc_retries_;
+  // PyTorch tests the fraction with the cudaMalloc size even when it would map pages instead.
   if (options_.memory_fraction > 0.0 &&
       static_cast<double>(reserved_ + alloc_size) > options_.memory_fraction * static_cast<double>(device_.capacity()))
     return nullptr;  // over the per-process fraction: refused without calling CUDA
+  if (options_.expandable_segments) {
+    Block* b = try_allocate_expandable_block(pool, stream, size);
+    if (!b) ++failed_device_mallocs_;
+    return b;
+  }
   auto p = device_.malloc(alloc_size);
   if (!p) {
     ++failed_device_mallocs_;
@@ -146,7 +182,7 @@ PytorchCachingPool::Block* PytorchCachingPool::alloc_block(BlockPool& pool, int 
 }
 
 void PytorchCachingPool::release_block(Block* b) {
-  if (b->is_split() || b->allocated) throw std::logic_error("pytorch-caching: releasing part of a segment");
+  if (b->is_split() || b->allocated || b->segment) throw std::logic_error("pytorch-caching: releasing part of a segment");
   pool_of(b->small).blocks.erase(b);
   device_.free(b->ptr);
   ++device_frees_;
@@ -161,8 +197,9 @@ bool PytorchCachingPool::release_available_cached_blocks(BlockPool& pool, int st
   key.stream = stream;
   key.size = std::max(size, options_.max_split_size);
   auto it = pool.blocks.lower_bound(&key);
-  if (it == pool.blocks.end() || (*it)->stream != stream) {
-    // No single oversize block is large enough: free oversize blocks from the largest down.
+  if (it == pool.blocks.end() || (*it)->stream != stream || (*it)->segment) {
+    // No single oversize block is large enough: free oversize blocks from the largest down (blocks of
+    // expandable segments are passed over: they cannot be cudaFree'd).
     if (it == pool.blocks.begin()) return false;
     uint64_t released = 0;
     --it;
@@ -170,8 +207,10 @@ bool PytorchCachingPool::release_available_cached_blocks(BlockPool& pool, int st
       Block* cur = *it;
       const bool is_first = it == pool.blocks.begin();
       if (!is_first) --it;
-      released += cur->size;
-      release_block(cur);
+      if (!cur->segment) {
+        released += cur->size;
+        release_block(cur);
+      }
       if (is_first) break;
     }
     return released >= key.size;
@@ -181,9 +220,15 @@ bool PytorchCachingPool::release_available_cached_blocks(BlockPool& pool, int st
 }
 
 void PytorchCachingPool::release_pool(BlockPool& pool) {
+  std::vector<Block*> to_unmap;  // unmapping changes the set: gather first
   for (auto it = pool.blocks.begin(); it != pool.blocks.end();) {
     Block* b = *it++;
-    if (!b->is_split()) release_block(b);
+    if (b->segment) to_unmap.push_back(b);
+    else if (!b->is_split()) release_block(b);
+  }
+  for (Block* b : to_unmap) {
+    unmap_block(pool, b);  // merges only with unmapped neighbours: the other gathered blocks stay valid
+    if (!b->is_split()) release_expandable_segment(pool, b);
   }
 }
 
@@ -237,12 +282,12 @@ std::optional<DevPtr> PytorchCachingPool::allocate(const AllocRequest& req) {
   } else {
     if (options_.memory_fraction > 0.0 && options_.garbage_collection_threshold > 0.0)
       garbage_collect_cached_blocks();
-    b = alloc_block(pool, req.stream, alloc_size, false);
+    b = alloc_block(pool, req.stream, size, alloc_size, false);
     if (!b && release_available_cached_blocks(pool, req.stream, size))
-      b = alloc_block(pool, req.stream, alloc_size, false);
+      b = alloc_block(pool, req.stream, size, alloc_size, false);
     if (!b) {
       release_cached_blocks();
-      b = alloc_block(pool, req.stream, alloc_size, true);
+      b = alloc_block(pool, req.stream, size, alloc_size, true);
     }
   }
   if (!b) {
@@ -252,6 +297,7 @@ std::optional<DevPtr> PytorchCachingPool::allocate(const AllocRequest& req) {
   if (should_split(b, size)) {
     // The request takes the low part; the rest goes back to the pool as a free block of the same segment.
     Block* rest = new_block(b->ptr + size, b->size - size, b->stream, b->small);
+    rest->segment = b->segment;
     b->size = size;
     rest->next = b->next;
     if (rest->next) rest->next->prev = rest;
@@ -267,24 +313,31 @@ std::optional<DevPtr> PytorchCachingPool::allocate(const AllocRequest& req) {
   return b->ptr;
 }
 
+// Merges src, a neighbour of dst in its segment, into dst if src is free and mapped alike; returns the bytes
+// taken over (0: no merge). dst must be in no ordered set: its address and size change.
+uint64_t PytorchCachingPool::try_merge_blocks(BlockPool& pool, Block* dst, Block* src) {
+  if (!src || src->allocated || src->mapped != dst->mapped) return 0;
+  (src->mapped ? pool.blocks.erase(src) : pool.unmapped.erase(src));
+  const uint64_t taken = src->size;
+  if (dst->prev == src) {
+    dst->prev = src->prev;
+    if (dst->prev) dst->prev->next = dst;
+    const DevPtr at = src->ptr;
+    delete_block(src);
+    rekey(dst, at);
+  } else {
+    dst->next = src->next;
+    if (dst->next) dst->next->prev = dst;
+    delete_block(src);
+  }
+  dst->size += taken;
+  return taken;
+}
+
 void PytorchCachingPool::free_block(Block* b) {
   BlockPool& pool = pool_of(b->small);
-  // Merge with a free next neighbour, then with a free previous one (which then absorbs this block).
-  if (Block* n = b->next; n && !n->allocated) {
-    pool.blocks.erase(n);
-    b->size += n->size;
-    b->next = n->next;
-    if (b->next) b->next->prev = b;
-    delete_block(n);
-  }
-  if (Block* p = b->prev; p && !p->allocated) {
-    pool.blocks.erase(p);
-    p->size += b->size;
-    p->next = b->next;
-    if (p->next) p->next->prev = p;
-    delete_block(b);
-    b = p;
-  }
+  try_merge_blocks(pool, b, b->prev);
+  try_merge_blocks(pool, b, b->next);
   insert_free(pool, b);
 }
 
@@ -303,7 +356,7 @@ nlohmann::json PytorchCachingPool::report() const {
   for (const BlockPool* pool : {&small_, &large_})
     for (const Block* b : pool->blocks) {
       cached += b->size;
-      if (b->is_split()) inactive_split += b->size;
+      if (b->is_split() && !b->segment) inactive_split += b->size;  // PyTorch leaves expandable blocks out
     }
   return {{"reserved_bytes", reserved_},
           {"segments", segments_},
@@ -317,7 +370,10 @@ nlohmann::json PytorchCachingPool::report() const {
           {"oversize_allocations", oversize_allocations_},
           {"gc_released_blocks", gc_released_blocks_},
           {"cached_bytes", cached},
-          {"inactive_split_bytes", inactive_split}};
+          {"inactive_split_bytes", inactive_split},
+          {"expandable_segments", segments_by_base_.size()},
+          {"segment_maps", segment_maps_},
+          {"segment_unmaps", segment_unmaps_}};
 }
 
 void register_pytorch_caching(PoolRegistry& r) {

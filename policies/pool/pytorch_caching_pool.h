@@ -10,8 +10,9 @@
 // - on a miss: garbage collection (only with a threshold and a memory fraction), cudaMalloc (refused above
 //   the fraction), then release_available_cached_blocks (only with max_split_size) and retry, then
 //   release_cached_blocks (= empty_cache: every unsplit cached segment) and retry (num_alloc_retries), then OOM.
-// Left out: expandable_segments (needs a virtual-memory map/unmap device API that DeviceMemory lacks),
-// record_stream's cross-stream events (dlsim frees are stream-ordered on the allocating stream), free-memory
+// - expandable_segments (pytorch_caching_expandable.cc): one growing segment per (stream, pool) instead of one
+//   segment per cudaMalloc; see that file for the rules.
+// Left out: record_stream's cross-stream events (dlsim frees are stream-ordered on the allocating stream), free-memory
 // callbacks, CUDA-graph private pools, and the cudaMallocAsync backend.
 #include <map>
 #include <memory>
@@ -28,6 +29,7 @@ struct PytorchCachingOptions {
   uint64_t roundup_power2_divisions = 0;        // 0: plain 512-B rounding
   double garbage_collection_threshold = 0.0;    // 0: off; else in (0, 1)
   double memory_fraction = 0.0;                 // set_per_process_memory_fraction; 0: not called
+  bool expandable_segments = false;             // needs a DeviceMemory with supports_virtual_memory()
 
   static std::vector<ParamSpec> specs();
   static PytorchCachingOptions from_params(const Params& p);  // throws ConfigError on invalid values
@@ -42,6 +44,7 @@ class PytorchCachingPool : public PoolPolicy {
   static constexpr uint64_t kLargeBuffer = 20 << 20;
   static constexpr uint64_t kRoundLarge = 2 << 20;
 
+  // Throws ConfigError when options.expandable_segments is set and the device has no virtual-memory calls.
   PytorchCachingPool(DeviceMemory& device, const PytorchCachingOptions& options);
   ~PytorchCachingPool() override;
 
@@ -51,13 +54,20 @@ class PytorchCachingPool : public PoolPolicy {
   const PoolStats& stats() const override { return stats_; }
   nlohmann::json report() const override;
 
-  // torch.cuda.empty_cache(): cudaFree every cached segment that is not split.
+  // torch.cuda.empty_cache(): cudaFree every cached segment that is not split; with expandable segments, unmap
+  // every page no live block touches (and give back a segment's address range once nothing in it is mapped).
   void empty_cache() { release_cached_blocks(); }
 
   static uint64_t round_size(uint64_t size, uint64_t divisions);
   static uint64_t allocation_size(uint64_t rounded);
 
  private:
+  struct ExpandableSegment {
+    DevPtr base = 0;
+    uint64_t size = 0;       // reserved address space: ceil(1.125 x capacity / page) pages
+    uint64_t page = 0;       // 2 MiB (small pool) or 20 MiB (large pool): one physical allocation each
+    uint64_t mapped = 0;
+  };
   struct Block {
     DevPtr ptr = 0;
     uint64_t size = 0;
@@ -68,21 +78,27 @@ class PytorchCachingPool : public PoolPolicy {
     Block* prev = nullptr;  // neighbours within the segment
     Block* next = nullptr;
     uint64_t gc_count_base = 0;
+    ExpandableSegment* segment = nullptr;  // set for blocks of an expandable segment
+    bool mapped = true;                     // false: unmapped address space of an expandable segment
     bool is_split() const { return prev || next; }
   };
   struct BlockLess {
     bool operator()(const Block* a, const Block* b) const;
   };
+  struct AddressLess {
+    bool operator()(const Block* a, const Block* b) const;
+  };
   struct BlockPool {
     bool small = false;
-    std::set<Block*, BlockLess> blocks;  // free blocks
+    std::set<Block*, BlockLess> blocks;      // free mapped blocks
+    std::set<Block*, AddressLess> unmapped;  // unmapped ranges of expandable segments, lowest address first
     uint64_t get_free_blocks_call_count = 0;
   };
 
   BlockPool& pool_of(bool small) { return small ? small_ : large_; }
   void insert_free(BlockPool& pool, Block* b);
   Block* get_free_block(BlockPool& pool, int stream, uint64_t size);
-  Block* alloc_block(BlockPool& pool, int stream, uint64_t alloc_size, bool is_retry);
+  Block* alloc_block(BlockPool& pool, int stream, uint64_t size, uint64_t alloc_size, bool is_retry);
   bool release_available_cached_blocks(BlockPool& pool, int stream, uint64_t size);
   void release_cached_blocks();
   void release_pool(BlockPool& pool);
@@ -90,8 +106,16 @@ class PytorchCachingPool : public PoolPolicy {
   void garbage_collect_cached_blocks();
   bool should_split(const Block* b, uint64_t size) const;
   void free_block(Block* b);
+  uint64_t try_merge_blocks(BlockPool& pool, Block* dst, Block* src);
   Block* new_block(DevPtr ptr, uint64_t size, int stream, bool small);
   void delete_block(Block* b);
+  void rekey(Block* b, DevPtr new_ptr);
+  // Expandable segments (pytorch_caching_expandable.cc).
+  Block* try_allocate_expandable_block(BlockPool& pool, int stream, uint64_t size);
+  Block* find_expandable_block(BlockPool& pool, int stream, uint64_t size);
+  bool map_block(BlockPool& pool, Block* b, uint64_t size);
+  void unmap_block(BlockPool& pool, Block* b);
+  void release_expandable_segment(BlockPool& pool, Block* b);
 
   DeviceMemory& device_;
   PytorchCachingOptions options_;
@@ -109,6 +133,9 @@ class PytorchCachingPool : public PoolPolicy {
   uint64_t splits_ = 0;
   uint64_t oversize_allocations_ = 0;
   uint64_t gc_released_blocks_ = 0;
+  std::map<DevPtr, std::unique_ptr<ExpandableSegment>> segments_by_base_;  // live expandable segments
+  uint64_t segment_maps_ = 0;    // map_block calls that mapped pages (PyTorch's SEGMENT_MAP trace entries)
+  uint64_t segment_unmaps_ = 0;  // unmap_block calls that unmapped pages, each after a stream synchronize
 };
 
 void register_pytorch_caching(PoolRegistry& r);
