@@ -10,7 +10,7 @@ the file and appear as graph inputs with their shapes (export_params=False): the
 Usage:
   scripts/export_onnx.py --out workloads/testdata/onnx                   # the CNNs, without weights
   scripts/export_onnx.py --out /tmp/dlsim-onnx --with-params squeezenet1_1
-  scripts/export_onnx.py --out DIR --transformers                        # also bert-base and gpt2-small
+  scripts/export_onnx.py --out workloads/testdata/onnx --transformers    # bert-base (seq 128), gpt2-small (1024)
 """
 import argparse
 import os

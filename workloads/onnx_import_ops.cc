@@ -5,7 +5,9 @@
 // (a MatMul by a weight plus an Add of a bias is one linear layer), Flatten, Reshape, Transpose, Dropout,
 // Pad, Softmax, LayerNormalization, Gather (embedding lookup; select), Identity, and GELU in the form the
 // exporter writes below opset 20 (Div by sqrt 2, Erf, Add 1, Mul by x, Mul by 0.5: recognised as a pattern);
-// Tanh, SoftmaxCrossEntropyLoss (the file's own loss); folded when their inputs are known: Constant, Shape,
+// Tanh, SoftmaxCrossEntropyLoss (the file's own loss), the tanh GELU chain (Mul x x ... Tanh ... Mul 0.5),
+// a Split of a projection (Gemm, Reshape, Split: one linear layer per part), Where(mask, x, c) as an Add of
+// the mask, Slice of an activation (a cropping Pad); folded when their inputs are known: Constant, Shape,
 // Gather, Unsqueeze, Squeeze, Concat, Cast, Slice, ConstantOfShape, Equal, Where and elementwise arithmetic;
 // Slice and Expand of an ids buffer (a graph input whose values do not matter, only its shape). LayerNorm
 // decomposed into ReduceMean/Sub/Pow/Sqrt (opset < 17) is not recognised: export transformers at opset 17.
@@ -213,12 +215,36 @@ TensorId linear(Importer& im, const NodeProto& n, TensorId x, const Value& w, bo
   return y;
 }
 
+// A projection whose output is only reshaped and then split along its last axis (GPT-2's c_attn: one
+// 768x2304 Conv1D split into Q, K and V) is built as one linear layer per part, as the zoo's GPT-2 is: the
+// same parameters and MACs, and the parts are what autograd keeps (torch.split returns views, which the next
+// matmul copies). The Reshape and Split then act on the parts.
+bool split_projection(Importer& im, const NodeProto& n, TensorId x, const Value& w, bool w_is_out_by_in, const Value* bias) {
+  const NodeProto* view = im.sole_consumer(n.output(0));
+  if (!view || view->op_type() != "Reshape") return false;
+  const NodeProto* split = im.sole_consumer(view->output(0));
+  if (!split || split->op_type() != "Split" || !im.has_input(*split, 1) || !im.is_constant(*split, 1)) return false;
+  if (w.shape.size() != 2 || im.existing_weight(w) != kNoTensor) return false;
+  int64_t out_f = w_is_out_by_in ? w.shape[0] : w.shape[1];
+  std::vector<int64_t> sizes = ints_of(im.constant(*split, 1));
+  int64_t total = 0;
+  for (int64_t p : sizes) total += p;
+  if (total != out_f) return false;
+  Value v;
+  for (size_t i = 0; i < sizes.size(); ++i)
+    v.parts.push_back(im.builder().linear(x, sizes[i], bias != nullptr, im.layer_name(n) + ".part" + std::to_string(i)));
+  v.tensor = kNoTensor;
+  im.set(n, 0, v);
+  return true;
+}
+
 void gemm(Importer& im, const NodeProto& n) {
   TensorId x = im.activation(n, 0);
   if (attr_int(n, "transA", 0) != 0 || attr_float(n, "alpha", 1) != 1 || attr_float(n, "beta", 1) != 1)
     im.fail(n, "only Gemm with transA=0, alpha=1, beta=1 (a linear layer) is supported");
   const Value& w = im.param(n, 1);
   const Value* b = im.has_input(n, 2) ? &im.param(n, 2) : nullptr;
+  if (split_projection(im, n, x, w, attr_int(n, "transB", 0) != 0, b)) return;
   im.set_activation(n, 0, linear(im, n, x, w, attr_int(n, "transB", 0) != 0, b));
 }
 
@@ -285,6 +311,25 @@ bool gelu_pattern(Importer& im, const NodeProto& div) {
   return true;
 }
 
+// The tanh GELU as the exporter writes F.gelu(approximate="tanh") (GPT-2): from Mul(x, x), the chain
+// Mul(x, .), Mul(c, .), Add(x, .), Mul(c, .), Tanh, Add(1, .), Mul(x, .), Mul(0.5, .), each the sole reader.
+bool gelu_tanh_pattern(Importer& im, const NodeProto& sq) {
+  const std::string& x = sq.input(0);
+  const std::vector<std::string> ops = {"Mul", "Mul", "Add", "Mul", "Tanh", "Add", "Mul", "Mul"};
+  std::vector<const NodeProto*> chain;
+  const NodeProto* cur = &sq;
+  for (const std::string& op : ops) {
+    const NodeProto* next = im.sole_consumer(cur->output(0));
+    if (!next || next->op_type() != op) return false;
+    chain.push_back(cur = next);
+  }
+  auto reads_x = [&](const NodeProto* p) { return p->input(0) == x || p->input(1) == x; };
+  if (!reads_x(chain[0]) || !reads_x(chain[2]) || !reads_x(chain[6])) return false;
+  for (const NodeProto* p : chain) im.skip(*p);
+  im.set_activation(*chain.back(), 0, im.builder().gelu(im.activation(sq, 0), im.layer_name(sq)));
+  return true;
+}
+
 // --------------------------------------------------------------- elementwise and folding
 double apply(const std::string& op, double a, double b) {
   if (op == "Add") return a + b;
@@ -292,6 +337,7 @@ double apply(const std::string& op, double a, double b) {
   if (op == "Mul") return a * b;
   if (op == "Div") return b == 0 ? NAN : a / b;
   if (op == "Equal") return a == b;
+  if (op == "Pow") return std::pow(a, b);
   return a;  // unreachable: callers pass the ops above
 }
 
@@ -328,7 +374,8 @@ void binary(Importer& im, const NodeProto& n) {
   const std::string& op = n.op_type();
   if (op == "Div" && gelu_pattern(im, n)) return;
   if (im.is_constant(n, 0) && im.is_constant(n, 1)) return im.set(n, 0, fold_binary(im, n, im.constant(n, 0), im.constant(n, 1)));
-  if (op == "Equal") im.fail(n, "Equal on activations is not supported");
+  if (op == "Mul" && n.input(0) == n.input(1) && gelu_tanh_pattern(im, n)) return;
+  if (op == "Equal" || op == "Pow") im.fail(n, op + " on activations is not supported");
   std::string name = im.layer_name(n);
   // A constant operand (a scale, a shift, a mask) is a non-learnable input of its shape.
   auto operand = [&](int i) -> TensorId {
@@ -381,6 +428,19 @@ void reshape(Importer& im, const NodeProto& n) {
     if (numel(target) != numel(v.shape)) im.fail(n, "cannot reshape a constant of " + std::to_string(numel(v.shape)) + " elements");
     v.kind = Kind::Constant;
     v.shape = target;
+    return im.set(n, 0, v);
+  }
+  if (!im.value(n, 0).parts.empty()) {  // the parts of a split projection: each keeps its own last axis
+    Value v = im.value(n, 0);
+    for (TensorId& p : v.parts) {
+      std::vector<int64_t> t = target;
+      const auto& ps = im.builder().graph().tensor(p).shape;
+      if (t.empty()) im.fail(n, "cannot reshape a split projection to a scalar");
+      t.back() = ps.back();
+      for (size_t i = 0; i + 1 < t.size(); ++i)
+        if (t[i] == 0 && i < ps.size()) t[i] = ps[i];
+      p = im.builder().reshape(p, t, im.layer_name(n) + ".part");
+    }
     return im.set(n, 0, v);
   }
   TensorId x = im.activation(n, 0);
@@ -496,8 +556,9 @@ void unsqueeze_squeeze(Importer& im, const NodeProto& n) {
 // Slice of a known value (shape arithmetic, position ids) or of a graph input whose values are not needed
 // (a buffer of ids sliced to the sequence length: only its shape matters).
 void slice(Importer& im, const NodeProto& n) {
-  const Value& v = im.value(n, 0);
-  if (v.kind != Kind::Constant && v.kind != Kind::GraphInput) im.fail(n, "slicing an activation is not supported");
+  Value v = im.value(n, 0);
+  if (v.kind == Kind::Activation) v.shape = im.builder().graph().tensor(v.tensor).shape;
+  else if (v.kind != Kind::Constant && v.kind != Kind::GraphInput) im.fail(n, "slicing a weight is not supported");
   if (v.kind == Kind::GraphInput && !v.shape_known) im.fail(n, "graph input '" + n.input(0) + "' has no shape");
   std::vector<int64_t> starts = ints_of(im.constant(n, 1)), ends = ints_of(im.constant(n, 2));
   std::vector<int64_t> axes(starts.size()), steps(starts.size(), 1);
@@ -515,6 +576,17 @@ void slice(Importer& im, const NodeProto& n) {
     int64_t e = std::clamp(ends[i] < 0 ? ends[i] + len : ends[i], int64_t{0}, len);
     begin[a] = b;
     shape[a] = std::max<int64_t>(0, e - b);
+  }
+  if (v.kind == Kind::Activation) {
+    // A contiguous slice of an activation (GPT-2's shifted logits) is a copy that keeps nothing for the
+    // backward, whose gradient is the zero-padded output gradient: a Pad with negative (cropping) pads.
+    size_t r = shape.size();
+    std::vector<int64_t> pads(2 * r, 0);
+    for (size_t d = 0; d < r; ++d) {
+      pads[d] = -begin[d];
+      pads[d + r] = -(v.shape[d] - begin[d] - shape[d]);
+    }
+    return im.set_activation(n, 0, im.builder().pad(v.tensor, pads, im.layer_name(n)));
   }
   Value out = v;
   out.shape = shape;
@@ -537,6 +609,15 @@ void slice(Importer& im, const NodeProto& n) {
   im.set(n, 0, out);
 }
 
+void split(Importer& im, const NodeProto& n) {
+  const Value& v = im.value(n, 0);
+  if (v.parts.empty()) im.fail(n, "Split is supported only on a projection split into parts (a fused Q/K/V linear layer)");
+  if (static_cast<int>(v.parts.size()) != n.output_size()) im.fail(n, "the number of outputs differs from the projection's parts");
+  int64_t rank = static_cast<int64_t>(im.builder().graph().tensor(v.parts[0]).shape.size());
+  if (norm_axis(im, n, attr_int(n, "axis", 0), static_cast<size_t>(rank)) != rank - 1) im.fail(n, "only a split of the last axis is supported");
+  for (int i = 0; i < n.output_size(); ++i) im.set_activation(n, i, v.parts[static_cast<size_t>(i)]);
+}
+
 void constant_of_shape(Importer& im, const NodeProto& n) {
   std::vector<int64_t> shape = ints_of(im.constant(n, 0));
   double fill = 0;
@@ -554,6 +635,12 @@ void constant_of_shape(Importer& im, const NodeProto& n) {
 
 // Where over known values of one shape (scalars broadcast): the exporter's Expand-shape arithmetic.
 void where(Importer& im, const NodeProto& n) {
+  if (im.value(n, 1).kind == Kind::Activation && !im.is_constant(n, 0) && im.is_constant(n, 2)) {
+    // where(mask, x, -inf-ish): GPT-2's causal mask. Like an additive mask it keeps no activation: an Add of
+    // the (non-learnable) condition, as the zoo's GPT-2 builds it.
+    TensorId cond = im.activation(n, 0);
+    return im.set_activation(n, 0, im.builder().add(im.activation(n, 1), cond, false, im.layer_name(n)));
+  }
   const Value &c = im.constant(n, 0), &a = im.constant(n, 1), &b = im.constant(n, 2);
   std::vector<int64_t> shape = c.shape;
   for (const Value* v : {&a, &b})
@@ -636,6 +723,7 @@ const std::map<std::string, Handler>& handlers() {
       {"Constant", constant}, {"Identity", identity_or_cast}, {"Cast", identity_or_cast},
       {"ConstantOfShape", constant_of_shape}, {"Where", where}, {"Expand", expand}, {"Tanh", tanh},
       {"SoftmaxCrossEntropyLoss", softmax_cross_entropy},
+      {"Split", split}, {"Pow", binary},
   };
   return h;
 }

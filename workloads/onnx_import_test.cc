@@ -182,6 +182,20 @@ TEST_CASE("the ONNX export of BERT-base imports to the builder's figures") {
   CHECK(got.saved_for_backward_bytes == want.saved_for_backward_bytes);
 }
 
+TEST_CASE("the ONNX export of GPT-2 small imports to the builder's figures") {
+  // Sequence 1024; c_attn (Gemm, Reshape, Split) becomes three linears, the tanh GELU chain one Gelu, the
+  // causal Where an Add, and the shifted logits a cropping Pad.
+  ModelOptions o = batch_of(1);
+  o.seq_len = 1024;
+  ModelSummary got = summary_of(import_onnx_forward(testdata("gpt2-small.onnx"), o));
+  ModelSummary want = summary_of(build_forward_graph("gpt2-small", o));
+  CHECK(got.params == 124439808u);
+  CHECK(got.params == want.params);
+  CHECK(got.fwd_macs == want.fwd_macs);
+  // The export keeps HF's shift (1023 rows of log-probabilities), the builder all 1024 rows.
+  CHECK(got.saved_for_backward_bytes == want.saved_for_backward_bytes - 50257u * 4);
+}
+
 TEST_CASE("an ONNX model's batch size is the experiment's") {
   for (int64_t b : {1, 5}) {
     Graph g = import_onnx_forward(testdata("resnet18.onnx"), batch_of(b));

@@ -32,6 +32,8 @@ struct Value {
   bool batch_axis = false;      // GraphInput: axis 0 is the batch (symbolic, or the first input), set to opts.batch
   std::string source;           // Param: the initializer / graph input it comes from (a Transpose keeps it)
   bool transposed = false;      // Param: a Transpose of a 2-D weight (MatMul(x, W^T) = a linear layer)
+  // Activation: a fused projection that a Split will cut (GPT-2's c_attn): one tensor per part, no `tensor`.
+  std::vector<TensorId> parts;
 };
 
 class Importer {
