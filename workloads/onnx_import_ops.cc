@@ -200,7 +200,8 @@ void flatten(Importer& im, const NodeProto& n) {
   im.set_activation(n, 0, im.builder().reshape(x, {outer, numel(s) / outer}, im.layer_name(n)));
 }
 
-// A linear layer y = x W^T + b from a weight value (Gemm's B with transB=1, or a transposed MatMul weight).
+// A linear layer y = x W^T + b from a weight value: (out, in) for Gemm's B with transB=1, else (in, out) as
+// MatMul's B (a Transpose of a PyTorch weight, whose source stays the weight for ties).
 TensorId linear(Importer& im, const NodeProto& n, TensorId x, const Value& w, bool w_is_out_by_in, const Value* bias) {
   if (w.shape.size() != 2) im.fail(n, "weight '" + w.source + "' is not a matrix");
   int64_t out_f = w_is_out_by_in ? w.shape[0] : w.shape[1];
@@ -463,7 +464,6 @@ void transpose(Importer& im, const NodeProto& n) {
     Value w = im.param(n, 0);  // W^T of a 2-D weight: MatMul(x, W^T) is a linear layer
     if (w.shape.size() != 2) im.fail(n, "only 2-D weights can be transposed");
     std::swap(w.shape[0], w.shape[1]);
-    w.transposed = !w.transposed;
     w.data.clear();
     return im.set(n, 0, w);
   }

@@ -31,7 +31,6 @@ struct Value {
   bool shape_known = true;      // GraphInput: false when the file declares no shape for it
   bool batch_axis = false;      // GraphInput: axis 0 is the batch (symbolic, or the first input), set to opts.batch
   std::string source;           // Param: the initializer / graph input it comes from (a Transpose keeps it)
-  bool transposed = false;      // Param: a Transpose of a 2-D weight (MatMul(x, W^T) = a linear layer)
   // Activation: a fused projection that a Split will cut (GPT-2's c_attn): one tensor per part, no `tensor`.
   std::vector<TensorId> parts;
 };
