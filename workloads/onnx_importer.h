@@ -1,6 +1,7 @@
 #pragma once
-// The ONNX importer's internals (onnx_import.cc: loading, values and constant folding; onnx_import_ops.cc:
-// one handler per ONNX op). Only compiled with DLSIM_WITH_ONNX. Public entry point: onnx_import.h.
+// The ONNX importer's internals (onnx_import.cc: loading and the value table; onnx_import_ops.cc: layers,
+// one handler per ONNX op; onnx_import_values.cc: shape plumbing and constant folding). Only compiled with
+// DLSIM_WITH_ONNX. Public entry point: onnx_import.h.
 #ifdef DLSIM_WITH_ONNX
 #include <onnx/onnx_pb.h>
 
@@ -93,6 +94,29 @@ bool has_attr(const onnx::NodeProto& n, const std::string& name);
 // A TensorProto's values (integers and floats alike as doubles); `what` names it in errors.
 Value tensor_value(const onnx::TensorProto& t, const std::string& file, const std::string& what);
 int64_t numel(const std::vector<int64_t>& shape);
+
+// Value plumbing and constant folding (onnx_import_values.cc), shared with the layer handlers.
+namespace values {
+Value constant_of(std::vector<int64_t> shape, std::vector<double> data, bool integer);
+int64_t norm_axis(Importer& im, const onnx::NodeProto& n, int64_t axis, size_t rank);
+std::vector<int64_t> ints_of(const Value& v);  // saturated at the int64 range
+std::vector<int64_t> axes_of(Importer& im, const onnx::NodeProto& n);
+Value fold_binary(Importer& im, const onnx::NodeProto& n, const Value& a, const Value& b);
+// Handlers.
+void concat(Importer& im, const onnx::NodeProto& n);
+void reshape(Importer& im, const onnx::NodeProto& n);
+void transpose(Importer& im, const onnx::NodeProto& n);
+void gather(Importer& im, const onnx::NodeProto& n);
+void shape(Importer& im, const onnx::NodeProto& n);
+void unsqueeze_squeeze(Importer& im, const onnx::NodeProto& n);
+void slice(Importer& im, const onnx::NodeProto& n);
+void split(Importer& im, const onnx::NodeProto& n);
+void constant_of_shape(Importer& im, const onnx::NodeProto& n);
+void where(Importer& im, const onnx::NodeProto& n);
+void expand(Importer& im, const onnx::NodeProto& n);
+void constant(Importer& im, const onnx::NodeProto& n);
+void identity_or_cast(Importer& im, const onnx::NodeProto& n);
+}  // namespace values
 
 }  // namespace dlsim::onnx_import
 #endif
