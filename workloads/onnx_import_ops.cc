@@ -8,8 +8,8 @@
 // Tanh, SoftmaxCrossEntropyLoss (the file's own loss), the tanh GELU chain (Mul x x ... Tanh ... Mul 0.5),
 // a Split of a projection (Gemm, Reshape, Split: one linear layer per part), Where(mask, x, c) as an Add of
 // the mask, Slice of an activation (a cropping Pad); folded (onnx_import_values.cc) when their inputs are
-// known: Constant, Shape,
-// Gather, Unsqueeze, Squeeze, Concat, Cast, Slice, ConstantOfShape, Equal, Where and elementwise arithmetic;
+// known: Constant, Shape, Gather, Unsqueeze, Squeeze, Concat, Cast, Slice, ConstantOfShape, Equal, Where and
+// elementwise arithmetic;
 // Slice and Expand of an ids buffer (a graph input whose values do not matter, only its shape). LayerNorm
 // decomposed into ReduceMean/Sub/Pow/Sqrt (opset < 17) is not recognised: export transformers at opset 17.
 // Anything else is a ConfigError naming the node and the op.
