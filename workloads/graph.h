@@ -48,6 +48,9 @@ struct Tensor {
   uint64_t bytes = 0;
   // Allocated once before the first iteration and never freed (weights, optimizer state, ...).
   bool persistent = false;
+  // A model parameter (what PyTorch's model.parameters() yields), whether or not the loss reaches it;
+  // batch-norm running statistics are persistent weights but not learnable.
+  bool learnable = false;
 };
 
 // Integer attributes of an op (kernel size, stride, padding, groups, axis...), by name.

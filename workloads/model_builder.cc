@@ -132,7 +132,9 @@ TensorId ModelBuilder::input(const std::vector<int64_t>& shape, DType dtype, con
 }
 
 TensorId ModelBuilder::parameter(const std::vector<int64_t>& shape, const std::string& name) {
-  return new_tensor(g_, name, TensorKind::Weight, DType::F32, shape, true);
+  TensorId id = new_tensor(g_, name, TensorKind::Weight, DType::F32, shape, true);
+  g_.tensor(id).learnable = true;
+  return id;
 }
 
 // Autocast: a tensor entering a bf16 op is cast to bf16 (weights through the cast cache); entering an fp32 op,
@@ -190,6 +192,7 @@ TensorId ModelBuilder::batch_norm(TensorId x, const std::string& name) {
   int64_t c = s[1];
   TensorId gamma = parameter({c}, n + ".weight"), beta = parameter({c}, n + ".bias");
   TensorId rm = parameter({c}, n + ".running_mean"), rv = parameter({c}, n + ".running_var");
+  g_.tensor(rm).learnable = g_.tensor(rv).learnable = false;  // buffers, not parameters
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
   TensorId mean = new_tensor(g_, n + ".save_mean", TensorKind::Activation, DType::F32, {c});
   TensorId invstd = new_tensor(g_, n + ".save_invstd", TensorKind::Activation, DType::F32, {c});

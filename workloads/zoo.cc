@@ -70,14 +70,16 @@ ModelSummary summarize(const Graph& forward, const Graph& training) {
   for (const Op& o : forward.ops())
     if (o.kind == OpKind::Conv2d || o.kind == OpKind::Linear || o.kind == OpKind::MatMul)
       s.fwd_macs += static_cast<double>(o.attrs.get("macs"));
-  // Parameters: the weights the optimizer updates (batch-norm running statistics are weights but not updated).
+  // Parameters: what PyTorch's model.parameters() counts, including weights the loss does not reach (BERT's
+  // pooler under the masked-LM loss gets no gradient and no update, but is a parameter).
+  for (const Tensor& t : forward.tensors()) {
+    if (!t.learnable) continue;
+    uint64_t n = 1;
+    for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
+    s.params += n;
+  }
   std::vector<char> produced_fwd(training.tensors().size(), 0), read_bwd(training.tensors().size(), 0);
   for (const Op& o : training.ops()) {
-    if (o.phase == Phase::Optimizer && !o.inputs.empty()) {
-      uint64_t n = 1;
-      for (int64_t d : training.tensor(o.inputs[0]).shape) n *= static_cast<uint64_t>(d);
-      s.params += n;
-    }
     if (o.phase == Phase::Forward)
       for (TensorId t : o.outputs) produced_fwd[static_cast<size_t>(t)] = 1;
     if (o.phase == Phase::Backward)
