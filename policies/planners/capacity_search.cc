@@ -2,307 +2,355 @@
 
 #include <algorithm>
 #include <numeric>
-#include <bit>
-#include <set>
-#include <tuple>
 
+#include "policies/planners/rank_min_tree.h"
 #include "policies/planners/section_tree.h"
 
 namespace dlsim {
 
 namespace {
 
-// The instance cut into sections, with each buffer's section range and its conflicting buffers.
-struct Sections {
-  std::vector<int> first, last;         // per buffer, inclusive section range
-  std::vector<int64_t> live_bytes;      // per section
-  std::vector<std::vector<int>> adj;    // conflicting buffers
-};
-
-Sections cut_sections(const std::vector<DsaBuffer>& b) {
-  Sections s;
-  std::vector<int64_t> points;
-  for (const auto& x : b) {
-    points.push_back(x.lower);
-    points.push_back(x.upper);
-  }
-  std::sort(points.begin(), points.end());
-  points.erase(std::unique(points.begin(), points.end()), points.end());
-  auto at = [&](int64_t t) { return static_cast<int>(std::lower_bound(points.begin(), points.end(), t) - points.begin()); };
-  const int n_sections = std::max(0, static_cast<int>(points.size()) - 1);
-  std::vector<int64_t> diff(n_sections + 1, 0);
-  for (const auto& x : b) {
-    s.first.push_back(at(x.lower));
-    s.last.push_back(at(x.upper) - 1);
-    diff[s.first.back()] += static_cast<int64_t>(x.size);
-    diff[s.last.back() + 1] -= static_cast<int64_t>(x.size);
-  }
-  s.live_bytes.resize(n_sections);
-  int64_t run = 0;
-  for (int i = 0; i < n_sections; ++i) s.live_bytes[i] = run += diff[i];
-  // Conflicts by a sweep in start order, keeping the buffers still live.
-  std::vector<int> by_lower(b.size());
-  std::iota(by_lower.begin(), by_lower.end(), 0);
-  std::sort(by_lower.begin(), by_lower.end(), [&](int x, int y) { return b[x].lower < b[y].lower || (b[x].lower == b[y].lower && x < y); });
-  s.adj.resize(b.size());
-  std::vector<int> active;
-  for (int i : by_lower) {
-    std::erase_if(active, [&](int j) { return b[j].upper <= b[i].lower; });
-    for (int j : active) {
-      s.adj[i].push_back(j);
-      s.adj[j].push_back(i);
-    }
-    active.push_back(i);
-  }
-  for (auto& a : s.adj) std::sort(a.begin(), a.end());
-  return s;
-}
-
-// Static priority among equal candidates: a lower rank is tried first.
-std::vector<int> priority_rank(const std::vector<DsaBuffer>& b, const Sections& s, TieOrder ties) {
+// rank[i]: position of buffer i in the static priority order (lower is tried first among equal offsets).
+std::vector<int> priority_rank(const std::vector<DsaBuffer>& b, const ConflictGraph& g, Preorder order) {
   const int n = static_cast<int>(b.size());
-  std::vector<int64_t> peak(n, 0);  // heaviest section the buffer lives in
-  if (ties == TieOrder::SectionLoad) {
-    // Sparse table for range maximum of live bytes.
-    const int m = static_cast<int>(s.live_bytes.size());
-    std::vector<std::vector<int64_t>> sp{s.live_bytes};
-    for (int k = 1; (1 << k) <= m; ++k) {
-      const auto& prev = sp.back();
-      std::vector<int64_t> row(m - (1 << k) + 1);
-      for (size_t i = 0; i < row.size(); ++i) row[i] = std::max(prev[i], prev[i + (1 << (k - 1))]);
-      sp.push_back(std::move(row));
-    }
-    for (int i = 0; i < n; ++i) {
-      const int len = s.last[i] - s.first[i] + 1;
-      const int k = std::bit_width(static_cast<unsigned>(len)) - 1;
-      peak[i] = std::max(sp[k][s.first[i]], sp[k][s.last[i] - (1 << k) + 1]);
-    }
+  const SectionTree live(g.live_bytes);
+  std::vector<int64_t> total(n), width(n);
+  std::vector<unsigned __int128> area(n);
+  for (int i = 0; i < n; ++i) {
+    total[i] = live.max_range(g.first[i], g.last[i]);
+    width[i] = b[i].upper - b[i].lower;
+    area[i] = static_cast<unsigned __int128>(b[i].size) * static_cast<uint64_t>(width[i]);
   }
-  auto area = [&](int i) { return static_cast<unsigned __int128>(b[i].size) * static_cast<uint64_t>(b[i].upper - b[i].lower); };
-  std::vector<int> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int x, int y) {
-    switch (ties) {
-      case TieOrder::SectionLoad:
-        if (peak[x] != peak[y]) return peak[x] > peak[y];
-        break;
-      case TieOrder::Size:
-        if (b[x].size != b[y].size) return b[x].size > b[y].size;
-        break;
-      case TieOrder::Length:
-        if (b[x].upper - b[x].lower != b[y].upper - b[y].lower) return b[x].upper - b[x].lower > b[y].upper - b[y].lower;
-        break;
-      case TieOrder::Area:
-        break;
-    }
-    if (area(x) != area(y)) return area(x) > area(y);
+  auto key = [&](int i, char c) -> unsigned __int128 {
+    if (c == 'W') return static_cast<uint64_t>(width[i]);
+    if (c == 'T') return static_cast<uint64_t>(total[i]);
+    return area[i];
+  };
+  const char* keys = order == Preorder::TotalAreaWidth ? "TAW" : order == Preorder::TotalWidthArea ? "TWA" : "WAT";
+  std::vector<int> by(n);
+  std::iota(by.begin(), by.end(), 0);
+  std::sort(by.begin(), by.end(), [&](int x, int y) {
+    for (const char* c = keys; *c; ++c)
+      if (key(x, *c) != key(y, *c)) return key(x, *c) > key(y, *c);
     return x < y;
   });
   std::vector<int> rank(n);
-  for (int r = 0; r < n; ++r) rank[order[r]] = r;
+  for (int r = 0; r < n; ++r) rank[by[r]] = r;
   return rank;
 }
 
-class Search {
+class CanonicalSearch {
  public:
-  Search(const std::vector<DsaBuffer>& b, uint64_t capacity, const SearchLimits& limits, TieOrder ties)
-      : b_(b), cap_(static_cast<int64_t>(capacity)), limits_(limits), s_(cut_sections(b)),
-        rank_(priority_rank(b, s_, ties)), unplaced_bytes_(s_.live_bytes) {
-    const int n = static_cast<int>(b.size());
-    cand_.assign(n, 0);
-    min_allowed_.assign(n, 0);
-    placed_.assign(n, false);
-    offset_.assign(n, 0);
-    unplaced_neighbours_.resize(n);
-    for (int i = 0; i < n; ++i) {
-      unplaced_neighbours_[i] = static_cast<int>(s_.adj[i].size());
-      open_.insert({0, rank_[i], i});
+  CanonicalSearch(const std::vector<DsaBuffer>& b, const ConflictGraph& g, int64_t capacity, std::vector<int> rank)
+      : b_(b), g_(g), cap_(capacity), n_(static_cast<int>(b.size())), rank_(std::move(rank)), by_rank_(n_),
+        min_off_(n_, 0), placed_(n_, 0), solution_(n_, 0), off_tree_(n_), top_tree_(n_), unplaced_(g.live_bytes) {
+    for (int i = 0; i < n_; ++i) {
+      by_rank_[rank_[i]] = i;
+      off_tree_.set(rank_[i], 0);
+      top_tree_.set(rank_[i], static_cast<int64_t>(b[i].size));
     }
-    unplaced_ = n;
+    // Section membership lists for the unplaced-floor test, when they are small enough to scan.
+    uint64_t span = 0;
+    for (int i = 0; i < n_; ++i) span += static_cast<uint64_t>(g.last[i] - g.first[i] + 1);
+    if (span <= kMaxMembership) {
+      const size_t sections = g.live_bytes.size();
+      members_begin_.assign(sections + 1, 0);
+      for (int i = 0; i < n_; ++i)
+        for (int s = g.first[i]; s <= g.last[i]; ++s) ++members_begin_[s + 1];
+      for (size_t s = 0; s < sections; ++s) members_begin_[s + 1] += members_begin_[s];
+      members_.resize(span);
+      std::vector<uint32_t> fill(members_begin_.begin(), members_begin_.end() - 1);
+      for (int i = 0; i < n_; ++i)
+        for (int s = g.first[i]; s <= g.last[i]; ++s) members_[fill[s]++] = i;
+      stamp_.assign(sections, 0);
+      // Buffers by first section, and how many unplaced buffers cross each section boundary.
+      starts_begin_.assign(sections + 1, 0);
+      for (int i = 0; i < n_; ++i) ++starts_begin_[g.first[i] + 1];
+      for (size_t s = 0; s < sections; ++s) starts_begin_[s + 1] += starts_begin_[s];
+      starts_.resize(n_);
+      std::vector<uint32_t> at(starts_begin_.begin(), starts_begin_.end() - 1);
+      for (int i = 0; i < n_; ++i) starts_[at[g.first[i]]++] = static_cast<uint32_t>(i);
+      crossing_.assign(sections, 0);
+      for (int i = 0; i < n_; ++i)
+        for (int s = g.first[i]; s < g.last[i]; ++s) ++crossing_[s];
+      decompose_ = true;
+    }
   }
 
-  SearchResult run() {
-    SearchResult r;
-    r.outcome = explore();
-    r.nodes = nodes_;
-    if (r.outcome == SearchOutcome::Found) r.offsets.assign(offset_.begin(), offset_.end());
-    return r;
+  // Runs until a placement is found, the tree is exhausted, or `node_cap` nodes / the deadline are spent.
+  SearchOutcome run(uint64_t node_cap, std::chrono::steady_clock::time_point deadline) {
+    if (unplaced_.max_all() > cap_) return SearchOutcome::Infeasible;
+    node_cap_ = node_cap;
+    deadline_ = deadline;
+    cands_.clear();
+    return solve(0, static_cast<int>(g_.live_bytes.size()) - 1, n_, 0);
+  }
+
+  uint64_t nodes() const { return nodes_; }
+  std::vector<uint64_t> offsets() const {
+    std::vector<uint64_t> o(n_);
+    for (int i = 0; i < n_; ++i) o[i] = static_cast<uint64_t>(solution_[i]);
+    return o;
   }
 
  private:
-  // The open set: unplaced buffers allowed at their current candidate, by (candidate, rank).
-  using Key = std::tuple<int64_t, int, int>;
-  bool is_open(int d) const { return !placed_[d] && cand_[d] >= min_allowed_[d]; }
-  void close(int d) {
-    if (is_open(d)) open_.erase({cand_[d], rank_[d], d});
-  }
-  void reopen(int d) {
-    if (is_open(d)) open_.insert({cand_[d], rank_[d], d});
-  }
-
-  enum class Change : uint8_t { Cand, MinAllowed, Placed, Neighbours };
-  struct Undo {
-    Change what;
-    int index;
-    int64_t old;
+  using Key = std::pair<int64_t, int>;  // (minimum offset, rank)
+  struct Frame {
+    size_t begin, next, end;  // this node's candidates in cands_
+    size_t mark = 0;          // trail position before the current child's placement
+    int placed = -1;          // the buffer placed for the current child
   };
 
-  void set_cand(int d, int64_t v) {
-    close(d);
-    trail_.push_back({Change::Cand, d, cand_[d]});
-    cand_[d] = v;
-    reopen(d);
-  }
-
-  void place(int c, int64_t at) {
-    close(c);
-    trail_.push_back({Change::Placed, c, 0});
-    placed_[c] = true;
-    offset_[c] = static_cast<uint64_t>(at);
-    --unplaced_;
-    unplaced_bytes_.add(s_.first[c], s_.last[c], -static_cast<int64_t>(b_[c].size));
-    const int64_t top = at + static_cast<int64_t>(b_[c].size);
-    for (int d : s_.adj[c]) {
-      if (placed_[d]) continue;
-      trail_.push_back({Change::Neighbours, d, 0});
-      --unplaced_neighbours_[d];
-      if (cand_[d] < top) set_cand(d, top);
-    }
-  }
-
-  void forbid(int c, int64_t at) {
-    close(c);
-    trail_.push_back({Change::MinAllowed, c, min_allowed_[c]});
-    min_allowed_[c] = at + 1;
-  }
-
-  void undo_to(size_t mark) {
-    while (trail_.size() > mark) {
-      const Undo u = trail_.back();
-      trail_.pop_back();
-      const int d = u.index;
-      switch (u.what) {
-        case Change::Cand:
-          close(d);
-          cand_[d] = u.old;
-          reopen(d);
-          break;
-        case Change::MinAllowed:
-          close(d);
-          min_allowed_[d] = u.old;
-          reopen(d);
-          break;
-        case Change::Neighbours:
-          ++unplaced_neighbours_[d];
-          break;
-        case Change::Placed:
-          placed_[d] = false;
-          ++unplaced_;
-          unplaced_bytes_.add(s_.first[d], s_.last[d], static_cast<int64_t>(b_[d].size));
-          reopen(d);
-          break;
-      }
-    }
-  }
-
-  // Branch 2 leaves c's place at `at` to others. A section of c with no slack left (everything unplaced in it
-  // must stack from `at` exactly) then needs another open buffer starting at `at` that covers it; without one,
-  // some bytes above `at` in that section stay empty and the capacity is exceeded.
-  bool others_can_fill(int c, int64_t at) {
-    const int64_t tight = cap_ - at;  // unplaced bytes of a section with zero slack
-    if (unplaced_bytes_.max_range(s_.first[c], s_.last[c]) < tight) return true;
-    cover_.clear();
-    for (auto it = open_.begin(); it != open_.end() && std::get<0>(*it) == at; ++it) {
-      const int e = std::get<2>(*it);
-      if (e == c || s_.last[e] < s_.first[c] || s_.first[e] > s_.last[c]) continue;
-      cover_.push_back({std::max(s_.first[e], s_.first[c]), std::min(s_.last[e], s_.last[c])});
-    }
-    std::sort(cover_.begin(), cover_.end());
-    int next = s_.first[c];  // first section not yet known to be covered
-    for (const auto& [a, z] : cover_) {
-      if (a > next && unplaced_bytes_.max_range(next, a - 1) >= tight) return false;
-      next = std::max(next, z + 1);
-    }
-    return next > s_.last[c] || unplaced_bytes_.max_range(next, s_.last[c]) < tight;
-  }
-
-  bool out_of_budget() {
-    if (limits_.node_limit && nodes_ >= limits_.node_limit) return true;
-    if ((nodes_ & 1023) == 0 && std::chrono::steady_clock::now() >= limits_.deadline) return true;
-    return false;
-  }
-
-  // Depth-first search with an explicit stack (paths can be as long as twice the number of buffers).
-  SearchOutcome explore() {
-    struct Frame {
-      int c = -1;
-      int64_t at = 0;
-      int stage = 0;  // 0: entering, 1: back from "place c", 2: back from "forbid c"
-      size_t mark = 0;
-    };
-    std::vector<Frame> stack(1);
+  // The depth-first search over the buffers of the partition of sections [lo, hi] (`left` of them unplaced;
+  // everything unplaced outside it is hidden from the candidate trees). The state is restored on return; the
+  // offsets of a found placement are in solution_ (each placement writes its offset; the successful path
+  // writes last).
+  SearchOutcome solve(int lo, int hi, int left, int depth) {
+    std::vector<Frame> stack;
+    enter(stack, {0, 0}, left);
     while (!stack.empty()) {
       Frame& f = stack.back();
-      if (f.stage == 0) {
-        if (out_of_budget()) return SearchOutcome::Stopped;
-        ++nodes_;
-        if (unplaced_ == 0) return SearchOutcome::Found;
-        if (open_.empty()) {  // unplaced buffers remain but none can be placed tightly any more
-          stack.pop_back();
-          continue;
-        }
-        const auto [cand, rank, c] = *open_.begin();
-        if (cand + unplaced_bytes_.max_all() > cap_) {
-          stack.pop_back();
-          continue;
-        }
-        f.c = c;
-        f.at = cand;
-        f.stage = 1;
+      if (f.placed >= 0) {  // back from a child that failed
+        unplace(f.placed, f.mark);
+        ++left;
+        f.placed = -1;
+      }
+      if (left == 0) return unwind(stack, SearchOutcome::Found);
+      bool descended = false;
+      while (f.next < f.end) {
+        const auto [at, r] = cands_[f.next++];
+        const int c = by_rank_[r];
         f.mark = trail_.size();
-        place(c, cand);
-        stack.push_back(Frame{});
-      } else if (f.stage == 1) {
-        undo_to(f.mark);
-        f.stage = 2;
-        if (unplaced_neighbours_[f.c] > 0 && others_can_fill(f.c, f.at)) {
-          forbid(f.c, f.at);
-          stack.push_back(Frame{});
-        } else {
-          stack.pop_back();
+        place(c, at);
+        --left;
+        const int64_t top = at + static_cast<int64_t>(b_[c].size);
+        if (at + unplaced_.max_range(lo, hi) <= cap_ && top + unplaced_.max_range(g_.first[c], g_.last[c]) <= cap_ &&
+            unplaced_floors_fit()) {
+          f.placed = c;
+          if (nodes_ >= node_cap_ || ((nodes_ & 15) == 0 && std::chrono::steady_clock::now() >= deadline_))
+            return unwind(stack, SearchOutcome::Stopped);
+          ++nodes_;
+          solution_[c] = at;
+          if (left > 0 && decompose_ && depth < kMaxDepth) {
+            std::vector<int> cuts = new_cuts(c);
+            if (!cuts.empty()) {
+              const SearchOutcome out = solve_split(lo, hi, cuts, depth);
+              if (out != SearchOutcome::Infeasible) return unwind(stack, out);
+              unplace(c, f.mark);
+              ++left;
+              f.placed = -1;
+              continue;
+            }
+          }
+          enter(stack, {at, r}, left);
+          descended = true;
+          break;
         }
-      } else {
-        undo_to(f.mark);
+        unplace(c, f.mark);
+        ++left;
+      }
+      if (!descended) {
+        cands_.resize(stack.back().begin);
         stack.pop_back();
       }
     }
     return SearchOutcome::Infeasible;
   }
 
+  SearchOutcome unwind(std::vector<Frame>& stack, SearchOutcome out) {
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it)
+      if (it->placed >= 0) unplace(it->placed, it->mark);
+    cands_.resize(stack.front().begin);
+    stack.clear();
+    return out;
+  }
+
+  // Section boundaries inside c's lifetime that no unplaced buffer crosses any more (after placing c).
+  std::vector<int> new_cuts(int c) const {
+    std::vector<int> z;
+    for (int s = g_.first[c]; s < g_.last[c]; ++s)
+      if (crossing_[s] == 0) z.push_back(s);
+    return z;
+  }
+
+  // MiniMalloc's dynamic decomposition: the parts of [lo, hi] between the new cuts share no unplaced buffer
+  // and no section, so each is solved on its own (a failure in one is not retried through the others).
+  SearchOutcome solve_split(int lo, int hi, const std::vector<int>& cuts, int depth) {
+    std::vector<std::pair<int, int>> ranges;
+    int from = lo;
+    for (int z : cuts) {
+      ranges.push_back({from, z});
+      from = z + 1;
+    }
+    ranges.push_back({from, hi});
+    std::vector<std::vector<int>> groups(ranges.size());
+    for (size_t k = 0; k < ranges.size(); ++k)
+      for (int s = ranges[k].first; s <= ranges[k].second; ++s)
+        for (uint32_t j = starts_begin_[s]; j < starts_begin_[s + 1]; ++j)
+          if (!placed_[starts_[j]]) groups[k].push_back(static_cast<int>(starts_[j]));
+    for (const auto& grp : groups) show(grp, false);
+    SearchOutcome out = SearchOutcome::Found;
+    for (size_t k = 0; k < ranges.size() && out == SearchOutcome::Found; ++k) {
+      if (groups[k].empty()) continue;
+      show(groups[k], true);
+      out = solve(ranges[k].first, ranges[k].second, static_cast<int>(groups[k].size()), depth + 1);
+      show(groups[k], false);
+    }
+    for (const auto& grp : groups) show(grp, true);
+    return out;
+  }
+
+  void show(const std::vector<int>& group, bool visible) {
+    for (int d : group) {
+      off_tree_.set(rank_[d], visible ? min_off_[d] : RankMinTree::kNone);
+      top_tree_.set(rank_[d], visible ? min_off_[d] + static_cast<int64_t>(b_[d].size) : RankMinTree::kNone);
+    }
+  }
+
+  // Pushes a node whose canonical floor is `floor`: its candidates are the unplaced buffers with key >= floor
+  // and minimum offset below the lowest reachable top (dominance), in key order.
+  void enter(std::vector<Frame>& stack, Key floor, int left) {
+    const size_t begin = cands_.size();
+    if (left > 0) {
+      off_tree_.list_below(top_tree_.min(), cands_);
+      auto keep = std::remove_if(cands_.begin() + static_cast<std::ptrdiff_t>(begin), cands_.end(),
+                                 [&](const Key& k) { return k < floor; });
+      cands_.erase(keep, cands_.end());
+      std::sort(cands_.begin() + static_cast<std::ptrdiff_t>(begin), cands_.end());
+    }
+    stack.push_back({begin, begin, cands_.size()});
+  }
+
+  // MiniMalloc's "unallocated floor": in a section, nothing unplaced can go below the lowest minimum offset
+  // among its unplaced buffers, so that plus the section's unplaced bytes must fit. Only the sections of the
+  // buffers whose minimum offset just rose can have changed.
+  bool unplaced_floors_fit() {
+    if (members_begin_.empty()) return true;
+    ++epoch_;
+    for (int d : raised_) {
+      for (int s = g_.first[d]; s <= g_.last[d]; ++s) {
+        if (stamp_[s] == epoch_) continue;
+        stamp_[s] = epoch_;
+        int64_t lowest = RankMinTree::kNone;
+        for (uint32_t k = members_begin_[s]; k < members_begin_[s + 1]; ++k) {
+          const int u = static_cast<int>(members_[k]);
+          if (!placed_[u]) lowest = std::min(lowest, min_off_[u]);
+        }
+        if (lowest != RankMinTree::kNone && lowest + unplaced_.max_range(s, s) > cap_) return false;
+      }
+    }
+    return true;
+  }
+
+  void set_min_off(int d, int64_t v) {
+    min_off_[d] = v;
+    off_tree_.set(rank_[d], v);
+    top_tree_.set(rank_[d], v + static_cast<int64_t>(b_[d].size));
+  }
+
+  void place(int c, int64_t at) {
+    placed_[c] = 1;
+    if (decompose_)
+      for (int s = g_.first[c]; s < g_.last[c]; ++s) --crossing_[s];
+    off_tree_.set(rank_[c], RankMinTree::kNone);
+    top_tree_.set(rank_[c], RankMinTree::kNone);
+    unplaced_.add(g_.first[c], g_.last[c], -static_cast<int64_t>(b_[c].size));
+    const int64_t top = at + static_cast<int64_t>(b_[c].size);
+    raised_.clear();
+    for (uint64_t k = g_.begin[c]; k < g_.begin[c + 1]; ++k) {
+      const int d = g_.adj[k];
+      if (placed_[d] || min_off_[d] >= top) continue;
+      trail_.push_back({d, min_off_[d]});
+      raised_.push_back(d);
+      set_min_off(d, top);
+    }
+  }
+
+  void unplace(int c, size_t mark) {
+    while (trail_.size() > mark) {
+      set_min_off(trail_.back().first, trail_.back().second);
+      trail_.pop_back();
+    }
+    placed_[c] = 0;
+    if (decompose_)
+      for (int s = g_.first[c]; s < g_.last[c]; ++s) ++crossing_[s];
+    unplaced_.add(g_.first[c], g_.last[c], static_cast<int64_t>(b_[c].size));
+    set_min_off(c, min_off_[c]);
+  }
+
   const std::vector<DsaBuffer>& b_;
+  const ConflictGraph& g_;
   int64_t cap_;
-  SearchLimits limits_;
-  Sections s_;
-  std::vector<int> rank_;
-  SectionTree unplaced_bytes_;
-  std::vector<int64_t> cand_, min_allowed_;
-  std::vector<bool> placed_;
-  std::vector<uint64_t> offset_;
-  std::vector<int> unplaced_neighbours_;
-  std::set<Key> open_;
-  std::vector<Undo> trail_;
-  std::vector<std::pair<int, int>> cover_;  // scratch for others_can_fill
-  int unplaced_ = 0;
-  uint64_t nodes_ = 0;
+  int n_;
+  std::vector<int> rank_, by_rank_;
+  std::vector<int64_t> min_off_;
+  std::vector<char> placed_;
+  std::vector<int64_t> solution_;
+  RankMinTree off_tree_, top_tree_;  // per rank: minimum offset, and minimum offset + size (unplaced only)
+  SectionTree unplaced_;             // unplaced bytes per section
+  std::vector<std::pair<int, int64_t>> trail_;  // (buffer, previous minimum offset)
+  std::vector<Key> cands_;  // the candidates of every node on the current path, as a stack
+  uint64_t nodes_ = 0, node_cap_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+  static constexpr int kMaxDepth = 2000;  // nesting of decompositions (each is a C++ call frame)
+  bool decompose_ = false;
+  std::vector<uint32_t> starts_begin_, starts_;
+  std::vector<int> crossing_;
+  static constexpr uint64_t kMaxMembership = 4'000'000;
+  std::vector<uint32_t> members_begin_, members_;  // unplaced-floor test: the buffers live in each section
+  std::vector<uint64_t> stamp_;
+  uint64_t epoch_ = 0;
+  std::vector<int> raised_;  // buffers whose minimum offset the last placement raised
 };
 
 }  // namespace
 
+SearchResult search_capacity(const std::vector<DsaBuffer>& buffers, const ConflictGraph& graph, uint64_t capacity,
+                             const SearchLimits& limits, Preorder preorder) {
+  SearchResult r;
+  if (buffers.empty()) {
+    r.outcome = SearchOutcome::Found;
+    return r;
+  }
+  const int64_t cap = static_cast<int64_t>(std::min<uint64_t>(capacity, uint64_t{1} << 62));
+  std::vector<Preorder> orders{preorder};
+  if (preorder == Preorder::RoundRobin)
+    orders = {Preorder::WidthAreaTotal, Preorder::TotalAreaWidth, Preorder::TotalWidthArea};
+  std::vector<std::vector<int>> ranks;
+  for (Preorder p : orders) ranks.push_back(priority_rank(buffers, graph, p));
+  // Round robin with a doubling node cap; a single order runs uncapped (within the limits).
+  uint64_t cap_nodes = orders.size() > 1 ? 2 * buffers.size() : UINT64_MAX / 4;
+  for (;;) {
+    for (const auto& rank : ranks) {
+      uint64_t allowed = cap_nodes;
+      if (limits.node_limit) {
+        if (r.nodes >= limits.node_limit) return r;
+        allowed = std::min(allowed, limits.node_limit - r.nodes);
+      }
+      CanonicalSearch s(buffers, graph, cap, rank);
+      const SearchOutcome out = s.run(allowed, limits.deadline);
+      r.nodes += s.nodes();
+      if (out == SearchOutcome::Found) {
+        r.outcome = out;
+        r.offsets = s.offsets();
+        return r;
+      }
+      if (out == SearchOutcome::Infeasible) {
+        r.outcome = out;
+        return r;
+      }
+      if (std::chrono::steady_clock::now() >= limits.deadline) return r;
+      if (limits.node_limit && r.nodes >= limits.node_limit) return r;
+    }
+    cap_nodes *= 2;
+  }
+}
+
 SearchResult search_capacity(const std::vector<DsaBuffer>& buffers, uint64_t capacity, const SearchLimits& limits,
-                             TieOrder ties) {
-  if (buffers.empty()) return {SearchOutcome::Found, {}, 0};
-  Search s(buffers, capacity, limits, ties);
-  return s.run();
+                             Preorder preorder) {
+  const ConflictGraph g = build_conflict_graph(buffers, limits.deadline);
+  if (!g.complete) return {};
+  return search_capacity(buffers, g, capacity, limits, preorder);
 }
 
 }  // namespace dlsim

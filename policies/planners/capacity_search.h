@@ -1,34 +1,39 @@
 #pragma once
 // The exact search at the heart of the `optimal` planner: does a placement of height <= capacity exist?
+// Our own implementation of the algorithm of MiniMalloc (Moffitt, ASPLOS'23), as published and as its source
+// describes it:
 //
-// It explores only *tight* placements, where every buffer sits directly on top of some conflicting buffer (or
-// at 0): any placement can be pushed down into a tight one of no greater height, so nothing is lost. Building a
-// tight placement bottom-up, each unplaced buffer b has a candidate offset cand(b) = the highest top among the
-// placed buffers it conflicts with. At each node the search takes the placeable buffer c with the lowest
-// candidate (ties by a static priority) and branches two ways, which split the solutions in two disjoint sets:
-//   1. c goes at cand(c) now;
-//   2. c ends higher: it is "forbidden" at or below cand(c) until a later placement of a conflicting buffer
-//      lifts its candidate (so the branch is dropped at once when no unplaced buffer conflicts with c).
-// The lowest candidate M never decreases along a path and every unplaced buffer will end at or above M, so a
-// node is pruned when, for some time section s (a maximal interval with a fixed live set),
-//   max(floor(s), M) + (bytes of unplaced buffers live in s) > capacity,
-// floor(s) being the highest top placed in s. The floor part is checked when a placement raises it, the M part
-// with a segment tree holding the unplaced bytes per section (range add, global max).
-// This is our own design in the spirit of MiniMalloc (canonical placements, section floors); MiniMalloc's
-// dominance rule and decomposition are not reproduced here (temporal decomposition is done by the caller).
+// * Canonical placements. Every buffer sits at its lowest feasible offset on top of the already placed buffers
+//   it conflicts with (its "minimum offset"); any placement can be pushed down into such a one. Buffers are
+//   placed in non-decreasing (minimum offset, priority rank) order, so each canonical placement is built in
+//   exactly one order: after placing a buffer at (offset o, rank r), only buffers whose key is >= (o, r) may
+//   be placed next (the monotonic floor). A node branches over *which* buffer goes next.
+// * Dominance. A buffer may go next only at an offset below the lowest top any unplaced buffer could reach
+//   (min over unplaced u of minimum offset(u) + size(u)): otherwise that buffer u fits underneath and the
+//   placement is not the canonical representative.
+// * Section inference. For every time section s, everything unplaced in s must stack above
+//   max(floor(s), o): prune when that plus the unplaced bytes in s exceeds the capacity. floor(s) only rises
+//   where a buffer is placed, so this is checked over the placed buffer's sections (a segment tree of the
+//   unplaced bytes per section) plus o + the largest unplaced total anywhere.
+// * Dynamic ordering: candidates are tried by minimum offset, then by a static priority (MiniMalloc's
+//   preorderings: width, area and largest section total in three different orders), and the search restarts
+//   round-robin over the three priorities with a node limit that doubles (2n, 4n, ...), as MiniMalloc does,
+//   so one unlucky order does not eat the whole budget.
+// Temporal decomposition is done by the caller (optimal_planner: parts of the instance no buffer crosses).
 //
-// The exploration order depends only on the input, so with a node limit (and no time limit) the result is
-// deterministic; a time limit can stop it at a machine-dependent point.
+// Exploration order depends only on the input; with a node limit and no deadline the outcome is deterministic.
 #include <chrono>
 #include <cstdint>
 #include <vector>
 
+#include "policies/planners/conflict_graph.h"
 #include "policies/planners/dsa_instance.h"
 
 namespace dlsim {
 
-// Which unplaced buffer the search tries first among those with the same lowest candidate offset.
-enum class TieOrder { Area, Size, Length, SectionLoad };
+// The static priority among buffers with equal minimum offsets (W = lifetime width, A = area, T = largest
+// live-bytes total among the buffer's sections; each descending, then input order).
+enum class Preorder { RoundRobin, WidthAreaTotal, TotalAreaWidth, TotalWidthArea };
 
 struct SearchLimits {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
@@ -43,7 +48,12 @@ struct SearchResult {
   uint64_t nodes = 0;
 };
 
+// `graph` must be build_conflict_graph(buffers, ...) and complete.
+SearchResult search_capacity(const std::vector<DsaBuffer>& buffers, const ConflictGraph& graph, uint64_t capacity,
+                             const SearchLimits& limits, Preorder preorder = Preorder::RoundRobin);
+
+// Convenience: builds the graph first (Stopped when the deadline passes while building).
 SearchResult search_capacity(const std::vector<DsaBuffer>& buffers, uint64_t capacity, const SearchLimits& limits,
-                             TieOrder ties = TieOrder::SectionLoad);
+                             Preorder preorder = Preorder::RoundRobin);
 
 }  // namespace dlsim

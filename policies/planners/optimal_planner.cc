@@ -34,6 +34,7 @@ std::vector<std::vector<size_t>> split_in_time(const std::vector<DsaBuffer>& b) 
 struct Part {
   std::vector<size_t> members;
   std::vector<DsaBuffer> buffers;
+  ConflictGraph graph;  // built on the part's first probe
   uint64_t height = 0;  // of the best placement's restriction to this part
 };
 
@@ -118,7 +119,10 @@ class OptimalDriver {
         if (used >= budget.nodes) return SearchOutcome::Stopped;
         lim.node_limit = budget.nodes - used;
       }
-      SearchResult r = search_capacity(parts_[k].buffers, capacity, lim, o_.ties);
+      Part& p = parts_[k];
+      if (!p.graph.complete) p.graph = build_conflict_graph(p.buffers, budget.deadline);
+      if (!p.graph.complete) return SearchOutcome::Stopped;
+      SearchResult r = search_capacity(p.buffers, p.graph, capacity, lim, o_.preorder);
       nodes_ += r.nodes;
       if (r.outcome != SearchOutcome::Found) return r.outcome;
       found.emplace_back(k, std::move(r.offsets));
@@ -155,21 +159,23 @@ PlanResult plan_optimal(const std::vector<DsaBuffer>& buffers, const OptimalOpti
   return OptimalDriver(buffers, options).run();
 }
 
-TieOrder parse_tie_order(const std::string& t) {
-  if (t == "section-load") return TieOrder::SectionLoad;
-  if (t == "area") return TieOrder::Area;
-  if (t == "size") return TieOrder::Size;
-  if (t == "length") return TieOrder::Length;
-  throw ConfigError("", 0, "tie_order", "tie_order must be section-load, area, size or length, not '" + t + "'");
+Preorder parse_preorder(const std::string& t) {
+  if (t == "round-robin") return Preorder::RoundRobin;
+  if (t == "wat") return Preorder::WidthAreaTotal;
+  if (t == "taw") return Preorder::TotalAreaWidth;
+  if (t == "twa") return Preorder::TotalWidthArea;
+  throw ConfigError("", 0, "preorder", "preorder must be round-robin, wat, taw or twa, not '" + t + "'");
 }
 
 void register_optimal_planner(PlannerRegistry& r) {
   r.add({"optimal",
-         "exact branch-and-bound over tight placements with section bounds; proves optimality or reports the gap",
+         "exact search over canonical placements (MiniMalloc's algorithm: section inference, dominance, "
+         "unplaced floors, round-robin preorders); proves optimality or reports the gap",
          {{"time_limit_s", ParamType::Double, 10.0, "wall-clock budget in seconds (> 0)"},
           {"node_limit", ParamType::Int, int64_t{0}, "total search nodes, 0 for none (deterministic when set)"},
-          {"tie_order", ParamType::String, std::string("section-load"),
-           "which buffer to try first among equal lowest offsets: section-load, area, size, length"}},
+          {"preorder", ParamType::String, std::string("round-robin"),
+           "priority among equal lowest offsets: round-robin (restarts over all three), wat, taw, twa "
+           "(W = lifetime width, A = area, T = largest section total)"}},
          [](const Params& p) -> std::unique_ptr<Planner> {
            OptimalOptions o;
            o.time_limit_s = p.get_double("time_limit_s");
@@ -177,7 +183,7 @@ void register_optimal_planner(PlannerRegistry& r) {
            const int64_t nodes = p.get_int("node_limit");
            if (nodes < 0) throw ConfigError("", 0, "node_limit", "node_limit must be >= 0");
            o.node_limit = static_cast<uint64_t>(nodes);
-           o.ties = parse_tie_order(p.get_string("tie_order"));
+           o.preorder = parse_preorder(p.get_string("preorder"));
            return std::make_unique<OptimalPlanner>(o);
          }});
 }

@@ -4,7 +4,7 @@
 //
 // 1. LOAD (a sweep) is the first lower bound; greedy-by-size and best-fit give the first placement.
 // 2. The instance is cut in time where no buffer crosses (independent parts: the height is their maximum).
-// 3. Capacity probes (capacity_search.h) on the parts whose current height exceeds the probe:
+// 3. Capacity probes (capacity_search.h, MiniMalloc's canonical search) on the parts whose current height exceeds the probe:
 //    first at the lower bound (half the budget), then a binary search between the proven bound and the best
 //    height. A probe that finds a placement lowers the best height; one that exhausts the search proves every
 //    capacity up to it infeasible and raises the bound; one that runs out of budget proves nothing.
@@ -19,13 +19,13 @@ namespace dlsim {
 struct OptimalOptions {
   double time_limit_s = 10.0;  // wall-clock budget for the whole plan (> 0)
   uint64_t node_limit = 0;     // total search nodes (0: none); with a node limit alone the result is deterministic
-  TieOrder ties = TieOrder::SectionLoad;
+  Preorder preorder = Preorder::RoundRobin;
 };
 
 PlanResult plan_optimal(const std::vector<DsaBuffer>& buffers, const OptimalOptions& options);
 
-// "section-load", "area", "size", "length"; throws ConfigError(key "tie_order") otherwise.
-TieOrder parse_tie_order(const std::string& text);
+// "round-robin", "wat", "taw", "twa" (capacity_search.h); throws ConfigError(key "preorder") otherwise.
+Preorder parse_preorder(const std::string& text);
 
 void register_optimal_planner(PlannerRegistry& r);
 

@@ -64,6 +64,30 @@ TEST_CASE("optimal matches exhaustive enumeration on tiny random instances and p
   }
 }
 
+TEST_CASE("every preorder and the decomposition agree with exhaustive enumeration on wider random instances") {
+  for (uint64_t seed = 1; seed <= 25; ++seed) {
+    uint64_t st = seed * 977 + 3;
+    auto next = [&](uint64_t n) {
+      st = st * 6364136223846793005ull + 1442695040888963407ull;
+      return (st >> 33) % n;
+    };
+    std::vector<DsaBuffer> b;  // spread over 12 steps so that placements cut the instance apart
+    for (int i = 0; i < 7; ++i) {
+      const int64_t lo = static_cast<int64_t>(next(10));
+      b.push_back({i, lo, lo + 1 + static_cast<int64_t>(next(4)), 1 + next(5)});
+    }
+    const uint64_t opt = brute_force_optimum(b, 64);
+    INFO("seed " << seed << " optimum " << opt);
+    for (Preorder p : {Preorder::RoundRobin, Preorder::WidthAreaTotal, Preorder::TotalAreaWidth, Preorder::TotalWidthArea}) {
+      const auto at_opt = search_capacity(b, opt, {}, p);
+      REQUIRE(at_opt.outcome == SearchOutcome::Found);
+      CHECK_FALSE(check_placement(b, at_opt.offsets));
+      CHECK(placement_height(b, at_opt.offsets) <= opt);
+      CHECK(search_capacity(b, opt - 1, {}, p).outcome == SearchOutcome::Infeasible);
+    }
+  }
+}
+
 TEST_CASE("the capacity search finds perfect packings and refuses capacities below LOAD") {
   const auto b = guillotine_instance(40, 3);
   const auto found = search_capacity(b, 1000, {});
@@ -101,7 +125,7 @@ TEST_CASE("with a node limit the optimal planner is deterministic and reports wh
 }
 
 TEST_CASE("optimal planner parameters are checked") {
-  CHECK_THROWS_AS(parse_tie_order("random"), ConfigError);
+  CHECK_THROWS_AS(parse_preorder("random"), ConfigError);
   OptimalOptions o;
   o.time_limit_s = 0;
   CHECK_THROWS_AS(plan_optimal(guillotine_instance(5, 1), o), ConfigError);
