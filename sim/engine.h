@@ -18,6 +18,16 @@ enum EventType : uint16_t {
 };
 
 // A command waiting in a stream's FIFO.
+// The DeviceMemory's call counters at one moment: the executor charges the calls a pool call made in between.
+struct DeviceCallCounts {
+  uint64_t mallocs = 0, frees = 0, bytes_malloced = 0, bytes_freed = 0;
+  uint64_t maps = 0, unmaps = 0, bytes_mapped = 0, bytes_unmapped = 0;
+  static DeviceCallCounts read(const DeviceMemory& d) {
+    return {d.malloc_calls(), d.free_calls(), d.bytes_malloced(), d.bytes_freed(),
+            d.map_calls(),    d.unmap_calls(), d.bytes_mapped(),  d.bytes_unmapped()};
+  }
+};
+
 struct StreamCmd {
   CmdKind kind = CmdKind::Launch;
   int iteration = 0;   // -1 setup, N teardown
@@ -63,7 +73,7 @@ class Engine {
   bool host_issue(const Command& c);  // false: the host is busy or blocked; a later event resumes it
   bool do_alloc(const Command& c);
   bool do_free(const Command& c);
-  bool charge_device_calls(uint64_t m0, uint64_t f0, uint64_t bm0, uint64_t bf0);
+  bool charge_device_calls(const DeviceCallCounts& before);
   void end_of_section();
   void resume_host_at(TimeNs t);
   void enqueue(int stream, const StreamCmd& c);

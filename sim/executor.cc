@@ -224,7 +224,7 @@ bool Engine::do_alloc(const Command& c) {
   const auto ti = static_cast<size_t>(c.tensor);
   if (live_[ti]) bad("alloc of tensor '" + t.name + "', which is already allocated");
   DeviceMemory& d = ctx_.device;
-  const uint64_t m0 = d.malloc_calls(), f0 = d.free_calls(), bm0 = d.bytes_malloced(), bf0 = d.bytes_freed();
+  const DeviceCallCounts before = DeviceCallCounts::read(d);
   const std::optional<DevPtr> p = ctx_.pool.allocate(AllocRequest{t.bytes, c.stream});
   if (!p) {
     host_stopped_ = true;
@@ -240,7 +240,7 @@ bool Engine::do_alloc(const Command& c) {
   r_.peak_live_bytes = std::max(r_.peak_live_bytes, live_bytes_);
   if (opt_.record_trace)
     r_.trace.mem.push_back({iteration_, now_, MemAction::Alloc, c.tensor, *p, t.bytes, d.reserved()});
-  return charge_device_calls(m0, f0, bm0, bf0);
+  return charge_device_calls(before);
 }
 
 bool Engine::do_free(const Command& c) {
@@ -248,26 +248,31 @@ bool Engine::do_free(const Command& c) {
   const auto ti = static_cast<size_t>(c.tensor);
   if (!live_[ti]) bad("free of tensor '" + t.name + "', which is not allocated");
   DeviceMemory& d = ctx_.device;
-  const uint64_t m0 = d.malloc_calls(), f0 = d.free_calls(), bm0 = d.bytes_malloced(), bf0 = d.bytes_freed();
+  const DeviceCallCounts before = DeviceCallCounts::read(d);
   ctx_.pool.deallocate(addr_[ti]);
   live_[ti] = 0;
   live_bytes_ -= t.bytes;
   if (opt_.record_trace)
     r_.trace.mem.push_back({iteration_, now_, MemAction::Free, c.tensor, addr_[ti], t.bytes, d.reserved()});
-  return charge_device_calls(m0, f0, bm0, bf0);
+  return charge_device_calls(before);
 }
 
-// Charges the host for the cudaMalloc/cudaFree calls the pool made since the counters read (m0, f0, bm0, bf0).
-// Returns true when the call cost nothing (the host goes on at once).
-bool Engine::charge_device_calls(uint64_t m0, uint64_t f0, uint64_t bm0, uint64_t bf0) {
-  const DeviceMemory& d = ctx_.device;
+// Charges the host for the device calls the pool made since `before`. A cudaMalloc, and a page mapped for an
+// expandable segment (cuMemCreate + cuMemMap), block the host for base + per-GiB; a cudaFree, and a page unmapped
+// (PyTorch synchronizes the segment's stream before cuMemUnmap), first wait for the device to be idle, then cost
+// base + per-GiB of cudaFree. Returns true when the call cost nothing (the host goes on at once).
+bool Engine::charge_device_calls(const DeviceCallCounts& before) {
+  const DeviceCallCounts now = DeviceCallCounts::read(ctx_.device);
   const GpuSpec& gpu = ctx_.gpu;
-  const uint64_t mallocs = d.malloc_calls() - m0, frees = d.free_calls() - f0;
+  const uint64_t mallocs = (now.mallocs - before.mallocs) + (now.maps - before.maps);
+  const uint64_t frees = (now.frees - before.frees) + (now.unmaps - before.unmaps);
   if (mallocs == 0 && frees == 0) return true;
+  const double bytes_in = static_cast<double>((now.bytes_malloced - before.bytes_malloced) + (now.bytes_mapped - before.bytes_mapped));
+  const double bytes_out = static_cast<double>((now.bytes_freed - before.bytes_freed) + (now.bytes_unmapped - before.bytes_unmapped));
   const double malloc_cost = static_cast<double>(mallocs) * static_cast<double>(gpu.malloc_base_ns) +
-                             gpu.malloc_ns_per_gib * static_cast<double>(d.bytes_malloced() - bm0) / kGiB;
+                             gpu.malloc_ns_per_gib * bytes_in / kGiB;
   const double free_cost = static_cast<double>(frees) * static_cast<double>(gpu.free_base_ns) +
-                           gpu.free_ns_per_gib * static_cast<double>(d.bytes_freed() - bf0) / kGiB;
+                           gpu.free_ns_per_gib * bytes_out / kGiB;
   const auto cost = static_cast<TimeNs>(std::llround(malloc_cost + free_cost));
   in_alloc_call_ = true;
   alloc_call_start_ = now_;

@@ -166,6 +166,19 @@ TEST_CASE("cudaMalloc blocks the host and cudaFree synchronizes the device first
     CHECK(run.op(1).end == 15000);    // started at 10000 beside `short`
     CHECK(run.op(2).start == 18000);  // 15000 + the free's 3000
   }
+  SECTION("mapping a page costs like cudaMalloc, unmapping synchronizes like cudaFree") {
+    GpuSpec spec = fake_gpu();
+    Graph gm;
+    const TensorId m = tensor(gm, "m", uint64_t{2} << 20);  // one 2 MiB page
+    op(gm, "k0", {}, {m}, 1000);
+    op(gm, "k1", {}, {}, 1000);
+    Program q;
+    q.iteration = {cmd(CmdKind::Alloc, m), launch(0), cmd(CmdKind::Free, m), launch(1)};
+    Run<MappingPool> run(gm, q, spec);
+    CHECK(run.op(0).start == 10000);  // the map cost cudaMalloc's 10 us
+    CHECK(run.op(1).start == 14000);  // the unmap waited for k0 (11000), then cost cudaFree's 3 us
+    CHECK(run.r.allocator_ns == std::vector<TimeNs>{14000});
+  }
   SECTION("cudaMalloc's cost grows with the size") {
     GpuSpec spec = fake_gpu();
     spec.malloc_base_ns = 0;

@@ -100,6 +100,28 @@ class ExactCachePool : public FakePoolBase {
   std::map<DevPtr, uint64_t> size_of_;
 };
 
+// Maps a fresh 2 MiB-aligned range per allocation and unmaps it on free (expandable segments' device calls).
+class MappingPool : public FakePoolBase {
+ public:
+  explicit MappingPool(DeviceMemory& d) : d_(d) {}
+  std::string name() const override { return "mapping"; }
+  std::optional<DevPtr> allocate(const AllocRequest& r) override {
+    auto range = d_.reserve_address_range(r.bytes);
+    if (!range || !d_.map_pages(*range, r.bytes)) return std::nullopt;
+    size_of_[*range] = r.bytes;
+    return range;
+  }
+  void deallocate(DevPtr p) override {
+    d_.unmap_pages(p, size_of_.at(p));
+    d_.release_address_range(p);
+    size_of_.erase(p);
+  }
+
+ private:
+  DeviceMemory& d_;
+  std::map<DevPtr, uint64_t> size_of_;
+};
+
 // Never frees nor reuses: every allocation is a new cudaMalloc (to run out of memory on purpose).
 class LeakyPool : public FakePoolBase {
  public:
