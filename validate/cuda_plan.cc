@@ -2,9 +2,11 @@
 
 #include <sstream>
 
-#include "common/config_error.h"
+#include "validate/cuda_plan_detail.h"
 
 namespace dlsim {
+
+using namespace plan_detail;
 
 const char* to_string(KernelLib l) {
   switch (l) {
@@ -48,108 +50,29 @@ const char* to_string(KernelCall c) {
     case KernelCall::SgdMomentum: return "sgd_momentum_update";
     case KernelCall::Adam: return "adam_update";
     case KernelCall::MemoryBound: return "memory_bound";
+    case KernelCall::Pool2dForward: return "pool2d_forward";
+    case KernelCall::Pool2dBackward: return "pool2d_backward";
+    case KernelCall::LrnForward: return "cudnnLRNCrossChannelForward";
+    case KernelCall::LrnBackward: return "cudnnLRNCrossChannelBackward";
+    case KernelCall::Gather: return "gather";
+    case KernelCall::ReduceBroadcast: return "reduce_broadcast";
+    case KernelCall::LayerNormParamGrad: return "layer_norm_param_grad";
   }
   return "?";
 }
 
+namespace plan_detail {
 namespace {
-
-// Everything that can go wrong while mapping one op names the op (and the graph) in a ConfigError.
-[[noreturn]] void fail(const Graph& g, const Op& op, const std::string& msg) {
-  throw ConfigError("graph " + g.name, 0, op.name,
-                    "cannot map op " + std::to_string(op.id) + " (" + to_string(op.kind) + ") to CUDA: " + msg);
-}
-
-int64_t numel(const Tensor& t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape) n *= d;
-  if (t.shape.empty()) n = static_cast<int64_t>(t.bytes / dtype_bytes(t.dtype));
-  return n;
-}
-
-Arg arg(const Graph& g, TensorId id) { return Arg{id, g.tensor(id).bytes}; }
-Arg side(uint64_t bytes) { return Arg{kNoTensor, bytes}; }
-
-bool contains(const std::vector<TensorId>& v, TensorId id) {
-  for (TensorId x : v)
-    if (x == id) return true;
-  return false;
-}
-
-// The first of `ids`, other than `exclude`, whose shape is `shape`; kNoTensor when none.
-TensorId find_shaped(const Graph& g, const std::vector<TensorId>& ids, const std::vector<int64_t>& shape,
-                     const std::vector<TensorId>& exclude = {}) {
-  for (TensorId id : ids)
-    if (!contains(exclude, id) && g.tensor(id).shape == shape) return id;
-  return kNoTensor;
-}
-
-TensorId first_of_kind(const Graph& g, const std::vector<TensorId>& ids, TensorKind kind, size_t rank = 0,
-                       int skip = 0) {
-  for (TensorId id : ids) {
-    const Tensor& t = g.tensor(id);
-    if (t.kind == kind && (rank == 0 || t.shape.size() == rank) && skip-- == 0) return id;
-  }
-  return kNoTensor;
-}
-
-const Op& forward_of(const Graph& g, const Op& op) {
-  if (op.forward_op < 0 || static_cast<size_t>(op.forward_op) >= g.ops().size())
-    fail(g, op, "a backward op without its forward op (forward_op = " + std::to_string(op.forward_op) + ")");
-  return g.op(op.forward_op);
-}
-
-TensorId need_in(const Graph& g, const Op& op, size_t i) {
-  if (op.inputs.size() <= i) fail(g, op, "expected at least " + std::to_string(i + 1) + " inputs");
-  return op.inputs[i];
-}
-TensorId need_out(const Graph& g, const Op& op, size_t i) {
-  if (op.outputs.size() <= i) fail(g, op, "expected at least " + std::to_string(i + 1) + " outputs");
-  return op.outputs[i];
-}
-TensorId require(const Graph& g, const Op& op, TensorId id, const std::string& role) {
-  if (id == kNoTensor) fail(g, op, "cannot find its " + role + " tensor");
-  return id;
-}
-
-// An attribute under the first of its spellings that is present; a missing one is an error, not a default.
-int64_t attr(const Graph& g, const Op& op, std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (op.attrs.has(n)) return op.attrs.get(n);
-  fail(g, op, std::string("missing attribute '") + *names.begin() + "'");
-}
-int64_t attr_or(const Op& op, std::initializer_list<const char*> names, int64_t fallback) {
-  for (const char* n : names)
-    if (op.attrs.has(n)) return op.attrs.get(n);
-  return fallback;
-}
-
-// The 4-d cuDNN view of a tensor: NCHW as is, (N, C) as (N, C, 1, 1), (N, C, L) as (N, C, L, 1), other as a row.
-std::vector<int64_t> dims4(const Tensor& t) {
-  const auto& s = t.shape;
-  if (s.size() == 4) return s;
-  if (s.size() == 2) return {s[0], s[1], 1, 1};
-  if (s.size() == 3) return {s[0], s[1], s[2], 1};
-  return {1, numel(t), 1, 1};
-}
-
-DType same_dtype(const Graph& g, const Op& op, std::initializer_list<TensorId> ids) {
-  DType d = g.tensor(*ids.begin()).dtype;
-  for (TensorId id : ids)
-    if (id != kNoTensor && g.tensor(id).dtype != d)
-      fail(g, op, std::string("mixed data types in one library call (") + to_string(d) + " and " +
-                      to_string(g.tensor(id).dtype) + " of '" + g.tensor(id).name + "')");
-  return d;
-}
 
 // Convolution shape from the forward op: kernel from the weight, groups from channels, stride and padding from
 // the attributes, checked against the output's shape so that a misread attribute cannot pass silently.
 ConvShape conv_shape(const Graph& g, const Op& fwd) {
   const Tensor& x = g.tensor(need_in(g, fwd, 0));
   const Tensor& y = g.tensor(need_out(g, fwd, 0));
-  const TensorId wid = require(g, fwd, first_of_kind(g, fwd.inputs, TensorKind::Weight, 4), "4-d weight");
-  const Tensor& w = g.tensor(wid);
-  if (x.shape.size() != 4 || y.shape.size() != 4) fail(g, fwd, "convolution input and output must be NCHW");
+  // [x, w, (b)] by position: under autocast the weight is its bf16 cast, an activation rather than a Weight.
+  const Tensor& w = g.tensor(need_in(g, fwd, 1));
+  if (x.shape.size() != 4 || y.shape.size() != 4 || w.shape.size() != 4)
+    fail(g, fwd, "convolution input, weight and output must be 4-d");
   ConvShape c;
   c.n = x.shape[0], c.c = x.shape[1], c.h = x.shape[2], c.w = x.shape[3];
   c.k = w.shape[0], c.r = w.shape[2], c.s = w.shape[3];
@@ -162,7 +85,8 @@ ConvShape conv_shape(const Graph& g, const Op& fwd) {
   c.pad_w = attr(g, fwd, {"pad_w", "pad", "padding"});
   c.dil_h = attr_or(fwd, {"dilation_h", "dilation"}, 1);  // checked below through the output shape
   c.dil_w = attr_or(fwd, {"dilation_w", "dilation"}, 1);
-  c.bias = first_of_kind(g, fwd.inputs, TensorKind::Weight, 1) != kNoTensor;
+  c.bias = fwd.inputs.size() > 2;
+  if (c.bias && g.tensor(fwd.inputs[2]).shape != std::vector<int64_t>{c.k}) fail(g, fwd, "bias is not of K elements");
   const int64_t p = (c.h + 2 * c.pad_h - c.dil_h * (c.r - 1) - 1) / c.stride_h + 1;
   const int64_t q = (c.w + 2 * c.pad_w - c.dil_w * (c.s - 1) - 1) / c.stride_w + 1;
   if (p != c.p || q != c.q || y.shape[1] != c.k || y.shape[0] != c.n)
@@ -179,8 +103,12 @@ PoolShape pool_shape(const Graph& g, const Op& fwd) {
   p.max = fwd.kind == OpKind::MaxPool;
   if (fwd.kind == OpKind::GlobalAvgPool || fwd.kind == OpKind::AdaptiveAvgPool) {
     // Adaptive pooling is a plain window when the output divides the input (always true for 1x1 outputs).
-    if (p.p <= 0 || p.q <= 0 || p.h % p.p != 0 || p.w % p.q != 0)
-      fail(g, fwd, "adaptive pooling with an output that does not divide the input has no cuDNN equivalent");
+    if (p.p <= 0 || p.q <= 0 || p.p > p.h || p.q > p.w) fail(g, fwd, "adaptive pooling output larger than its input");
+    p.max = false;
+    if (p.h % p.p != 0 || p.w % p.q != 0) {  // uneven windows: ours, with PyTorch's start/end rule
+      p.adaptive = true;
+      return p;
+    }
     p.win_h = p.h / p.p, p.win_w = p.w / p.q, p.stride_h = p.win_h, p.stride_w = p.win_w;
     return p;
   }
@@ -191,33 +119,35 @@ PoolShape pool_shape(const Graph& g, const Op& fwd) {
   p.pad_h = attr(g, fwd, {"pad_h", "pad", "padding"});
   p.pad_w = attr(g, fwd, {"pad_w", "pad", "padding"});
   p.include_pad = attr_or(fwd, {"count_include_pad"}, 1) != 0;
-  // cuDNN computes floor((h + 2 pad - win) / stride) + 1; PyTorch's ceil_mode can add one row, which cuDNN
-  // cannot produce: refuse rather than time a different shape.
-  const int64_t ph = (p.h + 2 * p.pad_h - p.win_h) / p.stride_h + 1;
-  const int64_t pw = (p.w + 2 * p.pad_w - p.win_w) / p.stride_w + 1;
-  if (ph != p.p || pw != p.q) fail(g, fwd, "output shape differs from cuDNN's floor rule (ceil_mode?)");
+  // cuDNN computes floor((h + 2 pad - win) / stride) + 1. PyTorch's ceil_mode can add a last row (column)
+  // whose window starts inside the input but hangs over its far edge; cuDNN's symmetric padding cannot express
+  // that, so those pools run on a kernel of ours with PyTorch's rule. Any other shape is an error.
+  auto out = [](int64_t in, int64_t k, int64_t s, int64_t pad, bool ceil) {
+    const int64_t num = in + 2 * pad - k;
+    int64_t o = (ceil ? (num + s - 1) / s : num / s) + 1;
+    if (ceil && (o - 1) * s >= in + pad) --o;
+    return o;
+  };
+  const bool ceil = attr_or(fwd, {"ceil_mode"}, 0) != 0;
+  if (out(p.h, p.win_h, p.stride_h, p.pad_h, ceil) != p.p || out(p.w, p.win_w, p.stride_w, p.pad_w, ceil) != p.q)
+    fail(g, fwd, "output shape follows neither the floor nor the ceil_mode rule of its window, stride and padding");
+  p.ceil_mode = out(p.h, p.win_h, p.stride_h, p.pad_h, false) != p.p ||
+                out(p.w, p.win_w, p.stride_w, p.pad_w, false) != p.q;
   return p;
 }
 
-void add_step(KernelPlan& kp, KernelCall call, KernelArgs args, int64_t elements = 0) {
-  KernelStep s;
-  s.call = call;
-  s.args = std::move(args);
-  s.elements = elements;
-  kp.steps.push_back(std::move(s));
-}
+}  // namespace
 
 void plan_conv(const Graph& g, const Op& op, KernelPlan& kp) {
   const Op& fwd = op.kind == OpKind::Conv2d ? op : forward_of(g, op);
   kp.lib = KernelLib::Cudnn;
   kp.conv = conv_shape(g, fwd);
   kp.needs_workspace = true;
-  const TensorId x = fwd.inputs[0], y = fwd.outputs[0];
-  const TensorId w = first_of_kind(g, fwd.inputs, TensorKind::Weight, 4);
-  const TensorId b = first_of_kind(g, fwd.inputs, TensorKind::Weight, 1);
+  const TensorId x = fwd.inputs[0], y = fwd.outputs[0], w = fwd.inputs[1];
+  const TensorId b = fwd.inputs.size() > 2 ? fwd.inputs[2] : kNoTensor;
   kp.x_dims = g.tensor(x).shape;
   kp.y_dims = g.tensor(y).shape;
-  kp.dtype = same_dtype(g, op, {x, y, w});
+  kp.dtype = same_dtype(g, op, {x, y, w, b});
   if (op.kind == OpKind::Conv2d) {
     add_step(kp, KernelCall::ConvForward, {{arg(g, x), arg(g, w)}, {arg(g, y)}});
     if (b != kNoTensor) add_step(kp, KernelCall::AddTensor, {{arg(g, b)}, {arg(g, y)}});
@@ -233,7 +163,8 @@ void plan_conv(const Graph& g, const Op& op, KernelPlan& kp) {
   add_step(kp, KernelCall::ConvBackwardFilter, {{arg(g, x), arg(g, dy)}, {arg(g, dw)}});
   if (b != kNoTensor) {
     const TensorId db = find_shaped(g, op.outputs, g.tensor(b).shape, {dw});
-    add_step(kp, KernelCall::ConvBackwardBias, {{arg(g, dy)}, {db == kNoTensor ? side(g.tensor(b).bytes) : arg(g, db)}});
+    add_step(kp, KernelCall::ConvBackwardBias,
+             {{arg(g, dy)}, {db == kNoTensor ? side(g.tensor(b).bytes, kp.dtype) : arg(g, db)}});
   }
 }
 
@@ -244,29 +175,41 @@ void plan_batch_norm(const Graph& g, const Op& op, KernelPlan& kp) {
   kp.x_dims = dims4(g.tensor(x));
   kp.y_dims = kp.x_dims;
   kp.dtype = same_dtype(g, op, {x, y});
-  // Per-channel fp32 vectors: scale and shift are the op's 1-d weights; cuDNN's running and saved statistics
-  // are not graph tensors in every builder, so any missing one becomes a side buffer of C floats.
-  const uint64_t cbytes = static_cast<uint64_t>(kp.x_dims[1]) * 4;
-  auto weight_or_side = [&](int i) {
-    TensorId id = first_of_kind(g, fwd.inputs, TensorKind::Weight, 1, i);
-    return id == kNoTensor ? side(cbytes) : arg(g, id);
+  // Per-channel fp32 vectors, by the builder's convention [x, gamma, beta, running_mean, running_var] ->
+  // [y, save_mean, save_invstd, running_mean, running_var]; a role a graph does not hold (a hand-built or
+  // imported one) becomes a side buffer of C floats.
+  const int64_t c = kp.x_dims[1];
+  const uint64_t cbytes = static_cast<uint64_t>(c) * 4;
+  auto vec = [&](const std::vector<TensorId>& ids, size_t i) {
+    if (i < ids.size()) {
+      const Tensor& t = g.tensor(ids[i]);
+      if (t.shape != std::vector<int64_t>{c} || t.dtype != DType::F32)
+        fail(g, fwd, "per-channel tensor '" + t.name + "' is not " + std::to_string(c) + " fp32 values");
+      return arg(g, ids[i]);
+    }
+    return side(cbytes);
   };
   if (op.kind == OpKind::BatchNorm) {
     // in: x, scale, shift, running mean, running var; out: y, saved mean, saved inverse std
     add_step(kp, KernelCall::BatchNormForwardTraining,
-             {{arg(g, x), weight_or_side(0), weight_or_side(1), side(cbytes), side(cbytes)},
-              {arg(g, y), side(cbytes), side(cbytes)}});
+             {{arg(g, x), vec(fwd.inputs, 1), vec(fwd.inputs, 2), vec(fwd.inputs, 3), vec(fwd.inputs, 4)},
+              {arg(g, y), vec(fwd.outputs, 1), vec(fwd.outputs, 2)}});
     return;
   }
-  const TensorId dy = require(g, op, find_shaped(g, op.inputs, g.tensor(y).shape, {x}), "output gradient");
+  const TensorId dy = output_grad(g, op, fwd);
   const TensorId dx = require(g, op, find_shaped(g, op.outputs, g.tensor(x).shape), "input gradient");
+  same_dtype(g, op, {x, dy, dx});
   std::vector<TensorId> dparams;
   for (TensorId id : op.outputs)
     if (id != dx && g.tensor(id).shape.size() == 1) dparams.push_back(id);
   auto dparam = [&](size_t i) { return i < dparams.size() ? arg(g, dparams[i]) : side(cbytes); };
+  // The saved statistics the backward reads: the forward's outputs 1 and 2 when the backward lists them.
+  auto saved = [&](size_t i) {
+    return i < fwd.outputs.size() && contains(op.inputs, fwd.outputs[i]) ? vec(fwd.outputs, i) : side(cbytes);
+  };
   // in: x, dy, scale, saved mean, saved inverse std; out: dx, dscale, dshift
   add_step(kp, KernelCall::BatchNormBackward,
-           {{arg(g, x), arg(g, dy), weight_or_side(0), side(cbytes), side(cbytes)}, {arg(g, dx), dparam(0), dparam(1)}});
+           {{arg(g, x), arg(g, dy), vec(fwd.inputs, 1), saved(1), saved(2)}, {arg(g, dx), dparam(0), dparam(1)}});
 }
 
 void plan_activation(const Graph& g, const Op& op, KernelPlan& kp) {
@@ -277,16 +220,25 @@ void plan_activation(const Graph& g, const Op& op, KernelPlan& kp) {
   kp.lib = gelu ? KernelLib::Ours : KernelLib::Cudnn;
   kp.x_dims = dims4(g.tensor(x));
   kp.y_dims = kp.x_dims;
-  const Pointwise fn = gelu ? Pointwise::Gelu : fwd.kind == OpKind::Relu6 ? Pointwise::Relu6 : Pointwise::Relu;
+  // GPT-2's gelu_new is the tanh approximation; a graph says so with approximate=1 (the erf form otherwise).
+  const Pointwise fn = gelu ? (attr_or(fwd, {"approximate"}, 0) ? Pointwise::GeluTanh : Pointwise::Gelu)
+                            : fwd.kind == OpKind::Relu6 ? Pointwise::Relu6 : Pointwise::Relu;
   const int64_t n = numel(g.tensor(y));
   if (op.id == fwd.id) {
+    // ReLU6 in place lists autograd's saved clone as a second input ([x, saved] -> [x]); it is not read here.
     add_step(kp, gelu ? KernelCall::ElementwiseUnary : KernelCall::ActivationForward, {{arg(g, x)}, {arg(g, y)}}, n);
   } else {
-    // The saved tensor is the forward's output (ReLU) or input (GELU); the other input is the gradient.
-    TensorId saved = contains(op.inputs, y) ? y : contains(op.inputs, x) ? x : kNoTensor;
+    // The saved tensor: ReLU's output, ReLU6's input (its clone when in place, the forward's second input),
+    // GELU's input. The other input is the gradient.
+    TensorId saved = kNoTensor;
+    if (fwd.kind == OpKind::Relu6 && fwd.inputs.size() > 1) saved = fwd.inputs[1];
+    else if (fwd.kind == OpKind::Relu6 || gelu) saved = x;
+    else saved = y;
+    if (!contains(op.inputs, saved)) saved = contains(op.inputs, y) ? y : contains(op.inputs, x) ? x : kNoTensor;
     saved = require(g, op, saved, "saved forward");
     const TensorId dy = require(g, op, find_shaped(g, op.inputs, g.tensor(y).shape, {saved}), "output gradient");
     const TensorId dx = need_out(g, op, 0);
+    if (!gelu) same_dtype(g, op, {saved, dy, dx});
     add_step(kp, gelu ? KernelCall::ElementwiseUnaryBackward : KernelCall::ActivationBackward,
              {{arg(g, saved), arg(g, dy)}, {arg(g, dx)}}, n);
   }
@@ -296,111 +248,43 @@ void plan_activation(const Graph& g, const Op& op, KernelPlan& kp) {
 void plan_pool(const Graph& g, const Op& op, KernelPlan& kp) {
   const bool bwd = op.kind == OpKind::MaxPoolBwd || op.kind == OpKind::AvgPoolBwd;
   const Op& fwd = bwd ? forward_of(g, op) : op;
-  kp.lib = KernelLib::Cudnn;
   kp.pool = pool_shape(g, fwd);
+  const bool ours = kp.pool.ceil_mode || kp.pool.adaptive;
+  kp.lib = ours ? KernelLib::Ours : KernelLib::Cudnn;
   const TensorId x = fwd.inputs[0], y = fwd.outputs[0];
   kp.x_dims = g.tensor(x).shape;
   kp.y_dims = g.tensor(y).shape;
   kp.dtype = same_dtype(g, op, {x, y});
+  // Max pooling's argmax indices (int64, PyTorch's max_pool2d_with_indices): the forward's second output.
+  const TensorId idx = kp.pool.max && fwd.outputs.size() > 1 && g.tensor(fwd.outputs[1]).dtype == DType::I64
+                           ? fwd.outputs[1] : kNoTensor;
+  const Arg idx_arg = idx != kNoTensor ? arg(g, idx) : side(g.tensor(y).bytes / dtype_bytes(kp.dtype) * 8, DType::I64);
+  const int64_t n = numel(g.tensor(y));
   if (!bwd) {
-    add_step(kp, KernelCall::PoolingForward, {{arg(g, x)}, {arg(g, y)}});
+    if (ours) {
+      KernelArgs a{{arg(g, x)}, {arg(g, y)}};
+      if (kp.pool.max) a.out.push_back(idx_arg);
+      add_step(kp, KernelCall::Pool2dForward, a, n);
+    } else {
+      add_step(kp, KernelCall::PoolingForward, {{arg(g, x)}, {arg(g, y)}});
+    }
+    return;
+  }
+  const TensorId dy = output_grad(g, op, fwd);
+  const TensorId dx = require(g, op, find_shaped(g, op.outputs, g.tensor(x).shape), "input gradient");
+  same_dtype(g, op, {x, dy, dx});
+  if (ours) {
+    // Ours reads dy and, for max pooling, the indices (as PyTorch's backward does): in: dy, (indices).
+    KernelArgs a{{arg(g, dy)}, {arg(g, dx)}};
+    if (kp.pool.max) a.in.push_back(idx != kNoTensor && contains(op.inputs, idx) ? idx_arg : side(idx_arg.bytes, DType::I64));
+    add_step(kp, KernelCall::Pool2dBackward, a, numel(g.tensor(x)));
     return;
   }
   // cudnnPoolingBackward takes y, dy, x and writes dx. PyTorch keeps x (and indices) for max pooling and
   // nothing for average pooling: a role the graph does not keep is a side buffer of the same size.
-  const TensorId dy = require(g, op, find_shaped(g, op.inputs, g.tensor(y).shape, {x, y}), "output gradient");
-  const TensorId dx = require(g, op, find_shaped(g, op.outputs, g.tensor(x).shape), "input gradient");
-  const Arg ya = contains(op.inputs, y) ? arg(g, y) : side(g.tensor(y).bytes);
-  const Arg xa = contains(op.inputs, x) ? arg(g, x) : side(g.tensor(x).bytes);
+  const Arg ya = contains(op.inputs, y) ? arg(g, y) : side(g.tensor(y).bytes, kp.dtype);
+  const Arg xa = contains(op.inputs, x) ? arg(g, x) : side(g.tensor(x).bytes, kp.dtype);
   add_step(kp, KernelCall::PoolingBackward, {{ya, arg(g, dy), xa}, {arg(g, dx)}});
-}
-
-// cuBLAS products. Row-major shapes: Linear y[M, out] = x[M, in] * W[out, in]^T (+ b).
-void plan_linear(const Graph& g, const Op& op, KernelPlan& kp) {
-  const Op& fwd = op.kind == OpKind::Linear ? op : forward_of(g, op);
-  kp.lib = KernelLib::Cublas;
-  const TensorId x = need_in(g, fwd, 0), y = need_out(g, fwd, 0);
-  const TensorId w = require(g, fwd, first_of_kind(g, fwd.inputs, TensorKind::Weight, 2), "2-d weight");
-  const TensorId b = first_of_kind(g, fwd.inputs, TensorKind::Weight, 1);
-  kp.dtype = same_dtype(g, op, {x, y, w});
-  const int64_t out_f = g.tensor(w).shape[0], in_f = g.tensor(w).shape[1];
-  const int64_t rows = numel(g.tensor(x)) / in_f;
-  KernelStep s;
-  if (op.kind == OpKind::Linear) {
-    s.call = KernelCall::Gemm;
-    s.args = {{arg(g, x), arg(g, w)}, {arg(g, y)}};
-    s.gemm = {rows, out_f, in_f, false, true, 1};
-    kp.steps.push_back(s);
-    if (b != kNoTensor) {
-      KernelStep bs;
-      bs.call = KernelCall::BiasAdd;
-      bs.args = {{arg(g, b)}, {arg(g, y)}};
-      bs.rows = rows, bs.cols = out_f;
-      kp.steps.push_back(bs);
-    }
-    return;
-  }
-  const TensorId dy = require(g, op, find_shaped(g, op.inputs, g.tensor(y).shape, {x, w}), "output gradient");
-  s.call = KernelCall::Gemm;
-  if (op.kind == OpKind::LinearBwdData) {  // dx[M, in] = dy[M, out] * W[out, in]
-    const TensorId dx = require(g, op, find_shaped(g, op.outputs, g.tensor(x).shape), "input gradient");
-    s.args = {{arg(g, dy), arg(g, w)}, {arg(g, dx)}};
-    s.gemm = {rows, in_f, out_f, false, false, 1};
-    kp.steps.push_back(s);
-    return;
-  }
-  // dW[out, in] = dy[M, out]^T * x[M, in]; db[out] = sum over rows of dy
-  const TensorId dw = require(g, op, find_shaped(g, op.outputs, g.tensor(w).shape), "weight gradient");
-  s.args = {{arg(g, dy), arg(g, x)}, {arg(g, dw)}};
-  s.gemm = {out_f, in_f, rows, true, false, 1};
-  kp.steps.push_back(s);
-  if (b != kNoTensor) {
-    const TensorId db = find_shaped(g, op.outputs, g.tensor(b).shape, {dw});
-    KernelStep bs;
-    bs.call = KernelCall::BiasGrad;
-    bs.args = {{arg(g, dy)}, {db == kNoTensor ? side(g.tensor(b).bytes) : arg(g, db)}};
-    bs.rows = rows, bs.cols = out_f;
-    kp.steps.push_back(bs);
-  }
-}
-
-// MatMul a[..., m, k] * b[..., k, n]: a strided batched GEMM, or one GEMM over all rows when b has no batch.
-void plan_matmul(const Graph& g, const Op& op, KernelPlan& kp) {
-  const Op& fwd = op.kind == OpKind::MatMul ? op : forward_of(g, op);
-  kp.lib = KernelLib::Cublas;
-  const TensorId a = need_in(g, fwd, 0), b = need_in(g, fwd, 1), y = need_out(g, fwd, 0);
-  kp.dtype = same_dtype(g, op, {a, b, y});
-  const auto& as = g.tensor(a).shape;
-  const auto& bs = g.tensor(b).shape;
-  if (as.size() < 2 || bs.size() < 2) fail(g, op, "matmul operands must have at least 2 dimensions");
-  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
-  const int64_t batch_a = numel(g.tensor(a)) / (m * k), batch_b = numel(g.tensor(b)) / (k * n);
-  if (batch_b != 1 && batch_b != batch_a) fail(g, op, "matmul batch dimensions do not match");
-  const bool flat = batch_b == 1;  // b shared: fold a's batch into its rows
-  const int64_t rows = flat ? batch_a * m : m, batch = flat ? 1 : batch_a;
-  const KernelCall call = batch > 1 ? KernelCall::GemmStridedBatched : KernelCall::Gemm;
-  KernelStep s;
-  s.call = call;
-  if (op.kind == OpKind::MatMul) {
-    s.args = {{arg(g, a), arg(g, b)}, {arg(g, y)}};
-    s.gemm = {rows, n, k, false, false, batch};
-    kp.steps.push_back(s);
-    return;
-  }
-  const TensorId dy = require(g, op, find_shaped(g, op.inputs, g.tensor(y).shape, {a, b}), "output gradient");
-  const TensorId da = find_shaped(g, op.outputs, as);
-  const TensorId db = find_shaped(g, op.outputs, bs, {da});
-  if (da != kNoTensor) {  // da = dy * b^T
-    s.args = {{arg(g, dy), arg(g, b)}, {arg(g, da)}};
-    s.gemm = {rows, k, n, false, true, batch};
-    kp.steps.push_back(s);
-  }
-  if (db != kNoTensor) {  // db = a^T * dy
-    s.args = {{arg(g, a), arg(g, dy)}, {arg(g, db)}};
-    s.gemm = {k, n, rows, true, false, batch};
-    kp.steps.push_back(s);
-  }
-  if (kp.steps.empty()) fail(g, op, "matmul backward writes neither operand's gradient");
 }
 
 void plan_softmax(const Graph& g, const Op& op, KernelPlan& kp) {
@@ -423,183 +307,13 @@ void plan_softmax(const Graph& g, const Op& op, KernelPlan& kp) {
     return;
   }
   const TensorId dy = require(g, op, find_shaped(g, op.inputs, g.tensor(y).shape, {y}), "output gradient");
+  const TensorId dx = need_out(g, op, 0);
+  same_dtype(g, op, {y, dy, dx});
   add_step(kp, KernelCall::SoftmaxBackward,
-           {{contains(op.inputs, y) ? arg(g, y) : side(g.tensor(y).bytes), arg(g, dy)}, {arg(g, need_out(g, op, 0))}});
+           {{contains(op.inputs, y) ? arg(g, y) : side(g.tensor(y).bytes, kp.dtype), arg(g, dy)}, {arg(g, dx)}});
 }
 
-std::vector<Arg> args_of(const Graph& g, const std::vector<TensorId>& ids) {
-  std::vector<Arg> v;
-  for (TensorId id : ids) v.push_back(arg(g, id));
-  return v;
-}
-
-// Row-wise kernels over the last dimension (layer norm, cross entropy, embedding rows).
-void set_rows(KernelStep& s, const Tensor& t) {
-  s.cols = t.shape.empty() ? 1 : t.shape.back();
-  s.rows = s.cols == 0 ? 0 : numel(t) / s.cols;
-}
-
-void plan_ours(const Graph& g, const Op& op, KernelPlan& kp) {
-  kp.lib = KernelLib::Ours;
-  if (!op.outputs.empty()) kp.dtype = g.tensor(op.outputs[0]).dtype;
-  else if (!op.inputs.empty()) kp.dtype = g.tensor(op.inputs[0]).dtype;
-  KernelStep s;
-  s.args = {args_of(g, op.inputs), args_of(g, op.outputs)};
-  if (!op.outputs.empty()) s.elements = numel(g.tensor(op.outputs[0]));
-  switch (op.kind) {
-    case OpKind::Add: case OpKind::Mul:
-      need_in(g, op, 1);
-      s.call = KernelCall::ElementwiseBinary;
-      s.fn = op.kind == OpKind::Add ? Pointwise::Add : Pointwise::Mul;
-      break;
-    case OpKind::MulBwd: s.call = KernelCall::ElementwiseBinary, s.fn = Pointwise::MulBwd; break;
-    case OpKind::GradAccumulate: s.call = KernelCall::ElementwiseBinary, s.fn = Pointwise::Sum; break;
-    case OpKind::Dropout: s.call = KernelCall::ElementwiseUnary, s.fn = Pointwise::Dropout; break;
-    case OpKind::DropoutBwd: s.call = KernelCall::ElementwiseUnaryBackward, s.fn = Pointwise::Dropout; break;
-    case OpKind::ZeroGrad: {
-      // Zeroes every gradient it names (outputs, or inputs when the builder lists them there).
-      for (TensorId id : op.outputs.empty() ? op.inputs : op.outputs) {
-        KernelStep z;
-        z.call = KernelCall::Fill;
-        z.args.out = {arg(g, id)};
-        z.elements = static_cast<int64_t>(g.tensor(id).bytes);
-        kp.steps.push_back(z);
-      }
-      if (kp.steps.empty()) fail(g, op, "zero_grad names no tensor");
-      return;
-    }
-    case OpKind::Flatten: case OpKind::Reshape: case OpKind::Copy: {
-      // A distinct output tensor: its bytes are copied (a view would need no kernel, but then the graph would
-      // not give it storage of its own).
-      const Tensor& in = g.tensor(need_in(g, op, 0));
-      const Tensor& out = g.tensor(need_out(g, op, 0));
-      if (in.bytes != out.bytes) fail(g, op, "copy between tensors of different sizes");
-      s.call = KernelCall::Copy;
-      s.args = {{arg(g, in.id)}, {arg(g, out.id)}};
-      s.rows = 1, s.cols = static_cast<int64_t>(in.bytes), s.src_pitch = s.cols, s.dst_pitch = s.cols;
-      break;
-    }
-    case OpKind::Concat: case OpKind::ConcatBwd: {
-      // Concat along `axis` of contiguous tensors: each part is `outer` rows of (its inner bytes), placed at a
-      // column offset in rows of the whole's inner bytes. ConcatBwd copies the parts back out.
-      const bool fwd = op.kind == OpKind::Concat;
-      const Op& f = fwd ? op : forward_of(g, op);
-      const Tensor& whole = g.tensor(need_out(g, f, 0));
-      int64_t axis = attr(g, f, {"axis", "dim"});
-      if (axis < 0) axis += static_cast<int64_t>(whole.shape.size());
-      if (axis < 0 || axis >= static_cast<int64_t>(whole.shape.size())) fail(g, f, "concat axis out of range");
-      int64_t outer = 1;
-      for (int64_t i = 0; i < axis; ++i) outer *= whole.shape[static_cast<size_t>(i)];
-      const int64_t whole_row = static_cast<int64_t>(whole.bytes) / outer;
-      const std::vector<TensorId>& parts = fwd ? op.inputs : op.outputs;
-      const TensorId big = fwd ? need_out(g, op, 0) : need_in(g, op, 0);
-      int64_t offset = 0;
-      for (TensorId part : parts) {
-        KernelStep c;
-        c.call = KernelCall::Copy;
-        c.rows = outer;
-        c.cols = static_cast<int64_t>(g.tensor(part).bytes) / outer;
-        if (fwd) {
-          c.args = {{arg(g, part)}, {arg(g, big)}};
-          c.src_pitch = c.cols, c.dst_offset = offset, c.dst_pitch = whole_row;
-        } else {
-          c.args = {{arg(g, big)}, {arg(g, part)}};
-          c.src_offset = offset, c.src_pitch = whole_row, c.dst_pitch = c.cols;
-        }
-        offset += c.cols;
-        kp.steps.push_back(c);
-      }
-      if (offset != whole_row) fail(g, op, "concat parts do not add up to the whole");
-      return;
-    }
-    case OpKind::LayerNorm: case OpKind::LayerNormBwd: {
-      // Roles: x, gamma, beta (fp32 vectors over the last dimension; side buffers when the graph has none).
-      const Op& f = op.kind == OpKind::LayerNorm ? op : forward_of(g, op);
-      const TensorId x = need_in(g, f, 0), y = need_out(g, f, 0);
-      set_rows(s, g.tensor(x));
-      const uint64_t vec = static_cast<uint64_t>(s.cols) * 4;
-      auto weight = [&](int i) {
-        const TensorId id = first_of_kind(g, f.inputs, TensorKind::Weight, 1, i);
-        return id == kNoTensor ? side(vec) : arg(g, id);
-      };
-      if (op.kind == OpKind::LayerNorm) {
-        s.call = KernelCall::LayerNormForward;
-        s.args = {{arg(g, x), weight(0), weight(1)}, {arg(g, y)}};
-      } else {
-        const TensorId dy = require(g, op, find_shaped(g, op.inputs, g.tensor(y).shape, {x}), "output gradient");
-        const TensorId dx = require(g, op, find_shaped(g, op.outputs, g.tensor(x).shape), "input gradient");
-        const TensorId dg = first_of_kind(g, op.outputs, TensorKind::Gradient, 1);
-        s.call = KernelCall::LayerNormBackward;
-        s.args = {{arg(g, x), arg(g, dy), weight(0)}, {arg(g, dx), dg == kNoTensor ? side(vec) : arg(g, dg)}};
-      }
-      break;
-    }
-    case OpKind::Embedding: case OpKind::EmbeddingBwd: {
-      const Op& f = op.kind == OpKind::Embedding ? op : forward_of(g, op);
-      const TensorId table = require(g, f, first_of_kind(g, f.inputs, TensorKind::Weight, 2), "embedding table");
-      const TensorId ids = require(g, f, f.inputs[0] == table ? kNoTensor : f.inputs[0], "index");
-      s.rows = numel(g.tensor(ids));
-      s.cols = g.tensor(table).shape[1];
-      if (op.kind == OpKind::Embedding) {
-        s.call = KernelCall::EmbeddingForward;
-        s.args = {{arg(g, ids), arg(g, table)}, {arg(g, need_out(g, op, 0))}};
-      } else {
-        const TensorId dy = require(g, op, find_shaped(g, op.inputs, g.tensor(f.outputs[0]).shape, {ids}), "gradient");
-        const TensorId dtable = require(g, op, find_shaped(g, op.outputs, g.tensor(table).shape), "table gradient");
-        KernelStep z;  // the scatter accumulates: zero the table gradient first, as PyTorch does
-        z.call = KernelCall::Fill;
-        z.args.out = {arg(g, dtable)};
-        z.elements = static_cast<int64_t>(g.tensor(dtable).bytes);
-        kp.steps.push_back(z);
-        s.call = KernelCall::EmbeddingBackward;
-        s.args = {{arg(g, ids), arg(g, dy)}, {arg(g, dtable)}};
-      }
-      break;
-    }
-    case OpKind::CrossEntropyLoss: case OpKind::CrossEntropyLossBwd: {
-      const Op& f = op.kind == OpKind::CrossEntropyLoss ? op : forward_of(g, op);
-      const TensorId logits = need_in(g, f, 0);
-      set_rows(s, g.tensor(logits));
-      // Targets: the forward's integer input if the graph has one, else a side buffer of int64 class ids.
-      TensorId target = kNoTensor;
-      for (TensorId id : f.inputs)
-        if (id != logits && (g.tensor(id).dtype == DType::I64 || g.tensor(id).dtype == DType::I32)) target = id;
-      const Arg t = target == kNoTensor ? side(static_cast<uint64_t>(s.rows) * 8) : arg(g, target);
-      if (target != kNoTensor && g.tensor(target).dtype != DType::I64)
-        fail(g, f, "class targets must be int64");
-      if (op.kind == OpKind::CrossEntropyLoss) {
-        s.call = KernelCall::CrossEntropyForward;
-        s.args = {{arg(g, logits), t}, {arg(g, need_out(g, op, 0))}};
-      } else {
-        const TensorId dlogits = require(g, op, find_shaped(g, op.outputs, g.tensor(logits).shape), "logit gradient");
-        s.call = KernelCall::CrossEntropyBackward;
-        s.args = {{arg(g, logits), t}, {arg(g, dlogits)}};
-      }
-      break;
-    }
-    case OpKind::SgdMomentumUpdate: case OpKind::AdamUpdate: {
-      // Roles by tensor kind: the weight, its gradient and the optimizer state(s); updated in place.
-      const TensorId w = require(g, op, first_of_kind(g, op.inputs, TensorKind::Weight), "weight");
-      const TensorId gr = require(g, op, first_of_kind(g, op.inputs, TensorKind::Gradient), "gradient");
-      const TensorId m = require(g, op, first_of_kind(g, op.inputs, TensorKind::OptimizerState), "optimizer state");
-      s.args = {{arg(g, w), arg(g, gr), arg(g, m)}, {}};
-      if (op.kind == OpKind::AdamUpdate)
-        s.args.in.push_back(arg(g, require(g, op, first_of_kind(g, op.inputs, TensorKind::OptimizerState, 0, 1),
-                                           "second moment")));
-      s.call = op.kind == OpKind::AdamUpdate ? KernelCall::Adam : KernelCall::SgdMomentum;
-      s.elements = numel(g.tensor(w));
-      break;
-    }
-    default:
-      // Transpose, Pad, PadBwd and Other: a kernel of ours that reads every input byte and writes every output
-      // byte once, which is what these data-movement ops cost.
-      s.call = KernelCall::MemoryBound;
-      break;
-  }
-  kp.steps.push_back(std::move(s));
-}
-
-}  // namespace
+}  // namespace plan_detail
 
 KernelPlan plan_kernel(const Graph& g, const Op& op) {
   KernelPlan kp;
@@ -617,6 +331,7 @@ KernelPlan plan_kernel(const Graph& g, const Op& op) {
     case OpKind::Linear: case OpKind::LinearBwdData: case OpKind::LinearBwdWeight: plan_linear(g, op, kp); break;
     case OpKind::MatMul: case OpKind::MatMulBwd: plan_matmul(g, op, kp); break;
     case OpKind::Softmax: case OpKind::SoftmaxBwd: plan_softmax(g, op, kp); break;
+    case OpKind::Other: plan_other(g, op, kp); break;
     default: plan_ours(g, op, kp); break;
   }
   if ((kp.lib != KernelLib::Ours) && kp.dtype != DType::F32 && kp.dtype != DType::BF16 && kp.dtype != DType::F16)
@@ -635,14 +350,15 @@ std::map<TensorId, int64_t> index_ranges(const Graph& g) {
   std::map<TensorId, int64_t> r;
   for (const Op& op : g.ops()) {
     if (op.kind == OpKind::Embedding && op.inputs.size() >= 2) {
-      const TensorId table = first_of_kind(g, op.inputs, TensorKind::Weight, 2);
-      if (table != kNoTensor && op.inputs[0] != table) r[op.inputs[0]] = g.tensor(table).shape[0];
+      // [ids, table] (the builder's convention)
+      const Tensor& table = g.tensor(op.inputs[1]);
+      if (table.shape.size() == 2) r[op.inputs[0]] = table.shape[0];
     }
     if (op.kind == OpKind::CrossEntropyLoss && !op.inputs.empty()) {
       const Tensor& logits = g.tensor(op.inputs[0]);
       for (TensorId id : op.inputs)
         if (id != logits.id && g.tensor(id).dtype == DType::I64 && !logits.shape.empty())
-          r[id] = logits.shape.back();
+          r[id] = op.attrs.get("classes", logits.shape.back());  // logits may be unflattened [N, C, 1, 1]
     }
   }
   return r;
@@ -667,6 +383,8 @@ std::string KernelPlan::describe() const {
   if (needs_workspace)
     o << " conv k=" << conv.k << " r=" << conv.r << " s=" << conv.s << " stride=" << conv.stride_h << "x"
       << conv.stride_w << " pad=" << conv.pad_h << "x" << conv.pad_w << " groups=" << conv.groups;
+  if (pool.ceil_mode) o << " ceil_mode";
+  if (pool.adaptive) o << " adaptive";
   return o.str();
 }
 

@@ -20,3 +20,23 @@ TEST_CASE("plan: every op of every zoo model translates to a kernel", "[plan][zo
     }
   }
 }
+
+// Mixed precision (bf16 activations, fp32 master weights, autocast's casts as Copy ops): every op maps too,
+// and every cuDNN/cuBLAS call sees one data type.
+TEST_CASE("plan: every op of every zoo model translates at mixed precision", "[plan][zoo]") {
+  for (const ModelInfo& m : model_zoo()) {
+    SECTION(m.name) {
+      ModelOptions o;
+      o.batch = 2;
+      o.training.precision = Precision::MixedBF16;
+      if (m.name == "bert-base" || m.name == "gpt2-small") o.seq_len = 64;
+      const Graph g = build_training_graph(m.name, o);
+      std::vector<KernelPlan> plans;
+      REQUIRE_NOTHROW(plans = plan_graph(g));
+      CHECK(plans.size() == g.ops().size());
+      size_t bf16_library_calls = 0;
+      for (const KernelPlan& p : plans) bf16_library_calls += p.lib != KernelLib::Ours && p.dtype == DType::BF16;
+      CHECK(bf16_library_calls > 0);
+    }
+  }
+}
