@@ -41,6 +41,9 @@ struct Events {
   }
 };
 
+// fill_random's kind for a tensor type: floats as floats, anything else as nonzero random bytes.
+int fill_kind(DType d) { return d == DType::F32 ? 0 : d == DType::BF16 ? 1 : 2; }
+
 // A timed span on a stream: two events, resolved to ns after the iteration's device synchronisation.
 struct Span {
   cudaEvent_t begin, end;
@@ -147,11 +150,15 @@ void Executor::prepare_ops() {
           if (a.id == kNoTensor) {
             const std::string ctx = "side buffer of op " + std::to_string(op.id);
             DLSIM_CK(cudaMalloc(&b->p, std::max<uint64_t>(a.bytes, 512)), ctx);
-            // Index roles (class targets) must be valid indices; other side buffers hold random floats.
-            if (st.call == KernelCall::CrossEntropyForward || st.call == KernelCall::CrossEntropyBackward)
-              fill_random_indices(b->p, static_cast<int64_t>(a.bytes / 8), st.cols, seed++, streams_[0], ctx);
-            else
-              fill_random(b->p, a.bytes, false, seed++, streams_[0], ctx);
+            // Index roles must be valid indices (class targets; a max pool's argmax within its plane); other
+            // side buffers hold random values of their type.
+            if (a.dtype == DType::I64) {
+              const bool pool = st.call == KernelCall::Pool2dForward || st.call == KernelCall::Pool2dBackward;
+              const int64_t range = pool ? r->plan().pool.h * r->plan().pool.w : st.cols;
+              fill_random_indices(b->p, static_cast<int64_t>(a.bytes / 8), range, seed++, streams_[0], ctx);
+            } else {
+              fill_random(b->p, a.bytes, fill_kind(a.dtype), seed++, streams_[0], ctx);
+            }
             side_bytes_ += a.bytes;
           }
           sides.back().push_back(std::move(b));
@@ -179,7 +186,7 @@ void Executor::fill(TensorId t, cudaStream_t s, uint64_t seed) {
   const std::string ctx = "random fill of tensor '" + x.name + "'";
   auto it = index_range_.find(t);
   if (it != index_range_.end()) fill_random_indices(dev(t, ctx), static_cast<int64_t>(x.bytes / 8), it->second, seed, s, ctx);
-  else fill_random(dev(t, ctx), x.bytes, x.dtype == DType::BF16, seed, s, ctx);
+  else fill_random(dev(t, ctx), x.bytes, fill_kind(x.dtype), seed, s, ctx);
 }
 
 bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool record,

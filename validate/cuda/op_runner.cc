@@ -23,6 +23,35 @@ cudaDataType_t blas_type(DType t) {
 }
 int ci(int64_t v) { return static_cast<int>(v); }
 
+NdDev nd(const NdMap& m) {
+  NdDev d;
+  d.rank = static_cast<int>(m.dims.size());
+  for (size_t i = 0; i < m.dims.size() && i < static_cast<size_t>(kNdMax); ++i)
+    d.dims[i] = m.dims[i], d.strides[i] = m.strides[i], d.shift[i] = m.shift[i], d.bound[i] = m.bound[i];
+  return d;
+}
+
+PoolDev pool_dev(const PoolShape& s) {
+  PoolDev p;
+  p.n = s.n, p.c = s.c, p.h = s.h, p.w = s.w, p.p = s.p, p.q = s.q;
+  p.win_h = s.win_h, p.win_w = s.win_w, p.pad_h = s.pad_h, p.pad_w = s.pad_w, p.stride_h = s.stride_h,
+  p.stride_w = s.stride_w;
+  p.mode = s.max ? 0 : s.adaptive ? 3 : s.include_pad ? 1 : 2;
+  return p;
+}
+
+// Our kernels' function codes (kernels.h).
+int unary_code(Pointwise f, const std::string& ctx) {
+  switch (f) {
+    case Pointwise::Cast: return 0;
+    case Pointwise::Gelu: return 1;
+    case Pointwise::GeluTanh: return 2;
+    case Pointwise::Tanh: return 3;
+    case Pointwise::Dropout: return 4;
+    default: throw CudaError("no element-wise kernel for this function (" + ctx + ")");
+  }
+}
+
 }  // namespace
 
 OpRunner::OpRunner(const Graph& g, KernelPlan plan, cudnnHandle_t dnn, cublasHandle_t blas)
@@ -64,6 +93,10 @@ OpRunner::OpRunner(const Graph& g, KernelPlan plan, cudnnHandle_t dnn, cublasHan
                                                     : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
     DLSIM_CK(cudnnSetPooling2dDescriptor(pool_, mode, CUDNN_NOT_PROPAGATE_NAN, ci(p.win_h), ci(p.win_w), ci(p.pad_h),
                                          ci(p.pad_w), ci(p.stride_h), ci(p.stride_w)), ctx_);
+  } else if (first == KernelCall::LrnForward || first == KernelCall::LrnBackward) {
+    // PyTorch's LocalResponseNorm defaults (alpha 1e-4, beta 0.75, k 1): the graph gives only the size.
+    DLSIM_CK(cudnnCreateLRNDescriptor(&lrn_), ctx_);
+    DLSIM_CK(cudnnSetLRNDescriptor(lrn_, static_cast<unsigned>(plan_.lrn_size), 1e-4, 0.75, 1.0), ctx_);
   }
   (void)k;
 }
@@ -77,6 +110,7 @@ OpRunner::~OpRunner() {
   if (conv_) cudnnDestroyConvolutionDescriptor(conv_);
   if (act_) cudnnDestroyActivationDescriptor(act_);
   if (pool_) cudnnDestroyPoolingDescriptor(pool_);
+  if (lrn_) cudnnDestroyLRNDescriptor(lrn_);
 }
 
 void OpRunner::prepare(uint64_t limit) {
@@ -113,13 +147,15 @@ void OpRunner::prepare(uint64_t limit) {
 void OpRunner::launch(cudaStream_t s, const Resolve& ptr, void* ws) {
   if (plan_.lib == KernelLib::Cudnn) DLSIM_CK(cudnnSetStream(dnn_, s), ctx_);
   if (plan_.lib == KernelLib::Cublas) DLSIM_CK(cublasSetStream(blas_, s), ctx_);
-  const bool bf16 = plan_.dtype == DType::BF16;
   for (size_t i = 0; i < plan_.steps.size(); ++i) {
     const KernelStep& st = plan_.steps[i];
     auto in = [&](size_t slot) { return ptr(i, false, slot); };
     auto out = [&](size_t slot) { return ptr(i, true, slot); };
     auto inf = [&](size_t slot) { return static_cast<float*>(in(slot)); };
     auto outf = [&](size_t slot) { return static_cast<float*>(out(slot)); };
+    // Our kernels' operands with their own element types (autocast mixes fp32 and bf16).
+    auto bin = [&](size_t slot) { return Buf{in(slot), st.args.in.at(slot).dtype == DType::BF16}; };
+    auto bout = [&](size_t slot) { return Buf{out(slot), st.args.out.at(slot).dtype == DType::BF16}; };
     const float a = static_cast<float>(st.alpha), b = static_cast<float>(st.beta), one = 1.f;
     switch (st.call) {
       case KernelCall::ConvForward:
@@ -188,29 +224,21 @@ void OpRunner::launch(cudaStream_t s, const Resolve& ptr, void* ws) {
         break;
       }
       case KernelCall::ElementwiseBinary: {
-        const int fn = st.fn == Pointwise::Add ? 0 : st.fn == Pointwise::Mul ? 1 : st.fn == Pointwise::MulBwd ? 2 : 3;
-        const size_t nin = st.args.in.size();
-        const uint64_t esize = bf16 ? 2 : 4;
-        if (fn == 3) {  // gradient accumulation: out += each input
-          for (size_t k = 0; k < nin; ++k)
-            binary(3, in(k), in(k), 1, out(0), nullptr, st.elements, bf16, s, ctx_);
-        } else {
-          const size_t bi = nin > 1 ? 1 : 0;
-          const int64_t nb = static_cast<int64_t>(st.args.in[bi].bytes / esize);
-          binary(fn, in(0), in(bi), nb, out(0), st.args.out.size() > 1 ? out(1) : nullptr, st.elements, bf16, s, ctx_);
-        }
+        if (st.fn != Pointwise::Add && st.fn != Pointwise::Mul)
+          throw CudaError("elementwise_binary supports add and mul only (" + ctx_ + ")");
+        binary(st.fn == Pointwise::Add ? 0 : 1, bin(0), nd(st.map_a), bin(1), nd(st.map_b), bout(0), st.elements, s,
+               ctx_);
         break;
       }
-      case KernelCall::ElementwiseUnary:
-        unary(st.fn == Pointwise::Gelu ? 6 : 7, in(0), out(0), st.args.out.size() > 1 ? out(1) : nullptr,
-              st.elements, bf16, s, ctx_);
+      case KernelCall::ElementwiseUnary:  // dropout: out = {y, mask}
+        unary(unary_code(st.fn, ctx_), bin(0), bout(0), st.args.out.size() > 1 ? out(1) : nullptr, st.elements, s,
+              ctx_);
         break;
-      case KernelCall::ElementwiseUnaryBackward:  // gelu: (x, dy); dropout: (dy, mask) as the graph orders them
-        if (st.fn == Pointwise::Gelu) unary_backward(6, in(0), in(1), out(0), st.elements, bf16, s, ctx_);
-        else unary_backward(7, st.args.in.size() > 1 ? in(1) : in(0), in(0), out(0), st.elements, bf16, s, ctx_);
+      case KernelCall::ElementwiseUnaryBackward:  // in: saved (x, y or the mask), dy
+        unary_backward(unary_code(st.fn, ctx_), bin(0), bin(1), bout(0), st.elements, s, ctx_);
         break;
-      case KernelCall::BiasAdd: bias_add(inf(0), out(0), st.rows, st.cols, bf16, s, ctx_); break;
-      case KernelCall::BiasGrad: bias_grad(in(0), outf(0), st.rows, st.cols, bf16, s, ctx_); break;
+      case KernelCall::BiasAdd: bias_add(bin(0), bout(0), st.rows, st.cols, s, ctx_); break;
+      case KernelCall::BiasGrad: bias_grad(bin(0), bout(0), st.rows, st.cols, s, ctx_); break;
       case KernelCall::Copy:
         DLSIM_CK(cudaMemcpy2DAsync(static_cast<char*>(out(0)) + st.dst_offset, static_cast<size_t>(st.dst_pitch),
                                    static_cast<char*>(in(0)) + st.src_offset, static_cast<size_t>(st.src_pitch),
@@ -220,26 +248,45 @@ void OpRunner::launch(cudaStream_t s, const Resolve& ptr, void* ws) {
       case KernelCall::Fill:
         DLSIM_CK(cudaMemsetAsync(out(0), 0, static_cast<size_t>(st.elements), s), ctx_);
         break;
-      case KernelCall::LayerNormForward:
-        layer_norm(in(0), st.args.in.size() > 1 ? inf(1) : nullptr, st.args.in.size() > 2 ? inf(2) : nullptr, out(0),
-                   st.rows, st.cols, bf16, s, ctx_);
+      case KernelCall::Gather: gather(bin(0), nd(st.map_a), bout(0), st.elements, s, ctx_); break;
+      case KernelCall::ReduceBroadcast: reduce_broadcast(bin(0), nd(st.map_a), bout(0), st.elements, s, ctx_); break;
+      case KernelCall::LayerNormForward:  // in: x, gamma, beta; out: y, mean, rstd
+        layer_norm(bin(0), inf(1), inf(2), bout(0), outf(1), outf(2), st.rows, st.cols, s, ctx_);
         break;
-      case KernelCall::LayerNormBackward:
-        layer_norm_backward(in(0), in(1), st.args.in.size() > 2 ? inf(2) : nullptr, out(0),
-                            st.args.out.size() > 1 ? outf(1) : nullptr, st.rows, st.cols, bf16, s, ctx_);
+      case KernelCall::LayerNormBackward:  // in: x, dy, gamma, mean, rstd; out: dx
+        layer_norm_backward(bin(0), bin(1), inf(2), inf(3), inf(4), bout(0), st.rows, st.cols, s, ctx_);
+        break;
+      case KernelCall::LayerNormParamGrad:  // in: x, dy, mean, rstd; out: dgamma, dbeta
+        layer_norm_param_grad(bin(0), bin(1), inf(2), inf(3), outf(0), outf(1), st.rows, st.cols, s, ctx_);
         break;
       case KernelCall::EmbeddingForward:
-        embedding(static_cast<int64_t*>(in(0)), inf(1), out(0), st.rows, st.cols, bf16, s, ctx_);
+        embedding(static_cast<int64_t*>(in(0)), inf(1), bout(0), st.rows, st.cols, s, ctx_);
         break;
       case KernelCall::EmbeddingBackward:
-        embedding_backward(static_cast<int64_t*>(in(0)), in(1), outf(0), st.rows, st.cols, bf16, s, ctx_);
+        embedding_backward(static_cast<int64_t*>(in(0)), bin(1), outf(0), st.rows, st.cols, s, ctx_);
         break;
-      case KernelCall::CrossEntropyForward:
+      case KernelCall::CrossEntropyForward:  // in: logits, targets; out: loss, log_probs
         DLSIM_CK(cudaMemsetAsync(out(0), 0, sizeof(float), s), ctx_);
-        cross_entropy(in(0), static_cast<int64_t*>(in(1)), outf(0), nullptr, st.rows, st.cols, bf16, s, ctx_);
+        cross_entropy(bin(0), static_cast<int64_t*>(in(1)), outf(0), outf(1), st.rows, st.cols, s, ctx_);
         break;
-      case KernelCall::CrossEntropyBackward:
-        cross_entropy(in(0), static_cast<int64_t*>(in(1)), nullptr, out(0), st.rows, st.cols, bf16, s, ctx_);
+      case KernelCall::CrossEntropyBackward:  // in: log_probs, targets; out: dlogits
+        cross_entropy_backward(inf(0), static_cast<int64_t*>(in(1)), bout(0), st.rows, st.cols, s, ctx_);
+        break;
+      case KernelCall::Pool2dForward:  // in: x; out: y, (indices)
+        pool2d(pool_dev(plan_.pool), bin(0), bout(0), st.args.out.size() > 1 ? static_cast<int64_t*>(out(1)) : nullptr,
+               s, ctx_);
+        break;
+      case KernelCall::Pool2dBackward:  // in: dy, (indices); out: dx
+        pool2d_backward(pool_dev(plan_.pool), bin(0), st.args.in.size() > 1 ? static_cast<int64_t*>(in(1)) : nullptr,
+                        bout(0), s, ctx_);
+        break;
+      case KernelCall::LrnForward:
+        DLSIM_CK(cudnnLRNCrossChannelForward(dnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &a, x_, in(0), &b, y_, out(0)),
+                 ctx_);
+        break;
+      case KernelCall::LrnBackward:  // in: y, dy, x
+        DLSIM_CK(cudnnLRNCrossChannelBackward(dnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &a, y_, in(0), y_, in(1), x_,
+                                              in(2), &b, x_, out(0)), ctx_);
         break;
       case KernelCall::SgdMomentum: sgd_momentum(inf(0), inf(1), inf(2), st.elements, s, ctx_); break;
       case KernelCall::Adam: adam(inf(0), inf(1), inf(2), inf(3), st.elements, s, ctx_); break;

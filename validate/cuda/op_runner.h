@@ -41,6 +41,7 @@ class OpRunner {
   cudnnConvolutionDescriptor_t conv_ = nullptr;
   cudnnActivationDescriptor_t act_ = nullptr;
   cudnnPoolingDescriptor_t pool_ = nullptr;
+  cudnnLRNDescriptor_t lrn_ = nullptr;
   int algo_ = -1;
   uint64_t ws_bytes_ = 0;
   std::string algo_name_;
