@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Prepares the validation matrix (configs/validation/*.yaml) for a GPU machine: for each experiment,
+# `dlsim validate` writes DIR/plan.json and DIR/trace.sim.json (without a GPU it then stops with exit 3).
+# Copies dlsim-cuda beside them, so that the folder can be carried to the GPU machine as it is.
+#   scripts/prepare_validation.sh [OUT_DIR]   (default: gpu-run/, ignored by git)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-gpu-run}
+mkdir -p "$out"
+for exp in configs/validation/*.yaml; do
+  name=$(basename "$exp" .yaml)
+  rc=0
+  build/bin/dlsim validate "$exp" --out "$out/$name" --warmup 2 --iterations 5 2>/dev/null || rc=$?
+  [[ $rc == 0 || $rc == 3 ]] || { echo "dlsim validate $exp failed ($rc)"; exit 1; }
+  [[ -f $out/$name/plan.json ]] || { echo "no plan for $exp"; exit 1; }
+done
+cp build/bin/dlsim-cuda "$out/" 2>/dev/null || echo "note: build/bin/dlsim-cuda not built (CUDA off?)"
+echo "prepared $(ls -d "$out"/*/ | wc -l) experiments in $out/"
