@@ -6,6 +6,8 @@
 // guarantees this when the program repeats exactly; when it does not (a tensor lives longer than in the
 // profiled iteration), the request falls back to cudaMalloc instead of sharing memory. SINGA's SmartMemPool
 // only checks the slot's own busy flag, which would hand out the same bytes twice in that case.
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -37,6 +39,16 @@ class PlannedArena {
   // Bytes this pool holds from the device: the reservation plus live fallback blocks.
   uint64_t reserved_bytes() const { return reservation_bytes_ + fallback_bytes_; }
   uint64_t peak_fallback_bytes() const { return peak_fallback_bytes_; }
+  // The figures both planning pools report: pool size, requests served from the plan, cudaMalloc fallbacks
+  // before the plan took over (warm-up) and after it (requests outside the plan).
+  void report_into(nlohmann::json& j, bool planning_started, uint64_t fallbacks_before_plan) const {
+    j["pool_bytes"] = reservation_bytes_;
+    j["served_from_pool"] = served_;
+    j["warmup_cuda_mallocs"] = planning_started ? fallbacks_before_plan : fallbacks_;
+    j["fallbacks"] = planning_started ? fallbacks_ - fallbacks_before_plan : 0;
+    j["peak_fallback_bytes"] = peak_fallback_bytes_;
+    j["reserved_bytes"] = reserved_bytes();
+  }
 
  private:
   void note_alloc(uint64_t requested, uint64_t allocated);

@@ -95,12 +95,7 @@ nlohmann::json PlannedPool::report() const {
   j["height_over_load"] = load_ ? static_cast<double>(height_) / static_cast<double>(load_) : 0.0;
   j["proved_optimal"] = proved_optimal_;
   j["search_nodes"] = nodes_;
-  j["pool_bytes"] = arena_.reservation_bytes();
-  j["served_from_pool"] = arena_.served_from_plan();
-  j["warmup_cuda_mallocs"] = profiling_ ? arena_.fallbacks() : fallbacks_before_plan_;
-  j["fallbacks"] = profiling_ ? 0 : arena_.fallbacks() - fallbacks_before_plan_;
-  j["peak_fallback_bytes"] = arena_.peak_fallback_bytes();
-  j["reserved_bytes"] = arena_.reserved_bytes();
+  arena_.report_into(j, !profiling_, fallbacks_before_plan_);
   return j;
 }
 

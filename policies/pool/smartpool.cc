@@ -70,14 +70,9 @@ nlohmann::json SmartPool::report() const {
   }
   j["planned"] = switched_ && !reservation_failed_;
   if (reservation_failed_) j["pool_reservation_failed"] = true;
-  j["pool_bytes"] = arena_.reservation_bytes();
   j["planned_blocks"] = plan_.slots.size();
   j["cross_iteration_region_bytes"] = plan_.cross_region;
-  j["served_from_pool"] = arena_.served_from_plan();
-  j["warmup_cuda_mallocs"] = switched_ ? fallbacks_before_switch_ : arena_.fallbacks();
-  j["fallbacks"] = switched_ ? arena_.fallbacks() - fallbacks_before_switch_ : 0;
-  j["peak_fallback_bytes"] = arena_.peak_fallback_bytes();
-  j["reserved_bytes"] = arena_.reserved_bytes();
+  arena_.report_into(j, switched_, fallbacks_before_switch_);
   return j;
 }
 
