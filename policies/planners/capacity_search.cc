@@ -157,9 +157,14 @@ class CanonicalSearch {
     return SearchOutcome::Infeasible;
   }
 
+  // Leaves the search with a Found or Stopped outcome. A Found part restores the state (the enclosing
+  // decomposition may still fail in a later part and backtrack); Stopped ends the whole search, whose state is
+  // then thrown away, so it skips the restore: on a deep path through a large instance that alone could take
+  // longer than the time limit allows.
   SearchOutcome unwind(std::vector<Frame>& stack, SearchOutcome out) {
-    for (auto it = stack.rbegin(); it != stack.rend(); ++it)
-      if (it->placed >= 0) unplace(it->placed, it->mark);
+    if (out == SearchOutcome::Found)
+      for (auto it = stack.rbegin(); it != stack.rend(); ++it)
+        if (it->placed >= 0) unplace(it->placed, it->mark);
     cands_.resize(stack.front().begin);
     stack.clear();
     return out;

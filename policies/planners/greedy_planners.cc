@@ -41,20 +41,47 @@ std::vector<size_t> greedy_order(const std::vector<DsaBuffer>& b, GreedyOrder or
 
 std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buffers,
                                               const std::vector<size_t>& order) {
+  return place_best_fit_in_order(buffers, order, std::chrono::steady_clock::time_point::max(), nullptr);
+}
+
+std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buffers, const std::vector<size_t>& order,
+                                              std::chrono::steady_clock::time_point deadline, bool* finished) {
+  const bool timed = deadline != std::chrono::steady_clock::time_point::max();
+  if (finished) *finished = true;
   std::vector<uint64_t> offsets(buffers.size(), 0);
+  uint64_t top = 0;  // the highest end placed so far
   // Placed buffers kept sorted by (offset, index) so that each search scans them in address order without
-  // sorting; inserting is a memmove.
-  std::vector<std::pair<uint64_t, size_t>> placed;
+  // sorting; inserting is a memmove. Each entry carries its lifetime, so that the scan reads one contiguous
+  // array (on 28k-buffer instances the scan is the planner's whole cost).
+  struct Placed {
+    uint64_t offset;
+    size_t index;
+    int64_t lower, upper;
+    uint64_t end;
+    bool operator<(const Placed& o) const { return offset < o.offset || (offset == o.offset && index < o.index); }
+  };
+  std::vector<Placed> placed;
   placed.reserve(buffers.size());
   std::vector<PlacedRange> occupied;
-  for (size_t i : order) {
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (timed && (k & 63) == 0 && std::chrono::steady_clock::now() >= deadline) {
+      if (finished) *finished = false;
+      for (; k < order.size(); ++k) {
+        offsets[order[k]] = top;
+        top += buffers[order[k]].size;
+      }
+      break;
+    }
+    const size_t i = order[k];
     const DsaBuffer& b = buffers[i];
     occupied.clear();
-    for (const auto& [off, j] : placed)
-      if (lifetimes_overlap(b, buffers[j])) occupied.push_back({off, off + buffers[j].size});
+    for (const auto& p : placed)
+      if (p.lower < b.upper && b.lower < p.upper) occupied.push_back({p.offset, p.end});
     const uint64_t off = best_fit_offset(occupied, b.size);
     offsets[i] = off;
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), std::make_pair(off, i)), {off, i});
+    top = std::max(top, off + b.size);
+    const Placed entry{off, i, b.lower, b.upper, off + b.size};
+    placed.insert(std::upper_bound(placed.begin(), placed.end(), entry), entry);
   }
   return offsets;
 }

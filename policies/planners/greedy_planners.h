@@ -10,6 +10,7 @@
 //   descending, then live-range length descending, then input position; `temporal` order = live-range length
 //   descending, then size descending, then input position; `both` (the default, like XLA's wrapper that keeps
 //   the better of its spatial and temporal heaps) runs the two and keeps the lower height (spatial on a tie).
+#include <chrono>
 #include <vector>
 
 #include "policies/planners/planner.h"
@@ -24,6 +25,11 @@ std::vector<size_t> greedy_order(const std::vector<DsaBuffer>& buffers, GreedyOr
 // Places buffers in the given order by best fit among conflicting placed buffers. O(n^2).
 std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buffers,
                                               const std::vector<size_t>& order);
+// The same under a deadline (checked every 64 buffers): once it passes, the buffers not yet placed are stacked
+// on top of everything placed so far (valid, but high), so that a caller with a hard time limit always gets a
+// placement. *finished (if given) tells whether every buffer was placed by best fit.
+std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buffers, const std::vector<size_t>& order,
+                                              std::chrono::steady_clock::time_point deadline, bool* finished);
 
 PlanResult plan_greedy_by_size(const std::vector<DsaBuffer>& buffers);
 // order: "spatial", "temporal" or "both".

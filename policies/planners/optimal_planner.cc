@@ -7,6 +7,7 @@
 #include "common/config_error.h"
 #include "policies/planners/greedy_planners.h"
 #include "policies/planners/load.h"
+#include "policies/planners/peak_orders.h"
 
 namespace dlsim {
 
@@ -41,16 +42,18 @@ struct Part {
 class OptimalDriver {
  public:
   OptimalDriver(const std::vector<DsaBuffer>& b, const OptimalOptions& o) : b_(b), o_(o), start_(Clock::now()) {
-    deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.time_limit_s));
+    // A little of the limit is kept back for what follows the last clock check: leaving a search, freeing its
+    // conflict graph (hundreds of MB on the largest instances) and returning the placement.
+    const double reserve = std::min(0.3, 0.05 * o.time_limit_s);
+    deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(o.time_limit_s - reserve));
   }
 
   PlanResult run() {
-    PlanResult best = plan_greedy_by_size(b_);
-    PlanResult bf = plan_best_fit(b_, "both");
-    if (bf.height < best.height) best = bf;
-    best_ = best.offsets;
-    uint64_t hi = best.height, lo = compute_load(b_);
-    if (lo < hi) {
+    const uint64_t load = compute_load(b_);
+    uint64_t lo = load;
+    uint64_t hi = run_heuristics(load);
+    if (lo < hi && !budget_spent()) {
       for (auto& m : split_in_time(b_)) {
         Part p;
         p.members = std::move(m);
@@ -58,14 +61,15 @@ class OptimalDriver {
         parts_.push_back(std::move(p));
       }
       refresh_part_heights();
-      // The first probe, at the lower bound, gets half the budget.
-      SearchOutcome first = probe(lo, half_of_remaining());
+      // Most of the budget goes to the probe at the lower bound: on the instances where the optimum is LOAD
+      // that probe is the whole job, and a probe above it only helps once it has failed.
+      SearchOutcome first = probe(lo, share_of_remaining(kFirstProbeShare));
       if (first == SearchOutcome::Found) hi = placement_height(b_, best_);
       if (first == SearchOutcome::Infeasible) ++lo;
       uint64_t from = first == SearchOutcome::Stopped ? lo + 1 : lo;
       while (from < hi && lo < hi && !budget_spent()) {
         const uint64_t mid = from + (hi - 1 - from) / 2;
-        const SearchOutcome out = probe(mid, half_of_remaining());
+        const SearchOutcome out = probe(mid, share_of_remaining(0.5));
         if (out == SearchOutcome::Found) {
           hi = placement_height(b_, best_);
         } else {
@@ -92,11 +96,47 @@ class OptimalDriver {
   bool budget_spent() const {
     return Clock::now() >= deadline_ || (o_.node_limit && nodes_ >= o_.node_limit);
   }
-  Budget half_of_remaining() const {
+  Budget share_of_remaining(double share) const {
     const auto now = Clock::now();
-    Budget b{now + (deadline_ - now) / 2, 0};
-    if (o_.node_limit) b.nodes = std::max<uint64_t>(1, (o_.node_limit - std::min(nodes_, o_.node_limit)) / 2);
+    const auto left = std::chrono::duration<double>(deadline_ - now) * share;
+    Budget b{now + std::chrono::duration_cast<Clock::duration>(left), 0};
+    if (o_.node_limit) {
+      const uint64_t rest = o_.node_limit - std::min(nodes_, o_.node_limit);
+      b.nodes = std::max<uint64_t>(1, static_cast<uint64_t>(static_cast<double>(rest) * share));
+    }
     return b;
+  }
+
+  // The starting placement: best fit in several orders (greedy-by-size's, the two peak-first orders of
+  // peak_orders.h, XLA's spatial and temporal), each followed by a repair: re-place with the buffers that stuck
+  // out above LOAD moved to the front (promote_above), while that keeps lowering the height (at most
+  // kRepairRounds times). Keeps the lowest; stops at LOAD or when the deadline passes (a placer cut short
+  // stacks its remaining buffers on top, so there is always a valid placement). Returns the best height.
+  uint64_t run_heuristics(uint64_t load) {
+    uint64_t best = UINT64_MAX;
+    auto done = [&] { return best <= load || Clock::now() >= deadline_; };
+    auto chain = [&](std::vector<size_t> order) {
+      uint64_t chain_best = UINT64_MAX;
+      for (int round = 0; round <= kRepairRounds && !done(); ++round) {
+        auto offs = place_best_fit_in_order(b_, order, deadline_, nullptr);
+        const uint64_t h = placement_height(b_, offs);
+        if (h < best) {
+          best = h;
+          best_ = offs;
+        }
+        if (h >= chain_best) break;
+        chain_best = h;
+        order = promote_above(b_, order, offs, load);
+      }
+      return !done();
+    };
+    if (!chain(greedy_order(b_, GreedyOrder::BySizeThenLower))) return best;
+    const auto peaks = buffer_peaks(b_);
+    if (!chain(peak_order(b_, peaks, PeakOrder::PeakThenSize))) return best;
+    if (!chain(peak_order(b_, peaks, PeakOrder::PeakThenWidth))) return best;
+    if (!chain(greedy_order(b_, GreedyOrder::Spatial))) return best;
+    chain(greedy_order(b_, GreedyOrder::Temporal));
+    return best;
   }
 
   void refresh_part_heights() {
@@ -136,6 +176,8 @@ class OptimalDriver {
   const std::vector<DsaBuffer>& b_;
   OptimalOptions o_;
   Clock::time_point start_, deadline_;
+  static constexpr double kFirstProbeShare = 0.85;
+  static constexpr int kRepairRounds = 3;
   std::vector<Part> parts_;
   std::vector<uint64_t> best_;
   uint64_t nodes_ = 0;
