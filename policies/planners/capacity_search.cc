@@ -43,11 +43,10 @@ class CanonicalSearch {
  public:
   CanonicalSearch(const std::vector<DsaBuffer>& b, const ConflictGraph& g, int64_t capacity, std::vector<int> rank)
       : b_(b), g_(g), cap_(capacity), n_(static_cast<int>(b.size())), rank_(std::move(rank)), by_rank_(n_),
-        min_off_(n_, 0), placed_(n_, 0), solution_(n_, 0), off_tree_(n_), top_tree_(n_), unplaced_(g.live_bytes) {
+        min_off_(n_, 0), placed_(n_, 0), solution_(n_, 0), tree_(n_), unplaced_(g.live_bytes) {
     for (int i = 0; i < n_; ++i) {
       by_rank_[rank_[i]] = i;
-      off_tree_.set(rank_[i], 0);
-      top_tree_.set(rank_[i], static_cast<int64_t>(b[i].size));
+      tree_.set(rank_[i], 0, static_cast<int64_t>(b[i].size));
     }
     // Section membership lists for the unplaced-floor test, when they are small enough to scan.
     uint64_t span = 0;
@@ -120,6 +119,9 @@ class CanonicalSearch {
       while (f.next < f.end) {
         const auto [at, r] = cands_[f.next++];
         const int c = by_rank_[r];
+        // c's own sections, with c still counted in them: the same test as after placing (below), done first
+        // because it is cheap and placing/unplacing costs a tree update per neighbour.
+        if (at + unplaced_.max_range(g_.first[c], g_.last[c]) > cap_) continue;
         f.mark = trail_.size();
         place(c, at);
         --left;
@@ -207,8 +209,10 @@ class CanonicalSearch {
 
   void show(const std::vector<int>& group, bool visible) {
     for (int d : group) {
-      off_tree_.set(rank_[d], visible ? min_off_[d] : RankMinTree::kNone);
-      top_tree_.set(rank_[d], visible ? min_off_[d] + static_cast<int64_t>(b_[d].size) : RankMinTree::kNone);
+      if (visible)
+        tree_.set(rank_[d], min_off_[d], min_off_[d] + static_cast<int64_t>(b_[d].size));
+      else
+        tree_.set(rank_[d], RankMinTree::kNone, RankMinTree::kNone);
     }
   }
 
@@ -217,7 +221,7 @@ class CanonicalSearch {
   void enter(std::vector<Frame>& stack, Key floor, int left) {
     const size_t begin = cands_.size();
     if (left > 0) {
-      off_tree_.list_below(top_tree_.min(), cands_);
+      tree_.list_below(tree_.min_top(), cands_);
       auto keep = std::remove_if(cands_.begin() + static_cast<std::ptrdiff_t>(begin), cands_.end(),
                                  [&](const Key& k) { return k < floor; });
       cands_.erase(keep, cands_.end());
@@ -249,16 +253,14 @@ class CanonicalSearch {
 
   void set_min_off(int d, int64_t v) {
     min_off_[d] = v;
-    off_tree_.set(rank_[d], v);
-    top_tree_.set(rank_[d], v + static_cast<int64_t>(b_[d].size));
+    tree_.set(rank_[d], v, v + static_cast<int64_t>(b_[d].size));
   }
 
   void place(int c, int64_t at) {
     placed_[c] = 1;
     if (decompose_)
       for (int s = g_.first[c]; s < g_.last[c]; ++s) --crossing_[s];
-    off_tree_.set(rank_[c], RankMinTree::kNone);
-    top_tree_.set(rank_[c], RankMinTree::kNone);
+    tree_.set(rank_[c], RankMinTree::kNone, RankMinTree::kNone);
     unplaced_.add(g_.first[c], g_.last[c], -static_cast<int64_t>(b_[c].size));
     const int64_t top = at + static_cast<int64_t>(b_[c].size);
     raised_.clear();
@@ -291,7 +293,7 @@ class CanonicalSearch {
   std::vector<int64_t> min_off_;
   std::vector<char> placed_;
   std::vector<int64_t> solution_;
-  RankMinTree off_tree_, top_tree_;  // per rank: minimum offset, and minimum offset + size (unplaced only)
+  RankMinTree tree_;  // per rank: minimum offset and minimum offset + size (unplaced and visible only)
   SectionTree unplaced_;             // unplaced bytes per section
   std::vector<std::pair<int, int64_t>> trail_;  // (buffer, previous minimum offset)
   std::vector<Key> cands_;  // the candidates of every node on the current path, as a stack
