@@ -33,5 +33,5 @@ for inst in sorted(rows):
     g, f, o = r["greedy-by-size"], r["best-fit"], r["optimal"]
     cell = lambda x: f"{x['height']:,} ({x['ratio']:.4f})"
     print(f"| {inst} | {o['buffers']} | {o['load']:,} | {cell(g)} | {cell(f)} | {o['height']:,} | "
-          f"{o['ratio']:.5f} | {'yes' if o['optimal'] else 'no'} | {o['lower_bound']:,} | {o['seconds']:.2f} |")
+          f"{o['ratio']:.6f} | {'yes' if o['optimal'] else 'no'} | {o['lower_bound']:,} | {o['seconds']:.2f} |")
 PY
