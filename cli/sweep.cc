@@ -56,8 +56,10 @@ Sweep load_sweep(const std::string& path) {
         throw ConfigError(path, yaml_line(it->first), "vary." + key, "unknown experiment key; valid keys: " + join(keys));
       if (!it->second.IsSequence() || it->second.size() == 0)
         throw ConfigError(path, yaml_line(it->second), "vary." + key, "expected a non-empty list of values");
+      // Copy the list first: `it->second` lives in a temporary that a range-for would outlive.
+      const YAML::Node list = it->second;
       std::vector<YAML::Node> values;
-      for (const auto& v : it->second) values.push_back(v);
+      for (const auto& v : list) values.push_back(v);
       axes.emplace_back(key, std::move(values));
       s.varied_keys.push_back(key);
     }
