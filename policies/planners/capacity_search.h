@@ -18,7 +18,9 @@
 // * Dynamic ordering: candidates are tried by minimum offset, then by a static priority (MiniMalloc's
 //   preorderings: width, area and largest section total in three different orders), and the search restarts
 //   round-robin over the three priorities with a node limit that doubles (2n, 4n, ...), as MiniMalloc does,
-//   so one unlucky order does not eat the whole budget.
+//   so one unlucky order does not eat the whole budget. Our addition: jittered restarts (each priority order
+//   slightly and deterministically perturbed, a new perturbation each time, with a slowly growing node limit)
+//   take turns with that schedule, each getting about half of the nodes.
 // Temporal decomposition is done by the caller (optimal_planner: parts of the instance no buffer crosses).
 //
 // Exploration order depends only on the input; with a node limit and no deadline the outcome is deterministic.
