@@ -10,7 +10,9 @@ namespace dlsim {
 
 namespace {
 
-constexpr int kJitterWindow = 4;   // places a buffer may move in a jittered order
+// Places a buffer may move in a jittered order, alternating between jittered rounds: small moves keep close to
+// the preorder (minimalloc I is found with 4), larger ones explore further (H is found with 8).
+constexpr int kJitterWindows[2] = {4, 8};
 constexpr int kJitterRounds = 8;   // jittered rounds per doubling of their node cap
 
 // rank[i]: position of buffer i in the static priority order (lower is tried first among equal offsets).
@@ -363,7 +365,7 @@ SearchResult search_capacity(const std::vector<DsaBuffer>& buffers, const Confli
         if (r.nodes >= limits.node_limit) return r;
         allowed = std::min(allowed, limits.node_limit - r.nodes);
       }
-      const std::vector<int> rank = jitter ? jitter_ranks(ranks[j], jitter_round * ranks.size() + j, kJitterWindow) : ranks[j];
+      const std::vector<int> rank = jitter ? jitter_ranks(ranks[j], jitter_round * ranks.size() + j, kJitterWindows[jitter_round % 2]) : ranks[j];
       CanonicalSearch s(buffers, graph, cap, rank);
       const SearchOutcome out = s.run(allowed, limits.deadline);
       r.nodes += s.nodes();
