@@ -140,20 +140,9 @@ TEST_CASE("every pool keeps the invariants over thousands of DNN-like operations
         // 6 GiB: roomy enough for most pools, tight enough that some hit their out-of-memory paths.
         VirtualDeviceMemory dev(6 * kGiB);
         CheckedPool pool(dev, c.make);
-        std::map<uint32_t, DevPtr> live;
-        size_t n = 0, ooms = 0;
-        for (const AllocTraceOp& op : trace) {
-          if (op.alloc) {
-            if (auto p = pool.allocate({op.bytes, op.stream})) live.emplace(op.id, *p);
-            else ++ooms;
-          } else if (auto it = live.find(op.id); it != live.end()) {
-            pool.deallocate(it->second);
-            live.erase(it);
-          }
-          if (++n % 101 == 0) pool.check_now();
-        }
-        REQUIRE(live.empty());
-        CHECK(pool.stats().num_ooms == ooms);
+        const ReplayResult run = replay_trace(pool, trace, 101, [&] { pool.check_now(); });
+        REQUIRE(run.left_live == 0);
+        CHECK(pool.stats().num_ooms == run.ooms);
         const auto rep = pool.report();
         const uint64_t reserved = rep["reserved_bytes"].get<uint64_t>();
         if (c.free_key) CHECK(rep[c.free_key].get<uint64_t>() == reserved);  // every reserved byte is free again

@@ -214,19 +214,9 @@ TEST_CASE("expandable segments keep the pool invariants over thousands of DNN-li
       const auto trace = cnn_like_trace(seed, 300, 3, streams);
       VirtualDeviceMemory dev(6 * kGiB);
       CheckedPool pool(dev, [](DeviceMemory& d) { return std::make_unique<PytorchCachingPool>(d, expandable()); });
-      std::map<uint32_t, DevPtr> live;
-      size_t n = 0, ooms = 0;
-      for (const AllocTraceOp& op : trace) {
-        if (op.alloc) {
-          if (auto p = pool.allocate({op.bytes, op.stream})) live.emplace(op.id, *p);
-          else ++ooms;
-        } else if (auto it = live.find(op.id); it != live.end()) {
-          pool.deallocate(it->second);
-          live.erase(it);
-        }
-        if (++n % 101 == 0) pool.check_now();
-      }
-      CHECK(pool.stats().num_ooms == ooms);
+      const ReplayResult run = replay_trace(pool, trace, 101, [&] { pool.check_now(); });
+      REQUIRE(run.left_live == 0);
+      CHECK(pool.stats().num_ooms == run.ooms);
       const auto rep = pool.report();
       CHECK(rep["cached_bytes"].get<uint64_t>() == rep["reserved_bytes"].get<uint64_t>());
       CHECK(dev.map_calls() > 0);

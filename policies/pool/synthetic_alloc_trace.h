@@ -5,8 +5,11 @@
 // freeing the layer's activation. Sizes mix tiny (biases, BN statistics), medium and large activations.
 // Deterministic: a seed gives the same trace on every platform (SplitMix64, no std distributions).
 #include <cstdint>
+#include <map>
 #include <utility>
 #include <vector>
+
+#include "policies/pool/pool_policy.h"
 
 namespace dlsim {
 
@@ -76,6 +79,32 @@ inline std::vector<AllocTraceOp> cnn_like_trace(uint64_t seed, int layers, int i
     for (uint32_t g : pending_grads) ops.push_back({false, g, 0, 0});
   }
   return ops;
+}
+
+// Replays a trace through a pool (a free whose allocation failed is skipped), calling check() every
+// `check_every` operations. Returns the failed allocations and how many were still live at the end (0 for a
+// well-formed trace).
+struct ReplayResult {
+  size_t ooms = 0;
+  size_t left_live = 0;
+};
+template <class Pool, class Check>
+ReplayResult replay_trace(Pool& pool, const std::vector<AllocTraceOp>& trace, size_t check_every, Check check) {
+  std::map<uint32_t, DevPtr> live;
+  ReplayResult r;
+  size_t n = 0;
+  for (const AllocTraceOp& op : trace) {
+    if (op.alloc) {
+      if (auto p = pool.allocate({op.bytes, op.stream})) live.emplace(op.id, *p);
+      else ++r.ooms;
+    } else if (auto it = live.find(op.id); it != live.end()) {
+      pool.deallocate(it->second);
+      live.erase(it);
+    }
+    if (++n % check_every == 0) check();
+  }
+  r.left_live = live.size();
+  return r;
 }
 
 }  // namespace dlsim
