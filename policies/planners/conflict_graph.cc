@@ -8,16 +8,9 @@ namespace dlsim {
 ConflictGraph build_conflict_graph(const std::vector<DsaBuffer>& b, std::chrono::steady_clock::time_point deadline) {
   ConflictGraph g;
   const int n = static_cast<int>(b.size());
-  std::vector<int64_t> points;
-  points.reserve(2 * b.size());
-  for (const auto& x : b) {
-    points.push_back(x.lower);
-    points.push_back(x.upper);
-  }
-  std::sort(points.begin(), points.end());
-  points.erase(std::unique(points.begin(), points.end()), points.end());
-  auto at = [&](int64_t t) { return static_cast<int>(std::lower_bound(points.begin(), points.end(), t) - points.begin()); };
-  const int n_sections = std::max(0, static_cast<int>(points.size()) - 1);
+  const TimePoints tp(b);
+  auto at = [&](int64_t t) { return tp.index(t); };
+  const int n_sections = tp.sections();
   std::vector<int64_t> diff(n_sections + 1, 0);
   g.first.resize(n);
   g.last.resize(n);

@@ -8,16 +8,9 @@
 namespace dlsim {
 
 std::vector<uint64_t> buffer_peaks(const std::vector<DsaBuffer>& b) {
-  std::vector<int64_t> points;
-  points.reserve(2 * b.size());
-  for (const auto& x : b) {
-    points.push_back(x.lower);
-    points.push_back(x.upper);
-  }
-  std::sort(points.begin(), points.end());
-  points.erase(std::unique(points.begin(), points.end()), points.end());
-  auto at = [&](int64_t t) { return static_cast<int>(std::lower_bound(points.begin(), points.end(), t) - points.begin()); };
-  const int sections = std::max(0, static_cast<int>(points.size()) - 1);
+  const TimePoints tp(b);
+  auto at = [&](int64_t t) { return tp.index(t); };
+  const int sections = tp.sections();
   std::vector<int64_t> diff(sections + 1, 0), live(sections, 0);
   for (const auto& x : b) {
     diff[at(x.lower)] += static_cast<int64_t>(x.size);
