@@ -15,4 +15,9 @@ for exp in configs/validation/*.yaml; do
   [[ -f $out/$name/plan.json ]] || { echo "no plan for $exp"; exit 1; }
 done
 cp build/bin/dlsim-cuda "$out/" 2>/dev/null || echo "note: build/bin/dlsim-cuda not built (CUDA off?)"
+# The GPU machine's image has CUDA, cuDNN and cuBLAS but not Debian's yaml-cpp: carry the library beside it.
+if [[ -f $out/dlsim-cuda ]]; then
+  mkdir -p "$out/lib"
+  ldd "$out/dlsim-cuda" | awk '/yaml-cpp/ {print $3}' | xargs -r -I{} cp -L {} "$out/lib/"
+fi
 echo "prepared $(ls -d "$out"/*/ | wc -l) experiments in $out/"

@@ -9,9 +9,7 @@ namespace dlsim {
 ArenaDeviceMemory::ArenaDeviceMemory(uint64_t arena_bytes, uint64_t capacity_bytes)
     : arena_bytes_(arena_bytes / kAlignment * kAlignment), capacity_(capacity_bytes) {
   if (capacity_bytes == 0) throw std::invalid_argument("ArenaDeviceMemory: capacity is 0");
-  if (arena_bytes_ < capacity_bytes)
-    throw std::invalid_argument("ArenaDeviceMemory: arena of " + std::to_string(arena_bytes) +
-                                " bytes is smaller than the capacity of " + std::to_string(capacity_bytes));
+  if (arena_bytes_ == 0) throw std::invalid_argument("ArenaDeviceMemory: arena of " + std::to_string(arena_bytes) + " bytes");
   holes_.emplace(0, arena_bytes_);
 }
 

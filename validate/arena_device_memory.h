@@ -4,9 +4,12 @@
 // base), so the pool object sees exactly what it sees in the simulator.
 //
 // Two limits, on purpose: `capacity` (the GpuSpec's memory, as VirtualDeviceMemory enforces it) decides out of
-// memory exactly as in the simulator; `arena_bytes` (>= capacity, what the GPU could give us) is the physical
-// room. The simulated driver maps pages and never fragments, an arena can: a request that fits the capacity but
-// finds no hole in the arena also fails, and is counted apart so that a report can tell the two causes apart.
+// memory exactly as in the simulator; `arena_bytes` (what the GPU could give us) is the physical room. The arena
+// may be smaller than the capacity: a real H100 gives about 79.5 GiB to one cudaMalloc after its context and
+// libraries, less than the 80594 MiB the hardware file models, while a run that uses a few GiB needs none of the
+// difference. The simulated driver maps pages and never fragments, an arena can: a request that fits the capacity
+// but finds no hole in the arena (fragmentation, or an arena smaller than the capacity) also fails, and is counted
+// apart so that a report can tell the two causes apart.
 #include <cstdint>
 #include <map>
 
@@ -18,7 +21,7 @@ class ArenaDeviceMemory : public DeviceMemory {
  public:
   static constexpr uint64_t kAlignment = 512;
 
-  // Throws std::invalid_argument when capacity_bytes is 0 or arena_bytes < capacity_bytes.
+  // Throws std::invalid_argument when capacity_bytes or arena_bytes is 0.
   ArenaDeviceMemory(uint64_t arena_bytes, uint64_t capacity_bytes);
 
   std::optional<DevPtr> malloc(uint64_t bytes) override;
@@ -34,7 +37,8 @@ class ArenaDeviceMemory : public DeviceMemory {
   uint64_t arena_bytes() const { return arena_bytes_; }
   // Highest end offset ever handed out: how much of the arena the run really touched.
   uint64_t high_water_mark() const { return high_water_; }
-  // Failed calls that the capacity allowed but no arena hole could hold (fragmentation of the arena itself).
+  // Failed calls that the capacity allowed but no arena hole could hold (the arena's own fragmentation, or an
+  // arena smaller than the capacity).
   uint64_t arena_fragmentation_failures() const { return fragmentation_failures_; }
   size_t live_allocations() const { return live_.size(); }
 

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "common/config_error.h"
+#include "hw/op_signature.h"
 #include "policies/pool/pool_policy.h"
 #include "validate/arena_device_memory.h"
 #include "validate/cuda/cuda_check.h"
@@ -51,13 +52,16 @@ struct Span {
 
 class Executor {
  public:
-  Executor(const PlanFile& plan, std::ostream& log) : plan_(plan), g_(plan.graph), log_(log) {}
+  Executor(const PlanFile& plan, std::ostream& log, bool check, WorkspaceRule rule)
+      : plan_(plan), g_(plan.graph), log_(log), check_(check), rule_(rule) {}
   GpuRun run();
 
  private:
   const PlanFile& plan_;
   const Graph& g_;
   std::ostream& log_;
+  bool check_;
+  WorkspaceRule rule_;
   char* arena_ = nullptr;
   std::unique_ptr<ArenaDeviceMemory> mem_;
   std::unique_ptr<PoolPolicy> pool_;
@@ -89,6 +93,13 @@ class Executor {
     DLSIM_CK(cudaEventElapsedTime(&ms, base_, e), "reading a timing event");
     return static_cast<TimeNs>(static_cast<double>(ms) * 1e6);
   }
+  // Said of an out of memory when the arena, not the modelled capacity, refused a request.
+  std::string arena_note() const {
+    return mem_->arena_fragmentation_failures() > 0
+               ? " [the GPU arena refused " + std::to_string(mem_->arena_fragmentation_failures()) +
+                     " request(s) that the modelled capacity allowed: a limit of this GPU, not of the model]"
+               : "";
+  }
   void setup_device();
   void prepare_ops();
   void fill(TensorId t, cudaStream_t s, uint64_t seed);
@@ -108,10 +119,11 @@ void Executor::setup_device() {
   const uint64_t cap = plan_.capacity_bytes;
   const uint64_t room = free_b > 1024 * kMiB ? free_b - 1024 * kMiB : 0;
   const uint64_t arena = std::min<uint64_t>(room, cap + cap / 4);
+  if (arena < 64 * kMiB)
+    throw CudaError("only " + std::to_string(free_b / kMiB) + " MiB of the GPU's memory are free: too little for an arena");
   if (arena < cap)
-    throw ConfigError(plan_.experiment, 0, "hw",
-                      "the modelled capacity of " + std::to_string(cap / kMiB) + " MiB exceeds the " +
-                          std::to_string(room / kMiB) + " MiB this GPU can give the arena");
+    log_ << "dlsim-cuda: note: the arena (" << arena / kMiB << " MiB) is smaller than the modelled capacity ("
+         << cap / kMiB << " MiB); a request beyond it fails as an arena failure, reported apart from out of memory\n";
   DLSIM_CK(cudaMalloc(reinterpret_cast<void**>(&arena_), arena), "the arena of " + std::to_string(arena) + " bytes");
   mem_ = std::make_unique<ArenaDeviceMemory>(arena, cap);
   // The pool, by name and parameters, exactly as the simulator builds it (defaults for unnamed parameters).
@@ -139,8 +151,9 @@ void Executor::prepare_ops() {
   uint64_t seed = 1;
   for (const Op& op : g_.ops()) {
     auto r = std::make_unique<OpRunner>(g_, plan_kernel(g_, op), dnn_, blas_);
-    // The graph's workspace tensor bounds the algorithm; without one, any workspace (allocated through the pool).
-    r->prepare(op.workspace != kNoTensor ? g_.tensor(op.workspace).bytes : UINT64_MAX);
+    // The graph's workspace tensor bounds the algorithm; without one (or under WorkspaceRule::Any), any workspace,
+    // allocated through the pool.
+    r->prepare(op.workspace != kNoTensor && rule_ == WorkspaceRule::Graph ? g_.tensor(op.workspace).bytes : UINT64_MAX);
     auto& sides = side_[static_cast<size_t>(op.id)];
     for (const KernelStep& st : r->plan().steps) {
       sides.emplace_back();
@@ -200,7 +213,7 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
         if (!p) {
           trace_.oom = true;
           trace_.oom_where = "iteration " + std::to_string(iteration) + ", alloc of tensor '" + t.name + "' (" +
-                             std::to_string(t.bytes) + " bytes)";
+                             std::to_string(t.bytes) + " bytes)" + arena_note();
           return false;
         }
         addr_[static_cast<size_t>(t.id)] = *p;
@@ -226,12 +239,12 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
         // A workspace the graph does not hold comes from the pool right before the op and goes right after.
         std::optional<DevPtr> own_ws;
         void* ws = nullptr;
-        if (op.workspace != kNoTensor) ws = dev(op.workspace, ctx);
+        if (op.workspace != kNoTensor && rule_ == WorkspaceRule::Graph) ws = dev(op.workspace, ctx);
         else if (r.workspace_bytes() > 0) {
           own_ws = pool_->allocate({r.workspace_bytes(), c.stream});
           if (!own_ws) {
             trace_.oom = true;
-            trace_.oom_where = "iteration " + std::to_string(iteration) + ", workspace of " + ctx;
+            trace_.oom_where = "iteration " + std::to_string(iteration) + ", workspace of " + ctx + arena_note();
             return false;
           }
           ws = arena_ + *own_ws;
@@ -285,6 +298,14 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
         DLSIM_CK(cudaEventSynchronize(prog_events_[static_cast<size_t>(c.event)]), "program event " + std::to_string(c.event));
         break;
     }
+    if (check_) {
+      const std::string what = "check after command " + std::to_string(static_cast<int>(c.kind)) + " (op " +
+                               (c.op >= 0 ? std::to_string(c.op) + " '" + g_.op(c.op).name + "'" : std::string("-")) +
+                               ", tensor " + (c.tensor >= 0 ? "'" + g_.tensor(c.tensor).name + "'" : std::string("-")) +
+                               ", iteration " + std::to_string(iteration) + ")";
+      DLSIM_CK(cudaStreamSynchronize(s), what);
+      DLSIM_CK(cudaGetLastError(), what);
+    }
   }
   return true;
 }
@@ -331,8 +352,16 @@ GpuRun Executor::run() {
   }
   nlohmann::json algos = nlohmann::json::object();
   for (const auto& r : runners_)
-    if (r->workspace_bytes() > 0 || !r->algorithm().empty())
-      algos[g_.op(r->plan().op).name] = {{"algorithm", r->algorithm()}, {"workspace_bytes", r->workspace_bytes()}};
+    if (r->workspace_bytes() > 0 || !r->algorithm().empty()) {
+      const Op& op = g_.op(r->plan().op);
+      nlohmann::json cands = nlohmann::json::array();
+      for (const auto& c : r->candidates()) cands.push_back({c.algo, c.status, c.memory});
+      algos[op.name] = {{"algorithm", r->algorithm()},
+                        {"workspace_bytes", r->workspace_bytes()},
+                        {"graph_workspace_bytes", op.workspace != kNoTensor ? g_.tensor(op.workspace).bytes : 0},
+                        {"signature", op_signature(g_, op)},
+                        {"heuristics", cands}};  // [algo, cudnnStatus_t, workspace bytes], best first
+    }
   const PoolStats& ps = pool_->stats();
   GpuRun out;
   out.report = {{"device", trace_.device}, {"pool", plan_.pool}, {"pool_report", pool_->report()},
@@ -341,7 +370,8 @@ GpuRun Executor::run() {
                 {"arena_high_water_bytes", mem_->high_water_mark()},
                 {"arena_fragmentation_failures", mem_->arena_fragmentation_failures()},
                 {"device_malloc_calls", mem_->malloc_calls()}, {"side_buffer_bytes", side_bytes_},
-                {"warmup", plan_.warmup}, {"iterations", plan_.iterations}, {"conv_algorithms", algos}};
+                {"warmup", plan_.warmup}, {"iterations", plan_.iterations},
+                {"workspace_rule", rule_ == WorkspaceRule::Graph ? "graph" : "any"}, {"conv_algorithms", algos}};
   for (cudaStream_t s : streams_) cudaStreamDestroy(s);
   cudnnDestroy(dnn_);
   cublasDestroy(blas_);
@@ -353,8 +383,8 @@ GpuRun Executor::run() {
 
 }  // namespace
 
-GpuRun run_plan_on_gpu(const PlanFile& plan, std::ostream& log) {
-  Executor e(plan, log);
+GpuRun run_plan_on_gpu(const PlanFile& plan, std::ostream& log, bool check, WorkspaceRule workspace) {
+  Executor e(plan, log, check, workspace);
   return e.run();
 }
 

@@ -16,6 +16,16 @@ struct GpuRun {
 };
 
 // Throws CudaError (a failed CUDA/cuDNN/cuBLAS call, naming it and the op) or ConfigError (an op it cannot map).
-GpuRun run_plan_on_gpu(const PlanFile& plan, std::ostream& log);
+// With `check`, every command is followed by a device synchronisation and an error check, so that a fault in an
+// asynchronous kernel names its own op instead of surfacing at the end of the iteration (slow: for debugging).
+//
+// `workspace` says how a convolution's cuDNN algorithm is chosen: Graph (default) takes the first of cuDNN's
+// heuristic list whose workspace fits the graph's workspace tensor, so that memory matches the simulator's to the
+// byte; Any takes the first whatever its workspace (PyTorch's rule with cudnn.benchmark off), the workspace coming
+// from the pool right before the op, so that times are what a framework gets and the report says, per op
+// signature, which workspace each convolution really wants (what `dlsim calibrate` gives the simulator).
+enum class WorkspaceRule { Graph, Any };
+GpuRun run_plan_on_gpu(const PlanFile& plan, std::ostream& log, bool check = false,
+                       WorkspaceRule workspace = WorkspaceRule::Graph);
 
 }  // namespace dlsim::cuda

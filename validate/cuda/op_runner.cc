@@ -120,6 +120,8 @@ void OpRunner::prepare(uint64_t limit) {
   int found = 0;
   auto pick = [&](const auto* perf, const char* what) {
     for (int i = 0; i < found; ++i)
+      candidates_.push_back({static_cast<int>(perf[i].algo), static_cast<int>(perf[i].status), perf[i].memory});
+    for (int i = 0; i < found; ++i)
       if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= limit) {
         algo_ = static_cast<int>(perf[i].algo);
         ws_bytes_ = perf[i].memory;

@@ -25,6 +25,13 @@ class OpRunner {
   void prepare(uint64_t workspace_limit);
   uint64_t workspace_bytes() const { return ws_bytes_; }
   std::string algorithm() const { return algo_name_; }
+  // cuDNN's heuristic list as prepare() saw it, best first: {algo, status, workspace bytes} (empty for non-conv ops).
+  struct Candidate {
+    int algo;
+    int status;
+    uint64_t memory;
+  };
+  const std::vector<Candidate>& candidates() const { return candidates_; }
   const KernelPlan& plan() const { return plan_; }
 
   using Resolve = std::function<void*(size_t step, bool out, size_t slot)>;
@@ -45,6 +52,7 @@ class OpRunner {
   int algo_ = -1;
   uint64_t ws_bytes_ = 0;
   std::string algo_name_;
+  std::vector<Candidate> candidates_;
 };
 
 }  // namespace dlsim::cuda
