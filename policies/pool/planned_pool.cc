@@ -61,7 +61,8 @@ void PlannedPool::make_plan() {
     b.id = static_cast<int64_t>(buffers.size());
     b.lower = static_cast<int64_t>(m);
     b.upper = static_cast<int64_t>(f);
-    b.size = std::max<uint64_t>(profile_[m].size, 1);
+    // Each buffer's extent is its size rounded up to kPlanAlignment, so that every planned offset is aligned.
+    b.size = (std::max<uint64_t>(profile_[m].size, 1) + kPlanAlignment - 1) / kPlanAlignment * kPlanAlignment;
     buffers.push_back(b);
   }
   if (buffers.empty()) return;

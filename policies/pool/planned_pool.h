@@ -22,6 +22,12 @@ namespace dlsim {
 
 class PlannedPool : public PoolPolicy {
  public:
+  // Planned offsets are multiples of this: the alignment cudaMalloc guarantees (256 bytes, CUDA C++ Programming
+  // Guide), which every cuDNN and cuBLAS kernel accepts. Packing at byte granularity, as SINGA's SmartMemPool
+  // does (smartpool keeps that), gives offsets that cuDNN 9 rejects on a real H100
+  // (CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER: validate/, results/validation/).
+  static constexpr uint64_t kPlanAlignment = 256;
+
   PlannedPool(DeviceMemory& device, std::unique_ptr<Planner> planner);
 
   std::string name() const override { return "planned"; }
