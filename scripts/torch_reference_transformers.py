@@ -110,7 +110,7 @@ class Bert(nn.Module):
         self.pooler = nn.Linear(c["hidden"], c["hidden"])
 
     def forward(self, input_ids):
-        mask = torch.ones(input_ids.shape)[:, None, None, :]
+        mask = torch.ones(input_ids.shape, device=input_ids.device)[:, None, None, :]
         mask = (1.0 - mask) * torch.finfo(torch.float32).min
         h = self.embeddings(input_ids)
         for layer in self.layers:
