@@ -82,7 +82,7 @@ TEST_CASE("plan ops: ceil_mode pooling runs on our kernel with PyTorch's window 
   CHECK(fl.y_dims == std::vector<int64_t>{2, 4, 2, 2});
 }
 
-TEST_CASE("plan ops: in-place ReLU6 reads autograd's clone; the clone is a copy") {
+TEST_CASE("plan ops: in-place ReLU6 reads autograd's clone, the clone is a copy") {
   ModelBuilder b("relu6", 2);
   TensorId x = b.conv2d(b.input({2, 3, 8, 8}, DType::F32), 8, 3, 1, 1, 1, false, "conv");
   x = b.relu6(x, true, "act");
@@ -214,7 +214,7 @@ TEST_CASE("plan ops: BERT's attention, embeddings, layer norm, pooler and loss")
   CHECK(ceb.steps[0].args.in[0].id == loss.outputs[1]);  // the log-probabilities autograd keeps
 }
 
-TEST_CASE("plan ops: a negative pad is a crop; its backward puts the gradient back in place") {
+TEST_CASE("plan ops: a negative pad is a crop, its backward puts the gradient back in place") {
   ModelBuilder b("crop", 2);
   TensorId x = b.linear(b.input({2, 5, 8}, DType::F32), 8, true, "proj");
   x = b.pad(x, {0, -1, 0, 0, 0, 0}, "shift");  // drop the first position: [2, 4, 8]

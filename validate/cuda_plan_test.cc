@@ -167,7 +167,7 @@ TEST_CASE("plan: linear layers as cuBLAS GEMMs with the row-major shapes") {
   CHECK(pw.steps[1].args.out[0].id == db);
 }
 
-TEST_CASE("plan: batch norm, activations, pooling and softmax through cuDNN; the rest through our kernels") {
+TEST_CASE("plan: batch norm, activations, pooling and softmax through cuDNN, the rest through our kernels") {
   Net n;
   auto x = n.t("x", TensorKind::Activation, {4, 16, 8, 8});
   auto g = n.t("bn.w", TensorKind::Weight, {16});

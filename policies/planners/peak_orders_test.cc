@@ -10,7 +10,7 @@
 
 using namespace dlsim;
 
-TEST_CASE("buffer peaks are the largest live total during each lifetime; LOAD is their maximum") {
+TEST_CASE("buffer peaks are the largest live total during each lifetime, LOAD is their maximum") {
   // Live totals: [0,2) 5, [2,4) 5+3 = 8, [4,6) 3.
   const std::vector<DsaBuffer> b{{0, 0, 4, 5}, {1, 2, 6, 3}, {2, 5, 6, 1}};
   CHECK(buffer_peaks(b) == std::vector<uint64_t>{8, 8, 4});

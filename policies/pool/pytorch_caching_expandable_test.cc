@@ -67,7 +67,7 @@ TEST_CASE("expandable_segments is a registry option and needs a device with virt
   CHECK(r.create("pytorch-caching", Params(entry.params), plain) != nullptr);  // without the option a plain device is fine
 }
 
-TEST_CASE("expandable segments: one segment grows by pages; a growing batch reuses it instead of new segments",
+TEST_CASE("expandable segments: one segment grows by pages, a growing batch reuses it instead of new segments",
           "[pool][pytorch][expandable]") {
   // Each iteration's activation is 1 MiB larger (the batch-size drift of PyTorch's Note [Expandable Segments]).
   uint64_t peak[2] = {0, 0};

@@ -180,7 +180,7 @@ TEST_CASE("pytorch-caching: memory_fraction refuses a segment without calling cu
   CHECK(f.pool.stats().num_ooms == 1);
 }
 
-TEST_CASE("pytorch-caching: small blocks split down to 512 B; empty_cache returns whole segments", "[pool][pytorch]") {
+TEST_CASE("pytorch-caching: small blocks split down to 512 B, empty_cache returns whole segments", "[pool][pytorch]") {
   Fixture f(kGiB);
   const DevPtr a = *f.pool.allocate({kMiB, 0});
   const DevPtr b = *f.pool.allocate({kMiB - 512, 0});
