@@ -16,6 +16,7 @@
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
 #include "validate/commands.h"
+#include "validate/compare.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {
@@ -150,6 +151,7 @@ int cmd_validate(const ValidateCli& o, std::ostream& out, std::ostream& err) {
   SimOptions so;
   so.iterations = o.warmup + o.iterations;
   RunResult r = simulate(prep.program, ctx, so);
+  number_as_measured(r.trace, o.warmup);  // iteration i of both traces: the i-th measured iteration
 
   PlanFile plan;
   plan.experiment = o.experiment;

@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("SIM_TRACE", cmp_sim, "trace.sim.json")->required()->check(CLI::ExistingFile);
   compare_cmd->add_option("REAL_TRACE", cmp_real, "trace.cuda.json")->required()->check(CLI::ExistingFile);
   compare_cmd->add_option("--plan", cmp_plan, "plan.json of the run (op names)")->required()->check(CLI::ExistingFile);
+  bool cmp_json = false;
+  compare_cmd->add_flag("--json", cmp_json, "print the whole comparison (every op, per-kind sums) as one JSON object");
 
   try {
     app.parse(argc, argv);
@@ -98,7 +100,7 @@ int main(int argc, char** argv) {
     }
     if (*validate_cmd) return cmd_validate(validate, std::cout, std::cerr);
     if (*calibrate_cmd) return run_calibrate(calib_dirs, calib_hw, calib_out, std::cout);
-    if (*compare_cmd) return run_compare(cmp_sim, cmp_real, cmp_plan, std::cout);
+    if (*compare_cmd) return run_compare(cmp_sim, cmp_real, cmp_plan, std::cout, cmp_json);
   } catch (const ConfigError& e) {
     std::cerr << "dlsim: error: " << e.what() << '\n';
     return 2;

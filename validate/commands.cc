@@ -8,6 +8,7 @@
 
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
+#include "hw/gpu_spec.h"
 #include "validate/calibrate.h"
 #include "validate/compare.h"
 #include "validate/microbench_records.h"
@@ -98,6 +99,7 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   if (dirs.empty()) throw ConfigError("command line", 0, "DIR", "calibrate needs at least one validate directory");
   std::vector<PlanFile> plans;
   std::vector<Trace> traces;
+  std::vector<nlohmann::json> reports;
   plans.reserve(dirs.size());
   traces.reserve(dirs.size());
   std::optional<MicrobenchFit> micro;
@@ -106,16 +108,41 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
     traces.push_back(read_trace_file(d + "/trace.cuda.json"));
     const std::string m = d + "/micro.json";
     if (!micro && fs::exists(m)) micro = fit_microbench(read_microbench_file(m), m);
+    const std::string r = d + "/report.cuda.json";
+    if (fs::exists(r)) {
+      std::ifstream in(r);
+      try {
+        reports.push_back(nlohmann::json::parse(in));
+      } catch (const nlohmann::json::exception& e) {
+        throw ConfigError(r, 0, "", std::string("not a valid report: ") + e.what());
+      }
+    } else {
+      reports.push_back(nlohmann::json::object());
+    }
   }
   std::vector<std::pair<const Graph*, const Trace*>> runs;
-  for (size_t i = 0; i < plans.size(); ++i) runs.push_back({&plans[i].graph, &traces[i]});
+  std::vector<std::pair<const Graph*, const nlohmann::json*>> reps;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    runs.push_back({&plans[i].graph, &traces[i]});
+    if (reports[i].contains("conv_algorithms")) reps.push_back({&plans[i].graph, &reports[i]});
+  }
   const KernelTimeFit k = fit_kernel_times(runs);
-  const YAML::Node fitted = apply_calibration(load_yaml_file(hw_path), micro ? &*micro : nullptr, k);
+  const WorkspaceFit ws = fit_conv_workspaces(reps);
+  const ClassScaleFit cs = fit_op_class_scale(runs, load_gpu_spec(hw_path));
+  const YAML::Node fitted = apply_calibration(load_yaml_file(hw_path), micro ? &*micro : nullptr, k, &ws, &cs);
   std::ofstream f(out_path);
   if (!f) throw ConfigError(out_path, 0, "", "cannot write the hardware file");
+  YAML::Emitter em;
+  em.SetDoublePrecision(6);  // the fits are not better than that; 17 digits only show binary rounding
+  em << fitted;
   f << "# Calibrated from " << dirs.size() << " validate run(s) by dlsim calibrate; input " << hw_path << "\n"
-    << YAML::Dump(fitted) << "\n";
-  out << "kernel times: " << k.times.size() << " signatures\n";
+    << em.c_str() << "\n";
+  out << "kernel times: " << k.times.size() << " signatures (" << k.batch_free.size() << " also by batch-free key)\n";
+  out << "conv workspaces: " << ws.by_signature.size() << " signatures from --workspace any reports";
+  if (ws.skipped) out << " (" << ws.skipped << " report(s) of the graph rule skipped: capped by the assumption)";
+  out << "\nroofline correction per op kind (measured / roofline, median):";
+  for (const auto& [kind, v] : cs.scale) out << " " << to_string(kind) << " " << v;
+  out << "\n";
   if (micro) {
     for (const auto& [key, c] : micro->copies)
       out << (key.first == CopyDir::HostToDevice ? "h2d " : "d2h ") << (key.second ? "pinned   " : "pageable ")
@@ -132,9 +159,11 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
 }
 
 int run_compare(const std::string& sim_trace, const std::string& real_trace, const std::string& plan_path,
-                std::ostream& out) {
+                std::ostream& out, bool json) {
   const PlanFile plan = read_plan_file(plan_path);
-  print_comparison(compare_traces(read_trace_file(sim_trace), read_trace_file(real_trace), plan.graph), out);
+  const Comparison c = compare_traces(read_trace_file(sim_trace), read_trace_file(real_trace), plan.graph);
+  if (json) out << comparison_to_json(c).dump(1) << "\n";
+  else print_comparison(c, out);
   return 0;
 }
 

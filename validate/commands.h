@@ -30,7 +30,7 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
                   std::ostream& out);
 // Prints the error tables of a simulated trace against a measured one; plan_path gives the Graph (op names).
 int run_compare(const std::string& sim_trace, const std::string& real_trace, const std::string& plan_path,
-                std::ostream& out);
+                std::ostream& out, bool json = false);
 
 // Reads a Trace JSON file; errors name the file.
 Trace read_trace_file(const std::string& path);

@@ -32,6 +32,29 @@ uint64_t peak_reserved(const Trace& t) {
 
 }  // namespace
 
+std::vector<double> iteration_durations(const Trace& t) {
+  std::vector<double> d;
+  for (size_t i = 0; i < t.iterations.size(); ++i) {
+    TimeNs from = t.iterations[i].start;
+    if (i > 0) from = std::max(from, t.iterations[i - 1].end);
+    d.push_back(static_cast<double>(t.iterations[i].end - from));
+  }
+  return d;
+}
+
+void number_as_measured(Trace& t, int warmup) {
+  if (warmup <= 0) return;
+  const int total = static_cast<int>(t.iterations.size());
+  auto renumber = [&](int& it) {
+    if (it < 0) return;  // setup (-1)
+    it = it < warmup ? -2 : it - warmup;  // teardown, numbered after the last iteration, shifts with the rest
+  };
+  for (auto& r : t.ops) renumber(r.iteration);
+  for (auto& r : t.copies) renumber(r.iteration);
+  for (auto& r : t.mem) renumber(r.iteration);
+  t.iterations.erase(t.iterations.begin(), t.iterations.begin() + std::min(warmup, total));
+}
+
 Comparison compare_traces(const Trace& sim, const Trace& real, const Graph& g) {
   Comparison c;
   c.sim_oom = sim.oom;
@@ -47,10 +70,10 @@ Comparison compare_traces(const Trace& sim, const Trace& real, const Graph& g) {
   }
   c.op_mape = c.ops.empty() ? 0 : sum / static_cast<double>(c.ops.size());
   sum = 0;
-  const size_t n = std::min(sim.iterations.size(), real.iterations.size());
+  const std::vector<double> sd = iteration_durations(sim), rd = iteration_durations(real);
+  const size_t n = std::min(sd.size(), rd.size());
   for (size_t i = 0; i < n; ++i) {
-    const double sn = static_cast<double>(sim.iterations[i].end - sim.iterations[i].start);
-    const double rn = static_cast<double>(real.iterations[i].end - real.iterations[i].start);
+    const double sn = sd[i], rn = rd[i];
     c.iterations.push_back({static_cast<int>(i), sn, rn, ape(sn, rn)});
     sum += c.iterations.back().ape;
   }
@@ -108,6 +131,41 @@ void print_comparison(const Comparison& c, std::ostream& out, size_t top) {
     out << std::setw(5) << e.op << "  " << std::left << std::setw(19) << e.kind << std::right << std::setw(10)
         << e.sim_ns / 1e3 << "  " << std::setw(10) << e.real_ns / 1e3 << "  " << std::setw(6) << e.ape << "   "
         << e.name << "\n";
+}
+
+nlohmann::json comparison_to_json(const Comparison& c) {
+  nlohmann::json j;
+  j["op_mape"] = c.op_mape;
+  j["iteration_mape"] = c.iteration_mape;
+  j["sim_peak_reserved"] = c.sim_peak_reserved;
+  j["real_peak_reserved"] = c.real_peak_reserved;
+  j["peak_reserved_error_percent"] = c.peak_reserved_error;
+  j["sim_oom"] = c.sim_oom;
+  j["real_oom"] = c.real_oom;
+  j["iterations"] = nlohmann::json::array();
+  for (const auto& i : c.iterations)
+    j["iterations"].push_back({{"iteration", i.iteration}, {"sim_ns", i.sim_ns}, {"real_ns", i.real_ns}, {"ape", i.ape}});
+  j["copies"] = nlohmann::json::array();
+  for (const auto& e : c.copies)
+    j["copies"].push_back({{"direction", e.to_host ? "d2h" : "h2d"}, {"sim_count", e.sim_count},
+                           {"real_count", e.real_count}, {"sim_mean_ns", e.sim_mean_ns},
+                           {"real_mean_ns", e.real_mean_ns}, {"ape", e.ape}});
+  struct Kind {
+    double sim = 0, real = 0, ape = 0;
+    size_t n = 0;
+  };
+  std::map<std::string, Kind> kinds;
+  j["ops"] = nlohmann::json::array();
+  for (const auto& e : c.ops) {
+    j["ops"].push_back({{"op", e.op}, {"name", e.name}, {"kind", e.kind}, {"sim_ns", e.sim_ns}, {"real_ns", e.real_ns},
+                        {"ape", e.ape}});
+    Kind& k = kinds[e.kind];
+    k.sim += e.sim_ns, k.real += e.real_ns, k.ape += e.ape, ++k.n;
+  }
+  j["by_kind"] = nlohmann::json::object();
+  for (const auto& [name, k] : kinds)
+    j["by_kind"][name] = {{"ops", k.n}, {"sim_ns", k.sim}, {"real_ns", k.real}, {"mape", k.ape / static_cast<double>(k.n)}};
+  return j;
 }
 
 }  // namespace dlsim

@@ -74,3 +74,37 @@ TEST_CASE("compare: ops measured in only one trace are left out, not counted as 
   CHECK(c.op_mape == 0);
   CHECK(c.iterations.empty());
 }
+
+TEST_CASE("compare: a simulated host that issues ahead is compared by the iteration's period, not its raw span") {
+  // As a real ResNet-50 trace showed: the simulator's iteration i starts (host issue) while i-1 still runs on
+  // the device, so raw spans grow 12.3, 17.7, 26.9 ms... while the period is 12.0 ms; the GPU harness
+  // synchronises first, so its spans are its durations.
+  Trace sim, real;
+  sim.iterations = {{0, 12000}, {6000, 24000}, {9000, 36000}};
+  real.iterations = {{50000, 62000}, {62500, 74500}, {75000, 87000}};
+  CHECK(iteration_durations(sim) == std::vector<double>{12000, 12000, 12000});
+  CHECK(iteration_durations(real) == std::vector<double>{12000, 12000, 12000});
+  Graph g;
+  const Comparison c = compare_traces(sim, real, g);
+  REQUIRE(c.iterations.size() == 3);
+  CHECK(c.iteration_mape == Approx(0));
+}
+
+TEST_CASE("compare: the simulated twin's warm-up iterations are numbered as dlsim-cuda numbers its own") {
+  // dlsim validate simulates warm-up + measured iterations; dlsim-cuda drops the warm-up from its trace. Before
+  // this, iteration 0 of the simulation (cold: every cudaMalloc of a growing pool) met the first warm measured one.
+  Trace t;
+  t.iterations = {{0, 10}, {10, 20}, {20, 30}, {30, 40}};
+  for (int i = 0; i < 4; ++i) t.ops.push_back({i, 0, 0, i * 10, i * 10 + 5});
+  t.mem.push_back({-1, 0, MemAction::Alloc, 0, 0, 8, 8});  // setup
+  t.mem.push_back({4, 0, MemAction::Free, 0, 0, 8, 0});    // teardown, after the 4 iterations
+  number_as_measured(t, 2);
+  REQUIRE(t.iterations.size() == 2);
+  CHECK(t.iterations[0].start == 20);
+  CHECK(t.ops[0].iteration == -2);
+  CHECK(t.ops[1].iteration == -2);
+  CHECK(t.ops[2].iteration == 0);
+  CHECK(t.ops[3].iteration == 1);
+  CHECK(t.mem[0].iteration == -1);
+  CHECK(t.mem[1].iteration == 2);  // as dlsim-cuda numbers its teardown: after its 2 measured iterations
+}
