@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "hw/hardware.h"
+#include "hw/measured_workspace.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
 #include "policies/pool/virtual_device_memory.h"
@@ -57,6 +58,7 @@ PreparedExperiment prepare_experiment(const Experiment& e) {
   PreparedExperiment p;
   p.graph = build_training_graph(e.model, model_options(e));
   p.hw = load_hardware(e.hw);
+  apply_measured_workspaces(p.graph, p.hw.spec);  // a calibrated file's cuDNN workspaces replace the assumption
   auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
   p.schedule = conc->schedule(p.graph, *p.hw.kernels);
   SwapPlan plan;

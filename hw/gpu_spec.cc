@@ -73,10 +73,19 @@ void read_peaks(const YamlMap& m, GpuSpec& g) {
 }
 
 void read_roofline(const YamlMap& m, GpuSpec& g) {
-  m.check_keys({"compute_efficiency", "memory_efficiency", "kernel_fixed_us"});
+  m.check_keys({"compute_efficiency", "memory_efficiency", "kernel_fixed_us", "op_class_scale"});
   g.compute_efficiency = get_in_range(m, "compute_efficiency", 0, 1, true);
   g.memory_efficiency = get_in_range(m, "memory_efficiency", 0, 1, true);
   g.kernel_fixed_ns = us_to_ns(get_non_negative(m, "kernel_fixed_us"));
+  if (!m.has("op_class_scale")) return;
+  const YamlMap cs = m.get_map("op_class_scale");
+  for (const auto& kv : cs.node()) {
+    const std::string kind = kv.first.as<std::string>();
+    int k = 0;
+    while (k <= static_cast<int>(OpKind::Other) && kind != to_string(static_cast<OpKind>(k))) ++k;
+    if (k > static_cast<int>(OpKind::Other)) cs.fail(kind, "not an op kind (e.g. Conv2d, BatchNormBwd)");
+    g.op_class_scale[static_cast<OpKind>(k)] = get_in_range(cs, kind, 0, 1e6, true);
+  }
 }
 
 void read_pcie(const YamlMap& m, GpuSpec& g) {
@@ -101,19 +110,57 @@ void read_alloc_cost(const YamlMap& m, TimeNs& base_ns, double& ns_per_gib) {
   ns_per_gib = get_non_negative(m, "us_per_gib") * 1000.0;
 }
 
-void read_kernel_times(const YamlMap& top, GpuSpec& g) {
-  YAML::Node list = top.get("kernel_times");
-  if (list.IsNull()) return;  // "kernel_times:" with nothing after it: an empty table
-  if (!list.IsSequence()) top.fail("kernel_times", "expected a list of {signature, ns}");
+// A measured table: a list of {signature, <value_key>, batch_free?, batch?, ...extra keys}; `put(sig, value)`
+// stores the exact entry, `put_scaled(batch_free, batch, value)` the batch-free one.
+template <class Put, class PutScaled>
+void read_measured_table(const YamlMap& top, const std::string& key, const std::string& value_key, int64_t min_value,
+                         const std::vector<std::string>& extra_keys, Put put, PutScaled put_scaled) {
+  YAML::Node list = top.get(key);
+  if (list.IsNull()) return;  // "key:" with nothing after it: an empty table
+  if (!list.IsSequence()) top.fail(key, "expected a list of {signature, " + value_key + "}");
+  std::vector<std::string> allowed = {"signature", value_key, "batch_free", "batch"};
+  allowed.insert(allowed.end(), extra_keys.begin(), extra_keys.end());
   for (size_t i = 0; i < list.size(); ++i) {
-    YamlMap e(list[i], top.file(), "kernel_times[" + std::to_string(i) + "]");
-    e.check_keys({"signature", "ns"});
+    YamlMap e(list[i], top.file(), key + "[" + std::to_string(i) + "]");
+    e.check_keys(allowed);
     std::string sig = e.get_string("signature");
     if (sig.empty()) e.fail("signature", "must not be empty");
-    int64_t ns = e.get_int("ns");
-    if (ns <= 0) e.fail("ns", "must be positive, got " + std::to_string(ns));
-    if (!g.kernel_times.emplace(sig, ns).second) e.fail("signature", "duplicate signature '" + sig + "'");
+    const int64_t v = e.get_int(value_key);
+    if (v < min_value) e.fail(value_key, "must be at least " + std::to_string(min_value) + ", got " + std::to_string(v));
+    if (!put(sig, v)) e.fail("signature", "duplicate signature '" + sig + "'");
+    if (e.has("batch_free") != e.has("batch")) e.fail(e.has("batch") ? "batch" : "batch_free", "batch_free and batch go together");
+    if (e.has("batch_free")) {
+      const int64_t b = e.get_int("batch");
+      if (b <= 0) e.fail("batch", "must be positive, got " + std::to_string(b));
+      put_scaled(e.get_string("batch_free"), b, v);
+    }
   }
+}
+
+template <class T>
+void add_scaled(std::map<std::string, std::vector<std::pair<int64_t, T>>>& m, const std::string& key, int64_t batch,
+                T v) {
+  auto& list = m[key];
+  list.emplace_back(batch, v);
+  std::sort(list.begin(), list.end());
+}
+
+void read_kernel_times(const YamlMap& top, GpuSpec& g) {
+  read_measured_table(
+      top, "kernel_times", "ns", 1, {},
+      [&](const std::string& sig, int64_t ns) { return g.kernel_times.emplace(sig, ns).second; },
+      [&](const std::string& key, int64_t b, int64_t ns) { add_scaled<TimeNs>(g.kernel_times_by_batch, key, b, ns); });
+}
+
+void read_conv_workspace(const YamlMap& top, GpuSpec& g) {
+  read_measured_table(
+      top, "conv_workspace", "bytes", 0, {"algorithm"},
+      [&](const std::string& sig, int64_t bytes) {
+        return g.conv_workspace.emplace(sig, static_cast<uint64_t>(bytes)).second;
+      },
+      [&](const std::string& key, int64_t b, int64_t bytes) {
+        add_scaled<uint64_t>(g.conv_workspace_by_batch, key, b, static_cast<uint64_t>(bytes));
+      });
 }
 
 std::filesystem::path hw_dir() {
@@ -136,7 +183,7 @@ double GpuSpec::peak_for(DType t) const {
 GpuSpec load_gpu_spec(const std::string& path) {
   YamlMap m(load_yaml_file(path), path);
   m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "roofline", "pcie",
-                "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times"});
+                "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times", "conv_workspace"});
   GpuSpec g;
   g.name = std::filesystem::path(path).stem().string();
   g.file = path;
@@ -152,6 +199,7 @@ GpuSpec load_gpu_spec(const std::string& path) {
   read_alloc_cost(m.get_map("cudamalloc"), g.malloc_base_ns, g.malloc_ns_per_gib);
   read_alloc_cost(m.get_map("cudafree"), g.free_base_ns, g.free_ns_per_gib);
   if (m.has("kernel_times")) read_kernel_times(m, g);
+  if (m.has("conv_workspace")) read_conv_workspace(m, g);
   return g;
 }
 

@@ -46,6 +46,17 @@ struct GpuSpec {
 
   // Measured kernel times by op signature (hw/op_signature.h), written by calibration; empty when none.
   std::map<std::string, TimeNs> kernel_times;
+  // The same measurements by batch-free signature (hw/batch_signature.h): (batch, value) pairs sorted by batch,
+  // for ops measured at another batch. Filled from the `batch_free` and `batch` fields of the table entries.
+  std::map<std::string, std::vector<std::pair<int64_t, TimeNs>>> kernel_times_by_batch;
+  // The cuDNN workspace each convolution's algorithm really needed on the GPU (bytes, by op signature and by
+  // batch-free signature), written by calibration from `dlsim-cuda run --workspace any`; empty when none, and
+  // then the graph's assumption (workloads/training.cc) stands.
+  std::map<std::string, uint64_t> conv_workspace;
+  std::map<std::string, std::vector<std::pair<int64_t, uint64_t>>> conv_workspace_by_batch;
+  // Per op kind, measured time over the roofline's (the median over the calibration runs): the roofline's time
+  // for an op that no table entry serves is multiplied by its kind's factor. Empty: no correction.
+  std::map<OpKind, double> op_class_scale;
 
   double peak_for(DType t) const;  // the tensor-core rate for the type, fp32 CUDA-core rate for F32
 };

@@ -234,3 +234,31 @@ TEST_CASE("resolve_hw_path takes a name or a path and lists valid names when unk
   }
   CHECK_THROWS_AS(resolve_hw_path("/no/such/gpu.yaml"), ConfigError);
 }
+
+TEST_CASE("calibrated tables: batch-free entries, conv_workspace (0 bytes allowed) and op_class_scale") {
+  std::string text = replace(kValid, "  kernel_fixed_us: 1.5\n",
+                             "  kernel_fixed_us: 1.5\n  op_class_scale: {Conv2d: 3.25, BatchNormBwd: 0.5}\n") +
+                     "kernel_times:\n"
+                     "  - {signature: \"Relu in=f32[32,8] out=f32[32,8] attrs=\", ns: 400, batch_free: "
+                     "\"Relu in=f32[B,8] out=f32[B,8] attrs=\", batch: 32}\n"
+                     "  - {signature: \"Relu in=f32[64,8] out=f32[64,8] attrs=\", ns: 700, batch_free: "
+                     "\"Relu in=f32[B,8] out=f32[B,8] attrs=\", batch: 64}\n"
+                     "conv_workspace:\n"
+                     "  - {signature: \"Conv2d a\", bytes: 0, algorithm: \"fwd#0\"}\n"
+                     "  - {signature: \"Conv2d b\", bytes: 4096, algorithm: \"fwd#1\", batch_free: \"Conv2d B\", "
+                     "batch: 32}\n";
+  TempFile f("cal.yaml", text);
+  const GpuSpec g = load_gpu_spec(f.path());
+  CHECK(g.op_class_scale.at(OpKind::Conv2d) == 3.25);
+  CHECK(g.op_class_scale.at(OpKind::BatchNormBwd) == 0.5);
+  const auto& scaled = g.kernel_times_by_batch.at("Relu in=f32[B,8] out=f32[B,8] attrs=");
+  REQUIRE(scaled.size() == 2);
+  CHECK(scaled[0] == std::pair<int64_t, TimeNs>{32, 400});  // sorted by batch
+  CHECK(g.conv_workspace.at("Conv2d a") == 0);
+  CHECK(g.conv_workspace_by_batch.at("Conv2d B").front() == std::pair<int64_t, uint64_t>{32, 4096});
+
+  CHECK(load_error(replace(text, "Conv2d: 3.25", "Conv3d: 3.25")).key() == "roofline.op_class_scale.Conv3d");
+  CHECK(load_error(replace(text, "Conv2d: 3.25", "Conv2d: 0")).key() == "roofline.op_class_scale.Conv2d");
+  CHECK(load_error(replace(text, "bytes: 0,", "bytes: -1,")).key() == "conv_workspace[0].bytes");
+  CHECK(load_error(replace(text, ", batch: 64}", "}")).key() == "kernel_times[1].batch_free");
+}

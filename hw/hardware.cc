@@ -7,7 +7,7 @@
 namespace dlsim {
 
 std::unique_ptr<KernelCostModel> make_cost_model(const GpuSpec& spec) {
-  if (!spec.kernel_times.empty()) return std::make_unique<TableCostModel>(spec);
+  if (!spec.kernel_times.empty() || !spec.kernel_times_by_batch.empty()) return std::make_unique<TableCostModel>(spec);
   return std::make_unique<RooflineCostModel>(spec);
 }
 

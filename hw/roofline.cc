@@ -95,6 +95,9 @@ KernelCost RooflineCostModel::cost(const Graph& g, const Op& op) const {
   const double compute_s = op.flops / (compute_peak(spec_, g, op) * spec_.compute_efficiency);
   const double memory_s = bytes / (spec_.hbm_bandwidth * spec_.memory_efficiency);
   c.duration_ns = static_cast<TimeNs>(std::llround(std::max(compute_s, memory_s) * 1e9)) + spec_.kernel_fixed_ns;
+  // Calibration's correction for the op's kind (measured / roofline on the GPU), when it has one.
+  if (auto it = spec_.op_class_scale.find(op.kind); it != spec_.op_class_scale.end())
+    c.duration_ns = std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(static_cast<double>(c.duration_ns) * it->second)));
   return c;
 }
 

@@ -43,6 +43,7 @@ class RooflineCostModel : public KernelCostModel {
   // where bytes = bytes_read + bytes_written. The peak is not scaled down by sm_fraction: libraries pick
   // smaller tiles or split-K for small problems, and such kernels are dominated by the fixed cost anyway.
   // An op with neither flops nor bytes (a view such as Reshape or Flatten) launches no kernel: 0 ns.
+  // With a calibrated op_class_scale for the op's kind, the duration is multiplied by it.
   KernelCost cost(const Graph& g, const Op& op) const override;
 
   const GpuSpec& spec() const { return spec_; }

@@ -1,20 +1,47 @@
 #include "hw/table_cost_model.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <set>
 
+#include "hw/batch_signature.h"
 #include "hw/op_signature.h"
 
 namespace dlsim {
 
+namespace {
+
+// The time of `key` at batch n from the entry measured at the nearest batch (the larger one on a tie).
+std::optional<TimeNs> scaled_time(const GpuSpec& spec, const std::string& key, int64_t n) {
+  auto it = spec.kernel_times_by_batch.find(key);
+  if (it == spec.kernel_times_by_batch.end() || it->second.empty() || n <= 0) return std::nullopt;
+  const std::pair<int64_t, TimeNs>* best = nullptr;
+  for (const auto& e : it->second)
+    if (!best || std::llabs(e.first - n) <= std::llabs(best->first - n)) best = &e;
+  const double fixed = static_cast<double>(std::min(spec.kernel_fixed_ns, best->second));
+  const double t = fixed + (static_cast<double>(best->second) - fixed) * static_cast<double>(n) /
+                               static_cast<double>(best->first);
+  return std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(t)));
+}
+
+}  // namespace
+
 KernelCost TableCostModel::cost(const Graph& g, const Op& op) const {
   const auto& table = spec().kernel_times;
   auto it = table.find(op_signature(g, op));
-  if (it == table.end()) {
-    ++misses_;
-    return roofline_.cost(g, op);
+  if (it != table.end()) {
+    ++hits_;
+    return KernelCost{it->second, sm_fraction(spec(), g, op)};
   }
-  ++hits_;
-  return KernelCost{it->second, sm_fraction(spec(), g, op)};
+  if (!spec().kernel_times_by_batch.empty())
+    if (auto key = batch_free_signature(g, op))
+      if (auto t = scaled_time(spec(), key->key, key->batch)) {
+        ++hits_;
+        return KernelCost{*t, sm_fraction(spec(), g, op)};
+      }
+  ++misses_;
+  return roofline_.cost(g, op);
 }
 
 TableCoverage TableCostModel::coverage(const Graph& g) const {
@@ -26,6 +53,11 @@ TableCoverage TableCostModel::coverage(const Graph& g) const {
     std::string sig = op_signature(g, op);
     if (spec().kernel_times.count(sig)) {
       ++c.hits;
+      continue;
+    }
+    auto key = batch_free_signature(g, op);
+    if (key && spec().kernel_times_by_batch.count(key->key)) {
+      ++c.scaled;
     } else if (seen.insert(sig).second) {
       c.missing.push_back(sig);
     }

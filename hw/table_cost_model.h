@@ -16,6 +16,7 @@ namespace dlsim {
 struct TableCoverage {
   size_t ops = 0;                     // ops that launch a kernel (views with no work are not counted)
   size_t hits = 0;                    // of those, how many have a measured time
+  size_t scaled = 0;                  // of the others, how many were measured at another batch (scaled)
   std::vector<std::string> missing;   // signatures with no measurement, each once, in first-seen order
 };
 
@@ -24,7 +25,8 @@ class TableCostModel : public KernelCostModel {
   explicit TableCostModel(GpuSpec spec) : roofline_(std::move(spec)) {}
 
   // A measured op: its measured duration and the roofline's sm_fraction (a measurement does not tell the grid).
-  // Otherwise the roofline's cost.
+  // An op measured only at another batch b: that time scaled to this batch N, as fixed + (t_b - fixed) * N / b
+  // (fixed = kernel_fixed_ns), from the measured batch nearest to N. Otherwise the roofline's cost.
   KernelCost cost(const Graph& g, const Op& op) const override;
 
   TableCoverage coverage(const Graph& g) const;

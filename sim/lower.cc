@@ -213,12 +213,14 @@ void Lowerer::lower_op(int pos) {
     if (std::find(touched.begin(), touched.end(), t) == touched.end()) touched.push_back(t);
   for (TensorId t : touched)
     if (!g_.tensor(t).persistent && first_[static_cast<size_t>(t)] == pos) alloc(t, s);
-  if (op.workspace != kNoTensor) emit(CmdKind::Alloc, s, -1, op.workspace);
+  // A workspace of 0 bytes (a calibrated algorithm that needs none) is no allocation at all.
+  const bool ws = op.workspace != kNoTensor && g_.tensor(op.workspace).bytes > 0;
+  if (ws) emit(CmdKind::Alloc, s, -1, op.workspace);
   emit(CmdKind::Launch, s, id);
   if (multi_) emit(CmdKind::RecordEvent, s, -1, kNoTensor, pos);
   for (TensorId t : touched) note_use(users_[static_cast<size_t>(t)], s, pos);
   for (TensorId t : op.outputs) note_use(writers_[static_cast<size_t>(t)], s, pos);
-  if (op.workspace != kNoTensor) emit(CmdKind::Free, s, -1, op.workspace);
+  if (ws) emit(CmdKind::Free, s, -1, op.workspace);
   for (TensorId t : touched)
     if (!g_.tensor(t).persistent && last_[static_cast<size_t>(t)] == pos) free_tensor(t);
 

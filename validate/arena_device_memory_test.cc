@@ -48,7 +48,22 @@ TEST_CASE("arena: out of memory by capacity exactly as the simulated device, fra
   CHECK(f.reserved() == 2048);
   CHECK_FALSE(f.malloc(2048));
   CHECK(f.arena_fragmentation_failures() == 1);
-  CHECK_THROWS_AS(ArenaDeviceMemory(1024, 4096), std::invalid_argument);
+  CHECK_THROWS_AS(ArenaDeviceMemory(4096, 0), std::invalid_argument);
+}
+
+TEST_CASE("arena: smaller than the modelled capacity, as on a real H100 (capacity 80594 MiB, 79528 MiB free)") {
+  // The capacity still decides out of memory as in the simulator; a request it allows that the smaller arena
+  // cannot hold fails and is counted as an arena failure, never as the model's OOM.
+  ArenaDeviceMemory m(4096, 8192);
+  CHECK(m.arena_bytes() == 4096);
+  auto a = m.malloc(3072);
+  REQUIRE(a);
+  CHECK_FALSE(m.malloc(2048));  // 5 KiB <= capacity 8 KiB, but only 1 KiB of arena is left
+  CHECK(m.arena_fragmentation_failures() == 1);
+  CHECK_FALSE(m.malloc(9000));  // over the capacity: the model's OOM, not an arena failure
+  CHECK(m.arena_fragmentation_failures() == 1);
+  m.free(*a);
+  CHECK(m.malloc(4096));
 }
 
 TEST_CASE("arena: hands out the same offsets as VirtualDeviceMemory for the same call sequence") {

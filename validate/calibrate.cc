@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
 
 #include "common/config_error.h"
+#include "hw/batch_signature.h"
 #include "hw/op_signature.h"
+#include "hw/roofline.h"
 
 namespace dlsim {
 
@@ -28,6 +32,26 @@ LinearFit least_squares(const std::vector<std::pair<double, double>>& xy) {
   return f;
 }
 
+LinearFit least_squares_relative(const std::vector<std::pair<double, double>>& xy) {
+  LinearFit f;
+  f.n = xy.size();
+  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [x, y] : xy) {
+    if (!(y > 0)) continue;
+    const double w = 1.0 / (y * y);
+    sw += w, sx += w * x, sy += w * y, sxx += w * x * x, sxy += w * x * y;
+  }
+  if (sw == 0) return f;
+  const double det = sw * sxx - sx * sx;
+  if (det > 0) {
+    f.slope = (sw * sxy - sx * sy) / det;
+    f.intercept = (sy - f.slope * sx) / sw;
+  } else {
+    f.intercept = sy / sw;
+  }
+  return f;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -45,7 +69,7 @@ MicrobenchFit fit_microbench(const MicrobenchResults& r, const std::string& file
         if (c.dir == dir && c.pinned == pinned && !c.bidirectional) xy.push_back({static_cast<double>(c.bytes), c.ns});
       const std::string key = std::string("copies.") + name + (pinned ? ".pinned" : ".pageable");
       if (xy.size() < 2) throw ConfigError(file, 0, key, "need at least two sizes to fit latency and bandwidth");
-      const LinearFit f = least_squares(xy);
+      const LinearFit f = least_squares_relative(xy);
       if (!(f.slope > 0)) throw ConfigError(file, 0, key, "time does not grow with size: no bandwidth to fit");
       out.copies[{dir, pinned}] = {std::max(0.0, f.intercept), 1e9 / f.slope, f.n};
     }
@@ -53,7 +77,7 @@ MicrobenchFit fit_microbench(const MicrobenchResults& r, const std::string& file
     for (const CopySample& c : r.copies)
       if (c.dir == dir && c.pinned && c.bidirectional) both.push_back({static_cast<double>(c.bytes), c.ns});
     if (both.size() >= 2) {
-      const LinearFit f = least_squares(both);
+      const LinearFit f = least_squares_relative(both);
       if (f.slope > 0) out.bidirectional_bandwidth[dir] = 1e9 / f.slope;
     }
   }
@@ -70,16 +94,20 @@ MicrobenchFit fit_microbench(const MicrobenchResults& r, const std::string& file
 
 KernelTimeFit fit_kernel_times(const std::vector<std::pair<const Graph*, const Trace*>>& runs) {
   std::map<std::string, std::vector<double>> d;
+  KernelTimeFit k;
   for (const auto& [g, t] : runs) {
     std::vector<std::string> sig(g->ops().size());  // signatures computed once per op
     for (const OpRecord& r : t->ops) {
       if (r.iteration < 0 || r.op < 0 || static_cast<size_t>(r.op) >= g->ops().size()) continue;  // setup/teardown
       std::string& s = sig[static_cast<size_t>(r.op)];
-      if (s.empty()) s = op_signature(*g, g->op(r.op));
+      if (s.empty()) {
+        s = op_signature(*g, g->op(r.op));
+        if (!k.batch_free.count(s))
+          if (auto b = batch_free_signature(*g, g->op(r.op))) k.batch_free[s] = {b->key, b->batch};
+      }
       d[s].push_back(static_cast<double>(r.end - r.start));
     }
   }
-  KernelTimeFit k;
   for (auto& [s, v] : d) {
     k.samples[s] = v.size();
     k.times[s] = std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(median(v))));  // the hw loader wants > 0
@@ -87,9 +115,66 @@ KernelTimeFit fit_kernel_times(const std::vector<std::pair<const Graph*, const T
   return k;
 }
 
-YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, const KernelTimeFit& kernels) {
+WorkspaceFit fit_conv_workspaces(const std::vector<std::pair<const Graph*, const nlohmann::json*>>& reports) {
+  WorkspaceFit w;
+  for (const auto& [g, rep] : reports) {
+    if (rep->value("workspace_rule", std::string("graph")) != "any") {
+      ++w.skipped;
+      continue;
+    }
+    std::map<std::string, const Op*> by_name;
+    for (const Op& op : g->ops()) by_name[op.name] = &op;
+    for (const auto& [name, a] : rep->at("conv_algorithms").items()) {
+      auto it = by_name.find(name);
+      if (it == by_name.end() || it->second->workspace == kNoTensor) continue;
+      const Op& op = *it->second;
+      const std::string sig = op_signature(*g, op);
+      WorkspaceFit::Entry e;
+      e.bytes = a.at("workspace_bytes").get<uint64_t>();
+      e.algorithm = a.value("algorithm", std::string());
+      if (auto b = batch_free_signature(*g, op)) e.batch_free = b->key, e.batch = b->batch;
+      auto [pos, fresh] = w.by_signature.emplace(sig, e);
+      if (!fresh && e.bytes > pos->second.bytes) pos->second = e;
+    }
+  }
+  return w;
+}
+
+ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const Trace*>>& runs, GpuSpec spec) {
+  spec.op_class_scale.clear();  // the plain roofline is what the factor corrects
+  const RooflineCostModel roofline(spec);
+  std::map<OpKind, std::vector<double>> ratios;
+  for (const auto& [g, t] : runs) {
+    std::vector<double> model(g->ops().size(), -1);
+    for (const OpRecord& r : t->ops) {
+      if (r.iteration < 0 || r.op < 0 || static_cast<size_t>(r.op) >= g->ops().size()) continue;
+      double& m = model[static_cast<size_t>(r.op)];
+      if (m < 0) m = static_cast<double>(roofline.cost(*g, g->op(r.op)).duration_ns);
+      if (m > 0) ratios[g->op(r.op).kind].push_back(static_cast<double>(r.end - r.start) / m);
+    }
+  }
+  ClassScaleFit f;
+  for (auto& [k, v] : ratios) {
+    f.samples[k] = v.size();
+    f.scale[k] = median(v);
+  }
+  return f;
+}
+
+namespace {
+// A number as six significant digits: yaml-cpp turns a double into text when it is assigned (17 digits, which
+// only show binary rounding), so the text is made here; a plain scalar reads back as a number.
+YAML::Node number(double v) {
+  std::ostringstream o;
+  o << std::setprecision(6) << v;
+  return YAML::Node(o.str());
+}
+}  // namespace
+
+YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, const KernelTimeFit& kernels,
+                             const WorkspaceFit* workspaces, const ClassScaleFit* classes) {
   YAML::Node out = YAML::Clone(hw);
-  auto round3 = [](double v) { return std::round(v * 1000.0) / 1000.0; };
+  auto round3 = [](double v) { return number(std::round(v * 1000.0) / 1000.0); };
   if (micro) {
     YAML::Node pcie = out["pcie"];
     auto bw = [&](CopyDir d, bool p) { return round3(micro->copies.at({d, p}).bandwidth / kGB); };
@@ -109,11 +194,38 @@ YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, c
   YAML::Node table(YAML::NodeType::Sequence);
   for (const auto& [sig, ns] : kernels.times) {  // std::map: signature order, deterministic
     YAML::Node e;
+    e.SetStyle(YAML::EmitterStyle::Flow);  // one line per entry
     e["signature"] = sig;
     e["ns"] = ns;
+    if (auto b = kernels.batch_free.find(sig); b != kernels.batch_free.end()) {
+      e["batch_free"] = b->second.first;
+      e["batch"] = b->second.second;
+    }
     table.push_back(e);
   }
   out["kernel_times"] = table;
+  if (workspaces && !workspaces->by_signature.empty()) {
+    YAML::Node ws(YAML::NodeType::Sequence);
+    for (const auto& [sig, e] : workspaces->by_signature) {
+      YAML::Node n;
+      n.SetStyle(YAML::EmitterStyle::Flow);
+      n["signature"] = sig;
+      n["bytes"] = e.bytes;
+      n["algorithm"] = e.algorithm;
+      if (!e.batch_free.empty()) {
+        n["batch_free"] = e.batch_free;
+        n["batch"] = e.batch;
+      }
+      ws.push_back(n);
+    }
+    out["conv_workspace"] = ws;
+  }
+  if (classes && !classes->scale.empty()) {
+    YAML::Node cs(YAML::NodeType::Map);
+    cs.SetStyle(YAML::EmitterStyle::Block);
+    for (const auto& [k, v] : classes->scale) cs[to_string(k)] = number(v);  // significant digits: never 0
+    out["roofline"]["op_class_scale"] = cs;
+  }
   return out;
 }
 

@@ -73,9 +73,11 @@ ParamValue param_from_json(const json& j, const std::string& file, const std::st
 
 json plan_to_json(const PlanFile& p) {
   json tensors = json::array();
-  for (const Tensor& t : p.graph.tensors())
+  for (const Tensor& t : p.graph.tensors()) {
     tensors.push_back({{"id", t.id}, {"name", t.name}, {"kind", to_string(t.kind)}, {"dtype", to_string(t.dtype)},
                        {"shape", t.shape}, {"bytes", t.bytes}, {"persistent", t.persistent}});
+    if (t.grad_of != kNoTensor) tensors.back()["grad_of"] = t.grad_of;
+  }
   json ops = json::array();
   for (const Op& o : p.graph.ops()) {
     json attrs = json::object();
@@ -132,6 +134,11 @@ PlanFile plan_from_json(const json& j, const std::string& file) {
     t.shape = get<std::vector<int64_t>>(tj, "shape", file, w);
     t.bytes = get<uint64_t>(tj, "bytes", file, w);
     t.persistent = get<bool>(tj, "persistent", file, w);
+    if (tj.contains("grad_of")) {  // absent in plans written before it existed, and for non-gradients
+      t.grad_of = get<TensorId>(tj, "grad_of", file, w);
+      if (t.grad_of < 0 || t.grad_of >= static_cast<TensorId>(tensors.size()))
+        throw ConfigError(file, 0, w + ".grad_of", "not a tensor id: " + std::to_string(t.grad_of));
+    }
     if (get<TensorId>(tj, "id", file, w) != static_cast<TensorId>(i))
       throw ConfigError(file, 0, w + ".id", "tensor ids must be 0, 1, 2... in order");
     p.graph.add_tensor(std::move(t));

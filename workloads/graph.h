@@ -51,6 +51,9 @@ struct Tensor {
   // A model parameter (what PyTorch's model.parameters() yields), whether or not the loss reaches it;
   // batch-norm running statistics are persistent weights but not learnable.
   bool learnable = false;
+  // For a gradient: the tensor it is the gradient of (an activation's gradient carries the batch, a weight's
+  // does not; hw/batch_signature.h). kNoTensor otherwise.
+  TensorId grad_of = kNoTensor;
 };
 
 // Integer attributes of an op (kernel size, stride, padding, groups, axis...), by name.

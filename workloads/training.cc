@@ -158,6 +158,7 @@ class Synthesizer {
     Tensor t;
     t.name = "grad." + src.name;
     t.kind = TensorKind::Gradient;
+    t.grad_of = of;
     t.dtype = src.dtype;
     t.shape = src.shape;
     t.bytes = src.bytes;

@@ -239,7 +239,9 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
         // A workspace the graph does not hold comes from the pool right before the op and goes right after.
         std::optional<DevPtr> own_ws;
         void* ws = nullptr;
-        if (op.workspace != kNoTensor && rule_ == WorkspaceRule::Graph) ws = dev(op.workspace, ctx);
+        if (op.workspace != kNoTensor && rule_ == WorkspaceRule::Graph) {
+          if (g_.tensor(op.workspace).bytes > 0) ws = dev(op.workspace, ctx);  // 0 bytes: never allocated
+        }
         else if (r.workspace_bytes() > 0) {
           own_ws = pool_->allocate({r.workspace_bytes(), c.stream});
           if (!own_ws) {
