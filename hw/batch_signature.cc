@@ -54,9 +54,13 @@ std::optional<BatchFreeSignature> batch_free_signature(const Graph& g, const Op&
   s += " attrs=";
   bool first = true;
   for (const auto& [k, v] : op.attrs.all()) {
+    // Attributes that count the batch: `macs` (it follows from the shapes, so it is left out) and the row or
+    // batch count of a linear, loss or batched-matmul op (written like a leading dimension).
+    if (k == "macs") continue;
     if (!first) s += ',';
     first = false;
-    s += k + "=" + std::to_string(v);
+    const bool counts_batch = (k == "rows" || k == "batch") && v > 0 && v % g.batch == 0;
+    s += k + "=" + (counts_batch ? (v == g.batch ? std::string("B") : "B*" + std::to_string(v / g.batch)) : std::to_string(v));
   }
   return BatchFreeSignature{s, g.batch};
 }

@@ -17,6 +17,8 @@ struct BatchFreeSignature {
   int64_t batch = 0;   // the graph's batch the op was built for
 };
 
+// Attributes: `macs` is left out (it follows from the shapes), `rows` and `batch` are written like a leading
+// dimension; the others are kept as they are.
 // An activation, gradient or input whose leading dimension is a whole number of batches carries the batch;
 // weights and optimizer state never do (a 64-channel filter at batch 64 keeps its 64). nullopt when no tensor
 // of the op carries the batch (e.g. an optimizer update) or the graph has no batch: such an op's signature does

@@ -179,7 +179,7 @@ bool Engine::host_issue(const Command& c) {
       };
       for (TensorId t : op.inputs) check(t);
       for (TensorId t : op.outputs) check(t);
-      check(op.workspace);
+      if (op.workspace != kNoTensor && g.tensor(op.workspace).bytes > 0) check(op.workspace);  // 0 B: never allocated
       break;
     }
     case CmdKind::CopyIn:

@@ -52,6 +52,11 @@ void number_as_measured(Trace& t, int warmup) {
   for (auto& r : t.ops) renumber(r.iteration);
   for (auto& r : t.copies) renumber(r.iteration);
   for (auto& r : t.mem) renumber(r.iteration);
+  // The first measured iteration starts no earlier than the last warm-up one ended: that end is the only
+  // thing iteration_durations() needs of the records being dropped.
+  if (warmup < total && warmup > 0)
+    t.iterations[static_cast<size_t>(warmup)].start =
+        std::max(t.iterations[static_cast<size_t>(warmup)].start, t.iterations[static_cast<size_t>(warmup) - 1].end);
   t.iterations.erase(t.iterations.begin(), t.iterations.begin() + std::min(warmup, total));
 }
 
