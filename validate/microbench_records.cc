@@ -35,7 +35,9 @@ json to_json(const MicrobenchResults& r) {
                       {"bidirectional", c.bidirectional}, {"bytes", c.bytes}, {"ns", c.ns}});
   for (const auto& a : r.allocs) allocs.push_back({{"call", a.is_free ? "cudaFree" : "cudaMalloc"}, {"bytes", a.bytes}, {"ns", a.ns}});
   for (const auto& c : r.concurrency)
-    conc.push_back({{"convs", c.convs}, {"shape", c.shape}, {"serial_ns", c.serial_ns}, {"parallel_ns", c.parallel_ns}});
+    conc.push_back({{"convs", c.convs}, {"shape", c.shape}, {"serial_ns", c.serial_ns}, {"parallel_ns", c.parallel_ns},
+                    {"eager_serial_ns", c.eager_serial_ns}, {"eager_parallel_ns", c.eager_parallel_ns},
+                    {"single_ns", c.single_ns}});
   return {{"format", "dlsim-microbench-1"}, {"device", r.device}, {"copies", copies}, {"allocs", allocs},
           {"launch_overhead_ns", r.launch_overhead_ns}, {"concurrency", conc}};
 }
@@ -79,6 +81,10 @@ MicrobenchResults microbench_from_json(const json& j, const std::string& file) {
     c.shape = need<std::string>(conc[i], "shape", file, w);
     c.serial_ns = need<double>(conc[i], "serial_ns", file, w);
     c.parallel_ns = need<double>(conc[i], "parallel_ns", file, w);
+    // Optional: records written before they existed have none.
+    c.eager_serial_ns = conc[i].value("eager_serial_ns", 0.0);
+    c.eager_parallel_ns = conc[i].value("eager_parallel_ns", 0.0);
+    c.single_ns = conc[i].value("single_ns", 0.0);
     r.concurrency.push_back(c);
   }
   return r;

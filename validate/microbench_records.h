@@ -28,8 +28,12 @@ struct AllocSample {
 struct ConcurrencySample {
   int convs = 2;         // independent convolutions
   std::string shape;     // e.g. "n32 c256 h14 w14 k256 r3"
-  double serial_ns = 0;  // one stream, back to back
-  double parallel_ns = 0;  // one stream each
+  double serial_ns = 0;  // one stream, back to back (device time: CUDA-graph replays, median)
+  double parallel_ns = 0;  // one stream each (likewise)
+  // The same issued eagerly and timed on the host clock, launch costs included (0 when not measured): with
+  // cuDNN 9's legacy calls the host, not the GPU, set these on an H100.
+  double eager_serial_ns = 0, eager_parallel_ns = 0;
+  double single_ns = 0;  // one of the convolutions alone (device time)
 };
 
 struct MicrobenchResults {

@@ -14,7 +14,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: dlsim-cuda devices\n"
     "       dlsim-cuda run PLAN.json --out TRACE.json [--report REPORT.json] [--warmup N] [--iterations N] [--check]\n"
-    "                 [--workspace graph|any]\n"
+    "                 [--workspace graph|any] [--cuda-graph]\n"
     "       dlsim-cuda microbench --out MICRO.json [--quick]\n";
 
 void write_json(const nlohmann::json& j, const std::string& path) {
@@ -43,8 +43,8 @@ int main_with_args(const std::vector<std::string>& args, std::ostream& out, std:
   const std::string& cmd = args[0];
   std::string plan_path, out_path, report_path;
   int warmup = -1, iterations = -1;
-  bool quick = false, check = false;
-  WorkspaceRule workspace = WorkspaceRule::Graph;
+  bool quick = false;
+  RunOptions run_options;
   for (size_t i = 1; i < args.size(); ++i) {
     auto value = [&]() -> const std::string& {
       if (i + 1 >= args.size()) throw ConfigError("command line", 0, args[i], "needs a value");
@@ -55,11 +55,12 @@ int main_with_args(const std::vector<std::string>& args, std::ostream& out, std:
     else if (args[i] == "--warmup") warmup = parse_count("--warmup", value());
     else if (args[i] == "--iterations") iterations = parse_count("--iterations", value());
     else if (args[i] == "--quick") quick = true;
-    else if (args[i] == "--check") check = true;
+    else if (args[i] == "--check") run_options.check = true;
+    else if (args[i] == "--cuda-graph") run_options.cuda_graph = true;
     else if (args[i] == "--workspace") {
       const std::string& v = value();
-      if (v == "graph") workspace = WorkspaceRule::Graph;
-      else if (v == "any") workspace = WorkspaceRule::Any;
+      if (v == "graph") run_options.workspace = WorkspaceRule::Graph;
+      else if (v == "any") run_options.workspace = WorkspaceRule::Any;
       else throw ConfigError("command line", 0, "--workspace", "expected 'graph' or 'any', got '" + v + "'");
     }
     else if (plan_path.empty() && args[i][0] != '-') plan_path = args[i];
@@ -97,7 +98,7 @@ int main_with_args(const std::vector<std::string>& args, std::ostream& out, std:
     out << "wrote " << out_path << "\n";
     return 0;
   }
-  GpuRun run = run_plan_on_gpu(plan, err, check, workspace);
+  GpuRun run = run_plan_on_gpu(plan, err, run_options);
   write_json(to_json(run.trace), out_path);
   if (!report_path.empty()) write_json(run.report, report_path);
   out << "wrote " << out_path << (run.trace.oom ? " (out of memory: " + run.trace.oom_where + ")" : "") << "\n";

@@ -52,8 +52,8 @@ struct Span {
 
 class Executor {
  public:
-  Executor(const PlanFile& plan, std::ostream& log, bool check, WorkspaceRule rule)
-      : plan_(plan), g_(plan.graph), log_(log), check_(check), rule_(rule) {}
+  Executor(const PlanFile& plan, std::ostream& log, const RunOptions& o)
+      : plan_(plan), g_(plan.graph), log_(log), check_(o.check), rule_(o.workspace), graph_(o.cuda_graph) {}
   GpuRun run();
 
  private:
@@ -62,6 +62,10 @@ class Executor {
   std::ostream& log_;
   bool check_;
   WorkspaceRule rule_;
+  bool graph_;
+  bool capturing_ = false;
+  std::vector<double> host_launch_ns_;  // by OpId: host time in launch calls over the measured eager iterations
+  int host_launch_iterations_ = 0;
   char* arena_ = nullptr;
   std::unique_ptr<ArenaDeviceMemory> mem_;
   std::unique_ptr<PoolPolicy> pool_;
@@ -100,6 +104,14 @@ class Executor {
                      " request(s) that the modelled capacity allowed: a limit of this GPU, not of the model]"
                : "";
   }
+  // A timing event: recorded as an external node while the iteration is being captured into a CUDA graph, so
+  // that it is recorded again at every replay and can be read after each.
+  void record(cudaEvent_t e, cudaStream_t s, const std::string& ctx) {
+    DLSIM_CK(capturing_ ? cudaEventRecordWithFlags(e, s, cudaEventRecordExternal) : cudaEventRecord(e, s), ctx);
+  }
+  bool eager_iteration(int i, std::vector<std::pair<OpRecord, Span>>& ops,
+                       std::vector<std::pair<CopyRecord, Span>>& copies);
+  bool graph_iterations();
   void setup_device();
   void prepare_ops();
   void fill(TensorId t, cudaStream_t s, uint64_t seed);
@@ -142,6 +154,7 @@ void Executor::setup_device() {
   DLSIM_CK(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "");  // PyTorch's default: no TF32 for matmuls
   base_ = events_.make(true);
   addr_.assign(g_.tensors().size(), std::nullopt);
+  host_launch_ns_.assign(g_.ops().size(), 0.0);
   index_range_ = index_ranges(g_);
 }
 
@@ -262,11 +275,15 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
         Span sp{};
         if (record) {
           sp = {events_.make(true), events_.make(true)};
-          DLSIM_CK(cudaEventRecord(sp.begin, s), ctx);
+          this->record(sp.begin, s, ctx);
         }
+        const auto h0 = std::chrono::steady_clock::now();
         r.launch(s, resolve, ws);
+        if (iteration >= 0 && !capturing_)
+          host_launch_ns_[static_cast<size_t>(op.id)] +=
+              std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - h0).count();
         if (record) {
-          DLSIM_CK(cudaEventRecord(sp.end, s), ctx);
+          this->record(sp.end, s, ctx);
           ops.push_back({OpRecord{iteration, op.id, c.stream, 0, 0}, sp});
         }
         if (own_ws) pool_->deallocate(*own_ws);
@@ -281,11 +298,11 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
         Span sp{};
         if (record) {
           sp = {events_.make(true), events_.make(true)};
-          DLSIM_CK(cudaEventRecord(sp.begin, s), ctx);
+          this->record(sp.begin, s, ctx);
         }
         DLSIM_CK(cudaMemcpyAsync(out ? h : d, out ? d : h, t.bytes, out ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, s), ctx);
         if (record) {
-          DLSIM_CK(cudaEventRecord(sp.end, s), ctx);
+          this->record(sp.end, s, ctx);
           copies.push_back({CopyRecord{iteration, t.id, out, t.bytes, 0, 0}, sp});
         }
         break;
@@ -312,6 +329,83 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
   return true;
 }
 
+bool Executor::eager_iteration(int i, std::vector<std::pair<OpRecord, Span>>& ops,
+                               std::vector<std::pair<CopyRecord, Span>>& copies) {
+  const bool measured = i >= plan_.warmup;
+  const int it = i - plan_.warmup;  // the trace numbers measured iterations from 0
+  DLSIM_CK(cudaDeviceSynchronize(), "before iteration " + std::to_string(i));
+  Span whole{events_.make(true), events_.make(true)};
+  DLSIM_CK(cudaEventRecord(whole.begin, streams_[0]), "iteration start");
+  // Every stream starts after the iteration's start event, so the span covers all of them.
+  for (size_t s = 1; s < streams_.size(); ++s) DLSIM_CK(cudaStreamWaitEvent(streams_[s], whole.begin, 0), "");
+  const bool ok = execute(plan_.program.iteration, measured ? it : -2, measured, ops, copies);
+  for (size_t s = 1; s < streams_.size(); ++s) {
+    cudaEvent_t e = events_.make(false);
+    DLSIM_CK(cudaEventRecord(e, streams_[s]), "iteration end");
+    DLSIM_CK(cudaStreamWaitEvent(streams_[0], e, 0), "iteration end");
+  }
+  DLSIM_CK(cudaEventRecord(whole.end, streams_[0]), "iteration end");
+  DLSIM_CK(cudaDeviceSynchronize(), "after iteration " + std::to_string(i));
+  pool_->iteration_end(i);
+  if (measured && ok) {
+    trace_.iterations.push_back({event_ns(whole.begin), event_ns(whole.end)});
+    ++host_launch_iterations_;
+  }
+  return ok;
+}
+
+// The measured iterations as replays of one captured iteration: the host issues nothing while they run, so the
+// per-op spans are device time alone (eager spans include the host's own launch time where it is the slower:
+// cuDNN 9's legacy calls cost tens of microseconds each, more than many of the kernels they launch). The pool
+// serves the captured iteration once, on the host, during the capture; replays reuse its addresses.
+bool Executor::graph_iterations() {
+  for (const Command& c : plan_.program.iteration)
+    if (c.kind == CmdKind::SyncEvent)
+      throw CudaError("--cuda-graph: the program makes the host wait on an event (a swap schedule); a captured "
+                      "iteration cannot do that");
+  DLSIM_CK(cudaDeviceSynchronize(), "before the capture");
+  std::vector<std::pair<OpRecord, Span>> gops;
+  std::vector<std::pair<CopyRecord, Span>> gcopies;
+  Span whole{events_.make(true), events_.make(true)};
+  capturing_ = true;
+  DLSIM_CK(cudaStreamBeginCapture(streams_[0], cudaStreamCaptureModeRelaxed), "beginning the capture");
+  record(whole.begin, streams_[0], "iteration start");
+  for (size_t s = 1; s < streams_.size(); ++s) DLSIM_CK(cudaStreamWaitEvent(streams_[s], whole.begin, 0), "");
+  const bool ok = execute(plan_.program.iteration, 0, true, gops, gcopies);
+  for (size_t s = 1; s < streams_.size(); ++s) {
+    cudaEvent_t e = events_.make(false);
+    DLSIM_CK(cudaEventRecord(e, streams_[s]), "iteration end");
+    DLSIM_CK(cudaStreamWaitEvent(streams_[0], e, 0), "iteration end");
+  }
+  record(whole.end, streams_[0], "iteration end");
+  cudaGraph_t graph = nullptr;
+  DLSIM_CK(cudaStreamEndCapture(streams_[0], &graph), "ending the capture");
+  capturing_ = false;
+  pool_->iteration_end(plan_.warmup);
+  if (!ok) {
+    cudaGraphDestroy(graph);
+    return false;
+  }
+  cudaGraphExec_t exec = nullptr;
+  DLSIM_CK(cudaGraphInstantiate(&exec, graph, 0), "instantiating the captured iteration");
+  for (int it = 0; it < plan_.iterations; ++it) {
+    DLSIM_CK(cudaGraphLaunch(exec, streams_[0]), "replay " + std::to_string(it));
+    DLSIM_CK(cudaStreamSynchronize(streams_[0]), "replay " + std::to_string(it));
+    trace_.iterations.push_back({event_ns(whole.begin), event_ns(whole.end)});
+    for (auto [rec, sp] : gops) {
+      rec.iteration = it, rec.start = event_ns(sp.begin), rec.end = event_ns(sp.end);
+      trace_.ops.push_back(rec);
+    }
+    for (auto [rec, sp] : gcopies) {
+      rec.iteration = it, rec.start = event_ns(sp.begin), rec.end = event_ns(sp.end);
+      trace_.copies.push_back(rec);
+    }
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return true;
+}
+
 GpuRun Executor::run() {
   setup_device();
   prepare_ops();
@@ -322,25 +416,11 @@ GpuRun Executor::run() {
   std::vector<std::pair<OpRecord, Span>> ops;
   std::vector<std::pair<CopyRecord, Span>> copies;
   bool ok = execute(plan_.program.setup, -1, true, ops, copies);
-  const int total = plan_.warmup + plan_.iterations;
-  for (int i = 0; ok && i < total; ++i) {
-    const bool measured = i >= plan_.warmup;
-    const int it = i - plan_.warmup;  // the trace numbers measured iterations from 0
-    DLSIM_CK(cudaDeviceSynchronize(), "before iteration " + std::to_string(i));
-    Span whole{events_.make(true), events_.make(true)};
-    DLSIM_CK(cudaEventRecord(whole.begin, streams_[0]), "iteration start");
-    // Every stream starts after the iteration's start event, so the span covers all of them.
-    for (size_t s = 1; s < streams_.size(); ++s) DLSIM_CK(cudaStreamWaitEvent(streams_[s], whole.begin, 0), "");
-    ok = execute(plan_.program.iteration, measured ? it : -2, measured, ops, copies);
-    for (size_t s = 1; s < streams_.size(); ++s) {
-      cudaEvent_t e = events_.make(false);
-      DLSIM_CK(cudaEventRecord(e, streams_[s]), "iteration end");
-      DLSIM_CK(cudaStreamWaitEvent(streams_[0], e, 0), "iteration end");
-    }
-    DLSIM_CK(cudaEventRecord(whole.end, streams_[0]), "iteration end");
-    DLSIM_CK(cudaDeviceSynchronize(), "after iteration " + std::to_string(i));
-    pool_->iteration_end(i);
-    if (measured && ok) trace_.iterations.push_back({event_ns(whole.begin), event_ns(whole.end)});
+  if (graph_) {
+    for (int i = 0; ok && i < plan_.warmup; ++i) ok = eager_iteration(i, ops, copies);
+    if (ok) ok = graph_iterations();
+  } else {
+    for (int i = 0; ok && i < plan_.warmup + plan_.iterations; ++i) ok = eager_iteration(i, ops, copies);
   }
   if (ok) ok = execute(plan_.program.teardown, plan_.iterations, true, ops, copies);
   DLSIM_CK(cudaDeviceSynchronize(), "after the run");
@@ -373,7 +453,21 @@ GpuRun Executor::run() {
                 {"arena_fragmentation_failures", mem_->arena_fragmentation_failures()},
                 {"device_malloc_calls", mem_->malloc_calls()}, {"side_buffer_bytes", side_bytes_},
                 {"warmup", plan_.warmup}, {"iterations", plan_.iterations},
-                {"workspace_rule", rule_ == WorkspaceRule::Graph ? "graph" : "any"}, {"conv_algorithms", algos}};
+                {"workspace_rule", rule_ == WorkspaceRule::Graph ? "graph" : "any"},
+                {"timing", graph_ ? "cuda-graph replays" : "eager"}, {"conv_algorithms", algos}};
+  if (host_launch_iterations_ > 0) {
+    // Host time inside the launch calls, per measured eager iteration: where it exceeds an op's device time, the
+    // op's span (and the iteration) measure the host, not the GPU.
+    double total = 0;
+    std::map<std::string, double> by_kind;
+    for (size_t i = 0; i < host_launch_ns_.size(); ++i) {
+      const double v = host_launch_ns_[i] / host_launch_iterations_;
+      total += v;
+      by_kind[to_string(g_.ops()[i].kind)] += v;
+    }
+    out.report["host_launch_ns_per_iteration"] = total;
+    out.report["host_launch_ns_per_iteration_by_kind"] = by_kind;
+  }
   for (cudaStream_t s : streams_) cudaStreamDestroy(s);
   cudnnDestroy(dnn_);
   cublasDestroy(blas_);
@@ -385,8 +479,10 @@ GpuRun Executor::run() {
 
 }  // namespace
 
-GpuRun run_plan_on_gpu(const PlanFile& plan, std::ostream& log, bool check, WorkspaceRule workspace) {
-  Executor e(plan, log, check, workspace);
+GpuRun run_plan_on_gpu(const PlanFile& plan, std::ostream& log, const RunOptions& options) {
+  if (options.check && options.cuda_graph)
+    throw ConfigError("command line", 0, "--check", "cannot check after every command of a captured iteration");
+  Executor e(plan, log, options);
   return e.run();
 }
 

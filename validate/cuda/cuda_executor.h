@@ -25,7 +25,13 @@ struct GpuRun {
 // from the pool right before the op, so that times are what a framework gets and the report says, per op
 // signature, which workspace each convolution really wants (what `dlsim calibrate` gives the simulator).
 enum class WorkspaceRule { Graph, Any };
-GpuRun run_plan_on_gpu(const PlanFile& plan, std::ostream& log, bool check = false,
-                       WorkspaceRule workspace = WorkspaceRule::Graph);
+// `cuda_graph`: the warm-up iterations run eagerly, then one iteration is captured into a CUDA graph and the
+// measured iterations are its replays, so that op spans are device time without the host's launch costs.
+struct RunOptions {
+  bool check = false;
+  WorkspaceRule workspace = WorkspaceRule::Graph;
+  bool cuda_graph = false;
+};
+GpuRun run_plan_on_gpu(const PlanFile& plan, std::ostream& log, const RunOptions& options = {});
 
 }  // namespace dlsim::cuda

@@ -156,26 +156,79 @@ void bench_concurrency(MicrobenchResults& r, int n, int batch) {
     DLSIM_CK(cudaStreamCreateWithFlags(&streams[static_cast<size_t>(i)], cudaStreamNonBlocking), ctx);
   }
   const float one = 1, zero = 0;
-  auto run = [&](bool parallel) {
+  // Issues `count` convolutions, on one stream or one stream each (forked from and joined to streams[0]).
+  std::vector<cudaEvent_t> evs;
+  auto event = [&]() {
+    cudaEvent_t e;
+    DLSIM_CK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), ctx);
+    evs.push_back(e);
+    return e;
+  };
+  auto issue = [&](int count, bool parallel) {
+    cudaEvent_t fork = event();
+    DLSIM_CK(cudaEventRecord(fork, streams[0]), ctx);
+    for (int i = 0; i < count; ++i) {
+      cudaStream_t s = streams[parallel ? static_cast<size_t>(i) : 0];
+      if (i > 0 && parallel) DLSIM_CK(cudaStreamWaitEvent(s, fork, 0), ctx);
+      DLSIM_CK(cudnnSetStream(h, s), ctx);
+      DLSIM_CK(cudnnConvolutionForward(h, &one, x, X[i], w, W[i], cd, algo, WS[i], ws, &zero, y, Y[i]), ctx);
+    }
+    for (int i = 1; parallel && i < count; ++i) {
+      cudaEvent_t join = event();
+      DLSIM_CK(cudaEventRecord(join, streams[static_cast<size_t>(i)]), ctx);
+      DLSIM_CK(cudaStreamWaitEvent(streams[0], join, 0), ctx);
+    }
+  };
+  // Eager: issued from the host and timed on its clock, so launch costs count.
+  auto eager = [&](bool parallel) {
     std::vector<double> t;
     for (int rep = 0; rep < 11; ++rep) {
       DLSIM_CK(cudaDeviceSynchronize(), ctx);
       const auto t0 = Clock::now();
-      for (int i = 0; i < n; ++i) {
-        DLSIM_CK(cudnnSetStream(h, streams[parallel ? static_cast<size_t>(i) : 0]), ctx);
-        DLSIM_CK(cudnnConvolutionForward(h, &one, x, X[i], w, W[i], cd, algo, WS[i], ws, &zero, y, Y[i]), ctx);
-      }
+      issue(n, parallel);
       DLSIM_CK(cudaDeviceSynchronize(), ctx);
       if (rep > 0) t.push_back(since_ns(t0));
     }
     return median(t);
   };
+  // Device time: the same work captured once into a CUDA graph and timed over replays with events, so that the
+  // host's launch costs (tens of microseconds per cuDNN 9 legacy call) stay out of it.
+  auto replayed = [&](int count, bool parallel) {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    DLSIM_CK(cudaStreamBeginCapture(streams[0], cudaStreamCaptureModeRelaxed), ctx);
+    issue(count, parallel);
+    DLSIM_CK(cudaStreamEndCapture(streams[0], &graph), ctx);
+    DLSIM_CK(cudaGraphInstantiate(&exec, graph, 0), ctx);
+    cudaEvent_t a, b;
+    DLSIM_CK(cudaEventCreate(&a), ctx);
+    DLSIM_CK(cudaEventCreate(&b), ctx);
+    std::vector<double> t;
+    for (int rep = 0; rep < 21; ++rep) {
+      DLSIM_CK(cudaEventRecord(a, streams[0]), ctx);
+      DLSIM_CK(cudaGraphLaunch(exec, streams[0]), ctx);
+      DLSIM_CK(cudaEventRecord(b, streams[0]), ctx);
+      DLSIM_CK(cudaEventSynchronize(b), ctx);
+      float ms = 0;
+      DLSIM_CK(cudaEventElapsedTime(&ms, a, b), ctx);
+      if (rep > 0) t.push_back(static_cast<double>(ms) * 1e6);
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    return median(t);
+  };
   ConcurrencySample c;
   c.convs = n;
   c.shape = "n" + std::to_string(batch) + " c256 h14 w14 k256 r3 fp32";
-  c.serial_ns = run(false);
-  c.parallel_ns = run(true);
+  c.single_ns = replayed(1, false);
+  c.serial_ns = replayed(n, false);
+  c.parallel_ns = replayed(n, true);
+  c.eager_serial_ns = eager(false);
+  c.eager_parallel_ns = eager(true);
   r.concurrency.push_back(c);
+  for (auto e : evs) cudaEventDestroy(e);
   for (void* p : bufs) cudaFree(p);
   for (auto s : streams) cudaStreamDestroy(s);
   cudnnDestroyTensorDescriptor(x);
