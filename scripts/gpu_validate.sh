@@ -1,14 +1,26 @@
 #!/usr/bin/env bash
-# Runs on the GPU machine (through the device tool), over a folder prepared here by
-# scripts/prepare_validation.sh (dlsim-cuda plus one plan.json/trace.sim.json per experiment).
+# Runs on the GPU machine (through the device tool) over a folder prepared here by scripts/prepare_validation.sh:
+# dlsim-cuda, lib/ (yaml-cpp), and one plan per experiment (DIR/<experiment>/plan.json or plan.json.gz).
 #   scripts/gpu_validate.sh RUN_DIR OUT_DIR [STAGES]
-# STAGES: a comma list of devices, quick, runs, anyws, micro, torchprof, torch (default: devices, micro, runs, torch). Each stage is bounded by
-# `timeout`; a failed run is repeated with `dlsim-cuda run --check` (one iteration, synchronising after every
-# command) so that an asynchronous fault names its op. Everything lands in OUT_DIR/results.tar.gz (the device
-# tool brings back at most 8 files) and the log in OUT_DIR/log.txt. DEADLINE (seconds, default 540) bounds the
-# whole script: a stage starts only with time left, and its timeout is cut to what remains.
+# STAGES, a comma list, run in this order: devices, quick (micro-benchmarks, 1 minute), runs, micro (full
+# micro-benchmarks), torchprof (PyTorch per-op profile), torch (PyTorch memory and time ground truth).
+# Default: devices,runs,micro,torch.
+# The runs stage runs every plan once per entry of RUN_SETS, a ';'-separated list of TAG:FLAGS (default
+# "eager:"), writing <experiment>/trace.TAG.json and report.TAG.json; e.g.
+#   RUN_SETS="eager:;graph:--cuda-graph;anyws-graph:--cuda-graph --workspace any"
+# A run that fails is repeated with --check (one iteration, synchronising after every command) so that an
+# asynchronous fault names its op. Everything lands in OUT_DIR/results.tar.gz (the device tool brings back at
+# most 8 files) and the log in OUT_DIR/log.txt. DEADLINE (seconds, default 540) bounds the whole script: a step
+# starts only with time left, and its timeout is cut to what remains. RUNS (a glob, default *) picks experiments.
 set -u
+run_dir=$1
+out=$2
+stages=${3:-devices,runs,micro,torch}
 deadline=${DEADLINE:-540}
+mkdir -p "$out/res"
+log=$out/log.txt
+exec > >(tee -a "$log") 2>&1
+has() { [[ ",$stages," == *",$1,"* ]]; }
 left() { local l=$((deadline - SECONDS)); echo $((l < 0 ? 0 : l)); }
 # bounded SECS CMD...: runs CMD with a timeout of min(SECS, time left); skips it when nothing is left.
 bounded() {
@@ -17,19 +29,12 @@ bounded() {
   (( l < 5 )) && { echo "skipped (deadline): $*"; return 124; }
   timeout $((t < l ? t : l)) "$@"
 }
-run_dir=$1
-out=$2
-stages=${3:-devices,micro,runs,torch}
-mkdir -p "$out/res"
-log=$out/log.txt
-exec > >(tee -a "$log") 2>&1
-has() { [[ ",$stages," == *",$1,"* ]]; }
 
-# cuDNN and cuBLAS come from the Python wheels that PyTorch brought.
-# (namespace packages: their __file__ is None, their __path__ holds the folder)
+# cuDNN and cuBLAS come from the Python wheels that PyTorch brought (namespace packages: __path__, not __file__).
 libs=$(python3 -c 'import nvidia.cudnn, nvidia.cublas; print(list(nvidia.cudnn.__path__)[0]+"/lib:"+list(nvidia.cublas.__path__)[0]+"/lib")' 2>/dev/null)
 export LD_LIBRARY_PATH=${libs}:$run_dir/lib:${LD_LIBRARY_PATH:-}
 cuda=$run_dir/dlsim-cuda
+here=$(cd "$(dirname "$0")" && pwd)
 echo "== $(date -u +%FT%TZ) on $(hostname); LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,power.limit,temperature.gpu \
   --format=csv | tee "$out/res/nvidia-smi.csv"
@@ -44,44 +49,36 @@ if has quick; then
   bounded 180 "$cuda" microbench --quick --out "$out/res/micro-quick.json"; echo "rc=$?"
 fi
 if has runs; then
-  for d in "$run_dir"/${RUNS:-*}/; do
-    n=$(basename "$d")
-    [[ -f $d/plan.json ]] || continue
-    mkdir -p "$out/res/$n"
-    cp "$d/trace.sim.json" "$out/res/$n/" 2>/dev/null
-    echo "== run $n"
-    t0=$SECONDS
-    bounded ${RUN_TIMEOUT:-90} "$cuda" run "$d/plan.json" --out "$out/res/$n/trace.cuda.json" --report "$out/res/$n/report.cuda.json"
-    rc=$?
-    echo "rc=$rc ($((SECONDS - t0)) s)"
-    if [[ $rc != 0 && $rc != 4 ]]; then
-      echo "== run $n again with --check"
-      bounded ${RUN_TIMEOUT:-90} "$cuda" run "$d/plan.json" --out "$out/res/$n/trace.check.json" --warmup 0 --iterations 1 --check
-      echo "rc=$?"
-    fi
+  IFS=';' read -r -a sets <<< "${RUN_SETS:-eager:}"
+  for set in "${sets[@]}"; do
+    tag=${set%%:*}
+    read -r -a flags <<< "${set#*:}"
+    for d in "$run_dir"/${RUNS:-*}/; do
+      n=$(basename "$d")
+      [[ -f $d/plan.json.gz && ! -f $d/plan.json ]] && gunzip -k "$d/plan.json.gz"
+      [[ -f $d/plan.json ]] || continue
+      mkdir -p "$out/res/$n"
+      echo "== run $n [$tag] ${flags[*]:-}"
+      t0=$SECONDS
+      bounded ${RUN_TIMEOUT:-90} "$cuda" run "$d/plan.json" "${flags[@]}" --out "$out/res/$n/trace.$tag.json" \
+        --report "$out/res/$n/report.$tag.json"
+      rc=$?
+      echo "rc=$rc ($((SECONDS - t0)) s)"
+      if [[ $rc != 0 && $rc != 3 && $rc != 4 && $rc != 124 ]]; then
+        echo "== run $n again with --check"
+        bounded ${RUN_TIMEOUT:-90} "$cuda" run "$d/plan.json" --out "$out/res/$n/trace.check.json" --warmup 0 \
+          --iterations 1 --check
+        echo "rc=$?"
+      fi
+    done
   done
 fi
 if has micro; then
   echo "== microbench (full)"
   bounded 420 "$cuda" microbench --out "$out/res/micro.json"; echo "rc=$?"
 fi
-if has anyws; then
-  # PyTorch's algorithm rule (first heuristic choice, any workspace): times a framework gets, and the workspace
-  # each convolution really wants (report.cuda.json), which `dlsim calibrate` hands to the simulator.
-  for d in "$run_dir"/${RUNS:-*}/; do
-    n=$(basename "$d")
-    [[ -f $d/plan.json ]] || continue
-    mkdir -p "$out/res/$n"
-    echo "== run $n --workspace any"
-    t0=$SECONDS
-    bounded ${RUN_TIMEOUT:-90} "$cuda" run "$d/plan.json" --workspace any --out "$out/res/$n/trace.cuda-anyws.json" \
-      --report "$out/res/$n/report.cuda-anyws.json"
-    echo "rc=$? ($((SECONDS - t0)) s)"
-  done
-fi
 if has torchprof; then
   echo "== PyTorch per-op profile"
-  here=$(cd "$(dirname "$0")" && pwd)
   for c in resnet50,32 resnet50,64; do
     PYTHONUNBUFFERED=1 bounded 120 python3 "$here/torch_gpu_ground_truth.py" --profile $c --out "$out/res/torch_profile_${c/,/_b}.json"
     echo "rc=$?"
@@ -89,7 +86,6 @@ if has torchprof; then
 fi
 if has torch; then
   echo "== PyTorch ground truth"
-  here=$(cd "$(dirname "$0")" && pwd)
   PYTHONUNBUFFERED=1 bounded 420 python3 "$here/torch_gpu_ground_truth.py" --out "$out/res/torch_gpu.json"
   echo "rc=$?"
 fi

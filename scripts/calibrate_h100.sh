@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Rebuilds configs/hw/h100-sxm.yaml from the measurements committed in results/validation/h100-sxm/ (no GPU):
+# the CUDA-graph timed runs of the cnmem experiments under cuDNN's own algorithm choice (`dlsim-cuda run
+# --cuda-graph --workspace any`: device time per op, and the workspace each convolution really wanted), the
+# micro-benchmarks (PCIe, cudaMalloc/cudaFree, launch), and the plans those runs executed, which `dlsim validate`
+# rewrites here deterministically from configs/validation/ and the datasheet file.
+#   scripts/calibrate_h100.sh [--batches "32 64"] [--models "resnet50 vgg16 googlenet mobilenet_v2"] [--out FILE]
+# Default: every model, both batches, written to configs/hw/h100-sxm.yaml. A subset gives the held-out and
+# leave-one-model-out files of results/validation/h100-sxm/README.md (e.g. --batches 32 --out /tmp/b32.yaml).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+batches="32 64"
+models="resnet50 vgg16 googlenet mobilenet_v2"
+out=configs/hw/h100-sxm.yaml
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --batches) batches=$2; shift 2 ;;
+    --models) models=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    *) echo "usage: $0 [--batches LIST] [--models LIST] [--out FILE]" >&2; exit 2 ;;
+  esac
+done
+data=results/validation/h100-sxm
+input=configs/hw/h100-sxm-datasheet.yaml
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+dirs=()
+for m in $models; do
+  for b in $batches; do
+    n=$m-b$b-cnmem
+    [[ -d $data/runs/$n ]] || { echo "no measurements for $n in $data/runs" >&2; exit 1; }
+    d=$tmp/$n
+    mkdir -p "$d"
+    grep -v '^hw:' "configs/validation/$n.yaml" > "$tmp/$n.yaml"
+    echo "hw: $(realpath "$input")" >> "$tmp/$n.yaml"
+    rc=0
+    build/bin/dlsim validate "$tmp/$n.yaml" --out "$d" --warmup 2 --iterations 5 --cuda-binary /nonexistent \
+      >/dev/null 2>&1 || rc=$?
+    [[ $rc == 0 || $rc == 3 ]] || { echo "dlsim validate $n failed ($rc)" >&2; exit 1; }
+    xz -dc "$data/runs/$n/trace.anyws-graph.json.xz" > "$d/trace.cuda.json"
+    xz -dc "$data/runs/$n/report.anyws-graph.json.xz" > "$d/report.cuda.json"
+    cp "$data/micro.json" "$d/micro.json"
+    dirs+=("$d")
+  done
+done
+build/bin/dlsim calibrate "${dirs[@]}" --hw "$input" --out "$tmp/calibrated.yaml"
+{
+  echo "# NVIDIA H100 SXM5 80GB HBM3, calibrated on a real one (driver 580.159.04, CUDA 13.0, cuDNN 9.14.0) on"
+  echo "# 2026-11-23: written by scripts/calibrate_h100.sh --batches \"$batches\" --models \"$models\""
+  echo "# from results/validation/h100-sxm/ (how it was measured, and the error it leaves, are there)."
+  echo "# Fitted: PCIe bandwidths and latency, launch overhead, cudaMalloc/cudaFree (micro.json); kernel_times (median"
+  echo "# device time per op signature, CUDA-graph replays); conv_workspace (what cuDNN's first-choice algorithm needed);"
+  echo "# roofline.op_class_scale (measured / roofline per op kind, for ops no table entry serves). Everything else is"
+  echo "# the datasheet file's (configs/hw/h100-sxm-datasheet.yaml, whose comments give the sources)."
+  sed 's/^description: .*/description: NVIDIA H100 SXM5 80GB HBM3, PCIe Gen5 x16 host link (calibrated on a real H100, 2026-11-23)/' \
+    "$tmp/calibrated.yaml"
+} > "$out"
+echo "wrote $out"
