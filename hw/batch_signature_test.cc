@@ -23,6 +23,8 @@ struct Conv {
     g.tensor(w).persistent = true;
     const TensorId y = add_tensor(g, "y", DType::F32, {n, 64, 8, 8});
     fwd = add_op(g, OpKind::Conv2d, {x, w}, {y}, 1, 1, 1);
+    g.op(fwd).attrs.set("macs", n * 64 * 64 * 64 * 9);  // counts the batch: left out of the key
+    g.op(fwd).attrs.set("out_channels", 64);             // does not, even where it equals the batch
     const TensorId dy = add_tensor(g, "grad.y", DType::F32, {n, 64, 8, 8});
     g.tensor(dy).kind = TensorKind::Gradient;
     g.tensor(dy).grad_of = y;
@@ -43,7 +45,7 @@ TEST_CASE("batch-free signature: the same op at batch 32 and 64 has one key, wei
   CHECK(ka->key == kb->key);
   CHECK(ka->batch == 32);
   CHECK(kb->batch == 64);
-  CHECK(ka->key == "Conv2d in=f32[B,64,8,8];f32[64,64,3,3] out=f32[B,64,8,8] attrs=");
+  CHECK(ka->key == "Conv2d in=f32[B,64,8,8];f32[64,64,3,3] out=f32[B,64,8,8] attrs=out_channels=64");
   // dy carries the batch (gradient of an activation), dW does not (gradient of a weight), even at batch 64.
   const auto wa = batch_free_signature(a.g, a.g.op(a.bwd)), wb = batch_free_signature(b.g, b.g.op(b.bwd));
   REQUIRE(wa);

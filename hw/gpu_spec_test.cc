@@ -198,7 +198,7 @@ TEST_CASE("a missing file and a YAML syntax error are ConfigErrors") {
 
 TEST_CASE("every shipped hardware file loads and is plausible") {
   std::vector<std::string> names = list_hw_names();
-  CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "h100-sxm", "h200", "v100-sxm2-16gb"});
+  CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "h100-sxm", "h100-sxm-datasheet", "h200", "v100-sxm2-16gb"});
   for (const auto& n : names) {
     INFO(n);
     GpuSpec g = load_gpu_spec(resolve_hw_path(n));
@@ -210,6 +210,11 @@ TEST_CASE("every shipped hardware file loads and is plausible") {
     CHECK(g.copy_engines >= 2);  // one per direction at least, so H2D and D2H overlap
   }
   GpuSpec h100 = load_gpu_spec(resolve_hw_path("h100-sxm"));
+  // The calibrated default (scripts/calibrate_h100.sh): measured tables over the datasheet's figures.
+  CHECK(h100.kernel_times.size() > 1000);
+  CHECK(h100.conv_workspace.size() > 500);
+  CHECK(h100.op_class_scale.count(OpKind::Conv2d) == 1);
+  CHECK(load_gpu_spec(resolve_hw_path("h100-sxm-datasheet")).kernel_times.empty());
   CHECK(h100.sms == 132);
   CHECK(h100.memory_bytes == uint64_t{81106 - 512} << 20);
   CHECK(h100.hbm_bandwidth == 3350e9);
@@ -230,7 +235,7 @@ TEST_CASE("resolve_hw_path takes a name or a path and lists valid names when unk
     std::string what = e.what();
     CHECK(e.key() == "hw");
     CHECK(what.find("h300") != std::string::npos);
-    CHECK(what.find("a100-sxm-40gb, h100-sxm, h200, v100-sxm2-16gb") != std::string::npos);
+    CHECK(what.find("a100-sxm-40gb, h100-sxm, h100-sxm-datasheet, h200, v100-sxm2-16gb") != std::string::npos);
   }
   CHECK_THROWS_AS(resolve_hw_path("/no/such/gpu.yaml"), ConfigError);
 }

@@ -24,7 +24,7 @@ TEST_CASE("written kernel times read back exactly through load_gpu_spec") {
   };
   std::string yaml = kernel_times_yaml(times);
   CHECK(yaml.starts_with("kernel_times:\n  - {signature: \"Conv2d in=f32[32,3,224,224]"));
-  hw_test::TempFile f("written.yaml", shipped("h100-sxm") + yaml);
+  hw_test::TempFile f("written.yaml", shipped("h100-sxm-datasheet") + yaml);
   CHECK(load_gpu_spec(f.path()).kernel_times == times);
 }
 

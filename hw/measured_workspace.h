@@ -2,7 +2,7 @@
 // Gives each convolution's workspace tensor the size its cuDNN algorithm needed on the real GPU, when the
 // hardware file carries calibrated `conv_workspace` entries. The graph builder's figure (workloads/training.cc:
 // 1/8 of the input and output bytes, at most 64 MiB) is an assumption; on an H100 cuDNN's first choices wanted
-// 4.2x (ResNet-50) to 8x (VGG-16) more in total, and the runs held to the assumption were 1.7x to 4.2x slower.
+// 4.2x (ResNet-50) to 8x (VGG-16) more in total, and the runs held to the assumption were 1.4x to 4.3x slower.
 #include "hw/gpu_spec.h"
 #include "workloads/graph.h"
 
