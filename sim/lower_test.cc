@@ -42,7 +42,8 @@ void check_liveness(const Graph& g, const Program& p) {
       const Op& op = g.op(c.op);
       for (TensorId t : op.inputs) CHECK(live[static_cast<size_t>(t)]);
       for (TensorId t : op.outputs) CHECK(live[static_cast<size_t>(t)]);
-      if (op.workspace != kNoTensor) CHECK(live[static_cast<size_t>(op.workspace)]);
+      // A 0-byte workspace (an algorithm that needs none) is never allocated.
+      if (op.workspace != kNoTensor && g.tensor(op.workspace).bytes > 0) CHECK(live[static_cast<size_t>(op.workspace)]);
     } else if (c.kind == CmdKind::Alloc) {
       CHECK_FALSE(live[static_cast<size_t>(c.tensor)]);
       live[static_cast<size_t>(c.tensor)] = true;
@@ -339,4 +340,19 @@ TEST_CASE("lowering a zoo training graph on two streams keeps every invariant an
   for (const auto& o : rec[0]) last_end = std::max(last_end, o.end);
   for (const auto& o : rec[1]) next_start = std::min(next_start, o.start);
   CHECK(next_start >= last_end);
+}
+
+TEST_CASE("lowering: a workspace of 0 bytes (a calibrated algorithm that needs none) is no allocation, and runs") {
+  Diamond m;
+  m.g.tensor(m.ws).bytes = 0;
+  const Program p = lower(m.g, serial(m.g), SwapPlan{});
+  for (const Command& c : p.iteration) CHECK(c.tensor != m.ws);
+  check_liveness(m.g, p);
+  VirtualDeviceMemory dev(uint64_t{1} << 30);
+  ExactCachePool pool(dev);
+  AttrKernels k;
+  LinearLink l(10.0, 10.0, 1000);
+  GpuSpec gpu = fake_gpu();
+  SimContext ctx{m.g, gpu, k, l, pool, dev};
+  CHECK(simulate(p, ctx, SimOptions{}).iterations_completed == 1);
 }

@@ -63,6 +63,19 @@ TEST_CASE("plan file: the Graph, the Program and the pool survive a JSON round t
   CHECK(q.graph.op(0).attrs.get("inplace") == 1);
   CHECK(q.program.iteration[3].kind == CmdKind::WaitEvent);
   CHECK(q.program.iteration[3].stream == 1);
+  CHECK(q.graph.tensor(0).grad_of == kNoTensor);
+}
+
+TEST_CASE("plan file: a gradient keeps what it is the gradient of, and a plan without the field still reads") {
+  PlanFile p = small_plan();
+  p.graph.tensor(1).kind = TensorKind::Gradient;
+  p.graph.tensor(1).grad_of = 0;
+  nlohmann::json j = plan_to_json(p);
+  CHECK(plan_from_json(j, "plan.json").graph.tensor(1).grad_of == 0);
+  j["graph"]["tensors"][1].erase("grad_of");  // as plans written before the field existed
+  CHECK(plan_from_json(j, "plan.json").graph.tensor(1).grad_of == kNoTensor);
+  j["graph"]["tensors"][1]["grad_of"] = 99;
+  CHECK_THROWS_WITH(plan_from_json(j, "plan.json"), Catch::Contains("grad_of"));
 }
 
 TEST_CASE("plan file: bad fields are errors naming the field") {
