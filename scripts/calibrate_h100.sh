@@ -1,23 +1,26 @@
 #!/usr/bin/env bash
 # Rebuilds configs/hw/h100-sxm.yaml from the measurements committed in results/validation/h100-sxm/ (no GPU):
-# the CUDA-graph timed runs of the cnmem experiments under cuDNN's own algorithm choice (`dlsim-cuda run
-# --cuda-graph --workspace any`: device time per op, and the workspace each convolution really wanted), the
-# micro-benchmarks (PCIe, cudaMalloc/cudaFree, launch), and the plans those runs executed, which `dlsim validate`
-# rewrites here deterministically from configs/validation/ and the datasheet file.
-#   scripts/calibrate_h100.sh [--batches "32 64"] [--models "resnet50 vgg16 googlenet mobilenet_v2"] [--out FILE]
-# Default: every model, both batches, written to configs/hw/h100-sxm.yaml. A subset gives the held-out and
-# leave-one-model-out files of results/validation/h100-sxm/README.md (e.g. --batches 32 --out /tmp/b32.yaml).
+# the CUDA-graph timed runs of the cnmem experiments (device time per op) — for the CNNs under cuDNN's own
+# algorithm choice (`dlsim-cuda run --cuda-graph --workspace any`, whose reports also give the workspace each
+# convolution really wanted), for BERT-base (no convolutions) its plain runs —, the micro-benchmarks (PCIe,
+# cudaMalloc/cudaFree, launch), and the plans those runs executed, which `dlsim validate` rewrites here
+# deterministically from configs/validation/ and the datasheet file.
+#   scripts/calibrate_h100.sh [--small-batch-only] [--models "resnet50 vgg16 googlenet mobilenet_v2 bert-base"]
+#                             [--out FILE]
+# Default: every model at both of its batches (CNNs 32 and 64, BERT 16 and 32), written to
+# configs/hw/h100-sxm.yaml. Subsets give the held-out and leave-one-model-out files of
+# results/validation/h100-sxm/README.md (e.g. --small-batch-only --out /tmp/small.yaml).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-batches="32 64"
-models="resnet50 vgg16 googlenet mobilenet_v2"
+small_only=0
+models="resnet50 vgg16 googlenet mobilenet_v2 bert-base"
 out=configs/hw/h100-sxm.yaml
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --batches) batches=$2; shift 2 ;;
+    --small-batch-only) small_only=1; shift ;;
     --models) models=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    *) echo "usage: $0 [--batches LIST] [--models LIST] [--out FILE]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--small-batch-only] [--models LIST] [--out FILE]" >&2; exit 2 ;;
   esac
 done
 data=results/validation/h100-sxm
@@ -26,6 +29,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 dirs=()
 for m in $models; do
+  case $m in
+    bert-base) batches="16 32"; tag=calibrated-graph ;;  # no convolutions: the plain runs are cuDNN-choice free
+    *) batches="32 64"; tag=anyws-graph ;;
+  esac
+  [[ $small_only == 1 ]] && batches=${batches%% *}
   for b in $batches; do
     n=$m-b$b-cnmem
     [[ -d $data/runs/$n ]] || { echo "no measurements for $n in $data/runs" >&2; exit 1; }
@@ -37,8 +45,8 @@ for m in $models; do
     build/bin/dlsim validate "$tmp/$n.yaml" --out "$d" --warmup 2 --iterations 5 --cuda-binary /nonexistent \
       >/dev/null 2>&1 || rc=$?
     [[ $rc == 0 || $rc == 3 ]] || { echo "dlsim validate $n failed ($rc)" >&2; exit 1; }
-    xz -dc "$data/runs/$n/trace.anyws-graph.json.xz" > "$d/trace.cuda.json"
-    xz -dc "$data/runs/$n/report.anyws-graph.json.xz" > "$d/report.cuda.json"
+    xz -dc "$data/runs/$n/trace.$tag.json.xz" > "$d/trace.cuda.json"
+    xz -dc "$data/runs/$n/report.$tag.json.xz" > "$d/report.cuda.json"
     cp "$data/micro.json" "$d/micro.json"
     dirs+=("$d")
   done
@@ -46,7 +54,7 @@ done
 build/bin/dlsim calibrate "${dirs[@]}" --hw "$input" --out "$tmp/calibrated.yaml"
 {
   echo "# NVIDIA H100 SXM5 80GB HBM3, calibrated on a real one (driver 580.159.04, CUDA 13.0, cuDNN 9.14.0) on"
-  echo "# 2026-11-23: written by scripts/calibrate_h100.sh --batches \"$batches\" --models \"$models\""
+  echo "# 2026-11-23: written by scripts/calibrate_h100.sh$([[ $small_only == 1 ]] && echo " --small-batch-only") --models \"$models\""
   echo "# from results/validation/h100-sxm/ (how it was measured, and the error it leaves, are there)."
   echo "# Fitted: PCIe bandwidths and latency, launch overhead, cudaMalloc/cudaFree (micro.json); kernel_times (median"
   echo "# device time per op signature, CUDA-graph replays); conv_workspace (what cuDNN's first-choice algorithm needed);"

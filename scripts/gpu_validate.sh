@@ -2,7 +2,8 @@
 # Runs on the GPU machine (through the device tool) over a folder prepared here by scripts/prepare_validation.sh:
 # dlsim-cuda, lib/ (yaml-cpp), and one plan per experiment (DIR/<experiment>/plan.json or plan.json.gz).
 #   scripts/gpu_validate.sh RUN_DIR OUT_DIR [STAGES]
-# STAGES, a comma list, run in this order: devices, quick (micro-benchmarks, 1 minute), runs, micro (full
+# STAGES, a comma list, run in this order: devices, selftest (our kernels against CPU references), quick
+# (micro-benchmarks, 1 minute), runs, micro (full
 # micro-benchmarks), torchprof (PyTorch per-op profile), torch (PyTorch memory and time ground truth).
 # Default: devices,runs,micro,torch.
 # The runs stage runs every plan once per entry of RUN_SETS, a ';'-separated list of TAG:FLAGS (default
@@ -44,6 +45,10 @@ if has devices; then
   echo "== devices"
   "$cuda" devices | tee "$out/res/devices.txt"
 fi
+if has selftest; then
+  echo "== selftest"
+  bounded 120 "$cuda" selftest | tee "$out/res/selftest.txt"; echo "rc=${PIPESTATUS[0]}"
+fi
 if has quick; then
   echo "== microbench --quick"
   bounded 180 "$cuda" microbench --quick --out "$out/res/micro-quick.json"; echo "rc=$?"
@@ -79,7 +84,7 @@ if has micro; then
 fi
 if has torchprof; then
   echo "== PyTorch per-op profile"
-  for c in resnet50,32 resnet50,64; do
+  for c in ${TORCH_PROFILES:-resnet50,32 resnet50,64}; do
     PYTHONUNBUFFERED=1 bounded 120 python3 "$here/torch_gpu_ground_truth.py" --profile $c --out "$out/res/torch_profile_${c/,/_b}.json"
     echo "rc=$?"
   done

@@ -2,9 +2,9 @@
 # Regenerates the tables of results/validation/h100-sxm/ from the measurements committed there (no GPU needed):
 #   before.md      the datasheet model against the runs of its own plans (CUDA-graph device time)
 #   after.md       the calibrated default (configs/hw/h100-sxm.yaml) against the runs of its own plans
-#   heldout.md     calibrated on batch 32 only, predicting batch 64: against cuDNN's own choice (--workspace any)
+#   heldout.md     the CNNs calibrated on batch 32 only, predicting batch 64: against cuDNN's own choice (--workspace any)
 #                  and against the runs of its own batch-64 plans
-#   lomo.md        leave one model out: calibrated on the other three CNNs (both batches), predicting the fourth
+#   lomo.md        leave one model out: calibrated on the other four models (both batches), predicting the fifth
 #   eager.md       the same plans issued eagerly (host launch costs included) beside their CUDA-graph replays
 #   pytorch.md     PyTorch's caching allocator and iteration times on the same GPU beside dlsim's pytorch-caching
 # Each table also has a .json beside it. Usage: scripts/validation_tables.sh   (after scripts/build.sh)
@@ -30,7 +30,8 @@ report --runs "${all[@]}" --hw datasheet=configs/hw/h100-sxm-datasheet.yaml --tr
 report --runs "${all[@]}" --hw calibrated=configs/hw/h100-sxm.yaml --trace trace.calibrated-graph.json \
   --report report.calibrated-graph.json --json "$out/after.json" --by-kind > "$out/after.md"
 
-scripts/calibrate_h100.sh --batches 32 --out "$tmp/b32.yaml" > /dev/null
+scripts/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet mobilenet_v2" --out "$tmp/b32.yaml" \
+  > /dev/null
 {
   echo "### Against cuDNN's own algorithm choice (--workspace any, CUDA-graph replays)"
   report --runs "${b64[@]}" --hw datasheet=configs/hw/h100-sxm-datasheet.yaml batch32=$tmp/b32.yaml \
@@ -42,12 +43,15 @@ scripts/calibrate_h100.sh --batches 32 --out "$tmp/b32.yaml" > /dev/null
 } > "$out/heldout.md"
 
 {
-  for m in resnet50 vgg16 googlenet mobilenet_v2; do
-    others=$(echo resnet50 vgg16 googlenet mobilenet_v2 | tr ' ' '\n' | grep -vx "$m" | tr '\n' ' ')
+  all_models="resnet50 vgg16 googlenet mobilenet_v2 bert-base"
+  for m in $all_models; do
+    others=$(echo $all_models | tr ' ' '\n' | grep -vx "$m" | tr '\n' ' ')
     scripts/calibrate_h100.sh --models "$others" --out "$tmp/without-$m.yaml" > /dev/null
+    tag=anyws-graph
+    [[ $m == bert-base ]] && tag=calibrated-graph
     echo "### $m, calibrated on: $others"
     report --runs "$tmp"/runs/$m-b*-cnmem --hw datasheet=configs/hw/h100-sxm-datasheet.yaml "without-$m=$tmp/without-$m.yaml" \
-      --trace trace.anyws-graph.json --report report.anyws-graph.json --json "$out/lomo-$m.json"
+      --trace trace.$tag.json --report report.$tag.json --json "$out/lomo-$m.json"
     echo
   done
 } > "$out/lomo.md"

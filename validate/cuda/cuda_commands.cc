@@ -6,6 +6,7 @@
 #include "validate/cuda/cuda_executor.h"
 #include "validate/cuda/device_info.h"
 #include "validate/cuda/microbench.h"
+#include "validate/cuda/selftest.h"
 
 namespace dlsim::cuda {
 
@@ -15,7 +16,8 @@ constexpr const char* kUsage =
     "usage: dlsim-cuda devices\n"
     "       dlsim-cuda run PLAN.json --out TRACE.json [--report REPORT.json] [--warmup N] [--iterations N] [--check]\n"
     "                 [--workspace graph|any] [--cuda-graph]\n"
-    "       dlsim-cuda microbench --out MICRO.json [--quick]\n";
+    "       dlsim-cuda microbench --out MICRO.json [--quick]\n"
+    "       dlsim-cuda selftest       (our kernels against CPU references; exit 1 when one fails)\n";
 
 void write_json(const nlohmann::json& j, const std::string& path) {
   std::ofstream f(path);
@@ -66,11 +68,11 @@ int main_with_args(const std::vector<std::string>& args, std::ostream& out, std:
     else if (plan_path.empty() && args[i][0] != '-') plan_path = args[i];
     else throw ConfigError("command line", 0, args[i], std::string("unknown argument\n") + kUsage);
   }
-  if (cmd != "devices" && cmd != "run" && cmd != "microbench") {
+  if (cmd != "devices" && cmd != "run" && cmd != "microbench" && cmd != "selftest") {
     err << "dlsim-cuda: unknown command '" << cmd << "'\n" << kUsage;
     return 2;
   }
-  if (cmd != "devices" && out_path.empty()) {
+  if (cmd != "devices" && cmd != "selftest" && out_path.empty()) {
     err << "dlsim-cuda " << cmd << ": --out is required\n" << kUsage;
     return 2;
   }
@@ -92,6 +94,7 @@ int main_with_args(const std::vector<std::string>& args, std::ostream& out, std:
     for (int i = 0; i < n; ++i) out << i << ": " << describe_device(i) << "\n";
     return 0;
   }
+  if (cmd == "selftest") return run_selftest(out) == 0 ? 0 : 1;
   if (cmd == "microbench") {
     const MicrobenchResults r = run_microbenchmarks(quick, err);
     write_json(to_json(r), out_path);
