@@ -22,22 +22,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "common/config_error.h"
 
 namespace dlsim {
 namespace {
-
-int64_t numel(const std::vector<int64_t>& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
-}
-
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
-  return r + "]";
-}
 
 DType wider(DType a, DType b) { return (a == DType::F32 || b == DType::F32) ? DType::F32 : a; }
 

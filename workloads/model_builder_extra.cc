@@ -10,24 +10,12 @@
 namespace dlsim {
 namespace {
 
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
-  return r + "]";
-}
-
-uint64_t numel(const std::vector<int64_t>& s) {
-  uint64_t n = 1;
-  for (int64_t d : s) n *= static_cast<uint64_t>(d);
-  return n;
-}
-
 TensorId activation(Graph& g, const std::string& name, DType dt, std::vector<int64_t> shape) {
   Tensor t;
   t.name = name;
   t.kind = TensorKind::Activation;
   t.dtype = dt;
-  t.bytes = numel(shape) * dtype_bytes(dt);
+  t.bytes = static_cast<uint64_t>(numel(shape)) * dtype_bytes(dt);
   t.shape = std::move(shape);
   return g.add_tensor(std::move(t));
 }

@@ -31,12 +31,6 @@ Graph import_onnx_forward(const std::string& path, const ModelOptions&) {
 
 namespace onnx_import {
 
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 namespace {
 
 const onnx::AttributeProto* find_attr(const onnx::NodeProto& n, const std::string& name) {

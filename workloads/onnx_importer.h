@@ -93,7 +93,6 @@ std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name
 bool has_attr(const onnx::NodeProto& n, const std::string& name);
 // A TensorProto's values (integers and floats alike as doubles); `what` names it in errors.
 Value tensor_value(const onnx::TensorProto& t, const std::string& file, const std::string& what);
-int64_t numel(const std::vector<int64_t>& shape);
 
 // Value plumbing and constant folding (onnx_import_values.cc), shared with the layer handlers.
 namespace values {
