@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "hw/gpu_spec.h"
 #include "policies/concurrency/concurrency_policy.h"

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
 
 namespace dlsim {

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
 
 namespace dlsim {

@@ -12,7 +12,7 @@
 
 #include "common/config_error.h"
 #include "common/params.h"
-#include "common/yaml_reader.h"
+#include "common/strings.h"
 
 namespace dlsim {
 

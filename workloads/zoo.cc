@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "workloads/cnn_models.h"
 #include "workloads/onnx_import.h"
