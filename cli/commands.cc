@@ -33,9 +33,11 @@ void list_registry(const Reg& reg, const std::string& title, std::ostream& out) 
   out << title << ":\n";
   for (const auto& e : reg.entries()) {
     out << "  " << std::left << std::setw(18) << e.name << e.description << '\n';
-    for (const auto& p : e.params)
-      out << "      " << p.name << " (" << to_string(p.type) << ", default " << to_string(p.default_value)
-          << "): " << p.description << '\n';
+    for (const auto& p : e.params) {
+      out << "      " << p.name << " (" << to_string(p.type) << ", default " << to_string(p.default_value);
+      if (!p.check.accepts_any()) out << ", valid: " << p.check.text();
+      out << "): " << p.description << '\n';
+    }
   }
 }
 
@@ -145,7 +147,7 @@ int cmd_validate(const ValidateCli& o, std::ostream& out, std::ostream& err) {
   // The simulated twin of the real run: the same Program, the same pool, warm-up iterations included, so that
   // iteration i of both traces is the same work.
   VirtualDeviceMemory dev(prep.hw.spec.memory_bytes);
-  auto pool = pool_registry().get(e.pool.name).factory(e.pool.params, dev);
+  auto pool = make_pool(e, dev);
   SimContext ctx{prep.graph, prep.hw.spec, *prep.hw.kernels, *prep.hw.link, *pool, dev};
   SimOptions so;
   so.iterations = o.warmup + o.iterations;

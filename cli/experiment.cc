@@ -50,6 +50,7 @@ PolicyChoice read_policy(const YamlMap& m, const std::string& key, const Reg& re
   const auto& entry = reg.get(c.name, m.file(), m.line_of(key), key);
   c.params = params_from_yaml(entry.params, params_node, m.file(), c.name, key);
   c.defaults = Params(entry.params);
+  c.line = m.line_of(key);
   return c;
 }
 

@@ -17,6 +17,7 @@ struct PolicyChoice {
   std::string name;
   Params params;
   Params defaults;
+  int line = 0;  // where the file chose it (0 when built in code): errors found later still say where
   // "cnmem", or "cnmem(init_size_mb=256)" naming the parameters that differ from their defaults.
   std::string label() const;
   bool non_default() const { return params.values() != defaults.values(); }

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <limits>
 
+#include "common/config_error.h"
 #include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
@@ -68,6 +69,15 @@ PreparedExperiment prepare_experiment(const Experiment& e) {
   return p;
 }
 
+std::unique_ptr<PoolPolicy> make_pool(const Experiment& e, DeviceMemory& device) {
+  try {
+    return pool_registry().get(e.pool.name).factory(e.pool.params, device);
+  } catch (const ConfigError& err) {
+    if (!err.file().empty()) throw;
+    throw ConfigError(e.file, e.pool.line, err.key().empty() ? "pool" : "pool." + err.key(), err.message());
+  }
+}
+
 ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   const auto wall_start = std::chrono::steady_clock::now();
   ExperimentResult out;
@@ -81,7 +91,7 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   out.tensors = g.tensors().size();
 
   VirtualDeviceMemory dev(hw.spec.memory_bytes);
-  auto pool = pool_registry().get(e.pool.name).factory(e.pool.params, dev);
+  auto pool = make_pool(e, dev);
   SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
   SimOptions opt;
   opt.iterations = e.iterations;

@@ -8,6 +8,7 @@
 #include "cli/experiment.h"
 #include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
+#include "policies/pool/pool_policy.h"
 #include "sim/program.h"
 #include "sim/trace.h"
 #include "workloads/graph.h"
@@ -53,6 +54,10 @@ PreparedExperiment prepare_experiment(const Experiment& e);
 
 // artifacts != nullptr: record the full trace (slower) and hand it over with the graph.
 ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts = nullptr);
+// The experiment's pool over `device`. A check that needs the device (cnmem's first reservation must be below
+// its capacity) fails only here; its ConfigError is given the experiment's file, the pool's line and key.
+std::unique_ptr<PoolPolicy> make_pool(const Experiment& e, DeviceMemory& device);
+
 // Everything `dlsim run --json` prints. with_wall_time=false drops sim_wall_ms (for byte-identical outputs).
 nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time = true);
 

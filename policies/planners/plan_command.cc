@@ -21,7 +21,7 @@ int run_plan_command(const PlanCommandOptions& o, std::ostream& out) {
   for (const auto& [k, v] : o.planner_params) set_param_from_text(entry.params, params, k, v, entry.name);
   if (o.time_limit_s) {
     if (!(*o.time_limit_s > 0)) throw ConfigError("<command line>", 0, "--time-limit", "must be > 0 seconds");
-    if (params.has("time_limit_s")) params.set("time_limit_s", *o.time_limit_s);
+    if (params.has("time_limit_s")) set_param_checked(entry.params, params, "time_limit_s", *o.time_limit_s, "--time-limit");
   }
   const auto buffers = read_instance_csv(o.instance_path);
   const auto planner = entry.factory(params);

@@ -73,6 +73,8 @@ TEST_CASE("plan command: bad planner names, parameters and files are ConfigError
   CHECK_THROWS_AS(run_plan_command(o, s), ConfigError);
   o.planner_params = {{"no_such_param", "1"}};
   CHECK_THROWS_AS(run_plan_command(o, s), ConfigError);
+  o.planner_params = {{"node_limit", "-3"}};  // a range error names the key where it was given
+  CHECK_THROWS_WITH(run_plan_command(o, s), "<command line>: 'node_limit': must be >= 0, got -3");
   o.planner_params = {};
   o.time_limit_s = -1;
   CHECK_THROWS_AS(run_plan_command(o, s), ConfigError);
