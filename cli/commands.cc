@@ -8,6 +8,7 @@
 #include "cli/run_experiment.h"
 #include "cli/sweep.h"
 #include "common/config_error.h"
+#include "hw/cost_model.h"
 #include "hw/gpu_spec.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/planners/planner.h"
@@ -58,7 +59,10 @@ int cmd_run(const RunOptions& o, std::ostream& out) {
     out << "experiment        " << o.experiment << '\n'
         << "model             " << e.model << " (batch " << e.batch << ", " << r.ops << " ops, " << r.tensors
         << " tensors)\n"
-        << "hardware          " << e.hw << '\n'
+        << "hardware          " << e.hw << ", kernel model " << r.kernel_model;
+    if (r.kernel_report.contains("measured_ops"))
+      out << " (" << r.kernel_report["measured_ops"] << " of " << r.kernel_report["ops"] << " ops measured)";
+    out << '\n'
         << "policies          pool " << e.pool.label() << ", swap " << e.swap.label() << ", concurrency "
         << e.concurrency.label() << '\n';
     if (r.oom) out << "OUT OF MEMORY     " << r.oom_where << '\n';
@@ -127,6 +131,7 @@ int cmd_list(std::ostream& out) {
   list_registry(planner_registry(), "offline planners (dlsim plan, and the planned pool's `planner`)", out);
   list_registry(swap_registry(), "swap policies", out);
   list_registry(concurrency_registry(), "concurrency policies", out);
+  list_registry(kernel_model_registry(), "kernel cost models (hardware file: kernel_model, parameters under roofline)", out);
   return 0;
 }
 

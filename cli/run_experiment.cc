@@ -111,6 +111,8 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   out.alloc_time_us = r.allocator_ns.empty() ? 0.0 : static_cast<double>(r.allocator_ns.back()) / 1000.0;
   out.events = r.events_processed;
   out.pool_report = pool->report();
+  out.kernel_model = hw.spec.kernel_model;
+  out.kernel_report = hw.kernels->report(g);
   if (artifacts) {
     artifacts->trace = std::move(r.trace);
     artifacts->graph = std::move(g);
@@ -145,6 +147,8 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["tensors"] = r.tensors;
   j["events"] = r.events;
   j["pool_report"] = r.pool_report;
+  j["kernel_model"] = r.kernel_model;
+  j["kernel_report"] = r.kernel_report;
   if (with_wall_time) j["sim_wall_ms"] = r.sim_wall_ms;
   return j;
 }

@@ -32,6 +32,8 @@ struct ExperimentResult {
   size_t ops = 0;
   size_t tensors = 0;
   nlohmann::json pool_report;       // pool-specific figures
+  std::string kernel_model;         // the hardware file's kernel cost model (roofline, table)
+  nlohmann::json kernel_report;     // its figures about the graph (the table: how many ops it has measured)
   double fragmentation() const {    // reserved / live - 1
     return peak_live_bytes ? static_cast<double>(peak_reserved_bytes) / static_cast<double>(peak_live_bytes) - 1.0 : 0.0;
   }
@@ -52,12 +54,12 @@ struct PreparedExperiment {
 };
 PreparedExperiment prepare_experiment(const Experiment& e);
 
-// artifacts != nullptr: record the full trace (slower) and hand it over with the graph.
-ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts = nullptr);
 // The experiment's pool over `device`. A check that needs the device (cnmem's first reservation must be below
 // its capacity) fails only here; its ConfigError is given the experiment's file, the pool's line and key.
 std::unique_ptr<PoolPolicy> make_pool(const Experiment& e, DeviceMemory& device);
 
+// artifacts != nullptr: record the full trace (slower) and hand it over with the graph.
+ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts = nullptr);
 // Everything `dlsim run --json` prints. with_wall_time=false drops sim_wall_ms (for byte-identical outputs).
 nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time = true);
 

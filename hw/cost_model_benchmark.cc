@@ -42,7 +42,7 @@ Graph chain(int blocks) {
 
 void BM_RooflineCost(benchmark::State& state) {
   Graph g = chain(static_cast<int>(state.range(0)));
-  RooflineCostModel m(round_spec());
+  RooflineCostModel m(round_spec(), round_roofline());
   for (auto _ : state)
     for (const Op& op : g.ops()) benchmark::DoNotOptimize(m.cost(g, op));
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.ops().size()));
@@ -62,7 +62,7 @@ void BM_TableCost(benchmark::State& state) {
   Graph g = chain(static_cast<int>(state.range(0)));
   GpuSpec s = round_spec();
   for (size_t i = 0; i < g.ops().size(); i += 2) s.kernel_times[op_signature(g, g.ops()[i])] = 1000 + i;
-  TableCostModel m(s);
+  TableCostModel m(s, round_roofline());
   for (auto _ : state)
     for (const Op& op : g.ops()) benchmark::DoNotOptimize(m.cost(g, op));
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.ops().size()));

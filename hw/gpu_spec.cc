@@ -9,6 +9,7 @@
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
+#include "hw/cost_model.h"
 
 namespace dlsim {
 
@@ -26,16 +27,6 @@ std::string format_number(double v) {
   std::ostringstream o;
   o << v;  // shortest readable form ("1.5", "1e+12"), same on every run
   return o.str();
-}
-
-// Reads a number and checks it lies in [lo, hi] (or (lo, hi] when lo_open), naming the key on failure.
-double get_in_range(const YamlMap& m, const std::string& key, double lo, double hi, bool lo_open = false) {
-  double v = m.get_double(key);
-  bool below = lo_open ? v <= lo : v < lo;
-  if (below || v > hi)
-    m.fail(key, "value " + format_number(v) + " out of range " + (lo_open ? "(" : "[") + format_number(lo) + ", " +
-                    format_number(hi) + "]");
-  return v;
 }
 
 double get_positive(const YamlMap& m, const std::string& key) {
@@ -73,11 +64,20 @@ void read_peaks(const YamlMap& m, GpuSpec& g) {
   g.peak_fp16 = get_positive(m, "fp16") * kFlopsPerTflop;
 }
 
-void read_roofline(const YamlMap& m, GpuSpec& g) {
-  m.check_keys({"compute_efficiency", "memory_efficiency", "kernel_fixed_us"});
-  g.compute_efficiency = get_in_range(m, "compute_efficiency", 0, 1, true);
-  g.memory_efficiency = get_in_range(m, "memory_efficiency", 0, 1, true);
-  g.kernel_fixed_ns = us_to_ns(get_non_negative(m, "kernel_fixed_us"));
+// `kernel_model:` (optional) chooses the model by name; the `roofline:` block holds its parameters, checked
+// against its specs (every key optional, with the declared default). Reads kernel_times first: the default
+// model depends on it.
+void read_kernel_model(const YamlMap& m, GpuSpec& g) {
+  g.kernel_model = g.kernel_times.empty() ? "roofline" : "table";
+  if (m.has("kernel_model")) {
+    g.kernel_model = m.get_string("kernel_model");
+    kernel_model_registry().get(g.kernel_model, m.file(), m.line_of("kernel_model"), "kernel_model");
+    if (g.kernel_model == "table" && g.kernel_times.empty())
+      m.fail("kernel_model", "the table model needs measured kernel_times (dlsim calibrate writes them)");
+  }
+  const auto& entry = kernel_model_registry().get(g.kernel_model);
+  m.get_map("roofline");  // required, and a mapping
+  g.kernel_model_params = params_from_yaml(entry.params, m.get("roofline"), m.file(), entry.name, "roofline", "");
 }
 
 void read_pcie(const YamlMap& m, GpuSpec& g) {
@@ -136,8 +136,8 @@ double GpuSpec::peak_for(DType t) const {
 
 GpuSpec load_gpu_spec(const std::string& path) {
   YamlMap m(load_yaml_file(path), path);
-  m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "roofline", "pcie",
-                "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times"});
+  m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "kernel_model", "roofline",
+                "pcie", "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times"});
   GpuSpec g;
   g.name = std::filesystem::path(path).stem().string();
   g.file = path;
@@ -146,13 +146,13 @@ GpuSpec load_gpu_spec(const std::string& path) {
   read_memory(m.get_map("memory"), g);
   g.hbm_bandwidth = get_positive(m, "hbm_bandwidth_gb_per_s") * kBytesPerGB;
   read_peaks(m.get_map("peak_tflops"), g);
-  read_roofline(m.get_map("roofline"), g);
   read_pcie(m.get_map("pcie"), g);
   g.copy_engines = static_cast<int>(get_int_in_range(m, "copy_engines", 1, 64));
   g.launch_overhead_ns = us_to_ns(get_non_negative(m, "launch_overhead_us"));
   read_alloc_cost(m.get_map("cudamalloc"), g.malloc_base_ns, g.malloc_ns_per_gib);
   read_alloc_cost(m.get_map("cudafree"), g.free_base_ns, g.free_ns_per_gib);
   if (m.has("kernel_times")) read_kernel_times(m, g);
+  read_kernel_model(m, g);
   return g;
 }
 

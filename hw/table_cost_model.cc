@@ -14,7 +14,7 @@ KernelCost TableCostModel::cost(const Graph& g, const Op& op) const {
     return roofline_.cost(g, op);
   }
   ++hits_;
-  return KernelCost{it->second, sm_fraction(spec(), g, op)};
+  return KernelCost{it->second, roofline_.sm_fraction(g, op)};
 }
 
 TableCoverage TableCostModel::coverage(const Graph& g) const {
@@ -31,6 +31,20 @@ TableCoverage TableCostModel::coverage(const Graph& g) const {
     }
   }
   return c;
+}
+
+nlohmann::json TableCostModel::report(const Graph& g) const {
+  const TableCoverage c = coverage(g);
+  return {{"ops", c.ops}, {"measured_ops", c.hits}, {"unmeasured_signatures", c.missing.size()}};
+}
+
+void register_table(KernelModelRegistry& r) {
+  r.add({"table",
+         "measured kernel times by op signature (the hardware file's kernel_times, written by dlsim calibrate); "
+         "the roofline for ops not measured",
+         RooflineOptions::specs(), [](const Params& p, const GpuSpec& spec) -> std::unique_ptr<KernelCostModel> {
+           return std::make_unique<TableCostModel>(spec, RooflineOptions::from_params(p));
+         }});
 }
 
 }  // namespace dlsim

@@ -19,12 +19,12 @@ TEST_CASE("measured ops take their table time; others fall back to the roofline"
 
   GpuSpec s = round_spec();
   s.kernel_times[op_signature(g, g.op(relu))] = 4321;
-  TableCostModel table(s);
-  RooflineCostModel roofline(s);
+  TableCostModel table(s, round_roofline());
+  RooflineCostModel roofline(s, round_roofline());
 
   KernelCost hit = table.cost(g, g.op(relu));
   CHECK(hit.duration_ns == 4321);
-  CHECK(hit.sm_fraction == sm_fraction(s, g, g.op(relu)));
+  CHECK(hit.sm_fraction == roofline.sm_fraction(g, g.op(relu)));
   KernelCost miss = table.cost(g, g.op(gelu));
   CHECK(miss.duration_ns == roofline.cost(g, g.op(gelu)).duration_ns);
   CHECK(miss.duration_ns == 16'777 + 1000);  // 8 MiB / 5e11 B/s = 16.777 µs, + 1 µs fixed
@@ -39,11 +39,29 @@ TEST_CASE("measured ops take their table time; others fall back to the roofline"
   (void)view;
 }
 
-TEST_CASE("make_cost_model picks the table only when the spec has measurements") {
+TEST_CASE("make_cost_model builds the spec's kernel model with its parameters") {
   GpuSpec s = round_spec();
   auto plain = make_cost_model(s);
-  CHECK(dynamic_cast<RooflineCostModel*>(plain.get()) != nullptr);
+  auto* roofline = dynamic_cast<RooflineCostModel*>(plain.get());
+  REQUIRE(roofline != nullptr);
+  CHECK(roofline->options() == round_roofline());
   s.kernel_times["Relu in=f32[1] out=f32[1] attrs="] = 10;
+  s.kernel_model = "table";
   auto measured = make_cost_model(s);
   CHECK(dynamic_cast<TableCostModel*>(measured.get()) != nullptr);
+}
+
+TEST_CASE("the table reports how much of a graph it has measured") {
+  Graph g;
+  TensorId x = add_tensor(g, "x", DType::F32, {1 << 20});
+  OpId relu = add_op(g, OpKind::Relu, {x}, {x}, 1e6, 4 << 20, 4 << 20);
+  add_op(g, OpKind::Gelu, {x}, {x}, 1e7, 4 << 20, 4 << 20);
+  add_op(g, OpKind::Gelu, {x}, {x}, 1e7, 4 << 20, 4 << 20);  // the same signature: one unmeasured signature
+  GpuSpec s = round_spec();
+  s.kernel_times[op_signature(g, g.op(relu))] = 10;
+  const nlohmann::json r = TableCostModel(s).report(g);
+  CHECK(r["ops"] == 3);
+  CHECK(r["measured_ops"] == 1);
+  CHECK(r["unmeasured_signatures"] == 1);
+  CHECK(RooflineCostModel(s).report(g).empty());  // the roofline has nothing to add
 }
