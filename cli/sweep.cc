@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iomanip>
 #include <ostream>
 #include <sstream>
 
@@ -26,14 +25,6 @@ std::string csv_escape(const std::string& s) {
   for (char c : s) out += (c == '"') ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
-
-std::string fixed(double v, int digits) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(digits) << v;
-  return o.str();
-}
-
-std::string mib(uint64_t b) { return fixed(static_cast<double>(b) / (1024.0 * 1024.0), 1); }
 
 }  // namespace
 

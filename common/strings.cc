@@ -1,5 +1,8 @@
 #include "common/strings.h"
 
+#include <iomanip>
+#include <sstream>
+
 namespace dlsim {
 
 std::string join(const std::vector<std::string>& items, const std::string& sep) {
@@ -10,5 +13,13 @@ std::string join(const std::vector<std::string>& items, const std::string& sep) 
   }
   return out;
 }
+
+std::string fixed(double v, int digits) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(digits) << v;
+  return o.str();
+}
+
+std::string mib(uint64_t bytes) { return fixed(static_cast<double>(bytes) / (1024.0 * 1024.0), 1); }
 
 }  // namespace dlsim
