@@ -28,8 +28,10 @@ std::string csv_escape(const std::string& s) {
 
 }  // namespace
 
-Sweep load_sweep(const std::string& path) {
-  YamlMap m(load_yaml_file(path), path);
+Sweep load_sweep(const std::string& path) { return sweep_from_yaml(load_yaml_file(path), path); }
+
+Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path) {
+  YamlMap m(node, path);
   m.check_keys({"name", "base", "vary"});
   Sweep s;
   s.file = path;
