@@ -5,12 +5,12 @@
 #include "hw/op_signature.h"
 #include "hw/roofline.h"
 #include "hw/table_cost_model.h"
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 namespace {
 
 using namespace dlsim;
-using namespace dlsim::hw_test;
+using namespace dlsim::testing;
 
 // A ResNet-like chain: conv, batch norm, relu, repeated, with distinct shapes per stage.
 Graph chain(int blocks) {

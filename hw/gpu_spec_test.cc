@@ -5,10 +5,10 @@
 #include <string>
 
 #include "common/config_error.h"
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
-using hw_test::TempFile;
+using testing::TempFile;
 
 namespace {
 
@@ -99,7 +99,7 @@ TEST_CASE("a valid hardware file converts every unit to SI") {
 }
 
 TEST_CASE("peak_for picks the tensor-core rate of the type and CUDA-core fp32 otherwise") {
-  GpuSpec g = hw_test::round_spec();
+  GpuSpec g = testing::round_spec();
   CHECK(g.peak_for(DType::F32) == 10e12);
   CHECK(g.peak_for(DType::BF16) == 200e12);
   CHECK(g.peak_for(DType::F16) == 400e12);

@@ -2,10 +2,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
-using namespace dlsim::hw_test;
+using namespace dlsim::testing;
 
 // round_spec(): fp32 10 TFLOPS, tf32 100, bf16 200, fp16 400; HBM 1 TB/s; both efficiencies 0.5; fixed 1 µs;
 // 100 SMs. So achievable: fp32 5e12, tf32 5e13, bf16 1e14 FLOP/s, memory 5e11 B/s.

@@ -4,10 +4,10 @@
 
 #include "hw/hardware.h"
 #include "hw/op_signature.h"
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
-using namespace dlsim::hw_test;
+using namespace dlsim::testing;
 
 TEST_CASE("measured ops take their table time; others fall back to the roofline") {
   Graph g;

@@ -6,10 +6,10 @@
 
 #include <map>
 
-#include "sim/test_fakes.h"
+#include "sim/testing/fakes.h"
 
 using namespace dlsim;
-using namespace dlsim::sim_test;
+using namespace dlsim::testing;
 
 namespace {
 

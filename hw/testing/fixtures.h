@@ -1,5 +1,5 @@
 #pragma once
-// Small hand-built GpuSpecs, graphs and YAML files shared by the hw/ unit tests.
+// Test-only (namespace dlsim::testing): small hand-built GpuSpecs, graphs and YAML files shared by the hw/ tests.
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -11,7 +11,7 @@
 #include "hw/roofline.h"
 #include "workloads/graph.h"
 
-namespace dlsim::hw_test {
+namespace dlsim::testing {
 
 // Round numbers so that expected times can be worked out by hand in the tests.
 inline GpuSpec round_spec() {
@@ -84,4 +84,4 @@ class TempFile {
   std::filesystem::path path_;
 };
 
-}  // namespace dlsim::hw_test
+}  // namespace dlsim::testing
