@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "hw/gpu_spec.h"
 #include "policies/concurrency/concurrency_policy.h"
@@ -31,6 +32,15 @@ const std::vector<std::string>& experiment_keys() {
 
 namespace {
 
+// A relative path to a file (an ONNX model, a hardware file) as written in `file`: as given when it exists from
+// the working folder, else beside `file` when it exists there.
+std::string beside_if_missing(const std::string& path, const std::string& file) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute() || file.empty() || std::filesystem::exists(p)) return path;
+  const auto beside = std::filesystem::path(file).parent_path() / p;
+  return std::filesystem::exists(beside) ? beside.string() : path;
+}
+
 // `pool: cnmem` or `pool: {name: cnmem, init_size_mb: 256}`.
 template <class Reg>
 PolicyChoice read_policy(const YamlMap& m, const std::string& key, const Reg& reg) {
@@ -49,6 +59,7 @@ PolicyChoice read_policy(const YamlMap& m, const std::string& key, const Reg& re
   const auto& entry = reg.get(c.name, m.file(), m.line_of(key), key);
   c.params = params_from_yaml(entry.params, params_node, m.file(), c.name, key);
   c.defaults = Params(entry.params);
+  c.line = m.line_of(key);
   return c;
 }
 
@@ -63,11 +74,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.model = m.get_string("model");
   const bool is_onnx = e.model.size() > 5 && e.model.substr(e.model.size() - 5) == ".onnx";
   if (is_onnx) {
-    std::filesystem::path p(e.model);
-    if (p.is_relative() && !file.empty()) {
-      auto beside = std::filesystem::path(file).parent_path() / p;
-      if (!std::filesystem::exists(p) && std::filesystem::exists(beside)) e.model = beside.string();
-    }
+    e.model = beside_if_missing(e.model, file);
     if (!std::filesystem::exists(e.model)) m.fail("model", "ONNX file '" + e.model + "' not found");
   } else {
     bool known = false;
@@ -91,8 +98,9 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
     auto names = list_hw_names();
     if (std::find(names.begin(), names.end(), e.hw) == names.end())
       m.fail("hw", "unknown hardware '" + e.hw + "'; valid: " + join(names) + ", or a path to a .yaml file");
-  } else if (!std::filesystem::exists(e.hw)) {
-    m.fail("hw", "hardware file '" + e.hw + "' not found");
+  } else {
+    e.hw = beside_if_missing(e.hw, file);
+    if (!std::filesystem::exists(e.hw)) m.fail("hw", "hardware file '" + e.hw + "' not found");
   }
 
   e.pool = read_policy(m, "pool", pool_registry());

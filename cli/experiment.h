@@ -17,6 +17,7 @@ struct PolicyChoice {
   std::string name;
   Params params;
   Params defaults;
+  int line = 0;  // where the file chose it (0 when built in code): errors found later still say where
   // "cnmem", or "cnmem(init_size_mb=256)" naming the parameters that differ from their defaults.
   std::string label() const;
   bool non_default() const { return params.values() != defaults.values(); }
@@ -24,11 +25,12 @@ struct PolicyChoice {
 
 struct Experiment {
   std::string file;           // where it was read from ("" when built in code)
-  std::string model;          // zoo name or path to an .onnx file
+  std::string model;          // zoo name or path to an .onnx file (a relative one: from the working folder, else
+                              // beside the experiment file)
   int64_t batch = 0;
   int64_t image_size = 0;     // 0: the model's default
   int64_t seq_len = 0;        // 0: the model's default
-  std::string hw;             // configs/hw name or path
+  std::string hw;             // configs/hw name or path to a .yaml file (relative: as for model)
   PolicyChoice pool;
   PolicyChoice swap;
   PolicyChoice concurrency;

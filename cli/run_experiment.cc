@@ -3,6 +3,7 @@
 #include <chrono>
 #include <limits>
 
+#include "common/config_error.h"
 #include "hw/hardware.h"
 #include "hw/measured_workspace.h"
 #include "policies/concurrency/concurrency_policy.h"
@@ -70,6 +71,15 @@ PreparedExperiment prepare_experiment(const Experiment& e) {
   return p;
 }
 
+std::unique_ptr<PoolPolicy> make_pool(const Experiment& e, DeviceMemory& device) {
+  try {
+    return pool_registry().get(e.pool.name).factory(e.pool.params, device);
+  } catch (const ConfigError& err) {
+    if (!err.file().empty()) throw;
+    throw ConfigError(e.file, e.pool.line, err.key().empty() ? "pool" : "pool." + err.key(), err.message());
+  }
+}
+
 ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   const auto wall_start = std::chrono::steady_clock::now();
   ExperimentResult out;
@@ -83,7 +93,7 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   out.tensors = g.tensors().size();
 
   VirtualDeviceMemory dev(hw.spec.memory_bytes);
-  auto pool = pool_registry().get(e.pool.name).factory(e.pool.params, dev);
+  auto pool = make_pool(e, dev);
   SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
   SimOptions opt;
   opt.iterations = e.iterations;
@@ -103,6 +113,8 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   out.alloc_time_us = r.allocator_ns.empty() ? 0.0 : static_cast<double>(r.allocator_ns.back()) / 1000.0;
   out.events = r.events_processed;
   out.pool_report = pool->report();
+  out.kernel_model = hw.spec.kernel_model;
+  out.kernel_report = hw.kernels->report(g);
   if (artifacts) {
     artifacts->trace = std::move(r.trace);
     artifacts->graph = std::move(g);
@@ -137,6 +149,8 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["tensors"] = r.tensors;
   j["events"] = r.events;
   j["pool_report"] = r.pool_report;
+  j["kernel_model"] = r.kernel_model;
+  j["kernel_report"] = r.kernel_report;
   if (with_wall_time) j["sim_wall_ms"] = r.sim_wall_ms;
   return j;
 }

@@ -8,6 +8,7 @@
 #include "cli/experiment.h"
 #include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
+#include "policies/pool/pool_policy.h"
 #include "sim/program.h"
 #include "sim/trace.h"
 #include "workloads/graph.h"
@@ -31,6 +32,8 @@ struct ExperimentResult {
   size_t ops = 0;
   size_t tensors = 0;
   nlohmann::json pool_report;       // pool-specific figures
+  std::string kernel_model;         // the hardware file's kernel cost model (roofline, table)
+  nlohmann::json kernel_report;     // its figures about the graph (the table: how many ops it has measured)
   double fragmentation() const {    // reserved / live - 1
     return peak_live_bytes ? static_cast<double>(peak_reserved_bytes) / static_cast<double>(peak_live_bytes) - 1.0 : 0.0;
   }
@@ -50,6 +53,10 @@ struct PreparedExperiment {
   Program program;
 };
 PreparedExperiment prepare_experiment(const Experiment& e);
+
+// The experiment's pool over `device`. A check that needs the device (cnmem's first reservation must be below
+// its capacity) fails only here; its ConfigError is given the experiment's file, the pool's line and key.
+std::unique_ptr<PoolPolicy> make_pool(const Experiment& e, DeviceMemory& device);
 
 // artifacts != nullptr: record the full trace (slower) and hand it over with the graph.
 ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts = nullptr);

@@ -2,11 +2,11 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iomanip>
 #include <ostream>
 #include <sstream>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
 
 namespace dlsim {
@@ -26,18 +26,12 @@ std::string csv_escape(const std::string& s) {
   return out + "\"";
 }
 
-std::string fixed(double v, int digits) {
-  std::ostringstream o;
-  o << std::fixed << std::setprecision(digits) << v;
-  return o.str();
-}
-
-std::string mib(uint64_t b) { return fixed(static_cast<double>(b) / (1024.0 * 1024.0), 1); }
-
 }  // namespace
 
-Sweep load_sweep(const std::string& path) {
-  YamlMap m(load_yaml_file(path), path);
+Sweep load_sweep(const std::string& path) { return sweep_from_yaml(load_yaml_file(path), path); }
+
+Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path) {
+  YamlMap m(node, path);
   m.check_keys({"name", "base", "vary"});
   Sweep s;
   s.file = path;

@@ -26,6 +26,9 @@ struct Sweep {
 };
 
 Sweep load_sweep(const std::string& path);
+// Parses a sweep mapping (a whole file, or one embedded in a scenario) and every point it expands to; errors
+// name `path`, the line and the key.
+Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path);
 
 using RunFn = std::function<ExperimentResult(const Experiment&)>;
 

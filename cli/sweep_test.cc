@@ -81,3 +81,11 @@ TEST_CASE("sweep errors name the file, line and key") {
                     Catch::Contains("unknown pool 'nope'"));
   CHECK_THROWS_WITH(load_sweep(write_temp("bad3.yaml", "name: a/b\nbase: {}\n")), Catch::Contains("'name'"));
 }
+
+TEST_CASE("a pool parameter out of range in vary stops the sweep before anything runs") {
+  const std::string file = write_temp("bad4.yaml",
+                                      "name: t\nbase:\n  model: resnet50\n  batch: 1\n  hw: h100-sxm\n"
+                                      "  pool: cnmem\n  swap: none\n  concurrency: serial\n"
+                                      "vary:\n  pool: [cnmem,\n         {name: cnmem, init_size_mb: -5}]\n");
+  CHECK_THROWS_WITH(load_sweep(file), file + ":11: 'pool.init_size_mb': must be >= 0, got -5");
+}

@@ -15,6 +15,7 @@ ConfigError::ConfigError(std::string file, int line, std::string key, const std:
     : std::runtime_error(format_where(file, line, key, message)),
       file_(std::move(file)),
       line_(line),
-      key_(std::move(key)) {}
+      key_(std::move(key)),
+      message_(message) {}
 
 }  // namespace dlsim

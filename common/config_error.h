@@ -13,11 +13,13 @@ class ConfigError : public std::runtime_error {
   const std::string& file() const { return file_; }
   int line() const { return line_; }
   const std::string& key() const { return key_; }
+  const std::string& message() const { return message_; }  // what() without the place
 
  private:
   std::string file_;
   int line_;
   std::string key_;
+  std::string message_;
 };
 
 }  // namespace dlsim

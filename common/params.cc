@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
 
 namespace dlsim {
@@ -15,17 +16,6 @@ const char* to_string(ParamType t) {
     case ParamType::String: return "string";
   }
   return "?";
-}
-
-std::string to_string(const ParamValue& v) {
-  if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
-  if (auto* d = std::get_if<double>(&v)) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", *d);
-    return buf;
-  }
-  if (auto* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
-  return std::get<std::string>(v);
 }
 
 Params::Params(const std::vector<ParamSpec>& specs) {
@@ -93,7 +83,9 @@ Params params_from_yaml(const std::vector<ParamSpec>& specs, const YAML::Node& m
     if (!spec)
       throw ConfigError(file, yaml_line(it->first), full,
                         "'" + owner + "' has no parameter '" + key + "'; its parameters: " + valid_names(specs));
-    p.set(key, convert(*spec, it->second, file, full));
+    ParamValue v = convert(*spec, it->second, file, full);
+    if (auto why = spec->check.violation(v)) throw ConfigError(file, yaml_line(it->second), full, *why);
+    p.set(key, std::move(v));
   }
   return p;
 }
@@ -104,7 +96,25 @@ void set_param_from_text(const std::vector<ParamSpec>& specs, Params& p, const s
   if (!spec)
     throw ConfigError("<command line>", 0, key,
                       "'" + owner + "' has no parameter '" + key + "'; its parameters: " + valid_names(specs));
-  p.set(key, convert(*spec, YAML::Node(text), "<command line>", key));
+  ParamValue v = convert(*spec, YAML::Node(text), "<command line>", key);
+  if (auto why = spec->check.violation(v)) throw ConfigError("<command line>", 0, key, *why);
+  p.set(key, std::move(v));
+}
+
+void set_param_checked(const std::vector<ParamSpec>& specs, Params& p, const std::string& key, ParamValue v,
+                       const std::string& option) {
+  const ParamSpec* spec = find_spec(specs, key);
+  if (!spec) throw std::logic_error("parameter '" + key + "' is not declared");
+  if (auto why = spec->check.violation(v)) throw ConfigError("<command line>", 0, option, *why);
+  p.set(key, std::move(v));
+}
+
+void check_params(const std::vector<ParamSpec>& specs, const Params& p, const std::string& owner) {
+  for (const auto& [key, v] : p.values()) {
+    const ParamSpec* spec = find_spec(specs, key);
+    if (!spec) throw ConfigError("", 0, key, "'" + owner + "' has no parameter '" + key + "'");
+    if (auto why = spec->check.violation(v)) throw ConfigError("", 0, key, owner + ": " + *why);
+  }
 }
 
 }  // namespace dlsim

@@ -1,27 +1,29 @@
 #pragma once
-// Typed, self-describing parameters of a registered implementation (a pool, a planner, a policy...).
-// A ParamSpec says a parameter's name, type, default and meaning; Params holds validated values.
+// Typed, self-describing parameters of a registered implementation (a pool, a planner, a policy, a kernel
+// cost model). A ParamSpec is the one declaration of a parameter: its name, type, default, meaning and valid
+// values; Params holds values that passed those checks. An implementation's options struct converts Params
+// to its own units (from_params) and checks nothing itself, except what depends on the device (cnmem's
+// "below the device capacity").
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <map>
 #include <string>
-#include <variant>
 #include <vector>
+
+#include "common/param_check.h"
 
 namespace dlsim {
 
 enum class ParamType { Int, Double, Bool, String };
 const char* to_string(ParamType t);
 
-using ParamValue = std::variant<int64_t, double, bool, std::string>;
-std::string to_string(const ParamValue& v);
-
 struct ParamSpec {
   std::string name;
   ParamType type;
   ParamValue default_value;
   std::string description;
+  ParamCheck check = {};  // the valid values; by default every value of the type
 };
 
 class Params {
@@ -44,13 +46,24 @@ class Params {
   std::map<std::string, ParamValue> values_;
 };
 
-// Builds Params from a YAML mapping (keys other than `skip_key`, e.g. "name"), checking every key and type
-// against the specs; errors name file, line, key and the valid parameters. `owner` names the implementation.
+// Builds Params from a YAML mapping (keys other than `skip_key`, e.g. "name"), checking every key, type and
+// value against the specs; errors name file, line, key ("<context>.<key>") and, for an unknown key, the valid
+// parameters. `owner` names the implementation.
 Params params_from_yaml(const std::vector<ParamSpec>& specs, const YAML::Node& map, const std::string& file,
                         const std::string& owner, const std::string& context, const std::string& skip_key = "name");
 
-// Sets one parameter from text (command line "key=value"), type-checked against the specs.
+// Sets one parameter from text (command line "key=value"), checked against the specs like a YAML value; errors
+// name "<command line>" and the key.
 void set_param_from_text(const std::vector<ParamSpec>& specs, Params& p, const std::string& key,
                          const std::string& text, const std::string& owner);
+
+// Sets one parameter from a value already typed (a command-line option such as --time-limit), checked against
+// its spec; `option` is what the error names.
+void set_param_checked(const std::vector<ParamSpec>& specs, Params& p, const std::string& key, ParamValue v,
+                       const std::string& option);
+
+// Checks every value of `p` against its spec, for Params that did not come through the readers above (built in
+// code, read back from a plan file). Throws ConfigError (no file; the key) on the first bad one.
+void check_params(const std::vector<ParamSpec>& specs, const Params& p, const std::string& owner);
 
 }  // namespace dlsim

@@ -5,6 +5,14 @@
 //
 // Entries are added by explicit registration functions (see e.g. policies/pool/builtin_pools.cc), not static
 // initialisers: static libraries drop unreferenced objects, and an explicit list makes the order deterministic.
+//
+// Adding an implementation: declare its parameters once, as ParamSpecs with their checks, beside the class,
+//   void register_my_pool(PoolRegistry& r) {                       // policies/pool/my_pool.cc
+//     r.add({"my-pool", "one line for dlsim list", MyPoolOptions::specs(),
+//            [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
+//              return std::make_unique<MyPool>(d, MyPoolOptions::from_params(p)); }});
+//   }
+// and call register_my_pool from the list in policies/pool/builtin_pools.cc.
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,7 +20,7 @@
 
 #include "common/config_error.h"
 #include "common/params.h"
-#include "common/yaml_reader.h"
+#include "common/strings.h"
 
 namespace dlsim {
 
@@ -31,7 +39,15 @@ class Registry {
 
   explicit Registry(std::string kind) : kind_(std::move(kind)) {}
 
-  void add(Entry e) { entries_.push_back(std::move(e)); }
+  // The factory of an added entry checks every parameter against its spec first, whatever path the Params
+  // took (YAML and --param are checked when read; Params built in code or read from a plan file are not).
+  void add(Entry e) {
+    e.factory = [inner = std::move(e.factory), specs = e.params, name = e.name](const Params& p, Args... args) {
+      check_params(specs, p, name);
+      return inner(p, args...);
+    };
+    entries_.push_back(std::move(e));
+  }
 
   const std::vector<Entry>& entries() const { return entries_; }
   const std::string& kind() const { return kind_; }

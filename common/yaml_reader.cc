@@ -6,16 +6,9 @@
 #include <cstdlib>
 #include <fstream>
 
-namespace dlsim {
+#include "common/strings.h"
 
-std::string join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
-    out += items[i];
-  }
-  return out;
-}
+namespace dlsim {
 
 YAML::Node load_yaml_file(const std::string& path) {
   std::ifstream in(path);

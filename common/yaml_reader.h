@@ -55,6 +55,4 @@ bool yaml_to_bool(const YAML::Node& n, const std::string& file, const std::strin
 std::string yaml_to_string(const YAML::Node& n, const std::string& file, const std::string& key);
 inline int yaml_line(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
 
-std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
-
 }  // namespace dlsim

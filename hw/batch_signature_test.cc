@@ -3,11 +3,11 @@
 #include <catch2/catch.hpp>
 
 #include "hw/op_signature.h"
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
-using hw_test::add_op;
-using hw_test::add_tensor;
+using testing::add_op;
+using testing::add_tensor;
 
 namespace {
 // conv at batch n: x [n,64,8,8], w [64,64,3,3] (64 output channels: equal to the batch at n = 64), y likewise;

@@ -1,7 +1,11 @@
 #pragma once
-// How long work takes on the modelled hardware.
+// How long work takes on the modelled hardware: the kernel cost models (chosen by name, `kernel_model:` in the
+// hardware file) and the host link's transfer model.
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 
+#include "common/registry.h"
 #include "hw/gpu_spec.h"
 #include "workloads/graph.h"
 
@@ -16,7 +20,14 @@ class KernelCostModel {
  public:
   virtual ~KernelCostModel() = default;
   virtual KernelCost cost(const Graph& g, const Op& op) const = 0;
+  // Model-specific figures about a graph for `run --json` (the table: how many ops it has measured). May be empty.
+  virtual nlohmann::json report(const Graph& /*g*/) const { return nlohmann::json::object(); }
 };
+
+// Every built-in kernel cost model (`roofline`, `table`), registered in a fixed order
+// (hw/builtin_kernel_models.cc). A model's parameters are the `roofline:` block of the hardware file.
+using KernelModelRegistry = Registry<KernelCostModel, const GpuSpec&>;
+const KernelModelRegistry& kernel_model_registry();
 
 enum class CopyDir : uint8_t { HostToDevice, DeviceToHost };
 

@@ -5,12 +5,12 @@
 #include "hw/op_signature.h"
 #include "hw/roofline.h"
 #include "hw/table_cost_model.h"
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 namespace {
 
 using namespace dlsim;
-using namespace dlsim::hw_test;
+using namespace dlsim::testing;
 
 // A ResNet-like chain: conv, batch norm, relu, repeated, with distinct shapes per stage.
 Graph chain(int blocks) {
@@ -42,7 +42,7 @@ Graph chain(int blocks) {
 
 void BM_RooflineCost(benchmark::State& state) {
   Graph g = chain(static_cast<int>(state.range(0)));
-  RooflineCostModel m(round_spec());
+  RooflineCostModel m(round_spec(), round_roofline());
   for (auto _ : state)
     for (const Op& op : g.ops()) benchmark::DoNotOptimize(m.cost(g, op));
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.ops().size()));
@@ -62,7 +62,7 @@ void BM_TableCost(benchmark::State& state) {
   Graph g = chain(static_cast<int>(state.range(0)));
   GpuSpec s = round_spec();
   for (size_t i = 0; i < g.ops().size(); i += 2) s.kernel_times[op_signature(g, g.ops()[i])] = 1000 + i;
-  TableCostModel m(s);
+  TableCostModel m(s, round_roofline());
   for (auto _ : state)
     for (const Op& op : g.ops()) benchmark::DoNotOptimize(m.cost(g, op));
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(g.ops().size()));

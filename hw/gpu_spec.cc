@@ -7,7 +7,9 @@
 #include <sstream>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
+#include "hw/cost_model.h"
 
 namespace dlsim {
 
@@ -25,16 +27,6 @@ std::string format_number(double v) {
   std::ostringstream o;
   o << v;  // shortest readable form ("1.5", "1e+12"), same on every run
   return o.str();
-}
-
-// Reads a number and checks it lies in [lo, hi] (or (lo, hi] when lo_open), naming the key on failure.
-double get_in_range(const YamlMap& m, const std::string& key, double lo, double hi, bool lo_open = false) {
-  double v = m.get_double(key);
-  bool below = lo_open ? v <= lo : v < lo;
-  if (below || v > hi)
-    m.fail(key, "value " + format_number(v) + " out of range " + (lo_open ? "(" : "[") + format_number(lo) + ", " +
-                    format_number(hi) + "]");
-  return v;
 }
 
 double get_positive(const YamlMap& m, const std::string& key) {
@@ -72,20 +64,41 @@ void read_peaks(const YamlMap& m, GpuSpec& g) {
   g.peak_fp16 = get_positive(m, "fp16") * kFlopsPerTflop;
 }
 
-void read_roofline(const YamlMap& m, GpuSpec& g) {
-  m.check_keys({"compute_efficiency", "memory_efficiency", "kernel_fixed_us", "op_class_scale"});
-  g.compute_efficiency = get_in_range(m, "compute_efficiency", 0, 1, true);
-  g.memory_efficiency = get_in_range(m, "memory_efficiency", 0, 1, true);
-  g.kernel_fixed_ns = us_to_ns(get_non_negative(m, "kernel_fixed_us"));
-  if (!m.has("op_class_scale")) return;
-  const YamlMap cs = m.get_map("op_class_scale");
+// roofline.op_class_scale (written by calibration): measured / roofline time per op kind. A map, not a scalar
+// parameter of the kernel model, so it is read here and left out of the block the model's specs check.
+void read_op_class_scale(const YamlMap& roofline, GpuSpec& g) {
+  const YamlMap cs = roofline.get_map("op_class_scale");
   for (const auto& kv : cs.node()) {
     const std::string kind = kv.first.as<std::string>();
     int k = 0;
     while (k <= static_cast<int>(OpKind::Other) && kind != to_string(static_cast<OpKind>(k))) ++k;
     if (k > static_cast<int>(OpKind::Other)) cs.fail(kind, "not an op kind (e.g. Conv2d, BatchNormBwd)");
-    g.op_class_scale[static_cast<OpKind>(k)] = get_in_range(cs, kind, 0, 1e6, true);
+    const double v = cs.get_double(kind);
+    if (!(v > 0 && v <= 1e6)) cs.fail(kind, "a factor in (0, 1e6], got " + std::to_string(v));
+    g.op_class_scale[static_cast<OpKind>(k)] = v;
   }
+}
+
+// `kernel_model:` (optional) chooses the model by name; the `roofline:` block holds its parameters, checked
+// against its specs (every key optional, with the declared default). Reads kernel_times first: the default
+// model depends on it.
+void read_kernel_model(const YamlMap& m, GpuSpec& g) {
+  g.kernel_model = g.kernel_times.empty() ? "roofline" : "table";
+  if (m.has("kernel_model")) {
+    g.kernel_model = m.get_string("kernel_model");
+    kernel_model_registry().get(g.kernel_model, m.file(), m.line_of("kernel_model"), "kernel_model");
+    if (g.kernel_model == "table" && g.kernel_times.empty())
+      m.fail("kernel_model", "the table model needs measured kernel_times (dlsim calibrate writes them)");
+  }
+  const auto& entry = kernel_model_registry().get(g.kernel_model);
+  const YamlMap roofline = m.get_map("roofline");  // required, and a mapping
+  YAML::Node block = m.get("roofline");
+  if (roofline.has("op_class_scale")) {
+    read_op_class_scale(roofline, g);
+    block = YAML::Clone(block);
+    block.remove("op_class_scale");
+  }
+  g.kernel_model_params = params_from_yaml(entry.params, block, m.file(), entry.name, "roofline", "");
 }
 
 void read_pcie(const YamlMap& m, GpuSpec& g) {
@@ -182,8 +195,9 @@ double GpuSpec::peak_for(DType t) const {
 
 GpuSpec load_gpu_spec(const std::string& path) {
   YamlMap m(load_yaml_file(path), path);
-  m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "roofline", "pcie",
-                "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times", "conv_workspace"});
+  m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "kernel_model", "roofline",
+                "pcie", "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times",
+                "conv_workspace"});
   GpuSpec g;
   g.name = std::filesystem::path(path).stem().string();
   g.file = path;
@@ -192,7 +206,6 @@ GpuSpec load_gpu_spec(const std::string& path) {
   read_memory(m.get_map("memory"), g);
   g.hbm_bandwidth = get_positive(m, "hbm_bandwidth_gb_per_s") * kBytesPerGB;
   read_peaks(m.get_map("peak_tflops"), g);
-  read_roofline(m.get_map("roofline"), g);
   read_pcie(m.get_map("pcie"), g);
   g.copy_engines = static_cast<int>(get_int_in_range(m, "copy_engines", 1, 64));
   g.launch_overhead_ns = us_to_ns(get_non_negative(m, "launch_overhead_us"));
@@ -200,6 +213,7 @@ GpuSpec load_gpu_spec(const std::string& path) {
   read_alloc_cost(m.get_map("cudafree"), g.free_base_ns, g.free_ns_per_gib);
   if (m.has("kernel_times")) read_kernel_times(m, g);
   if (m.has("conv_workspace")) read_conv_workspace(m, g);
+  read_kernel_model(m, g);
   return g;
 }
 

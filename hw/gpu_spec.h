@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/params.h"
 #include "workloads/graph.h"
 
 namespace dlsim {
@@ -24,10 +25,11 @@ struct GpuSpec {
   double peak_bf16 = 0;            // FLOP/s, tensor core, dense
   double peak_fp16 = 0;            // FLOP/s, tensor core, dense
 
-  // Roofline efficiencies: achieved fraction of peak (compute, memory) and a fixed cost per kernel.
-  double compute_efficiency = 0.6;
-  double memory_efficiency = 0.8;
-  TimeNs kernel_fixed_ns = 2000;
+  // The kernel cost model (hw/cost_model.h's registry) and its parameters, the file's `roofline:` block,
+  // checked against the model's specs. kernel_model is what the file names, or by default `table` when it
+  // has kernel_times and `roofline` when not.
+  std::string kernel_model = "roofline";
+  Params kernel_model_params;
 
   int pcie_gen = 0;
   int pcie_lanes = 0;

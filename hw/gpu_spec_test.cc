@@ -5,10 +5,10 @@
 #include <string>
 
 #include "common/config_error.h"
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
-using hw_test::TempFile;
+using testing::TempFile;
 
 namespace {
 
@@ -78,9 +78,10 @@ TEST_CASE("a valid hardware file converts every unit to SI") {
   CHECK(g.peak_fp32 == 10e12);
   CHECK(g.peak_tf32 == 100e12);
   CHECK(g.peak_bf16 == 200e12);
-  CHECK(g.compute_efficiency == 0.5);
-  CHECK(g.memory_efficiency == 0.75);
-  CHECK(g.kernel_fixed_ns == 1500);
+  CHECK(g.kernel_model == "roofline");  // no kernel_times, no kernel_model: the default
+  CHECK(g.kernel_model_params.get_double("compute_efficiency") == 0.5);
+  CHECK(g.kernel_model_params.get_double("memory_efficiency") == 0.75);
+  CHECK(g.kernel_model_params.get_double("kernel_fixed_us") == 1.5);
   CHECK(g.pcie_gen == 4);
   CHECK(g.pcie_lanes == 16);
   CHECK(g.pcie_h2d_pinned == 25e9);
@@ -98,7 +99,7 @@ TEST_CASE("a valid hardware file converts every unit to SI") {
 }
 
 TEST_CASE("peak_for picks the tensor-core rate of the type and CUDA-core fp32 otherwise") {
-  GpuSpec g = hw_test::round_spec();
+  GpuSpec g = testing::round_spec();
   CHECK(g.peak_for(DType::F32) == 10e12);
   CHECK(g.peak_for(DType::BF16) == 200e12);
   CHECK(g.peak_for(DType::F16) == 400e12);
@@ -147,7 +148,7 @@ TEST_CASE("values out of range are refused with the key and line") {
   ConfigError eff = load_error(replace(kValid, "  compute_efficiency: 0.5", "  compute_efficiency: 1.5"));
   CHECK(eff.key() == "roofline.compute_efficiency");
   CHECK(eff.line() == 13);
-  CHECK(std::string(eff.what()).find("value 1.5 out of range (0, 1]") != std::string::npos);
+  CHECK(std::string(eff.what()).find("must be in (0, 1], got 1.5") != std::string::npos);
 
   ConfigError bw = load_error(replace(kValid, "  h2d_pinned_gb_per_s: 25", "  h2d_pinned_gb_per_s: 0"));
   CHECK(bw.key() == "pcie.h2d_pinned_gb_per_s");
@@ -188,6 +189,39 @@ TEST_CASE("kernel_times is read into the table and checked entry by entry") {
   ConfigError notlist = load_error(kValid + "kernel_times: 5\n");
   CHECK(notlist.key() == "kernel_times");
   CHECK(notlist.line() == 32);
+}
+
+TEST_CASE("kernel_model chooses the model by name, the roofline block holds its parameters") {
+  const std::string table_line = "kernel_times:\n  - {signature: \"Relu in=f32[4] out=f32[4] attrs=\", ns: 1}\n";
+  {
+    TempFile f("measured.yaml", kValid + table_line);
+    CHECK(load_gpu_spec(f.path()).kernel_model == "table");  // measured times: the table by default
+  }
+  {
+    TempFile f("chosen.yaml", kValid + table_line + "kernel_model: roofline\n");
+    CHECK(load_gpu_spec(f.path()).kernel_model == "roofline");  // unless the file says otherwise
+  }
+  ConfigError unknown = load_error(kValid + "kernel_model: cycle-accurate\n");  // line 32
+  CHECK(unknown.key() == "kernel_model");
+  CHECK(unknown.line() == 32);
+  CHECK(std::string(unknown.what()).find("valid: roofline, table") != std::string::npos);
+
+  ConfigError empty_table = load_error(kValid + "kernel_model: table\n");
+  CHECK(empty_table.key() == "kernel_model");
+  CHECK(std::string(empty_table.what()).find("needs measured kernel_times") != std::string::npos);
+
+  // Every parameter may be given, or left at its declared default; unknown ones are refused.
+  TempFile tiles("tiles.yaml", replace(kValid, "  kernel_fixed_us: 1.5\n", "  kernel_fixed_us: 1.5\n  min_split_k: 256\n"));
+  CHECK(load_gpu_spec(tiles.path()).kernel_model_params.get_int("min_split_k") == 256);
+  TempFile fewer("fewer.yaml", replace(kValid, "  kernel_fixed_us: 1.5\n", ""));
+  CHECK(load_gpu_spec(fewer.path()).kernel_model_params.get_double("kernel_fixed_us") == 2.0);
+  ConfigError typo = load_error(replace(kValid, "  kernel_fixed_us: 1.5", "  kernel_fixed_ms: 1.5"));
+  CHECK(typo.key() == "roofline.kernel_fixed_ms");
+  CHECK(typo.line() == 15);
+  CHECK(std::string(typo.what()).find("kernel_fixed_us (double)") != std::string::npos);
+  ConfigError tile = load_error(replace(kValid, "  kernel_fixed_us: 1.5", "  kernel_fixed_us: 1.5\n  min_split_k: 0"));
+  CHECK(tile.key() == "roofline.min_split_k");
+  CHECK(tile.line() == 16);
 }
 
 TEST_CASE("a missing file and a YAML syntax error are ConfigErrors") {

@@ -1,14 +1,14 @@
 #include "hw/hardware.h"
 
 #include "hw/pcie_link.h"
-#include "hw/roofline.h"
-#include "hw/table_cost_model.h"
 
 namespace dlsim {
 
 std::unique_ptr<KernelCostModel> make_cost_model(const GpuSpec& spec) {
-  if (!spec.kernel_times.empty() || !spec.kernel_times_by_batch.empty()) return std::make_unique<TableCostModel>(spec);
-  return std::make_unique<RooflineCostModel>(spec);
+  const auto& entry = kernel_model_registry().get(spec.kernel_model, spec.file, 0, "kernel_model");
+  Params p(entry.params);  // a spec built in code may name none: the declared defaults
+  for (const auto& [k, v] : spec.kernel_model_params.values()) p.set(k, v);
+  return entry.factory(p, spec);
 }
 
 Hardware load_hardware(const std::string& name_or_path) {

@@ -14,7 +14,8 @@ struct Hardware {
   std::unique_ptr<TransferModel> link;
 };
 
-// The measured table (TableCostModel) when the spec carries kernel_times, else the roofline.
+// The spec's kernel_model (kernel_model_registry) with the spec's kernel_model_params, declared defaults for the
+// parameters it does not set.
 std::unique_ptr<KernelCostModel> make_cost_model(const GpuSpec& spec);
 
 // resolve_hw_path + load_gpu_spec + make_cost_model + PcieLink. Errors are ConfigErrors naming file/line/key.

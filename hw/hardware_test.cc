@@ -5,7 +5,7 @@
 #include "common/config_error.h"
 #include "hw/roofline.h"
 #include "hw/table_cost_model.h"
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
 
@@ -29,7 +29,7 @@ TEST_CASE("a hardware file with kernel_times gets the table model, and the model
     std::ifstream in(resolve_hw_path("a100-sxm-40gb"));
     text.assign(std::istreambuf_iterator<char>(in), {});
   }
-  hw_test::TempFile f("calibrated.yaml", text + "kernel_times:\n  - {signature: \"ZeroGrad in= out= attrs=\", ns: 777}\n");
+  testing::TempFile f("calibrated.yaml", text + "kernel_times:\n  - {signature: \"ZeroGrad in= out= attrs=\", ns: 777}\n");
   Hardware h = load_hardware(f.path());
   Hardware moved = std::move(h);
   auto* table = dynamic_cast<TableCostModel*>(moved.kernels.get());

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
 
@@ -24,12 +24,12 @@ TEST_CASE("written kernel times read back exactly through load_gpu_spec") {
   };
   std::string yaml = kernel_times_yaml(times);
   CHECK(yaml.starts_with("kernel_times:\n  - {signature: \"Conv2d in=f32[32,3,224,224]"));
-  hw_test::TempFile f("written.yaml", shipped("h100-sxm-datasheet") + yaml);
+  testing::TempFile f("written.yaml", shipped("h100-sxm-datasheet") + yaml);
   CHECK(load_gpu_spec(f.path()).kernel_times == times);
 }
 
 TEST_CASE("an empty table is written as an empty list and reads back empty") {
   CHECK(kernel_times_yaml({}) == "kernel_times: []\n");
-  hw_test::TempFile f("empty.yaml", shipped("v100-sxm2-16gb") + kernel_times_yaml({}));
+  testing::TempFile f("empty.yaml", shipped("v100-sxm2-16gb") + kernel_times_yaml({}));
   CHECK(load_gpu_spec(f.path()).kernel_times.empty());
 }

@@ -4,7 +4,7 @@
 
 #include "hw/batch_signature.h"
 #include "hw/op_signature.h"
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
 
@@ -12,14 +12,14 @@ namespace {
 Graph conv_graph(int64_t n) {
   Graph g;
   g.batch = n;
-  const TensorId x = hw_test::add_tensor(g, "x", DType::F32, {n, 16, 8, 8});
-  const TensorId w = hw_test::add_tensor(g, "w", DType::F32, {16, 16, 3, 3});
+  const TensorId x = testing::add_tensor(g, "x", DType::F32, {n, 16, 8, 8});
+  const TensorId w = testing::add_tensor(g, "w", DType::F32, {16, 16, 3, 3});
   g.tensor(w).kind = TensorKind::Weight;
   g.tensor(w).persistent = true;
-  const TensorId y = hw_test::add_tensor(g, "y", DType::F32, {n, 16, 8, 8});
-  const TensorId ws = hw_test::add_tensor(g, "conv.workspace", DType::U8, {1000});
+  const TensorId y = testing::add_tensor(g, "y", DType::F32, {n, 16, 8, 8});
+  const TensorId ws = testing::add_tensor(g, "conv.workspace", DType::U8, {1000});
   g.tensor(ws).kind = TensorKind::Workspace;
-  const OpId c = hw_test::add_op(g, OpKind::Conv2d, {x, w}, {y}, 1, 1, 1);
+  const OpId c = testing::add_op(g, OpKind::Conv2d, {x, w}, {y}, 1, 1, 1);
   g.op(c).workspace = ws;
   return g;
 }
@@ -27,7 +27,7 @@ Graph conv_graph(int64_t n) {
 
 TEST_CASE("measured workspaces replace the assumption: exact, then scaled by the batch, else unchanged") {
   Graph g32 = conv_graph(32), g48 = conv_graph(48), g64 = conv_graph(64);
-  GpuSpec s = hw_test::round_spec();
+  GpuSpec s = testing::round_spec();
   // Without calibrated entries nothing changes.
   CHECK(apply_measured_workspaces(g32, s).exact == 0);
   CHECK(g32.tensor(g32.op(0).workspace).bytes == 1000);

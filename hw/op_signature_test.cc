@@ -2,10 +2,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
-using namespace dlsim::hw_test;
+using namespace dlsim::testing;
 
 namespace {
 OpId conv(Graph& g, const std::string& prefix, int64_t stride) {

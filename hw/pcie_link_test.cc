@@ -8,7 +8,7 @@
 #include <stdexcept>
 
 #include "hw/hardware.h"
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
 
@@ -22,7 +22,7 @@ struct MicrobenchFile {  // the micro-benchmark JSON as dlsim-cuda wrote it
   }
 };
 }  // namespace
-using namespace dlsim::hw_test;
+using namespace dlsim::testing;
 
 TEST_CASE("copy time is latency plus bytes over the rate of the direction and host-memory kind") {
   PcieLink link(round_spec());  // H2D 25 / 10 GB/s, D2H 20 / 8 GB/s (pinned / pageable), 20 µs latency

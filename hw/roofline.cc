@@ -4,14 +4,38 @@
 #include <cmath>
 
 namespace dlsim {
-namespace {
 
-// Output elements per thread block of a tensor-core GEMM/conv kernel (a 128x128 tile) and the least part of
-// the reduction dimension one split-K slice handles.
-constexpr double kTensorTileElems = 128.0 * 128.0;
-constexpr double kMinSplitK = 512.0;
-// Output elements per block of a PyTorch elementwise kernel (128 threads x 4 elements each).
-constexpr double kElementwiseBlockElems = 512.0;
+std::vector<ParamSpec> RooflineOptions::specs() {
+  return {
+      {"compute_efficiency", ParamType::Double, 0.6, "achieved fraction of the peak FLOP/s",
+       ParamCheck::above_up_to(0, 1)},
+      {"memory_efficiency", ParamType::Double, 0.8, "achieved fraction of the peak HBM bandwidth",
+       ParamCheck::above_up_to(0, 1)},
+      {"kernel_fixed_us", ParamType::Double, 2.0, "least device time of any kernel (ramp-up and tail of a grid)",
+       ParamCheck::at_least(0)},
+      {"tensor_tile_elems", ParamType::Int, int64_t{128 * 128},
+       "output elements per thread block of a tensor-core GEMM/conv kernel (a 128x128 tile)",
+       ParamCheck::at_least(1)},
+      {"min_split_k", ParamType::Int, int64_t{512}, "least part of the reduction dimension one split-K slice handles",
+       ParamCheck::at_least(1)},
+      {"elementwise_block_elems", ParamType::Int, int64_t{512},
+       "output elements per thread block of an elementwise kernel (128 threads x 4 elements)",
+       ParamCheck::at_least(1)},
+  };
+}
+
+RooflineOptions RooflineOptions::from_params(const Params& p) {
+  RooflineOptions o;
+  o.compute_efficiency = p.get_double("compute_efficiency");
+  o.memory_efficiency = p.get_double("memory_efficiency");
+  o.kernel_fixed_ns = static_cast<TimeNs>(std::llround(p.get_double("kernel_fixed_us") * 1000.0));
+  o.tensor_tile_elems = p.get_double("tensor_tile_elems");
+  o.min_split_k = p.get_double("min_split_k");
+  o.elementwise_block_elems = p.get_double("elementwise_block_elems");
+  return o;
+}
+
+namespace {
 
 bool is_convolution(OpKind k) {
   return k == OpKind::Conv2d || k == OpKind::Conv2dBwdData || k == OpKind::Conv2dBwdFilter;
@@ -19,18 +43,12 @@ bool is_convolution(OpKind k) {
 
 bool is_floating(DType t) { return t == DType::F32 || t == DType::BF16 || t == DType::F16; }
 
-double element_count(const Tensor& t) {
-  double n = 1;
-  for (int64_t d : t.shape) n *= static_cast<double>(std::max<int64_t>(d, 1));
-  return n;
-}
-
 // Elements of the op's first output (its first input when it writes nothing), 1 when it touches no tensor.
 double output_elements(const Graph& g, const Op& op) {
   for (TensorId id : op.outputs)
-    if (id != kNoTensor) return element_count(g.tensor(id));
+    if (id != kNoTensor) return static_cast<double>(numel(g.tensor(id).shape));
   for (TensorId id : op.inputs)
-    if (id != kNoTensor) return element_count(g.tensor(id));
+    if (id != kNoTensor) return static_cast<double>(numel(g.tensor(id).shape));
   return 1;
 }
 
@@ -68,37 +86,46 @@ double compute_peak(const GpuSpec& spec, const Graph& g, const Op& op) {
   return is_convolution(op.kind) ? spec.peak_tf32 : spec.peak_fp32;
 }
 
-double sm_fraction(const GpuSpec& spec, const Graph& g, const Op& op) {
-  const double sms = static_cast<double>(std::max(spec.sms, 1));
+double RooflineCostModel::sm_fraction(const Graph& g, const Op& op) const {
+  const double sms = static_cast<double>(std::max(spec_.sms, 1));
   const double out = output_elements(g, op);
   double blocks;
   if (runs_on_tensor_cores(op.kind)) {
-    double tiles = std::ceil(out / kTensorTileElems);
+    double tiles = std::ceil(out / options_.tensor_tile_elems);
     double k = op.flops > 0 ? op.flops / (2.0 * out) : 1.0;  // reduction length: flops = 2 * out * K
-    double max_splits = std::max(1.0, std::floor(k / kMinSplitK));
+    double max_splits = std::max(1.0, std::floor(k / options_.min_split_k));
     double wanted_splits = std::max(1.0, std::ceil(sms / tiles));
     blocks = tiles * std::min(max_splits, wanted_splits);
   } else {
-    blocks = std::ceil(out / kElementwiseBlockElems);
+    blocks = std::ceil(out / options_.elementwise_block_elems);
   }
   return std::clamp(blocks / sms, 1.0 / sms, 1.0);
 }
 
 KernelCost RooflineCostModel::cost(const Graph& g, const Op& op) const {
   KernelCost c;
-  c.sm_fraction = sm_fraction(spec_, g, op);
+  c.sm_fraction = sm_fraction(g, op);
   const double bytes = static_cast<double>(op.bytes_read) + static_cast<double>(op.bytes_written);
   if (op.flops <= 0 && bytes <= 0) {
     c.duration_ns = 0;
     return c;
   }
-  const double compute_s = op.flops / (compute_peak(spec_, g, op) * spec_.compute_efficiency);
-  const double memory_s = bytes / (spec_.hbm_bandwidth * spec_.memory_efficiency);
-  c.duration_ns = static_cast<TimeNs>(std::llround(std::max(compute_s, memory_s) * 1e9)) + spec_.kernel_fixed_ns;
+  const double compute_s = op.flops / (compute_peak(spec_, g, op) * options_.compute_efficiency);
+  const double memory_s = bytes / (spec_.hbm_bandwidth * options_.memory_efficiency);
+  c.duration_ns = static_cast<TimeNs>(std::llround(std::max(compute_s, memory_s) * 1e9)) + options_.kernel_fixed_ns;
   // Calibration's correction for the op's kind (measured / roofline on the GPU), when it has one.
   if (auto it = spec_.op_class_scale.find(op.kind); it != spec_.op_class_scale.end())
     c.duration_ns = std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(static_cast<double>(c.duration_ns) * it->second)));
   return c;
+}
+
+void register_roofline(KernelModelRegistry& r) {
+  r.add({"roofline",
+         "max(FLOPs at peak x compute_efficiency, bytes at HBM bandwidth x memory_efficiency) + a fixed cost per "
+         "kernel; SM share from the kernel's thread blocks",
+         RooflineOptions::specs(), [](const Params& p, const GpuSpec& spec) -> std::unique_ptr<KernelCostModel> {
+           return std::make_unique<RooflineCostModel>(spec, RooflineOptions::from_params(p));
+         }});
 }
 
 }  // namespace dlsim

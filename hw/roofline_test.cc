@@ -2,10 +2,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "hw/test_fixtures.h"
+#include "hw/testing/fixtures.h"
 
 using namespace dlsim;
-using namespace dlsim::hw_test;
+using namespace dlsim::testing;
 
 // round_spec(): fp32 10 TFLOPS, tf32 100, bf16 200, fp16 400; HBM 1 TB/s; both efficiencies 0.5; fixed 1 µs;
 // 100 SMs. So achievable: fp32 5e12, tf32 5e13, bf16 1e14 FLOP/s, memory 5e11 B/s.
@@ -16,7 +16,7 @@ TEST_CASE("a compute-bound fp32 convolution runs at the TF32 tensor-core rate") 
   TensorId w = add_tensor(g, "w", DType::F32, {64, 64, 3, 3});
   TensorId y = add_tensor(g, "y", DType::F32, {32, 64, 56, 56});
   OpId c = add_op(g, OpKind::Conv2d, {x, w}, {y}, 1e12, 1'000'000, 0);
-  RooflineCostModel m(round_spec());
+  RooflineCostModel m(round_spec(), round_roofline());
   // compute 1e12 / 5e13 = 20 ms; memory 1e6 / 5e11 = 2 µs; + 1 µs fixed.
   CHECK(m.cost(g, g.op(c)).duration_ns == 20'000'000 + 1000);
   CHECK(compute_peak(m.spec(), g, g.op(c)) == 100e12);
@@ -27,7 +27,7 @@ TEST_CASE("a memory-bound elementwise op runs at the achievable HBM bandwidth") 
   TensorId x = add_tensor(g, "x", DType::BF16, {1024, 1024});
   TensorId y = add_tensor(g, "y", DType::BF16, {1024, 1024});
   OpId r = add_op(g, OpKind::Relu, {x}, {y}, 1e6, 600'000'000, 400'000'000);
-  RooflineCostModel m(round_spec());
+  RooflineCostModel m(round_spec(), round_roofline());
   // memory 1e9 B / 5e11 = 2 ms; compute 1e6 / 5e12 (CUDA cores even for bf16) = 0.2 µs.
   CHECK(m.cost(g, g.op(r)).duration_ns == 2'000'000 + 1000);
   CHECK(compute_peak(m.spec(), g, g.op(r)) == 10e12);
@@ -44,7 +44,7 @@ TEST_CASE("matmuls use CUDA-core fp32 in F32 (TF32 off) and tensor cores in bf16
   OpId f32 = add_op(g, OpKind::Linear, {a, b}, {c}, 1e12, 0, 0);
   OpId bf16 = add_op(g, OpKind::Linear, {ah, b}, {ch}, 1e12, 0, 0);
   OpId f16 = add_op(g, OpKind::MatMul, {af, af}, {c}, 1e12, 0, 0);
-  RooflineCostModel m(round_spec());
+  RooflineCostModel m(round_spec(), round_roofline());
   CHECK(m.cost(g, g.op(f32)).duration_ns == 200'000'000 + 1000);  // 1e12 / 5e12
   CHECK(m.cost(g, g.op(bf16)).duration_ns == 10'000'000 + 1000);  // 1e12 / 1e14
   CHECK(m.cost(g, g.op(f16)).duration_ns == 5'000'000 + 1000);    // 1e12 / 2e14
@@ -67,34 +67,54 @@ TEST_CASE("a view with no flops and no bytes launches no kernel") {
   TensorId x = add_tensor(g, "x", DType::F32, {4, 4});
   TensorId y = add_tensor(g, "y", DType::F32, {16});
   OpId v = add_op(g, OpKind::Reshape, {x}, {y}, 0, 0, 0);
-  CHECK(RooflineCostModel(round_spec()).cost(g, g.op(v)).duration_ns == 0);
+  CHECK(RooflineCostModel(round_spec(), round_roofline()).cost(g, g.op(v)).duration_ns == 0);
 }
 
 TEST_CASE("sm_fraction follows the block count relative to the SMs") {
-  GpuSpec s = round_spec();  // 100 SMs
+  const RooflineCostModel m(round_spec(), round_roofline());  // 100 SMs
   Graph g;
   TensorId small = add_tensor(g, "small", DType::F32, {10 * 512});
   TensorId big = add_tensor(g, "big", DType::F32, {1 << 24});
   OpId r_small = add_op(g, OpKind::Relu, {small}, {small}, 0, 1, 1);
   OpId r_big = add_op(g, OpKind::Relu, {big}, {big}, 0, 1, 1);
-  CHECK(sm_fraction(s, g, g.op(r_small)) == Approx(0.10));  // 10 blocks of 512 elements
-  CHECK(sm_fraction(s, g, g.op(r_big)) == 1.0);
+  CHECK(m.sm_fraction(g, g.op(r_small)) == Approx(0.10));  // 10 blocks of 512 elements
+  CHECK(m.sm_fraction(g, g.op(r_big)) == 1.0);
 
   // A classifier layer at batch 32: output 32x1000 = 2 tiles of 128x128; K = 2048 allows 4 splits of 512.
   TensorId x = add_tensor(g, "x", DType::F32, {32, 2048});
   TensorId w = add_tensor(g, "w", DType::F32, {1000, 2048});
   TensorId y = add_tensor(g, "y", DType::F32, {32, 1000});
   OpId fc = add_op(g, OpKind::Linear, {x, w}, {y}, 2.0 * 32 * 1000 * 2048, 1, 1);
-  CHECK(sm_fraction(s, g, g.op(fc)) == Approx(0.08));  // 2 tiles x 4 splits
+  CHECK(m.sm_fraction(g, g.op(fc)) == Approx(0.08));  // 2 tiles x 4 splits
 
   // A weight gradient with a tiny output but a long reduction (N*H*W) is split until it fills the GPU.
   TensorId dy = add_tensor(g, "dy", DType::F32, {32, 64, 112, 112});
   TensorId xin = add_tensor(g, "xin", DType::F32, {32, 3, 224, 224});
   TensorId dw = add_tensor(g, "dw", DType::F32, {64, 3, 7, 7});
   OpId wgrad = add_op(g, OpKind::Conv2dBwdFilter, {dy, xin}, {dw}, 2.0 * 9408 * 32 * 112 * 112, 1, 1);
-  CHECK(sm_fraction(s, g, g.op(wgrad)) == 1.0);
+  CHECK(m.sm_fraction(g, g.op(wgrad)) == 1.0);
 
   // Never below one SM, even with no tensors at all.
   OpId bare = add_op(g, OpKind::Other, {}, {}, 1, 0, 0);
-  CHECK(sm_fraction(s, g, g.op(bare)) == Approx(0.01));
+  CHECK(m.sm_fraction(g, g.op(bare)) == Approx(0.01));
+}
+
+TEST_CASE("the tile sizes are parameters: a smaller elementwise block means more blocks") {
+  Graph g;
+  TensorId x = add_tensor(g, "x", DType::F32, {10 * 512});
+  OpId relu = add_op(g, OpKind::Relu, {x}, {x}, 0, 1, 1);
+  RooflineOptions o = round_roofline();
+  o.elementwise_block_elems = 256;
+  CHECK(RooflineCostModel(round_spec(), o).sm_fraction(g, g.op(relu)) == Approx(0.20));  // 20 blocks of 256
+}
+
+TEST_CASE("RooflineOptions' defaults are the declared defaults, and the roofline block reads into them") {
+  CHECK(RooflineOptions::from_params(Params(RooflineOptions::specs())) == RooflineOptions{});
+  Params p(RooflineOptions::specs());
+  p.set("kernel_fixed_us", 1.5);
+  CHECK(RooflineOptions::from_params(p).kernel_fixed_ns == 1500);  // µs in the file, ns in the model
+  for (const auto& e : kernel_model_registry().entries()) {
+    INFO(e.name);
+    CHECK_NOTHROW(check_params(e.params, Params(e.params), e.name));
+  }
 }

@@ -13,13 +13,13 @@ namespace dlsim {
 namespace {
 
 // The time of `key` at batch n from the entry measured at the nearest batch (the larger one on a tie).
-std::optional<TimeNs> scaled_time(const GpuSpec& spec, const std::string& key, int64_t n) {
+std::optional<TimeNs> scaled_time(const GpuSpec& spec, const std::string& key, int64_t n, TimeNs kernel_fixed_ns) {
   auto it = spec.kernel_times_by_batch.find(key);
   if (it == spec.kernel_times_by_batch.end() || it->second.empty() || n <= 0) return std::nullopt;
   const std::pair<int64_t, TimeNs>* best = nullptr;
   for (const auto& e : it->second)
     if (!best || std::llabs(e.first - n) <= std::llabs(best->first - n)) best = &e;
-  const double fixed = static_cast<double>(std::min(spec.kernel_fixed_ns, best->second));
+  const double fixed = static_cast<double>(std::min(kernel_fixed_ns, best->second));
   const double t = fixed + (static_cast<double>(best->second) - fixed) * static_cast<double>(n) /
                                static_cast<double>(best->first);
   return std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(t)));
@@ -32,13 +32,13 @@ KernelCost TableCostModel::cost(const Graph& g, const Op& op) const {
   auto it = table.find(op_signature(g, op));
   if (it != table.end()) {
     ++hits_;
-    return KernelCost{it->second, sm_fraction(spec(), g, op)};
+    return KernelCost{it->second, roofline_.sm_fraction(g, op)};
   }
   if (!spec().kernel_times_by_batch.empty())
     if (auto key = batch_free_signature(g, op))
-      if (auto t = scaled_time(spec(), key->key, key->batch)) {
+      if (auto t = scaled_time(spec(), key->key, key->batch, roofline_.options().kernel_fixed_ns)) {
         ++hits_;
-        return KernelCost{*t, sm_fraction(spec(), g, op)};
+        return KernelCost{*t, roofline_.sm_fraction(g, op)};
       }
   ++misses_;
   return roofline_.cost(g, op);
@@ -63,6 +63,21 @@ TableCoverage TableCostModel::coverage(const Graph& g) const {
     }
   }
   return c;
+}
+
+nlohmann::json TableCostModel::report(const Graph& g) const {
+  const TableCoverage c = coverage(g);
+  return {{"ops", c.ops}, {"measured_ops", c.hits}, {"scaled_from_another_batch", c.scaled},
+          {"unmeasured_signatures", c.missing.size()}};
+}
+
+void register_table(KernelModelRegistry& r) {
+  r.add({"table",
+         "measured kernel times by op signature (the hardware file's kernel_times, written by dlsim calibrate), "
+         "else the same op measured at another batch scaled by the batch, else the roofline",
+         RooflineOptions::specs(), [](const Params& p, const GpuSpec& spec) -> std::unique_ptr<KernelCostModel> {
+           return std::make_unique<TableCostModel>(spec, RooflineOptions::from_params(p));
+         }});
 }
 
 }  // namespace dlsim

@@ -1,6 +1,8 @@
 #pragma once
-// Kernel times measured on the real GPU (GpuSpec::kernel_times, keyed by op_signature), with the roofline for
-// ops that were not measured. Calibration fills the table; the simulator then reproduces measured kernels.
+// `table`: kernel times measured on the real GPU (GpuSpec::kernel_times, keyed by op_signature), with the
+// roofline for ops that were not measured. Calibration fills the table; the simulator then reproduces measured
+// kernels. The default kernel model of a hardware file that has kernel_times; it takes the roofline's
+// parameters (for its fallback and for sm_fraction, which a measurement does not tell).
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -22,7 +24,7 @@ struct TableCoverage {
 
 class TableCostModel : public KernelCostModel {
  public:
-  explicit TableCostModel(GpuSpec spec) : roofline_(std::move(spec)) {}
+  explicit TableCostModel(GpuSpec spec, RooflineOptions options = {}) : roofline_(std::move(spec), options) {}
 
   // A measured op: its measured duration and the roofline's sm_fraction (a measurement does not tell the grid).
   // An op measured only at another batch b: that time scaled to this batch N, as fixed + (t_b - fixed) * N / b
@@ -30,6 +32,8 @@ class TableCostModel : public KernelCostModel {
   KernelCost cost(const Graph& g, const Op& op) const override;
 
   TableCoverage coverage(const Graph& g) const;
+  // coverage() for `run --json`: ops (that launch a kernel), measured_ops, unmeasured_signatures.
+  nlohmann::json report(const Graph& g) const override;
   // Lookups made through cost() so far (thread-safe counters; cost() is const and may be shared).
   uint64_t hits() const { return hits_.load(); }
   uint64_t misses() const { return misses_.load(); }
@@ -40,5 +44,7 @@ class TableCostModel : public KernelCostModel {
   mutable std::atomic<uint64_t> hits_{0};
   mutable std::atomic<uint64_t> misses_{0};
 };
+
+void register_table(KernelModelRegistry& r);
 
 }  // namespace dlsim

@@ -4,34 +4,29 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "sim/engine.h"
+#include "sim/internal/engine.h"
 
 namespace dlsim {
-namespace sim_engine {
+namespace sim_internal {
 
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
+Engine::Engine(const Program& p, const SimContext& c, const SimOptions& o)
+    : prog_(p),
+      ctx_(c),
+      opt_(o),
+      device_(c.graph, c.gpu, c.kernels, c.link, p.num_streams, p.num_events, q_, *this,
+              o.record_trace ? &r_.trace : nullptr) {}
+
 [[noreturn]] void Engine::bad(const std::string& what) const {
-  const char* sec = phase_ == 0 ? "setup" : phase_ == 1 ? "iteration" : "teardown";
+  const char* sec = phase_ == Phase::Setup ? "setup" : phase_ == Phase::Iterations ? "iteration" : "teardown";
   throw std::invalid_argument("program " + std::string(sec) + " command " + std::to_string(pc_) + ": " + what);
 }
 
 const std::vector<Command>& Engine::section() const {
-  return phase_ == 0 ? prog_.setup : phase_ == 1 ? prog_.iteration : prog_.teardown;
-}
-
-const KernelCost& Engine::kernel_cost(OpId op) {
-  const auto i = static_cast<size_t>(op);
-  if (!cost_known_[i]) {
-    costs_[i] = ctx_.kernels.cost(ctx_.graph, ctx_.graph.op(op));
-    if (!(costs_[i].sm_fraction > 0 && costs_[i].sm_fraction <= 1) || costs_[i].duration_ns < 0)
-      throw std::logic_error("kernel cost model gave op '" + ctx_.graph.op(op).name +
-                             "' a duration < 0 or an sm_fraction outside (0, 1]");
-    cost_known_[i] = 1;
-  }
-  return costs_[i];
+  return phase_ == Phase::Setup ? prog_.setup : phase_ == Phase::Iterations ? prog_.iteration : prog_.teardown;
 }
 
 RunResult Engine::run() {
@@ -41,17 +36,12 @@ RunResult Engine::run() {
   if (prog_.num_streams < 1) throw std::invalid_argument("program: num_streams must be >= 1");
   addr_.assign(g.tensors().size(), 0);
   live_.assign(g.tensors().size(), 0);
-  streams_.resize(static_cast<size_t>(prog_.num_streams));
   records_issued_.assign(static_cast<size_t>(std::max(prog_.num_events, 0)), 0);
-  records_done_ = records_issued_;
   pending_.assign(static_cast<size_t>(n) + 2, 0);
   host_done_.assign(static_cast<size_t>(n) + 2, 0);
   iter_start_.assign(static_cast<size_t>(n), 0);
   iter_end_.assign(static_cast<size_t>(n), -1);
-  costs_.assign(g.ops().size(), KernelCost{});
-  cost_known_.assign(g.ops().size(), 0);
   r_.allocator_ns.assign(static_cast<size_t>(n), 0);
-  serial_copies_ = ctx_.gpu.copy_engines < 2;
   r_.trace.backend = "sim";
   r_.trace.device = ctx_.gpu.name;
   const uint64_t m0 = ctx_.device.malloc_calls(), f0 = ctx_.device.free_calls();
@@ -61,21 +51,15 @@ RunResult Engine::run() {
     const Event e = q_.pop();
     ++r_.events_processed;
     now_ = e.time;
-    switch (e.type) {
-      case kHostStep:
-        host_scheduled_ = false;
-        host_step();
-        break;
-      case kActivityDone:
-        if (acts_[e.payload].in_use && acts_[e.payload].generation == e.generation) finish_activity(e.payload);
-        break;
-      case kLatencyDone:
-        if (acts_[e.payload].in_use && acts_[e.payload].generation == e.generation) join_group(e.payload);
-        break;
+    if (e.type == kHostStep) {
+      host_scheduled_ = false;
+      host_step();
+    } else {
+      device_.handle(e, now_);
     }
     settle();
   }
-  if (!host_stopped_ && (phase_ != 3 || !device_idle()))
+  if (!host_stopped_ && (phase_ != Phase::Done || !device_.idle()))
     throw std::logic_error("simulation stalled with work left (a bug in the executor)");
 
   r_.total_ns = now_;
@@ -111,7 +95,7 @@ void Engine::host_step() {
     has_pending_ = false;
     enqueue(pending_stream_, pending_cmd_);
   }
-  while (phase_ != 3 && !host_stopped_) {
+  while (phase_ != Phase::Done && !host_stopped_) {
     if (pc_ >= section().size()) {
       end_of_section();
       continue;
@@ -126,30 +110,51 @@ void Engine::host_step() {
 void Engine::end_of_section() {
   pc_ = 0;
   host_done_[tally_index(iteration_)] = 1;
-  if (phase_ == 1) {
+  if (phase_ == Phase::Iterations) {
     maybe_close_iteration(iteration_);
     ctx_.pool.iteration_end(iteration_);
   }
-  if (phase_ == 0 || (phase_ == 1 && iteration_ + 1 < opt_.iterations)) {
-    phase_ = 1;
+  if (phase_ == Phase::Setup || (phase_ == Phase::Iterations && iteration_ + 1 < opt_.iterations)) {
+    phase_ = Phase::Iterations;
     ++iteration_;
     if (iteration_ >= opt_.iterations) {  // zero iterations: straight to teardown
-      phase_ = 2;
+      phase_ = Phase::Teardown;
       return;
     }
     iter_start_[static_cast<size_t>(iteration_)] = now_;
-  } else if (phase_ == 1) {
-    phase_ = 2;
+  } else if (phase_ == Phase::Iterations) {
+    phase_ = Phase::Teardown;
     iteration_ = opt_.iterations;
   } else {
-    phase_ = 3;
+    phase_ = Phase::Done;
   }
 }
 
 void Engine::enqueue(int stream, const StreamCmd& c) {
-  streams_[static_cast<size_t>(stream)].fifo.push_back(c);
   ++pending_[tally_index(c.iteration)];
-  ++pending_total_;
+  device_.enqueue(stream, c);
+}
+
+void Engine::settle() {
+  device_.settle(now_);
+  if (wait_ == HostWait::DeviceIdle && device_.idle()) {
+    wait_ = HostWait::None;
+    resume_host_at(now_ + cost_after_idle_);
+  } else if (wait_ == HostWait::Event && device_.records_done(wait_event_) >= wait_record_) {
+    wait_ = HostWait::None;
+    resume_host_at(now_);
+  }
+}
+
+void Engine::command_done(int iteration) {
+  --pending_[tally_index(iteration)];
+  if (iteration >= 0 && iteration < opt_.iterations) maybe_close_iteration(iteration);
+}
+
+void Engine::maybe_close_iteration(int i) {
+  const auto k = tally_index(i);
+  if (host_done_[k] && pending_[k] == 0 && iter_end_[static_cast<size_t>(i)] < 0)
+    iter_end_[static_cast<size_t>(i)] = now_;
 }
 
 bool Engine::host_issue(const Command& c) {
@@ -197,7 +202,7 @@ bool Engine::host_issue(const Command& c) {
       return true;
     case CmdKind::SyncEvent: {
       const auto e = static_cast<size_t>(c.event);
-      if (records_done_[e] >= records_issued_[e]) return true;
+      if (device_.records_done(c.event) >= records_issued_[e]) return true;
       wait_ = HostWait::Event;
       wait_event_ = c.event;
       wait_record_ = records_issued_[e];
@@ -277,7 +282,7 @@ bool Engine::charge_device_calls(const DeviceCallCounts& before) {
   in_alloc_call_ = true;
   alloc_call_start_ = now_;
   alloc_call_iteration_ = iteration_;
-  if (frees > 0 && !device_idle()) {  // cudaFree synchronizes the device first
+  if (frees > 0 && !device_.idle()) {  // cudaFree synchronizes the device first
     wait_ = HostWait::DeviceIdle;
     cost_after_idle_ = cost;
     return false;
@@ -286,10 +291,10 @@ bool Engine::charge_device_calls(const DeviceCallCounts& before) {
   return false;
 }
 
-}  // namespace sim_engine
+}  // namespace sim_internal
 
 RunResult simulate(const Program& program, const SimContext& ctx, const SimOptions& options) {
-  sim_engine::Engine e(program, ctx, options);
+  sim_internal::Engine e(program, ctx, options);
   return e.run();
 }
 

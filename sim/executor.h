@@ -1,6 +1,7 @@
 #pragma once
 // The simulator backend: executes a Program on a modelled GPU with a discrete-event engine and reports what
-// happened (RunResult, with the Trace). What is modelled, and why:
+// happened (RunResult, with the Trace). The host side is sim/internal/engine.h, the device side (streams,
+// kernels, copies) sim/device_model.h; docs/ARCHITECTURE.md draws the seam. What is modelled, and why:
 // - The host issues commands in program order. A kernel launch or an async copy costs the host
 //   launch_overhead_ns, after which the command joins its stream's FIFO; streams run their commands in order.
 // - Kernels on different streams share the SMs as a fluid: a kernel's demand is KernelCost::sm_fraction; when

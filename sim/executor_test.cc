@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include "policies/pool/virtual_device_memory.h"
-#include "sim/test_fakes.h"
+#include "sim/testing/fakes.h"
 
 using namespace dlsim;
-using namespace dlsim::sim_test;
+using namespace dlsim::testing;
 
 namespace {
 

@@ -8,11 +8,11 @@
 
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
-#include "sim/test_fakes.h"
+#include "sim/testing/fakes.h"
 #include "workloads/zoo.h"
 
 using namespace dlsim;
-using namespace dlsim::sim_test;
+using namespace dlsim::testing;
 
 namespace {
 

@@ -5,10 +5,10 @@
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
 #include "sim/lower.h"
-#include "sim/test_fakes.h"
+#include "sim/testing/fakes.h"
 
 using namespace dlsim;
-using namespace dlsim::sim_test;
+using namespace dlsim::testing;
 
 namespace {
 

@@ -142,7 +142,11 @@ WorkspaceFit fit_conv_workspaces(const std::vector<std::pair<const Graph*, const
 
 ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const Trace*>>& runs, GpuSpec spec) {
   spec.op_class_scale.clear();  // the plain roofline is what the factor corrects
-  const RooflineCostModel roofline(spec);
+  // With the file's own roofline parameters (efficiencies, fixed cost), whichever model the file names.
+  Params p(kernel_model_registry().get("roofline").params);
+  for (const auto& [k, v] : spec.kernel_model_params.values())
+    if (p.has(k)) p.set(k, v);
+  const RooflineCostModel roofline(spec, RooflineOptions::from_params(p));
   std::map<OpKind, std::vector<double>> ratios;
   for (const auto& [g, t] : runs) {
     std::vector<double> model(g->ops().size(), -1);

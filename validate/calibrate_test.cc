@@ -189,8 +189,9 @@ TEST_CASE("the per-kind roofline correction is the median of measured over roofl
   GpuSpec spec;
   spec.peak_fp32 = spec.peak_tf32 = spec.peak_bf16 = spec.peak_fp16 = 1e12;
   spec.hbm_bandwidth = 1e11;
-  spec.compute_efficiency = spec.memory_efficiency = 1.0;
-  spec.kernel_fixed_ns = 0;
+  spec.kernel_model_params.set("compute_efficiency", 1.0);
+  spec.kernel_model_params.set("memory_efficiency", 1.0);
+  spec.kernel_model_params.set("kernel_fixed_us", 0.0);
   spec.sms = 10;
   spec.op_class_scale[OpKind::Conv2d] = 100;  // ignored: the plain roofline is what the factor corrects
   const double conv_ns = 1e6 / 1e12 * 1e9, relu_ns = 2.0 * 16384 / 1e11 * 1e9;  // 1000 ns and 327.68 ns

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/shape.h"
+
 namespace dlsim {
 
 using TensorId = int32_t;

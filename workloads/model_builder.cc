@@ -22,22 +22,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 #include "common/config_error.h"
 
 namespace dlsim {
 namespace {
-
-int64_t numel(const std::vector<int64_t>& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
-}
-
-std::string shape_str(const std::vector<int64_t>& s) {
-  std::string r = "[";
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
-  return r + "]";
-}
 
 DType wider(DType a, DType b) { return (a == DType::F32 || b == DType::F32) ? DType::F32 : a; }
 
@@ -494,6 +483,37 @@ TensorId ModelBuilder::gelu(TensorId x, const std::string& name) {
   auto s = shape_of(g_, x, n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
   emit(g_, n, OpKind::Gelu, {x}, {y}, 8.0 * static_cast<double>(numel(s)));
+  return y;
+}
+
+// select and tanh have no OpKind of their own (model_builder.h says why); attrs say which op it is.
+TensorId ModelBuilder::select(TensorId x, int64_t axis, int64_t index, const std::string& name) {
+  std::string n = auto_name("select", name);
+  std::vector<int64_t> s = shape_of(g_, x, n);
+  int64_t rank = static_cast<int64_t>(s.size());
+  int64_t ax = axis < 0 ? axis + rank : axis;
+  if (rank < 2 || ax < 0 || ax >= rank)
+    fail(g_, n, "select axis " + std::to_string(axis) + " is out of range for shape " + shape_str(s));
+  int64_t len = s[static_cast<size_t>(ax)];
+  if (index < -len || index >= len)
+    fail(g_, n, "select index " + std::to_string(index) + " is out of range for shape " + shape_str(s));
+  s.erase(s.begin() + ax);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  Attrs a;
+  a.set("select", 1);
+  a.set("axis", ax);
+  a.set("index", index < 0 ? index + len : index);
+  emit(g_, n, OpKind::Other, {x}, {y}, 0, a);
+  return y;
+}
+
+TensorId ModelBuilder::tanh(TensorId x, const std::string& name) {
+  std::string n = auto_name("tanh", name);
+  auto s = shape_of(g_, x, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  Attrs a;
+  a.set("tanh", 1);
+  emit(g_, n, OpKind::Other, {x}, {y}, static_cast<double>(numel(s)), a);
   return y;
 }
 

@@ -50,8 +50,10 @@ class ModelBuilder {
   TensorId linear_with_weight(TensorId x, TensorId weight, bool bias, const std::string& name = "");
   TensorId cross_entropy_loss(TensorId logits, const std::string& name = "loss");
 
-  // Added by the transformer/ONNX engineer (workloads/model_builder_extra.cc), both OpKind::Other:
-  // x.select(axis, index) (a view in PyTorch; attr select=1) and tanh (attr tanh=1), for BERT's pooler.
+  // BERT's pooler: x.select(axis, index) (a view in PyTorch; attr select=1) and tanh (attr tanh=1). Both are
+  // OpKind::Other, as graph.h has no kind for them; training.cc's generic rule for Other (the backward reads the
+  // inputs and the output) over-approximates what autograd keeps for them (select keeps nothing, tanh its
+  // output), but no loss reads the pooler's output, so no backward is synthesised for them at all.
   TensorId select(TensorId x, int64_t axis, int64_t index, const std::string& name = "");
   TensorId tanh(TensorId x, const std::string& name = "");
 

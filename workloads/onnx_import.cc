@@ -14,7 +14,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "workloads/onnx_importer.h"
+#include "workloads/internal/onnx_importer.h"
 #endif
 
 namespace dlsim {
@@ -29,13 +29,7 @@ Graph import_onnx_forward(const std::string& path, const ModelOptions&) {
 
 #else
 
-namespace onnx_import {
-
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+namespace workloads_internal {
 
 namespace {
 
@@ -323,7 +317,7 @@ Graph Importer::run() {
   return b_.finish();
 }
 
-}  // namespace onnx_import
+}  // namespace workloads_internal
 
 bool onnx_import_available() { return true; }
 
@@ -335,7 +329,7 @@ Graph import_onnx_forward(const std::string& path, const ModelOptions& opts) {
   if (!model.ParseFromIstream(&in))
     throw ConfigError(path, 0, "", "not a valid ONNX model: the protobuf does not parse (corrupt or truncated file?)");
   if (!model.has_graph()) throw ConfigError(path, 0, "graph", "the ONNX model has no graph");
-  return onnx_import::Importer(path, model, opts).run();
+  return workloads_internal::Importer(path, model, opts).run();
 }
 
 #endif

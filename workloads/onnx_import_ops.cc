@@ -21,9 +21,9 @@
 #include <cmath>
 #include <functional>
 
-#include "workloads/onnx_importer.h"
+#include "workloads/internal/onnx_importer.h"
 
-namespace dlsim::onnx_import {
+namespace dlsim::workloads_internal {
 namespace {
 
 using onnx::NodeProto;
@@ -363,5 +363,5 @@ void Importer::handle(const NodeProto& n) {
   it->second(*this, n);
 }
 
-}  // namespace dlsim::onnx_import
+}  // namespace dlsim::workloads_internal
 #endif

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <limits>
 
-#include "workloads/onnx_importer.h"
+#include "workloads/internal/onnx_importer.h"
 
-namespace dlsim::onnx_import::values {
+namespace dlsim::workloads_internal::values {
 
 using onnx::NodeProto;
 using Kind = Value::Kind;
@@ -387,5 +387,5 @@ void identity_or_cast(Importer& im, const NodeProto& n) {
   im.set(n, 0, v);  // an activation's dtype is the builder's (fp32, or bf16 under mixed precision)
 }
 
-}  // namespace dlsim::onnx_import::values
+}  // namespace dlsim::workloads_internal::values
 #endif

@@ -18,7 +18,6 @@
 // whichever of the two gradients no other tensor shares, else into a new tensor.
 #include "workloads/training.h"
 
-#include <numeric>
 
 #include "common/config_error.h"
 
@@ -31,10 +30,6 @@ namespace {
 // harness can replace it with cudnnGet*WorkspaceSize figures.
 constexpr double kWorkspaceFraction = 0.125;
 constexpr uint64_t kWorkspaceCap = 64ull << 20;
-
-int64_t numel(const std::vector<int64_t>& s) {
-  return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>());
-}
 
 // Inputs through which a gradient flows (the others are indices, labels or running statistics).
 bool differentiable_input(const Op& o, size_t i) {

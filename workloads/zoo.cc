@@ -3,15 +3,13 @@
 #include <set>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "workloads/cnn_models.h"
 #include "workloads/onnx_import.h"
+#include "workloads/transformer_models.h"
 
 namespace dlsim {
-
-// The transformer engineer's builders (workloads/transformer_models.cc).
-Graph build_bert_base(const ModelOptions&);
-Graph build_gpt2_small(const ModelOptions&);
 
 DType activation_dtype(const ModelOptions& opts) {
   return opts.training.precision == Precision::MixedBF16 ? DType::BF16 : DType::F32;

@@ -58,12 +58,6 @@ void check_training_graph(const Graph& g) {
   }
 }
 
-uint64_t numel(const Tensor& t) {
-  uint64_t n = 1;
-  for (int64_t d : t.shape) n *= static_cast<uint64_t>(d);
-  return n;
-}
-
 }  // namespace
 
 TEST_CASE("parameter counts equal torchvision's") {
@@ -110,7 +104,7 @@ TEST_CASE("CNNs match PyTorch: params exactly, MACs within 1%, saved-for-backwar
       // dlsim models CUDA's bool dropout mask; on the CPU PyTorch keeps a float mask (3 bytes more each).
       uint64_t cpu_saved = s.saved_for_backward_bytes;
       for (const Op& op : t.ops())
-        if (op.kind == OpKind::Dropout) cpu_saved += 3 * numel(t.tensor(op.outputs[1]));
+        if (op.kind == OpKind::Dropout) cpu_saved += 3 * static_cast<uint64_t>(numel(t.tensor(op.outputs[1]).shape));
       double saved = figures["saved_bytes"].get<double>();
       if (name == "cifar-alexnet") {
         // PyTorch's LocalResponseNorm is a composite of pow/pad/avg_pool3d/... that keeps several

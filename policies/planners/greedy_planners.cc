@@ -140,12 +140,10 @@ void register_greedy_planners(PlannerRegistry& r) {
          [](const Params&) -> std::unique_ptr<Planner> { return std::make_unique<GreedyBySizePlanner>(); }});
   r.add({"best-fit",
          "XLA-style global decreasing-size best fit (spatial and temporal orders, keeps the lower heap)",
-         {{"order", ParamType::String, std::string("both"), "spatial, temporal, or both (keep the better)"}},
+         {{"order", ParamType::String, std::string("both"), "spatial, temporal, or both (keep the better)",
+           ParamCheck::one_of({"spatial", "temporal", "both"})}},
          [](const Params& p) -> std::unique_ptr<Planner> {
-           const std::string o = p.get_string("order");
-           if (o != "spatial" && o != "temporal" && o != "both")
-             throw ConfigError("", 0, "order", "best-fit order must be spatial, temporal or both, not '" + o + "'");
-           return std::make_unique<BestFitPlanner>(o);
+           return std::make_unique<BestFitPlanner>(p.get_string("order"));
          }});
 }
 

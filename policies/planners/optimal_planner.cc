@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "policies/planners/greedy_planners.h"
 #include "policies/planners/load.h"
 #include "policies/planners/peak_orders.h"
@@ -201,32 +202,45 @@ PlanResult plan_optimal(const std::vector<DsaBuffer>& buffers, const OptimalOpti
   return OptimalDriver(buffers, options).run();
 }
 
+const std::vector<std::string>& preorder_names() {
+  static const std::vector<std::string> names = {"round-robin", "wat", "taw", "twa"};
+  return names;
+}
+
 Preorder parse_preorder(const std::string& t) {
   if (t == "round-robin") return Preorder::RoundRobin;
   if (t == "wat") return Preorder::WidthAreaTotal;
   if (t == "taw") return Preorder::TotalAreaWidth;
   if (t == "twa") return Preorder::TotalWidthArea;
-  throw ConfigError("", 0, "preorder", "preorder must be round-robin, wat, taw or twa, not '" + t + "'");
+  throw ConfigError("", 0, "preorder", "unknown preorder '" + t + "'; valid: " + join(preorder_names()));
+}
+
+std::vector<ParamSpec> OptimalOptions::specs() {
+  return {
+      {"time_limit_s", ParamType::Double, 10.0, "wall-clock budget in seconds", ParamCheck::greater_than(0)},
+      {"node_limit", ParamType::Int, int64_t{0}, "total search nodes, 0 for none (deterministic when set)",
+       ParamCheck::at_least(0)},
+      {"preorder", ParamType::String, std::string("round-robin"),
+       "priority among equal lowest offsets: round-robin (restarts over all three), wat, taw, twa "
+       "(W = lifetime width, A = area, T = largest section total)",
+       ParamCheck::one_of(preorder_names())},
+  };
+}
+
+OptimalOptions OptimalOptions::from_params(const Params& p) {
+  OptimalOptions o;
+  o.time_limit_s = p.get_double("time_limit_s");
+  o.node_limit = static_cast<uint64_t>(p.get_int("node_limit"));
+  o.preorder = parse_preorder(p.get_string("preorder"));
+  return o;
 }
 
 void register_optimal_planner(PlannerRegistry& r) {
   r.add({"optimal",
          "exact search over canonical placements (MiniMalloc's algorithm: section inference, dominance, "
          "unplaced floors, round-robin preorders); proves optimality or reports the gap",
-         {{"time_limit_s", ParamType::Double, 10.0, "wall-clock budget in seconds (> 0)"},
-          {"node_limit", ParamType::Int, int64_t{0}, "total search nodes, 0 for none (deterministic when set)"},
-          {"preorder", ParamType::String, std::string("round-robin"),
-           "priority among equal lowest offsets: round-robin (restarts over all three), wat, taw, twa "
-           "(W = lifetime width, A = area, T = largest section total)"}},
-         [](const Params& p) -> std::unique_ptr<Planner> {
-           OptimalOptions o;
-           o.time_limit_s = p.get_double("time_limit_s");
-           if (!(o.time_limit_s > 0)) throw ConfigError("", 0, "time_limit_s", "time_limit_s must be > 0");
-           const int64_t nodes = p.get_int("node_limit");
-           if (nodes < 0) throw ConfigError("", 0, "node_limit", "node_limit must be >= 0");
-           o.node_limit = static_cast<uint64_t>(nodes);
-           o.preorder = parse_preorder(p.get_string("preorder"));
-           return std::make_unique<OptimalPlanner>(o);
+         OptimalOptions::specs(), [](const Params& p) -> std::unique_ptr<Planner> {
+           return std::make_unique<OptimalPlanner>(OptimalOptions::from_params(p));
          }});
 }
 

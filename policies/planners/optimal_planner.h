@@ -22,15 +22,23 @@
 
 namespace dlsim {
 
+// The planner's options in its own units; its parameters are declared once, in specs() (the defaults here are
+// those of specs() converted; optimal_planner_test.cc checks that they agree).
 struct OptimalOptions {
   double time_limit_s = 10.0;  // wall-clock budget for the whole plan (> 0)
   uint64_t node_limit = 0;     // total search nodes (0: none); with a node limit alone the result is deterministic
   Preorder preorder = Preorder::RoundRobin;
+
+  static std::vector<ParamSpec> specs();
+  static OptimalOptions from_params(const Params& p);  // conversion of checked Params
+  bool operator==(const OptimalOptions&) const = default;
 };
 
 PlanResult plan_optimal(const std::vector<DsaBuffer>& buffers, const OptimalOptions& options);
 
-// "round-robin", "wat", "taw", "twa" (capacity_search.h); throws ConfigError(key "preorder") otherwise.
+// "round-robin", "wat", "taw", "twa" (capacity_search.h), in that order.
+const std::vector<std::string>& preorder_names();
+// One of preorder_names() to its Preorder; throws ConfigError(key "preorder") otherwise.
 Preorder parse_preorder(const std::string& text);
 
 void register_optimal_planner(PlannerRegistry& r);

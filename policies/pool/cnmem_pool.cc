@@ -10,7 +10,7 @@ namespace dlsim {
 std::vector<ParamSpec> CnmemOptions::specs() {
   return {
       {"init_size_mb", ParamType::Int, int64_t{0},
-       "MiB cnmemInit reserves up front (0: cnmem's default, half the device memory)"},
+       "MiB cnmemInit reserves up front (0: cnmem's default, half the device memory)", ParamCheck::at_least(0)},
       {"cannot_grow", ParamType::Bool, false, "CNMEM_FLAGS_CANNOT_GROW: the root never cudaMallocs after init"},
       {"cannot_steal", ParamType::Bool, false, "CNMEM_FLAGS_CANNOT_STEAL: no stealing between stream managers"},
       {"stream_children", ParamType::Bool, true,
@@ -20,9 +20,7 @@ std::vector<ParamSpec> CnmemOptions::specs() {
 
 CnmemOptions CnmemOptions::from_params(const Params& p) {
   CnmemOptions o;
-  const int64_t mb = p.get_int("init_size_mb");
-  if (mb < 0) throw ConfigError("", 0, "init_size_mb", "cnmem: init_size_mb must be >= 0, got " + std::to_string(mb));
-  o.init_size_bytes = static_cast<uint64_t>(mb) * kMiB;
+  o.init_size_bytes = static_cast<uint64_t>(p.get_int("init_size_mb")) * kMiB;
   o.cannot_grow = p.get_bool("cannot_grow");
   o.cannot_steal = p.get_bool("cannot_steal");
   o.stream_children = p.get_bool("stream_children");

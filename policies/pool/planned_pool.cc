@@ -104,16 +104,14 @@ void register_planned(PoolRegistry& r) {
   r.add({"planned",
          "profiles the first iteration, then serves later ones from an offline placement by any planner "
          "(greedy-by-size, best-fit, optimal) in one reservation",
-         {{"planner", ParamType::String, std::string("best-fit"), "the offline planner (dlsim list planners)"},
-          {"time_limit_s", ParamType::Double, 1.0, "time limit handed to the planner when it takes one"}},
+         {{"planner", ParamType::String, std::string("best-fit"), "the offline planner (dlsim list planners)",
+           ParamCheck::one_of(planner_registry().names())},
+          {"time_limit_s", ParamType::Double, 1.0, "time limit handed to the planner when it takes one",
+           ParamCheck::greater_than(0)}},
          [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
-           const auto& entry = planner_registry().get(p.get_string("planner"), "", 0, "planner");
+           const auto& entry = planner_registry().get(p.get_string("planner"));
            Params pp(entry.params);
-           if (pp.has("time_limit_s")) {
-             const double t = p.get_double("time_limit_s");
-             if (!(t > 0)) throw ConfigError("", 0, "time_limit_s", "planned: time_limit_s must be > 0");
-             pp.set("time_limit_s", t);
-           }
+           if (pp.has("time_limit_s")) pp.set("time_limit_s", p.get_double("time_limit_s"));
            return std::make_unique<PlannedPool>(d, entry.factory(pp));
          }});
 }

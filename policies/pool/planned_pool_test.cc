@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "policies/planners/planner.h"
-#include "policies/pool/lifetime_trace_fixture.h"
+#include "policies/pool/testing/lifetime_trace.h"
 #include "policies/pool/planned_pool.h"
 #include "policies/pool/pool_checker.h"
 #include "policies/pool/virtual_device_memory.h"

@@ -8,12 +8,14 @@
 #include "policies/pool/cnmem_pool.h"
 #include "policies/pool/cuda_malloc_pool.h"
 #include "policies/pool/pytorch_caching_pool.h"
-#include "policies/pool/synthetic_alloc_trace.h"
+#include "policies/pool/testing/synthetic_alloc_trace.h"
 #include "policies/pool/tf_bfc_pool.h"
 #include "policies/pool/virtual_device_memory.h"
 
 namespace dlsim {
 namespace {
+
+using namespace testing;
 
 template <class MakePool>
 void run_trace(benchmark::State& state, MakePool make) {

@@ -5,10 +5,11 @@
 #include "policies/pool/pool_accounting.h"
 #include "policies/pool/pool_checker.h"
 #include "policies/pool/pytorch_caching_pool.h"
-#include "policies/pool/synthetic_alloc_trace.h"
+#include "policies/pool/testing/synthetic_alloc_trace.h"
 #include "policies/pool/virtual_device_memory.h"
 
 using namespace dlsim;
+using namespace dlsim::testing;
 
 namespace {
 constexpr uint64_t kGiB = 1024 * kMiB;

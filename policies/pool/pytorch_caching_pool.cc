@@ -14,16 +14,20 @@ namespace dlsim {
 std::vector<ParamSpec> PytorchCachingOptions::specs() {
   return {
       {"max_split_size_mb", ParamType::Int, int64_t{0},
-       "blocks at least this large are never split (0: unlimited, PyTorch's default; else >= 20)"},
+       "blocks at least this large are never split (0: unlimited, PyTorch's default)",
+       ParamCheck::zero_or(ParamCheck::at_least(20))},
       {"max_non_split_rounding_mb", ParamType::Int, int64_t{20},
-       "an oversize request may take a cached oversize block at most this much larger (>= 20)"},
+       "an oversize request may take a cached oversize block at most this much larger", ParamCheck::at_least(20)},
       {"roundup_power2_divisions", ParamType::Int, int64_t{0},
-       "round sizes up to one of this many steps per power of two (0: 512-B rounding; else a power of two)"},
+       "round sizes up to one of this many steps per power of two (0: 512-B rounding)",
+       ParamCheck::zero_or(ParamCheck::power_of_two())},
       {"garbage_collection_threshold", ParamType::Double, 0.0,
        "reclaim old cached large blocks when reserved > this fraction of the allowed memory (0: off; needs "
-       "memory_fraction)"},
+       "memory_fraction)",
+       ParamCheck::zero_or(ParamCheck::between(0, 1))},
       {"memory_fraction", ParamType::Double, 0.0,
-       "set_per_process_memory_fraction: cap reserved memory at this fraction of the device (0: not set)"},
+       "set_per_process_memory_fraction: cap reserved memory at this fraction of the device (0: not set)",
+       ParamCheck::in_range(0, 1)},
       {"expandable_segments", ParamType::Bool, false,
        "one growing segment per stream and pool, 2/20 MiB pages mapped on demand (needs virtual-memory support)"},
   };
@@ -32,32 +36,11 @@ std::vector<ParamSpec> PytorchCachingOptions::specs() {
 PytorchCachingOptions PytorchCachingOptions::from_params(const Params& p) {
   PytorchCachingOptions o;
   const int64_t msplit = p.get_int("max_split_size_mb");
-  if (msplit != 0) {
-    if (msplit < 20)
-      throw ConfigError("", 0, "max_split_size_mb",
-                        "pytorch-caching: max_split_size_mb must be 0 (unlimited) or >= 20, got " +
-                            std::to_string(msplit));
-    o.max_split_size = static_cast<uint64_t>(msplit) * kMiB;
-  }
-  const int64_t nsr = p.get_int("max_non_split_rounding_mb");
-  if (nsr < 20)
-    throw ConfigError("", 0, "max_non_split_rounding_mb",
-                      "pytorch-caching: max_non_split_rounding_mb must be >= 20, got " + std::to_string(nsr));
-  o.max_non_split_rounding = static_cast<uint64_t>(nsr) * kMiB;
-  const int64_t div = p.get_int("roundup_power2_divisions");
-  if (div < 0 || (div != 0 && !std::has_single_bit(static_cast<uint64_t>(div))))
-    throw ConfigError("", 0, "roundup_power2_divisions",
-                      "pytorch-caching: roundup_power2_divisions must be 0 or a power of two, got " +
-                          std::to_string(div));
-  o.roundup_power2_divisions = static_cast<uint64_t>(div);
+  if (msplit != 0) o.max_split_size = static_cast<uint64_t>(msplit) * kMiB;  // 0: unlimited
+  o.max_non_split_rounding = static_cast<uint64_t>(p.get_int("max_non_split_rounding_mb")) * kMiB;
+  o.roundup_power2_divisions = static_cast<uint64_t>(p.get_int("roundup_power2_divisions"));
   o.garbage_collection_threshold = p.get_double("garbage_collection_threshold");
-  if (o.garbage_collection_threshold != 0.0 &&
-      !(o.garbage_collection_threshold > 0.0 && o.garbage_collection_threshold < 1.0))
-    throw ConfigError("", 0, "garbage_collection_threshold",
-                      "pytorch-caching: garbage_collection_threshold must be in (0, 1), or 0 for off");
   o.memory_fraction = p.get_double("memory_fraction");
-  if (!(o.memory_fraction >= 0.0 && o.memory_fraction <= 1.0))
-    throw ConfigError("", 0, "memory_fraction", "pytorch-caching: memory_fraction must be in [0, 1] (0: not set)");
   o.expandable_segments = p.get_bool("expandable_segments");
   return o;
 }

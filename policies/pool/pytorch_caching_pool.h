@@ -23,6 +23,8 @@
 
 namespace dlsim {
 
+// The pool's options in its own units. The parameters (names, defaults, valid values) are declared once, in
+// specs(); the defaults here are those of specs() converted (pytorch_caching_pool_test.cc checks that they agree).
 struct PytorchCachingOptions {
   uint64_t max_split_size = UINT64_MAX;         // max_split_size_mb; unlimited by default
   uint64_t max_non_split_rounding = 20 << 20;   // max_non_split_rounding_mb
@@ -32,7 +34,8 @@ struct PytorchCachingOptions {
   bool expandable_segments = false;             // needs a DeviceMemory with supports_virtual_memory()
 
   static std::vector<ParamSpec> specs();
-  static PytorchCachingOptions from_params(const Params& p);  // throws ConfigError on invalid values
+  static PytorchCachingOptions from_params(const Params& p);  // unit conversion of checked Params
+  bool operator==(const PytorchCachingOptions&) const = default;
 };
 
 class PytorchCachingPool : public PoolPolicy {

@@ -76,29 +76,34 @@ nlohmann::json SmartPool::report() const {
   return j;
 }
 
+std::vector<ParamSpec> SmartPoolOptions::specs() {
+  return {
+      {"min_iteration_length", ParamType::Int, int64_t{100}, "accept a pattern longer than this many ops",
+       ParamCheck::at_least(1)},
+      {"verify_length", ParamType::Int, int64_t{50}, "a sub-pattern longer than this replaces the found one",
+       ParamCheck::at_least(1)},
+      {"first_check", ParamType::Int, int64_t{300}, "ops before the first detection test (then doubling)",
+       ParamCheck::at_least(1)},
+      {"color_method", ParamType::String, std::string("BF"), "BF (best fit, default) or FF (first fit)",
+       ParamCheck::one_of({"BF", "FF"})},
+  };
+}
+
+SmartPoolOptions SmartPoolOptions::from_params(const Params& p) {
+  SmartPoolOptions o;
+  o.pattern.min_length = static_cast<size_t>(p.get_int("min_iteration_length"));
+  o.pattern.verify_length = static_cast<size_t>(p.get_int("verify_length"));
+  o.first_check = static_cast<size_t>(p.get_int("first_check"));
+  o.color = p.get_string("color_method") == "FF" ? ColorMethod::FirstFit : ColorMethod::BestFit;
+  return o;
+}
+
 void register_smartpool(PoolRegistry& r) {
   r.add({"smartpool",
          "SINGA SmartPool (Zhang et al. 2019): detects the iteration from the malloc/free trace, plans offsets "
          "for one iteration (size-descending best fit among overlapping lifetimes) in one reservation",
-         {{"min_iteration_length", ParamType::Int, int64_t{100}, "accept a pattern longer than this many ops"},
-          {"verify_length", ParamType::Int, int64_t{50}, "a sub-pattern longer than this replaces the found one"},
-          {"first_check", ParamType::Int, int64_t{300}, "ops before the first detection test (then doubling)"},
-          {"color_method", ParamType::String, std::string("BF"), "BF (best fit, default) or FF (first fit)"}},
-         [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
-           SmartPoolOptions o;
-           auto positive = [&](const char* key) {
-             const int64_t v = p.get_int(key);
-             if (v <= 0) throw ConfigError("", 0, key, std::string("smartpool: ") + key + " must be positive");
-             return static_cast<size_t>(v);
-           };
-           o.pattern.min_length = positive("min_iteration_length");
-           o.pattern.verify_length = positive("verify_length");
-           o.first_check = positive("first_check");
-           const std::string c = p.get_string("color_method");
-           if (c == "BF") o.color = ColorMethod::BestFit;
-           else if (c == "FF") o.color = ColorMethod::FirstFit;
-           else throw ConfigError("", 0, "color_method", "smartpool: color_method must be BF or FF, not '" + c + "'");
-           return std::make_unique<SmartPool>(d, o);
+         SmartPoolOptions::specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
+           return std::make_unique<SmartPool>(d, SmartPoolOptions::from_params(p));
          }});
 }
 

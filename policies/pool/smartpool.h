@@ -18,10 +18,16 @@
 
 namespace dlsim {
 
+// The pool's options in its own units. The parameters (names, defaults, valid values) are declared once, in
+// specs(); the defaults here are those of specs() converted (smartpool_test.cc checks that they agree).
 struct SmartPoolOptions {
   PatternParams pattern;
   size_t first_check = 300;  // ops before the first detection test; doubles after each test
   ColorMethod color = ColorMethod::BestFit;
+
+  static std::vector<ParamSpec> specs();
+  static SmartPoolOptions from_params(const Params& p);  // unit conversion of checked Params
+  bool operator==(const SmartPoolOptions&) const = default;
 };
 
 class SmartPool : public PoolPolicy {

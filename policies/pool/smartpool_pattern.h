@@ -34,6 +34,7 @@ Repeat longest_repeat(const std::vector<int64_t>& sig, size_t begin, size_t end)
 struct PatternParams {
   size_t min_length = 100;
   size_t verify_length = 50;
+  bool operator==(const PatternParams&) const = default;
 };
 
 // The detected iteration (start index and length in the trace), or length 0 when none is accepted.

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "policies/pool/lifetime_trace_fixture.h"
+#include "policies/pool/testing/lifetime_trace.h"
 #include "policies/pool/pool_checker.h"
 #include "policies/pool/smartpool.h"
 #include "policies/pool/virtual_device_memory.h"

@@ -14,7 +14,8 @@ std::vector<ParamSpec> TfBfcOptions::specs() {
   return {
       {"allow_growth", ParamType::Bool, false,
        "grow by doubling regions from 2 MiB (false: TF's GPU default, take the whole limit at once)"},
-      {"memory_limit_mb", ParamType::Int, int64_t{0}, "the most the allocator may reserve (0: device capacity)"},
+      {"memory_limit_mb", ParamType::Int, int64_t{0}, "the most the allocator may reserve (0: device capacity)",
+       ParamCheck::at_least(0)},
       {"garbage_collection", ParamType::Bool, true, "on out-of-memory, free regions without live chunks and retry"},
   };
 }
@@ -22,9 +23,7 @@ std::vector<ParamSpec> TfBfcOptions::specs() {
 TfBfcOptions TfBfcOptions::from_params(const Params& p) {
   TfBfcOptions o;
   o.allow_growth = p.get_bool("allow_growth");
-  const int64_t mb = p.get_int("memory_limit_mb");
-  if (mb < 0) throw ConfigError("", 0, "memory_limit_mb", "tf-bfc: memory_limit_mb must be >= 0, got " + std::to_string(mb));
-  o.memory_limit = static_cast<uint64_t>(mb) * kMiB;
+  o.memory_limit = static_cast<uint64_t>(p.get_int("memory_limit_mb")) * kMiB;
   o.garbage_collection = p.get_bool("garbage_collection");
   return o;
 }

@@ -11,7 +11,7 @@
 
 #include "policies/pool/pool_policy.h"
 
-namespace dlsim {
+namespace dlsim::testing {
 
 struct AllocTraceOp {
   bool alloc = true;
@@ -107,4 +107,4 @@ ReplayResult replay_trace(Pool& pool, const std::vector<AllocTraceOp>& trace, si
   return r;
 }
 
-}  // namespace dlsim
+}  // namespace dlsim::testing

@@ -1,3 +1,5 @@
+#include "cli/plan_command.h"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -8,7 +10,6 @@
 #include "common/config_error.h"
 #include "policies/planners/instance_csv.h"
 #include "policies/planners/placement_checker.h"
-#include "policies/planners/plan_command.h"
 
 using namespace dlsim;
 
@@ -32,7 +33,7 @@ TEST_CASE("plan command: --json summary and a solution file that passes the chec
     o.time_limit_s = 1.0;
     o.json = true;
     std::ostringstream s;
-    CHECK(run_plan_command(o, s) == 0);
+    CHECK(run_plan_command(o, s, s) == 0);
     const auto j = nlohmann::json::parse(s.str());
     CHECK(j["buffers"] == 4);
     CHECK(j["load"] == 190);
@@ -49,7 +50,7 @@ TEST_CASE("plan command: --json summary and a solution file that passes the chec
   PlanCommandOptions o;
   o.instance_path = in;
   std::ostringstream s;
-  run_plan_command(o, s);
+  run_plan_command(o, s, s);
   CHECK(s.str().find("proved optimal") != std::string::npos);
   std::filesystem::remove(in);
   std::filesystem::remove(out);
@@ -59,22 +60,26 @@ TEST_CASE("plan command: bad planner names, parameters and files are ConfigError
   PlanCommandOptions o;
   o.instance_path = temp_path("missing.csv");
   std::ostringstream s;
-  CHECK_THROWS_AS(run_plan_command(o, s), ConfigError);
+  CHECK_THROWS_AS(run_plan_command(o, s, s), ConfigError);
   o.planner = "no-such-planner";
-  CHECK_THROWS_WITH(run_plan_command(o, s), Catch::Contains("greedy-by-size"));
+  CHECK_THROWS_WITH(run_plan_command(o, s, s), Catch::Contains("greedy-by-size"));
   o.planner = "optimal";
-  o.planner_params = {{"tie_order", "sideways"}};
+  o.params = {"tie_order=sideways"};
   const std::string in = temp_path("in2.csv");
   {
     std::ofstream f(in);
     f << "id,lower,upper,size\n0,0,10,100\n";
   }
   o.instance_path = in;
-  CHECK_THROWS_AS(run_plan_command(o, s), ConfigError);
-  o.planner_params = {{"no_such_param", "1"}};
-  CHECK_THROWS_AS(run_plan_command(o, s), ConfigError);
-  o.planner_params = {};
+  CHECK_THROWS_AS(run_plan_command(o, s, s), ConfigError);
+  o.params = {"no_such_param=1"};
+  CHECK_THROWS_AS(run_plan_command(o, s, s), ConfigError);
+  o.params = {"node_limit=-3"};  // a range error names the key where it was given
+  CHECK_THROWS_WITH(run_plan_command(o, s, s), "<command line>: 'node_limit': must be >= 0, got -3");
+  o.params = {"node_limit"};  // not KEY=VALUE
+  CHECK_THROWS_WITH(run_plan_command(o, s, s), Catch::Contains("expected KEY=VALUE"));
+  o.params = {};
   o.time_limit_s = -1;
-  CHECK_THROWS_AS(run_plan_command(o, s), ConfigError);
+  CHECK_THROWS_AS(run_plan_command(o, s, s), ConfigError);
   std::filesystem::remove(in);
 }

@@ -1,4 +1,7 @@
 #pragma once
+// DO NOT INCLUDE THIS FILE outside the ONNX importer: its internals, not an API (the API is
+// workloads/onnx_import.h).
+//
 // The ONNX importer's internals (onnx_import.cc: loading and the value table; onnx_import_ops.cc: layers,
 // one handler per ONNX op; onnx_import_values.cc: shape plumbing and constant folding). Only compiled with
 // DLSIM_WITH_ONNX. Public entry point: onnx_import.h.
@@ -13,7 +16,7 @@
 #include "workloads/model_builder.h"
 #include "workloads/zoo.h"
 
-namespace dlsim::onnx_import {
+namespace dlsim::workloads_internal {
 
 // What an ONNX value name stands for during the import.
 struct Value {
@@ -93,7 +96,6 @@ std::vector<int64_t> attr_ints(const onnx::NodeProto& n, const std::string& name
 bool has_attr(const onnx::NodeProto& n, const std::string& name);
 // A TensorProto's values (integers and floats alike as doubles); `what` names it in errors.
 Value tensor_value(const onnx::TensorProto& t, const std::string& file, const std::string& what);
-int64_t numel(const std::vector<int64_t>& shape);
 
 // Value plumbing and constant folding (onnx_import_values.cc), shared with the layer handlers.
 namespace values {
@@ -118,5 +120,5 @@ void constant(Importer& im, const onnx::NodeProto& n);
 void identity_or_cast(Importer& im, const onnx::NodeProto& n);
 }  // namespace values
 
-}  // namespace dlsim::onnx_import
+}  // namespace dlsim::workloads_internal
 #endif

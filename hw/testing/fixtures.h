@@ -1,5 +1,5 @@
 #pragma once
-// Small hand-built GpuSpecs, graphs and YAML files shared by the hw/ unit tests.
+// Test-only (namespace dlsim::testing): small hand-built GpuSpecs, graphs and YAML files shared by the hw/ tests.
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -8,9 +8,10 @@
 #include <unistd.h>
 
 #include "hw/gpu_spec.h"
+#include "hw/roofline.h"
 #include "workloads/graph.h"
 
-namespace dlsim::hw_test {
+namespace dlsim::testing {
 
 // Round numbers so that expected times can be worked out by hand in the tests.
 inline GpuSpec round_spec() {
@@ -23,9 +24,9 @@ inline GpuSpec round_spec() {
   s.peak_tf32 = 100e12;
   s.peak_bf16 = 200e12;
   s.peak_fp16 = 400e12;
-  s.compute_efficiency = 0.5;
-  s.memory_efficiency = 0.5;
-  s.kernel_fixed_ns = 1000;
+  s.kernel_model_params.set("compute_efficiency", 0.5);  // as round_roofline()
+  s.kernel_model_params.set("memory_efficiency", 0.5);
+  s.kernel_model_params.set("kernel_fixed_us", 1.0);
   s.pcie_h2d_pinned = 25e9;
   s.pcie_d2h_pinned = 20e9;
   s.pcie_h2d_pageable = 10e9;
@@ -35,14 +36,21 @@ inline GpuSpec round_spec() {
   return s;
 }
 
+// round_spec()'s roofline parameters: half of every peak, 1 µs per kernel; the tile sizes at their defaults.
+inline RooflineOptions round_roofline() {
+  RooflineOptions o;
+  o.compute_efficiency = 0.5;
+  o.memory_efficiency = 0.5;
+  o.kernel_fixed_ns = 1000;
+  return o;
+}
+
 inline TensorId add_tensor(Graph& g, const std::string& name, DType t, std::vector<int64_t> shape) {
   Tensor x;
   x.name = name;
   x.dtype = t;
   x.shape = std::move(shape);
-  uint64_t n = 1;
-  for (int64_t d : x.shape) n *= static_cast<uint64_t>(d);
-  x.bytes = n * dtype_bytes(t);
+  x.bytes = static_cast<uint64_t>(numel(x.shape)) * dtype_bytes(t);
   return g.add_tensor(std::move(x));
 }
 
@@ -76,4 +84,4 @@ class TempFile {
   std::filesystem::path path_;
 };
 
-}  // namespace dlsim::hw_test
+}  // namespace dlsim::testing

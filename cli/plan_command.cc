@@ -1,5 +1,6 @@
-#include "policies/planners/plan_command.h"
+#include "cli/plan_command.h"
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -15,13 +16,31 @@
 
 namespace dlsim {
 
-int run_plan_command(const PlanCommandOptions& o, std::ostream& out) {
+CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand("plan", "place buffers of known lifetimes (CSV id,lower,upper,size)");
+  cmd->add_option("INSTANCE", o.instance_path, "instance CSV")->required();
+  cmd->add_option("--planner", o.planner, "greedy-by-size, best-fit or optimal")->capture_default_str();
+  cmd->add_option("--param", o.params, "planner parameter KEY=VALUE (repeatable; dlsim list shows them)");
+  cmd->add_option_function<std::string>(
+      "--out", [&o](const std::string& path) { o.out_path = path; }, "write the solution CSV (the rows with offset)");
+  cmd->add_option_function<double>(
+      "--time-limit", [&o](const double& s) { o.time_limit_s = s; }, "seconds, for planners that search (optimal)");
+  cmd->add_flag("--json", o.json, "print one JSON object");
+  return cmd;
+}
+
+int run_plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
   const auto& entry = planner_registry().get(o.planner, "<command line>", 0, "--planner");
   Params params(entry.params);
-  for (const auto& [k, v] : o.planner_params) set_param_from_text(entry.params, params, k, v, entry.name);
+  for (const std::string& kv : o.params) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("<command line>", 0, "--param", "expected KEY=VALUE, got '" + kv + "'");
+    set_param_from_text(entry.params, params, kv.substr(0, eq), kv.substr(eq + 1), entry.name);
+  }
   if (o.time_limit_s) {
     if (!(*o.time_limit_s > 0)) throw ConfigError("<command line>", 0, "--time-limit", "must be > 0 seconds");
-    if (params.has("time_limit_s")) params.set("time_limit_s", *o.time_limit_s);
+    if (params.has("time_limit_s")) set_param_checked(entry.params, params, "time_limit_s", *o.time_limit_s, "--time-limit");
   }
   const auto buffers = read_instance_csv(o.instance_path);
   const auto planner = entry.factory(params);

@@ -11,7 +11,7 @@
 #include "policies/pool/pool_policy.h"
 #include "workloads/graph.h"
 
-namespace dlsim::sim_test {
+namespace dlsim::testing {
 
 // Duration from attribute "ns" (default 1000), SM share from "sm_permille" (default 1000 = the whole GPU).
 class AttrKernels : public KernelCostModel {
@@ -156,4 +156,4 @@ inline OpId op(Graph& g, const std::string& name, std::vector<TensorId> in, std:
   return g.add_op(o);
 }
 
-}  // namespace dlsim::sim_test
+}  // namespace dlsim::testing

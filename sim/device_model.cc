@@ -1,31 +1,54 @@
-// The device side of the executor: stream FIFOs, event records and waits, and the fluid sharing of the SMs
-// and the copy engines by the kernels and copies in flight.
+#include "sim/device_model.h"
+
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
-#include "sim/engine.h"
 #include "sim/fluid_share.h"
 
-namespace dlsim::sim_engine {
+namespace dlsim {
 
-// Runs every stream as far as it can go at `now_`, then wakes the host if what it waits for has happened.
-void Engine::settle() {
+DeviceModel::DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCostModel& kernels,
+                         const TransferModel& link, int num_streams, int num_events, EventQueue& queue,
+                         DeviceListener& listener, Trace* trace)
+    : graph_(graph),
+      kernels_(kernels),
+      link_(link),
+      queue_(queue),
+      listener_(listener),
+      trace_(trace),
+      serial_copies_(gpu.copy_engines < 2) {
+  // Negative counts are the executor's to report (it checks the Program before running it).
+  streams_.resize(static_cast<size_t>(std::max(num_streams, 0)));
+  records_done_.assign(static_cast<size_t>(std::max(num_events, 0)), 0);
+  costs_.assign(graph.ops().size(), KernelCost{});
+  cost_known_.assign(graph.ops().size(), 0);
+}
+
+void DeviceModel::enqueue(int stream, const StreamCmd& c) {
+  streams_[static_cast<size_t>(stream)].fifo.push_back(c);
+  ++pending_;
+}
+
+void DeviceModel::settle(TimeNs now) {
+  now_ = now;
   bool progress = true;
   while (progress) {
     progress = false;
     for (size_t s = 0; s < streams_.size(); ++s) progress |= advance_stream(static_cast<int>(s));
   }
-  if (wait_ == HostWait::DeviceIdle && device_idle()) {
-    wait_ = HostWait::None;
-    resume_host_at(now_ + cost_after_idle_);
-  } else if (wait_ == HostWait::Event && records_done_[static_cast<size_t>(wait_event_)] >= wait_record_) {
-    wait_ = HostWait::None;
-    resume_host_at(now_);
-  }
 }
 
-// Returns true when it completed an event record (other streams may now go on).
-bool Engine::advance_stream(int s) {
+void DeviceModel::handle(const Event& e, TimeNs now) {
+  now_ = now;
+  Activity& a = acts_[e.payload];
+  if (!a.in_use || a.generation != e.generation) return;  // stale: its rate changed, or it finished
+  if (e.type == kActivityDone) finish_activity(e.payload);
+  else join_group(e.payload);  // kLatencyDone
+}
+
+bool DeviceModel::advance_stream(int s) {
   Stream& st = streams_[static_cast<size_t>(s)];
   bool recorded = false;
   while (!st.busy && !st.fifo.empty()) {
@@ -47,7 +70,19 @@ bool Engine::advance_stream(int s) {
   return recorded;
 }
 
-void Engine::start_activity(int s, const StreamCmd& c) {
+const KernelCost& DeviceModel::kernel_cost(OpId op) {
+  const auto i = static_cast<size_t>(op);
+  if (!cost_known_[i]) {
+    costs_[i] = kernels_.cost(graph_, graph_.op(op));
+    if (!(costs_[i].sm_fraction > 0 && costs_[i].sm_fraction <= 1) || costs_[i].duration_ns < 0)
+      throw std::logic_error("kernel cost model gave op '" + graph_.op(op).name +
+                             "' a duration < 0 or an sm_fraction outside (0, 1]");
+    cost_known_[i] = 1;
+  }
+  return costs_[i];
+}
+
+void DeviceModel::start_activity(int s, const StreamCmd& c) {
   uint32_t slot;
   if (!free_slots_.empty()) {
     slot = free_slots_.back();
@@ -77,18 +112,18 @@ void Engine::start_activity(int s, const StreamCmd& c) {
   a.to_host = c.kind == CmdKind::CopyOut;
   const CopyDir dir = a.to_host ? CopyDir::DeviceToHost : CopyDir::HostToDevice;
   a.group = serial_copies_ ? kCopyH2D : (a.to_host ? kCopyD2H : kCopyH2D);
-  const uint64_t bytes = ctx_.graph.tensor(c.tensor).bytes;
-  const TimeNs latency = ctx_.link.latency(dir);
-  const TimeNs total = ctx_.link.copy_time(dir, bytes, /*pinned=*/true);
+  const uint64_t bytes = graph_.tensor(c.tensor).bytes;
+  const TimeNs latency = link_.latency(dir);
+  const TimeNs total = link_.copy_time(dir, bytes, /*pinned=*/true);
   a.remaining = static_cast<double>(std::max<TimeNs>(0, total - latency));
   if (latency > 0) {
-    q_.push(now_ + latency, kLatencyDone, slot, a.generation);
+    queue_.push(now_ + latency, kLatencyDone, slot, a.generation);
   } else {
     join_group(slot);
   }
 }
 
-void Engine::join_group(uint32_t slot) {
+void DeviceModel::join_group(uint32_t slot) {
   Activity& a = acts_[slot];
   a.last = now_;
   a.rate = 0;  // forces a completion event at the re-solve
@@ -98,7 +133,7 @@ void Engine::join_group(uint32_t slot) {
 
 // Brings every member's remaining work up to date, solves the rates, and re-keys the completion of each
 // member whose rate changed (the old event goes stale through the generation counter).
-void Engine::resolve_group(int g) {
+void DeviceModel::resolve_group(int g) {
   std::vector<uint32_t>& m = members_[g];
   for (uint32_t slot : m) {
     Activity& a = acts_[slot];
@@ -121,11 +156,11 @@ void Engine::resolve_group(int g) {
     a.rate = scratch_rates_[i];
     ++a.generation;
     if (a.rate > 0)
-      q_.push(now_ + static_cast<TimeNs>(std::ceil(a.remaining / a.rate)), kActivityDone, m[i], a.generation);
+      queue_.push(now_ + static_cast<TimeNs>(std::ceil(a.remaining / a.rate)), kActivityDone, m[i], a.generation);
   }
 }
 
-void Engine::finish_activity(uint32_t slot) {
+void DeviceModel::finish_activity(uint32_t slot) {
   Activity& a = acts_[slot];
   std::vector<uint32_t>& m = members_[a.group];
   m.erase(std::find(m.begin(), m.end(), slot));
@@ -133,11 +168,11 @@ void Engine::finish_activity(uint32_t slot) {
   ++a.generation;
   free_slots_.push_back(slot);
   const StreamCmd c = a.cmd;
-  if (opt_.record_trace) {
+  if (trace_) {
     if (a.kernel) {
-      r_.trace.ops.push_back({c.iteration, c.op, a.stream, a.start, now_});
+      trace_->ops.push_back({c.iteration, c.op, a.stream, a.start, now_});
     } else {
-      r_.trace.copies.push_back({c.iteration, c.tensor, a.to_host, ctx_.graph.tensor(c.tensor).bytes, a.start, now_});
+      trace_->copies.push_back({c.iteration, c.tensor, a.to_host, graph_.tensor(c.tensor).bytes, a.start, now_});
     }
   }
   resolve_group(a.group);
@@ -147,16 +182,9 @@ void Engine::finish_activity(uint32_t slot) {
   command_done(c.iteration);
 }
 
-void Engine::command_done(int iteration) {
-  --pending_[tally_index(iteration)];
-  --pending_total_;
-  if (iteration >= 0 && iteration < opt_.iterations) maybe_close_iteration(iteration);
+void DeviceModel::command_done(int iteration) {
+  --pending_;
+  listener_.command_done(iteration);
 }
 
-void Engine::maybe_close_iteration(int i) {
-  const auto k = tally_index(i);
-  if (host_done_[k] && pending_[k] == 0 && iter_end_[static_cast<size_t>(i)] < 0)
-    iter_end_[static_cast<size_t>(i)] = now_;
-}
-
-}  // namespace dlsim::sim_engine
+}  // namespace dlsim

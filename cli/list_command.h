@@ -1,0 +1,18 @@
+#pragma once
+// `dlsim list`: every model, hardware file and registered implementation (pools, planners, swap and
+// concurrency policies, kernel cost models), each with its parameters, defaults and valid values.
+// Shape: cli/run_command.h.
+#include <iosfwd>
+
+namespace CLI {
+class App;
+}
+
+namespace dlsim {
+
+struct ListCommandOptions {};  // nothing to choose: the list is everything
+
+CLI::App* add_list_command(CLI::App& app, ListCommandOptions& o);
+int run_list_command(const ListCommandOptions& o, std::ostream& out, std::ostream& err);
+
+}  // namespace dlsim

@@ -1,0 +1,67 @@
+#include "cli/model_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <iomanip>
+#include <ostream>
+
+#include "common/config_error.h"
+#include "common/strings.h"
+#include "workloads/zoo.h"
+
+namespace dlsim {
+
+CLI::App* add_model_command(CLI::App& app, ModelCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand("model", "describe a model: parameters, MACs, activation memory");
+  cmd->add_option("NAME", o.model, "zoo name or .onnx file");
+  cmd->add_option("--batch", o.batch, "batch size")->capture_default_str();
+  cmd->add_option("--image-size", o.image_size, "image side (0: the model's default)");
+  cmd->add_option("--seq-len", o.seq_len, "sequence length (0: the model's default)");
+  cmd->add_option("--optimizer", o.optimizer, "sgd-momentum or adam")->capture_default_str();
+  cmd->add_option("--precision", o.precision, "fp32 or mixed-bf16")->capture_default_str();
+  cmd->add_flag("--json", o.json, "print one JSON object");
+  cmd->add_flag("--list", o.list, "list the model zoo");
+  return cmd;
+}
+
+int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
+  if (o.list) {
+    for (const auto& m : model_zoo()) out << std::left << std::setw(16) << m.name << m.description << '\n';
+    return 0;
+  }
+  if (o.model.empty()) throw ConfigError("<command line>", 0, "NAME", "give a model name or an .onnx file (dlsim model --list)");
+  if (o.batch <= 0) throw ConfigError("<command line>", 0, "--batch", "must be a positive integer");
+  ModelOptions mo;
+  mo.batch = o.batch;
+  mo.image_size = o.image_size;
+  mo.seq_len = o.seq_len;
+  if (o.optimizer == "adam") mo.training.optimizer = Optimizer::Adam;
+  else if (o.optimizer != "sgd-momentum") throw ConfigError("<command line>", 0, "--optimizer", "valid: sgd-momentum, adam");
+  if (o.precision == "mixed-bf16") mo.training.precision = Precision::MixedBF16;
+  else if (o.precision != "fp32") throw ConfigError("<command line>", 0, "--precision", "valid: fp32, mixed-bf16");
+  Graph fwd = build_forward_graph(o.model, mo);
+  Graph train = make_training_graph(fwd, mo.training);
+  ModelSummary s = summarize(fwd, train);
+  if (o.json) {
+    nlohmann::json j = {{"model", o.model},
+                        {"batch", o.batch},
+                        {"params", s.params},
+                        {"fwd_macs", s.fwd_macs},
+                        {"saved_for_backward_bytes", s.saved_for_backward_bytes},
+                        {"ops", s.ops},
+                        {"tensors", s.tensors}};
+    out << j.dump(2) << '\n';
+    return 0;
+  }
+  out << "model                     " << o.model << " (batch " << o.batch << ")\n"
+      << "parameters                " << s.params << '\n'
+      << "forward MACs              " << fixed(s.fwd_macs, 0) << " (" << fixed(s.fwd_macs / 1e9, 2) << " G)\n"
+      << "saved for backward        " << s.saved_for_backward_bytes << " bytes ("
+      << mib(s.saved_for_backward_bytes) << " MiB)\n"
+      << "training graph            " << s.ops << " ops, " << s.tensors << " tensors\n";
+  return 0;
+}
+
+}  // namespace dlsim

@@ -1,0 +1,28 @@
+#pragma once
+// `dlsim model NAME|FILE.onnx --batch B [--json]`, `dlsim model --list`: a model's parameters, forward MACs,
+// activation memory kept for the backward pass and graph size; or the zoo. Shape: cli/run_command.h.
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace dlsim {
+
+struct ModelCommandOptions {
+  std::string model;
+  int64_t batch = 32;
+  int64_t image_size = 0;
+  int64_t seq_len = 0;
+  std::string optimizer = "sgd-momentum";
+  std::string precision = "fp32";
+  bool json = false;
+  bool list = false;
+};
+
+CLI::App* add_model_command(CLI::App& app, ModelCommandOptions& o);
+int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostream& err);
+
+}  // namespace dlsim

@@ -1,0 +1,57 @@
+#include "cli/run_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <ostream>
+
+#include "cli/experiment.h"
+#include "cli/run_experiment.h"
+#include "common/config_error.h"
+#include "common/strings.h"
+
+namespace dlsim {
+
+CLI::App* add_run_command(CLI::App& app, RunCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand("run", "simulate one experiment (YAML)");
+  cmd->add_option("EXPERIMENT", o.experiment, "experiment file")->required()->check(CLI::ExistingFile);
+  cmd->add_flag("--json", o.json, "print one JSON object");
+  cmd->add_option("--chrome-trace", o.chrome_trace, "write a Chrome/Perfetto trace of the run");
+  return cmd;
+}
+
+int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
+  Experiment e = load_experiment(o.experiment);
+  RunArtifacts artifacts;
+  ExperimentResult r = run_experiment(e, o.chrome_trace.empty() ? nullptr : &artifacts);
+  if (!o.chrome_trace.empty()) {
+    std::ofstream f(o.chrome_trace);
+    if (!f) throw ConfigError(o.chrome_trace, 0, "--chrome-trace", "cannot write");
+    f << to_chrome_trace(artifacts.trace, artifacts.graph).dump() << '\n';
+  }
+  if (o.json) {
+    out << to_json(r).dump(2) << '\n';
+    return r.oom ? 3 : 0;
+  }
+  out << "experiment        " << o.experiment << '\n'
+      << "model             " << e.model << " (batch " << e.batch << ", " << r.ops << " ops, " << r.tensors
+      << " tensors)\n"
+      << "hardware          " << e.hw << ", kernel model " << r.kernel_model;
+  if (r.kernel_report.contains("measured_ops"))
+    out << " (" << r.kernel_report["measured_ops"] << " of " << r.kernel_report["ops"] << " ops measured)";
+  out << '\n'
+      << "policies          pool " << e.pool.label() << ", swap " << e.swap.label() << ", concurrency "
+      << e.concurrency.label() << '\n';
+  if (r.oom) out << "OUT OF MEMORY     " << r.oom_where << '\n';
+  out << "iteration time    " << fixed(r.iteration_time_us / 1000.0, 3) << " ms (steady state, " << r.iterations_run
+      << " iterations run; first " << fixed(r.first_iteration_time_us / 1000.0, 3) << " ms)\n"
+      << "peak live         " << mib(r.peak_live_bytes) << " MiB  (lower bound for any pool)\n"
+      << "peak reserved     " << mib(r.peak_reserved_bytes) << " MiB  (fragmentation "
+      << fixed(r.fragmentation() * 100.0, 1) << "%)\n"
+      << "cudaMalloc calls  " << r.device_mallocs << ", cudaFree calls " << r.device_frees << '\n'
+      << "allocator time    " << fixed(r.alloc_time_us, 1) << " us in the steady-state iteration\n"
+      << "simulation        " << r.events << " events in " << fixed(r.sim_wall_ms, 1) << " ms\n";
+  return r.oom ? 3 : 0;
+}
+
+}  // namespace dlsim

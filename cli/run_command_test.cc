@@ -1,0 +1,47 @@
+#include "cli/run_command.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace dlsim;
+
+TEST_CASE("dlsim run --json names the kernel model, and the table names it too") {
+  RunCommandOptions o;
+  o.experiment = std::string(DLSIM_SOURCE_DIR) + "/configs/experiments/resnet50-cnmem.yaml";
+  o.json = true;
+  std::ostringstream json, err;
+  CHECK(run_run_command(o, json, err) == 0);
+  const auto j = nlohmann::json::parse(json.str());
+  // h100-sxm is calibrated on a real H100 (its kernel_times cover ResNet-50 at batch 32 exactly).
+  CHECK(j["kernel_model"] == "table");
+  CHECK(j["kernel_report"]["ops"] == 564);
+  CHECK(j["kernel_report"]["measured_ops"] == 564);
+  CHECK(j["kernel_report"]["unmeasured_signatures"] == 0);
+  CHECK(j["oom"] == false);
+
+  o.json = false;
+  std::ostringstream text;
+  CHECK(run_run_command(o, text, err) == 0);
+  CHECK_THAT(text.str(), Catch::Contains("hardware          h100-sxm, kernel model table (564 of 564 ops measured)\n"));
+  CHECK_THAT(text.str(), Catch::Contains("peak live         2862.5 MiB  (lower bound for any pool)\n"));
+
+
+  // The datasheet file has no table: the roofline, with nothing to report.
+  const auto path = std::filesystem::temp_directory_path() / "dlsim-run-command-datasheet.yaml";
+  {
+    std::ofstream f(path);
+    f << "model: resnet50\nbatch: 32\nhw: h100-sxm-datasheet\npool: cnmem\nswap: none\nconcurrency: serial\n";
+  }
+  o.experiment = path.string();
+  o.json = true;
+  std::ostringstream json2;
+  CHECK(run_run_command(o, json2, err) == 0);
+  const auto k = nlohmann::json::parse(json2.str());
+  CHECK(k["kernel_model"] == "roofline");
+  CHECK(k["kernel_report"].empty());
+  std::filesystem::remove(path);
+}

@@ -1,0 +1,18 @@
+#pragma once
+// Small string helpers shared by every part: error messages list valid names, tables print numbers.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlsim {
+
+// join({"a", "b", "c"}) == "a, b, c"; join({"a", "b"}, "/") == "a/b"; join({}) == "".
+std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
+
+// fixed(12.0034, 3) == "12.003": a number with `digits` decimals, as tables and CSV columns print it.
+std::string fixed(double v, int digits);
+
+// mib(3 << 20) == "3.0": bytes in MiB (2^20 B) with one decimal.
+std::string mib(uint64_t bytes);
+
+}  // namespace dlsim

@@ -1,0 +1,92 @@
+#pragma once
+// DO NOT INCLUDE THIS FILE outside sim/: the executor's host side, behind simulate() (sim/executor.h).
+//
+// The Engine walks a Program as the host issues it: launch overheads, blocking allocator calls (the pool and
+// the cudaMalloc/cudaFree costs read from its DeviceMemory), event records, waits and synchronisations, and
+// the iteration bookkeeping. What the commands do on the GPU is the DeviceModel's (sim/device_model.h); the
+// two share one EventQueue, so that every event, host or device, is ordered by (time, sequence).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/device_model.h"
+#include "sim/event_queue.h"
+#include "sim/executor.h"
+
+namespace dlsim::sim_internal {
+
+// The DeviceMemory's call counters at one moment: the executor charges the calls a pool call made in between.
+struct DeviceCallCounts {
+  uint64_t mallocs = 0, frees = 0, bytes_malloced = 0, bytes_freed = 0;
+  uint64_t maps = 0, unmaps = 0, bytes_mapped = 0, bytes_unmapped = 0;
+  static DeviceCallCounts read(const DeviceMemory& d) {
+    return {d.malloc_calls(), d.free_calls(), d.bytes_malloced(), d.bytes_freed(),
+            d.map_calls(),    d.unmap_calls(), d.bytes_mapped(),  d.bytes_unmapped()};
+  }
+};
+
+// Which part of the Program the host is issuing.
+enum class Phase { Setup, Iterations, Teardown, Done };
+
+// What a blocked host waits for.
+enum class HostWait { None, DeviceIdle, Event };
+
+class Engine : private DeviceListener {
+ public:
+  static constexpr uint16_t kHostStep = 0;  // the event type of the host's next step; the rest are the device's
+
+  Engine(const Program& p, const SimContext& c, const SimOptions& o);
+  RunResult run();
+
+ private:
+  void host_step();
+  bool host_issue(const Command& c);  // false: the host is busy or blocked; a later event resumes it
+  bool do_alloc(const Command& c);
+  bool do_free(const Command& c);
+  bool charge_device_calls(const DeviceCallCounts& before);
+  void end_of_section();
+  void resume_host_at(TimeNs t);
+  void enqueue(int stream, const StreamCmd& c);
+  void settle();  // the device as far as it goes at now_, then wake the host if what it waits for happened
+  void command_done(int iteration) override;  // DeviceListener
+  void maybe_close_iteration(int i);
+  [[noreturn]] void bad(const std::string& what) const;
+  const std::vector<Command>& section() const;
+  size_t tally_index(int iteration) const { return static_cast<size_t>(iteration + 1); }
+
+  const Program& prog_;
+  const SimContext& ctx_;
+  const SimOptions& opt_;
+  RunResult r_;
+  EventQueue q_{4096};
+  TimeNs now_ = 0;
+  DeviceModel device_;
+  bool host_stopped_ = false;  // out of memory: the host issues nothing more; queued work drains
+
+  // host state
+  Phase phase_ = Phase::Setup;
+  int iteration_ = -1;
+  size_t pc_ = 0;
+  bool host_scheduled_ = false;
+  bool has_pending_ = false;  // a launched command that joins its stream when the launch overhead is paid
+  int pending_stream_ = 0;
+  StreamCmd pending_cmd_;
+  HostWait wait_ = HostWait::None;
+  int32_t wait_event_ = -1;
+  uint64_t wait_record_ = 0;
+  TimeNs cost_after_idle_ = 0;
+  bool in_alloc_call_ = false;
+  TimeNs alloc_call_start_ = 0;
+  int alloc_call_iteration_ = 0;
+  std::vector<uint64_t> records_issued_;
+  std::vector<int64_t> pending_;    // commands not yet done, per iteration (index iteration + 1)
+  std::vector<uint8_t> host_done_;  // the host has issued all of the iteration
+  std::vector<TimeNs> iter_start_, iter_end_;
+
+  // memory state
+  std::vector<DevPtr> addr_;
+  std::vector<uint8_t> live_;
+  uint64_t live_bytes_ = 0;
+};
+
+}  // namespace dlsim::sim_internal
