@@ -1,5 +1,6 @@
 #include "cli/experiment.h"
 
+#include <array>
 #include <filesystem>
 
 #include "common/config_error.h"
@@ -26,7 +27,8 @@ std::string PolicyChoice::label() const {
 const std::vector<std::string>& experiment_keys() {
   static const std::vector<std::string> keys = {"model",      "batch",     "hw",         "pool",
                                                 "swap",       "concurrency", "iterations", "image_size",
-                                                "seq_len",    "optimizer", "precision"};
+                                                "seq_len",    "optimizer", "precision", "tf32",
+                                                "memory_format", "kernels"};
   return keys;
 }
 
@@ -61,6 +63,15 @@ PolicyChoice read_policy(const YamlMap& m, const std::string& key, const Reg& re
   c.defaults = Params(entry.params);
   c.line = m.line_of(key);
   return c;
+}
+
+// An enum option by the name to_string gives its values (`precision: mixed-fp16`), or its default when absent.
+template <class E, size_t N>
+E read_choice(const YamlMap& m, const std::string& key, E fallback, const std::array<E, N>& values) {
+  if (!m.has(key)) return fallback;
+  const std::string v = m.get_string(key);
+  if (auto e = choice_named(v, values)) return *e;
+  m.fail(key, "unknown " + key + " '" + v + "'; valid: " + choice_names(values));
 }
 
 }  // namespace
@@ -111,15 +122,11 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   if (iters < 1 || iters > 1000) m.fail("iterations", "must be between 1 and 1000");
   e.iterations = static_cast<int>(iters);
 
-  const std::string opt = m.get_string("optimizer", "sgd-momentum");
-  if (opt == "sgd-momentum") e.optimizer = Optimizer::SgdMomentum;
-  else if (opt == "adam") e.optimizer = Optimizer::Adam;
-  else m.fail("optimizer", "unknown optimizer '" + opt + "'; valid: sgd-momentum, adam");
-
-  const std::string prec = m.get_string("precision", "fp32");
-  if (prec == "fp32") e.precision = Precision::FP32;
-  else if (prec == "mixed-bf16") e.precision = Precision::MixedBF16;
-  else m.fail("precision", "unknown precision '" + prec + "'; valid: fp32, mixed-bf16");
+  e.optimizer = read_choice(m, "optimizer", Optimizer::SgdMomentum, kOptimizers);
+  e.precision = read_choice(m, "precision", Precision::FP32, kPrecisions);
+  e.tf32 = read_choice(m, "tf32", Tf32::Conv, kTf32Modes);
+  e.memory_format = read_choice(m, "memory_format", MemoryFormat::NCHW, kMemoryFormats);
+  e.kernels = read_choice(m, "kernels", Kernels::Eager, kKernelChoices);
   return e;
 }
 

@@ -2,6 +2,7 @@
 // One experiment: which model, batch and GPU, and which pool, swap and concurrency policies.
 // The flat YAML form (see configs/experiments/resnet50-cnmem.yaml) is the stable schema; every other key is
 // optional with a stated default.
+#include <map>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ struct Experiment {
   int iterations = 3;
   Optimizer optimizer = Optimizer::SgdMomentum;
   Precision precision = Precision::FP32;
+  Tf32 tf32 = Tf32::Conv;
+  MemoryFormat memory_format = MemoryFormat::NCHW;
+  Kernels kernels = Kernels::Eager;
+  // Set in code only (dlsim calibrate --published tries fitted efficiencies): kernel-model parameters that replace
+  // the hardware file's `roofline:` values.
+  std::map<std::string, ParamValue> kernel_model_overrides;
 };
 
 // The keys an experiment mapping may hold.

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <iomanip>
 #include <ostream>
 
@@ -20,11 +21,24 @@ CLI::App* add_model_command(CLI::App& app, ModelCommandOptions& o) {
   cmd->add_option("--image-size", o.image_size, "image side (0: the model's default)");
   cmd->add_option("--seq-len", o.seq_len, "sequence length (0: the model's default)");
   cmd->add_option("--optimizer", o.optimizer, "sgd-momentum or adam")->capture_default_str();
-  cmd->add_option("--precision", o.precision, "fp32 or mixed-bf16")->capture_default_str();
+  cmd->add_option("--precision", o.precision, "fp32, mixed-fp16, mixed-bf16 or bf16")->capture_default_str();
+  cmd->add_option("--kernels", o.kernels, "eager or fused")->capture_default_str();
+  cmd->add_option("--memory-format", o.memory_format, "nchw or nhwc")->capture_default_str();
   cmd->add_flag("--json", o.json, "print one JSON object");
   cmd->add_flag("--list", o.list, "list the model zoo");
   return cmd;
 }
+
+namespace {
+
+// An enum option by the name to_string gives its values.
+template <class E, size_t N>
+E choose(const std::string& v, const std::string& option, const std::array<E, N>& values) {
+  if (auto e = choice_named(v, values)) return *e;
+  throw ConfigError("<command line>", 0, option, "unknown value '" + v + "'; valid: " + choice_names(values));
+}
+
+}  // namespace
 
 int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
   if (o.list) {
@@ -37,10 +51,10 @@ int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostr
   mo.batch = o.batch;
   mo.image_size = o.image_size;
   mo.seq_len = o.seq_len;
-  if (o.optimizer == "adam") mo.training.optimizer = Optimizer::Adam;
-  else if (o.optimizer != "sgd-momentum") throw ConfigError("<command line>", 0, "--optimizer", "valid: sgd-momentum, adam");
-  if (o.precision == "mixed-bf16") mo.training.precision = Precision::MixedBF16;
-  else if (o.precision != "fp32") throw ConfigError("<command line>", 0, "--precision", "valid: fp32, mixed-bf16");
+  mo.training.optimizer = choose(o.optimizer, "--optimizer", kOptimizers);
+  mo.training.precision = choose(o.precision, "--precision", kPrecisions);
+  mo.training.kernels = choose(o.kernels, "--kernels", kKernelChoices);
+  mo.training.memory_format = choose(o.memory_format, "--memory-format", kMemoryFormats);
   Graph fwd = build_forward_graph(o.model, mo);
   Graph train = make_training_graph(fwd, mo.training);
   ModelSummary s = summarize(fwd, train);

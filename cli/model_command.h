@@ -18,6 +18,8 @@ struct ModelCommandOptions {
   int64_t seq_len = 0;
   std::string optimizer = "sgd-momentum";
   std::string precision = "fp32";
+  std::string kernels = "eager";
+  std::string memory_format = "nchw";
   bool json = false;
   bool list = false;
 };

@@ -20,10 +20,11 @@ CLI::App* add_run_command(CLI::App& app, RunCommandOptions& o) {
   return cmd;
 }
 
-int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
+int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream& err) {
   Experiment e = load_experiment(o.experiment);
   RunArtifacts artifacts;
   ExperimentResult r = run_experiment(e, o.chrome_trace.empty() ? nullptr : &artifacts);
+  for (const std::string& w : r.warnings) err << "dlsim: warning: " << w << '\n';
   if (!o.chrome_trace.empty()) {
     std::ofstream f(o.chrome_trace);
     if (!f) throw ConfigError(o.chrome_trace, 0, "--chrome-trace", "cannot write");

@@ -5,6 +5,7 @@
 
 #include "common/config_error.h"
 #include "hw/hardware.h"
+#include "hw/math_path.h"
 #include "hw/measured_workspace.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
@@ -25,6 +26,9 @@ ModelOptions model_options(const Experiment& e) {
   mo.seq_len = e.seq_len;
   mo.training.optimizer = e.optimizer;
   mo.training.precision = e.precision;
+  mo.training.tf32 = e.tf32;
+  mo.training.memory_format = e.memory_format;
+  mo.training.kernels = e.kernels;
   return mo;
 }
 
@@ -59,6 +63,12 @@ PreparedExperiment prepare_experiment(const Experiment& e) {
   PreparedExperiment p;
   p.graph = build_training_graph(e.model, model_options(e));
   p.hw = load_hardware(e.hw);
+  if (!e.kernel_model_overrides.empty()) {
+    for (const auto& [k, v] : e.kernel_model_overrides) p.hw.spec.kernel_model_params.set(k, v);
+    check_params(kernel_model_registry().get(p.hw.spec.kernel_model).params, p.hw.spec.kernel_model_params,
+                 p.hw.spec.kernel_model);
+    p.hw.kernels = make_cost_model(p.hw.spec);
+  }
   apply_measured_workspaces(p.graph, p.hw.spec);  // a calibrated file's cuDNN workspaces replace the assumption
   auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
   p.schedule = conc->schedule(p.graph, *p.hw.kernels);
@@ -115,6 +125,7 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   out.pool_report = pool->report();
   out.kernel_model = hw.spec.kernel_model;
   out.kernel_report = hw.kernels->report(g);
+  out.warnings = precision_warnings(hw.spec, g);
   if (artifacts) {
     artifacts->trace = std::move(r.trace);
     artifacts->graph = std::move(g);
@@ -151,6 +162,11 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["pool_report"] = r.pool_report;
   j["kernel_model"] = r.kernel_model;
   j["kernel_report"] = r.kernel_report;
+  j["precision"] = to_string(e.precision);
+  j["tf32"] = to_string(e.tf32);
+  j["memory_format"] = to_string(e.memory_format);
+  j["kernels"] = to_string(e.kernels);
+  j["warnings"] = r.warnings;
   if (with_wall_time) j["sim_wall_ms"] = r.sim_wall_ms;
   return j;
 }

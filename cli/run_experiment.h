@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 #include "cli/experiment.h"
 #include "hw/hardware.h"
@@ -34,6 +35,8 @@ struct ExperimentResult {
   nlohmann::json pool_report;       // pool-specific figures
   std::string kernel_model;         // the hardware file's kernel cost model (roofline, table)
   nlohmann::json kernel_report;     // its figures about the graph (the table: how many ops it has measured)
+  // Precision choices the GPU cannot honour and what runs instead (hw/math_path.h's precision_warnings).
+  std::vector<std::string> warnings;
   double fragmentation() const {    // reserved / live - 1
     return peak_live_bytes ? static_cast<double>(peak_reserved_bytes) / static_cast<double>(peak_live_bytes) - 1.0 : 0.0;
   }

@@ -56,12 +56,13 @@ void read_memory(const YamlMap& m, GpuSpec& g) {
   g.memory_bytes = static_cast<uint64_t>(total - reserve) * kBytesPerMiB;
 }
 
+// fp32 (CUDA cores) is required; each tensor-core type is listed only when the GPU has tensor cores for it.
 void read_peaks(const YamlMap& m, GpuSpec& g) {
   m.check_keys({"fp32", "tf32", "bf16", "fp16"});
   g.peak_fp32 = get_positive(m, "fp32") * kFlopsPerTflop;
-  g.peak_tf32 = get_positive(m, "tf32") * kFlopsPerTflop;
-  g.peak_bf16 = get_positive(m, "bf16") * kFlopsPerTflop;
-  g.peak_fp16 = get_positive(m, "fp16") * kFlopsPerTflop;
+  if (m.has("tf32")) g.peak_tf32 = get_positive(m, "tf32") * kFlopsPerTflop;
+  if (m.has("bf16")) g.peak_bf16 = get_positive(m, "bf16") * kFlopsPerTflop;
+  if (m.has("fp16")) g.peak_fp16 = get_positive(m, "fp16") * kFlopsPerTflop;
 }
 
 // roofline.op_class_scale (written by calibration): measured / roofline time per op kind. A map, not a scalar
@@ -184,14 +185,6 @@ std::filesystem::path hw_dir() {
 }
 
 }  // namespace
-
-double GpuSpec::peak_for(DType t) const {
-  switch (t) {
-    case DType::BF16: return peak_bf16;
-    case DType::F16: return peak_fp16;
-    default: return peak_fp32;  // F32, and integer types, which run on CUDA cores
-  }
-}
 
 GpuSpec load_gpu_spec(const std::string& path) {
   YamlMap m(load_yaml_file(path), path);

@@ -21,9 +21,11 @@ struct GpuSpec {
   uint64_t memory_bytes = 0;       // device memory capacity usable by the pool (after the CUDA context)
   double hbm_bandwidth = 0;        // bytes/s, peak
   double peak_fp32 = 0;            // FLOP/s, non-tensor-core
-  double peak_tf32 = 0;            // FLOP/s, tensor core, dense
-  double peak_bf16 = 0;            // FLOP/s, tensor core, dense
-  double peak_fp16 = 0;            // FLOP/s, tensor core, dense
+  // FLOP/s of the tensor cores, dense; 0 when the GPU has no tensor cores for the type (a V100 has fp16 only):
+  // hw/math_path.h decides what runs instead.
+  double peak_tf32 = 0;
+  double peak_bf16 = 0;
+  double peak_fp16 = 0;
 
   // The kernel cost model (hw/cost_model.h's registry) and its parameters, the file's `roofline:` block,
   // checked against the model's specs. kernel_model is what the file names, or by default `table` when it
@@ -60,7 +62,6 @@ struct GpuSpec {
   // for an op that no table entry serves is multiplied by its kind's factor. Empty: no correction.
   std::map<OpKind, double> op_class_scale;
 
-  double peak_for(DType t) const;  // the tensor-core rate for the type, fp32 CUDA-core rate for F32
 };
 
 // Reads and checks a hardware file; every missing or malformed field is a ConfigError with file, line, key.

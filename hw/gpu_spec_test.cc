@@ -98,14 +98,6 @@ TEST_CASE("a valid hardware file converts every unit to SI") {
   CHECK(g.kernel_times.empty());
 }
 
-TEST_CASE("peak_for picks the tensor-core rate of the type and CUDA-core fp32 otherwise") {
-  GpuSpec g = testing::round_spec();
-  CHECK(g.peak_for(DType::F32) == 10e12);
-  CHECK(g.peak_for(DType::BF16) == 200e12);
-  CHECK(g.peak_for(DType::F16) == 400e12);
-  CHECK(g.peak_for(DType::I64) == 10e12);
-}
-
 TEST_CASE("a missing key names the key and the line of its mapping") {
   ConfigError top = load_error(replace(kValid, "sms: 10\n", ""));
   CHECK(top.key() == "sms");
@@ -232,14 +224,17 @@ TEST_CASE("a missing file and a YAML syntax error are ConfigErrors") {
 
 TEST_CASE("every shipped hardware file loads and is plausible") {
   std::vector<std::string> names = list_hw_names();
-  CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "h100-sxm", "h100-sxm-datasheet", "h200", "v100-sxm2-16gb"});
+  CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h100-sxm-datasheet", "h200",
+                                          "v100-sxm2-16gb", "v100-sxm2-32gb"});
   for (const auto& n : names) {
     INFO(n);
     GpuSpec g = load_gpu_spec(resolve_hw_path(n));
     CHECK(g.name == n);
     CHECK(g.sms > 0);
     CHECK(g.memory_bytes > (uint64_t{8} << 30));
-    CHECK(g.peak_tf32 >= g.peak_fp32);
+    CHECK(g.peak_fp16 > g.peak_fp32);  // every GPU here has fp16 tensor cores
+    if (g.peak_tf32 > 0) CHECK(g.peak_tf32 > g.peak_fp32);
+    if (g.peak_bf16 > 0) CHECK(g.peak_bf16 > g.peak_fp32);
     CHECK(g.pcie_h2d_pinned > g.pcie_h2d_pageable);
     CHECK(g.copy_engines >= 2);  // one per direction at least, so H2D and D2H overlap
   }
@@ -255,6 +250,11 @@ TEST_CASE("every shipped hardware file loads and is plausible") {
   CHECK(h100.peak_bf16 == Approx(989.4e12));
   CHECK(h100.pcie_gen == 5);
   CHECK(h100.copy_engines == 3);
+  // Volta: fp16 tensor cores only (the file lists no tf32 or bf16 rate).
+  GpuSpec v100 = load_gpu_spec(resolve_hw_path("v100-sxm2-16gb"));
+  CHECK(v100.peak_fp16 == Approx(125e12));
+  CHECK(v100.peak_tf32 == 0);
+  CHECK(v100.peak_bf16 == 0);
 }
 
 TEST_CASE("resolve_hw_path takes a name or a path and lists valid names when unknown") {
@@ -269,7 +269,7 @@ TEST_CASE("resolve_hw_path takes a name or a path and lists valid names when unk
     std::string what = e.what();
     CHECK(e.key() == "hw");
     CHECK(what.find("h300") != std::string::npos);
-    CHECK(what.find("a100-sxm-40gb, h100-sxm, h100-sxm-datasheet, h200, v100-sxm2-16gb") != std::string::npos);
+    CHECK(what.find("a100-sxm-40gb, a100-sxm-80gb, h100-sxm, h100-sxm-datasheet, h200, v100-sxm2-16gb, v100-sxm2-32gb") != std::string::npos);
   }
   CHECK_THROWS_AS(resolve_hw_path("/no/such/gpu.yaml"), ConfigError);
 }

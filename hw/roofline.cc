@@ -6,7 +6,7 @@
 namespace dlsim {
 
 std::vector<ParamSpec> RooflineOptions::specs() {
-  return {
+  std::vector<ParamSpec> s = {
       {"compute_efficiency", ParamType::Double, 0.6, "achieved fraction of the peak FLOP/s",
        ParamCheck::above_up_to(0, 1)},
       {"memory_efficiency", ParamType::Double, 0.8, "achieved fraction of the peak HBM bandwidth",
@@ -21,7 +21,12 @@ std::vector<ParamSpec> RooflineOptions::specs() {
       {"elementwise_block_elems", ParamType::Int, int64_t{512},
        "output elements per thread block of an elementwise kernel (128 threads x 4 elements)",
        ParamCheck::at_least(1)},
+      {"occupancy_scaling", ParamType::Bool, false,
+       "scale a kernel's compute and memory rates by the share of the SMs it fills (sm_fraction)"},
   };
+  const std::vector<ParamSpec> classes = ClassEfficiencies::specs();
+  s.insert(s.end(), classes.begin(), classes.end());
+  return s;
 }
 
 RooflineOptions RooflineOptions::from_params(const Params& p) {
@@ -32,16 +37,12 @@ RooflineOptions RooflineOptions::from_params(const Params& p) {
   o.tensor_tile_elems = p.get_double("tensor_tile_elems");
   o.min_split_k = p.get_double("min_split_k");
   o.elementwise_block_elems = p.get_double("elementwise_block_elems");
+  o.occupancy_scaling = p.get_bool("occupancy_scaling");
+  o.classes = ClassEfficiencies::from_params(p);
   return o;
 }
 
 namespace {
-
-bool is_convolution(OpKind k) {
-  return k == OpKind::Conv2d || k == OpKind::Conv2dBwdData || k == OpKind::Conv2dBwdFilter;
-}
-
-bool is_floating(DType t) { return t == DType::F32 || t == DType::BF16 || t == DType::F16; }
 
 // Elements of the op's first output (its first input when it writes nothing), 1 when it touches no tensor.
 double output_elements(const Graph& g, const Op& op) {
@@ -54,36 +55,10 @@ double output_elements(const Graph& g, const Op& op) {
 
 }  // namespace
 
-bool runs_on_tensor_cores(OpKind k) {
-  switch (k) {
-    case OpKind::Conv2d:
-    case OpKind::Conv2dBwdData:
-    case OpKind::Conv2dBwdFilter:
-    case OpKind::Linear:
-    case OpKind::LinearBwdData:
-    case OpKind::LinearBwdWeight:
-    case OpKind::MatMul:
-    case OpKind::MatMulBwd:
-      return true;
-    default:
-      return false;
-  }
-}
-
-DType compute_dtype(const Graph& g, const Op& op) {
-  for (TensorId id : op.inputs)
-    if (id != kNoTensor && is_floating(g.tensor(id).dtype)) return g.tensor(id).dtype;
-  for (TensorId id : op.outputs)
-    if (id != kNoTensor && is_floating(g.tensor(id).dtype)) return g.tensor(id).dtype;
-  return DType::F32;
-}
+bool runs_on_tensor_cores(OpKind k) { return is_matrix_op(k); }
 
 double compute_peak(const GpuSpec& spec, const Graph& g, const Op& op) {
-  if (!runs_on_tensor_cores(op.kind)) return spec.peak_fp32;
-  DType t = compute_dtype(g, op);
-  if (t == DType::BF16) return spec.peak_bf16;
-  if (t == DType::F16) return spec.peak_fp16;
-  return is_convolution(op.kind) ? spec.peak_tf32 : spec.peak_fp32;
+  return path_peak(spec, math_path(spec, g, op));
 }
 
 double RooflineCostModel::sm_fraction(const Graph& g, const Op& op) const {
@@ -110,8 +85,13 @@ KernelCost RooflineCostModel::cost(const Graph& g, const Op& op) const {
     c.duration_ns = 0;
     return c;
   }
-  const double compute_s = op.flops / (compute_peak(spec_, g, op) * options_.compute_efficiency);
-  const double memory_s = bytes / (spec_.hbm_bandwidth * options_.memory_efficiency);
+  const MathPath path = math_path(spec_, g, op);
+  const OpClass cls = op_class(op);
+  const double share = options_.occupancy_scaling ? c.sm_fraction : 1.0;
+  const double compute_s =
+      op.flops / (path_peak(spec_, path) * options_.classes.compute_for(cls, path, options_.compute_efficiency) * share);
+  const double memory_s =
+      bytes / (spec_.hbm_bandwidth * options_.classes.memory_for(cls, options_.memory_efficiency) * share);
   c.duration_ns = static_cast<TimeNs>(std::llround(std::max(compute_s, memory_s) * 1e9)) + options_.kernel_fixed_ns;
   // Calibration's correction for the op's kind (measured / roofline on the GPU), when it has one.
   if (auto it = spec_.op_class_scale.find(op.kind); it != spec_.op_class_scale.end())

@@ -4,8 +4,10 @@
 // Its parameters are the `roofline:` block of the hardware file (RooflineOptions::specs()).
 #include <vector>
 
+#include "hw/class_efficiency.h"
 #include "hw/cost_model.h"
 #include "hw/gpu_spec.h"
+#include "hw/math_path.h"
 #include "workloads/graph.h"
 
 namespace dlsim {
@@ -21,27 +23,22 @@ struct RooflineOptions {
   double tensor_tile_elems = 128.0 * 128.0; // output elements per block of a tensor-core GEMM/conv kernel
   double min_split_k = 512.0;               // the least part of the reduction one split-K slice handles
   double elementwise_block_elems = 512.0;   // output elements per block of an elementwise kernel
+  // Per op class and math path (hw/class_efficiency.h); unset ones fall back to the two efficiencies above.
+  ClassEfficiencies classes;
+  // Whether a kernel that fills only part of the GPU (sm_fraction < 1) reaches only that part of the rates.
+  bool occupancy_scaling = false;
 
   static std::vector<ParamSpec> specs();
   static RooflineOptions from_params(const Params& p);  // unit conversion (µs to ns) of checked Params
   bool operator==(const RooflineOptions&) const = default;
 };
 
-// Convolutions and matrix products (forward and backward) run on tensor cores; everything else on CUDA cores.
+// Convolutions and matrix products (forward and backward) can run on tensor cores (hw/math_path.h's is_matrix_op).
 bool runs_on_tensor_cores(OpKind k);
 
-// The data type an op computes in: its first floating-point input, else its first floating-point output,
-// else F32 (under mixed precision a bf16 activation makes a conv/matmul a bf16 kernel).
-DType compute_dtype(const Graph& g, const Op& op);
-
-// The FLOP/s peak an op can reach (before the efficiency factor):
-// - tensor-core ops in BF16/F16: the dense tensor-core rate of that type;
-// - convolutions in F32: the TF32 tensor-core rate, because PyTorch lets cuDNN use TF32 for convolutions by
-//   default (torch.backends.cudnn.allow_tf32 = True);
-// - matmul/linear in F32: the CUDA-core FP32 rate, because PyTorch keeps TF32 off for matmuls by default
-//   (torch.backends.cuda.matmul.allow_tf32 = False since 1.12);
-// - every other op: the CUDA-core FP32 rate (PyTorch's elementwise and reduction kernels do their arithmetic
-//   in float even for bf16/fp16 tensors).
+// The FLOP/s peak an op can reach (before the efficiency factor): that of its math path on this GPU
+// (hw/math_path.h: 16-bit tensor cores, TF32 where allowed — by default for convolutions, not for matmuls, as
+// PyTorch — else the CUDA-core fp32 rate, which every non-matrix op gets).
 double compute_peak(const GpuSpec& spec, const Graph& g, const Op& op);
 
 class RooflineCostModel : public KernelCostModel {
@@ -51,8 +48,11 @@ class RooflineCostModel : public KernelCostModel {
 
   // duration = max(flops / (peak * compute_efficiency), bytes / (hbm_bandwidth * memory_efficiency))
   //            + kernel_fixed_ns,
-  // where bytes = bytes_read + bytes_written. The peak is not scaled down by sm_fraction: libraries pick
-  // smaller tiles or split-K for small problems, and such kernels are dominated by the fixed cost anyway.
+  // where bytes = bytes_read + bytes_written and the efficiencies are the op class's (options().classes) where
+  // set. By default the rates are not scaled down by sm_fraction: libraries pick smaller tiles or split-K for
+  // small problems, and such kernels are dominated by the fixed cost anyway. With occupancy_scaling both rates
+  // are multiplied by sm_fraction: a batch-32 classifier GEMM that fills a quarter of the SMs reaches a quarter
+  // of the rate (the size dependence the H100 calibration found between CNN classifiers and BERT's GEMMs).
   // An op with neither flops nor bytes (a view such as Reshape or Flatten) launches no kernel: 0 ns.
   // With a calibrated op_class_scale for the op's kind, the duration is multiplied by it.
   KernelCost cost(const Graph& g, const Op& op) const override;

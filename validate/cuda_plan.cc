@@ -315,7 +315,31 @@ void plan_softmax(const Graph& g, const Op& op, KernelPlan& kp) {
 
 }  // namespace plan_detail
 
+namespace {
+
+// What the simulator models but the harness has no kernel for: the layout transposes of 16-bit NCHW
+// convolutions (workloads/memory_format.h: cuDNN does them inside its own calls), fused kernels
+// (Kernels::Fused, workloads/training.h) and AMP's loss scaling. The harness refuses them by name rather than run
+// something else.
+void check_supported(const Graph& g, const Op& op) {
+  static const char* const kModelOnly[][2] = {
+      {"layout_transpose", "a layout transpose of a 16-bit NCHW convolution (run the harness with memory_format: nhwc)"},
+      {"fused_relu", "a fused batch norm + ReLU (kernels: fused)"},
+      {"fused_bias", "a fused bias + GELU (kernels: fused)"},
+      {"fused_mask_dropout", "a fused scale + mask + softmax + dropout (kernels: fused)"},
+      {"multi_tensor", "a multi-tensor optimizer step (kernels: fused)"},
+      {"amp_scale_loss", "AMP's loss scaling (precision: mixed-fp16)"},
+      {"amp_unscale", "AMP's gradient unscale (precision: mixed-fp16)"},
+  };
+  const Op& f = op.forward_op >= 0 ? g.op(op.forward_op) : op;
+  for (const auto& [attr, what] : kModelOnly)
+    if (op.attrs.has(attr) || f.attrs.has(attr)) fail(g, op, std::string("the GPU harness has no kernel for ") + what);
+}
+
+}  // namespace
+
 KernelPlan plan_kernel(const Graph& g, const Op& op) {
+  check_supported(g, op);
   KernelPlan kp;
   kp.op = op.id;
   switch (op.kind) {

@@ -4,6 +4,7 @@
 // do is checked here, without a GPU.
 #include <catch2/catch.hpp>
 
+#include "common/config_error.h"
 #include "validate/cuda_plan.h"
 #include "workloads/model_builder.h"
 #include "workloads/training.h"
@@ -237,6 +238,7 @@ TEST_CASE("plan ops: mixed precision casts and per-operand types") {
   ModelOptions o;
   o.batch = 2;
   o.training.precision = Precision::MixedBF16;
+  o.training.memory_format = MemoryFormat::NHWC;  // NCHW's layout transposes are the simulator's (below)
   const Graph g = build_training_graph("resnet18", o);
   const Op& conv = op_named(g, "conv1");
   KernelPlan c = plan_kernel(g, conv);
@@ -277,4 +279,34 @@ TEST_CASE("plan ops: an Other op of unknown kind and an inconsistent transpose a
   o.attrs.set("perm0", 1), o.attrs.set("perm1", 0);
   g.add_op(o);  // [2, 3] -> [2, 3] is not a transposition
   CHECK_THROWS_WITH(plan_kernel(g, g.op(1)), Catch::Contains("not the permuted input shape"));
+}
+
+TEST_CASE("plan ops: what only the simulator models is refused by name") {
+  ModelOptions o;
+  o.batch = 2;
+  o.training.precision = Precision::MixedBF16;  // NCHW: layout transposes around the convolutions
+  const Graph g = build_training_graph("resnet18", o);
+  bool transpose_seen = false;
+  for (const Op& op : g.ops())
+    if (op.attrs.has("layout_transpose")) {
+      transpose_seen = true;
+      try {
+        plan_kernel(g, op);
+        FAIL("a layout transpose was planned");
+      } catch (const ConfigError& e) {
+        CHECK(std::string(e.what()).find("layout transpose") != std::string::npos);
+      }
+      break;
+    }
+  CHECK(transpose_seen);
+  o.training = TrainingOptions{};
+  o.training.kernels = Kernels::Fused;
+  const Graph f = build_training_graph("resnet18", o);
+  size_t refused = 0;
+  for (const Op& op : f.ops())
+    if (op.attrs.has("fused_relu") || op.attrs.has("multi_tensor")) {
+      CHECK_THROWS_AS(plan_kernel(f, op), ConfigError);
+      ++refused;
+    }
+  CHECK(refused > 0);
 }

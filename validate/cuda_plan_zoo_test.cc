@@ -12,7 +12,7 @@ TEST_CASE("plan: every op of every zoo model translates to a kernel", "[plan][zo
     SECTION(m.name) {
       ModelOptions o;
       o.batch = 2;
-      if (m.name == "bert-base" || m.name == "gpt2-small") o.seq_len = 64;
+      if (m.name.rfind("bert", 0) == 0 || m.name == "gpt2-small") o.seq_len = 64;
       const Graph g = build_training_graph(m.name, o);
       std::vector<KernelPlan> plans;
       REQUIRE_NOTHROW(plans = plan_graph(g));
@@ -29,7 +29,8 @@ TEST_CASE("plan: every op of every zoo model translates at mixed precision", "[p
       ModelOptions o;
       o.batch = 2;
       o.training.precision = Precision::MixedBF16;
-      if (m.name == "bert-base" || m.name == "gpt2-small") o.seq_len = 64;
+      o.training.memory_format = MemoryFormat::NHWC;  // the harness refuses NCHW's layout transposes (the simulator's)
+      if (m.name.rfind("bert", 0) == 0 || m.name == "gpt2-small") o.seq_len = 64;
       const Graph g = build_training_graph(m.name, o);
       std::vector<KernelPlan> plans;
       REQUIRE_NOTHROW(plans = plan_graph(g));

@@ -45,7 +45,7 @@ TensorId conv_bn_relu(ModelBuilder& b, TensorId x, int64_t c, const std::string&
 // conv 32@5x5 -> maxpool 3/2 -> relu -> LRN -> conv 32@5x5 -> relu -> avgpool 3/2 -> LRN -> conv 64@5x5 ->
 // relu -> avgpool 3/2 -> dense 10 (pooling padded by 1, so 32 -> 16 -> 8 -> 4, as cuda-convnet's layers-18pct).
 Graph build_cifar_alexnet(const ModelOptions& opts) {
-  ModelBuilder b("cifar-alexnet", opts.batch, activation_dtype(opts));
+  ModelBuilder b("cifar-alexnet", opts.batch, build_options(opts.training));
   int64_t s = image_size_or(opts, 32, "cifar-alexnet");
   TensorId x = b.input({opts.batch, 3, s, s}, DType::F32);
   x = b.conv2d(x, 32, 5, 1, 2, 1, true, "conv1");
@@ -62,7 +62,7 @@ Graph build_cifar_alexnet(const ModelOptions& opts) {
 // 13 conv-BN-ReLU layers with dropout 0.3 / 0.4 between them, five 2x2 max-pools, then dropout 0.5, dense 512,
 // BN, ReLU, dropout 0.5, dense 10 (SINGA's vgg.py, a port of cifar.torch's vgg_bn_drop).
 Graph build_cifar_vgg16(const ModelOptions& opts) {
-  ModelBuilder b("cifar-vgg16", opts.batch, activation_dtype(opts));
+  ModelBuilder b("cifar-vgg16", opts.batch, build_options(opts.training));
   int64_t s = image_size_or(opts, 32, "cifar-vgg16");
   TensorId x = b.input({opts.batch, 3, s, s}, DType::F32);
   const std::vector<std::vector<int64_t>> stages = {{64, 64}, {128, 128}, {256, 256, 256}, {512, 512, 512}, {512, 512, 512}};
@@ -84,7 +84,7 @@ Graph build_cifar_vgg16(const ModelOptions& opts) {
 // conv 16@3x3-BN-ReLU, three stages of three basic blocks (16, 32, 64 filters; the first block of stages 2
 // and 3 has stride 2 and a 1x1 conv + BN projection shortcut), 8x8 average pool, dense 10.
 Graph build_cifar_resnet20(const ModelOptions& opts) {
-  ModelBuilder b("cifar-resnet20", opts.batch, activation_dtype(opts));
+  ModelBuilder b("cifar-resnet20", opts.batch, build_options(opts.training));
   int64_t s = image_size_or(opts, 32, "cifar-resnet20");
   TensorId x = b.input({opts.batch, 3, s, s}, DType::F32);
   x = b.relu(b.batch_norm(b.conv2d(x, 16, 3, 1, 1, 1, true, "conv1"), "bn1"), true, "relu1");

@@ -11,7 +11,7 @@ namespace dlsim {
 Graph build_densenet121(const ModelOptions& opts) {
   const int64_t growth = 32, bn_size = 4;
   const std::vector<int> blocks = {6, 12, 24, 16};
-  ModelBuilder b("densenet121", opts.batch, activation_dtype(opts));
+  ModelBuilder b("densenet121", opts.batch, build_options(opts.training));
   int64_t s = image_size_or(opts, 224, "densenet121");
   TensorId x = b.input({opts.batch, 3, s, s}, DType::F32);
   x = b.conv2d(x, 64, 7, 2, 3, 1, false, "features.conv0");

@@ -86,7 +86,7 @@ TensorId inc_e(ModelBuilder& b, TensorId x, const std::string& n) {
 }  // namespace
 
 Graph build_googlenet(const ModelOptions& opts) {
-  ModelBuilder b("googlenet", opts.batch, activation_dtype(opts));
+  ModelBuilder b("googlenet", opts.batch, build_options(opts.training));
   int64_t s = image_size_or(opts, 224, "googlenet");
   TensorId x = b.input({opts.batch, 3, s, s}, DType::F32);
   x = basic(b, x, 64, 7, 2, 3, "conv1");
@@ -112,7 +112,7 @@ Graph build_googlenet(const ModelOptions& opts) {
 }
 
 Graph build_inception_v3(const ModelOptions& opts) {
-  ModelBuilder b("inception_v3", opts.batch, activation_dtype(opts));
+  ModelBuilder b("inception_v3", opts.batch, build_options(opts.training));
   int64_t s = image_size_or(opts, 299, "inception_v3");
   TensorId x = b.input({opts.batch, 3, s, s}, DType::F32);
   x = basic(b, x, 32, 3, 2, 0, "Conv2d_1a_3x3");

@@ -26,7 +26,7 @@ Graph build_mobilenet_v2(const ModelOptions& opts) {
   struct Stage { int64_t t, c, n, s; };
   const std::vector<Stage> stages = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
                                      {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
-  ModelBuilder b("mobilenet_v2", opts.batch, activation_dtype(opts));
+  ModelBuilder b("mobilenet_v2", opts.batch, build_options(opts.training));
   int64_t s = image_size_or(opts, 224, "mobilenet_v2");
   TensorId x = b.input({opts.batch, 3, s, s}, DType::F32);
   x = conv_bn_relu6(b, x, 32, 3, 2, 1, "features.0");
@@ -55,7 +55,7 @@ Graph build_mobilenet_v2(const ModelOptions& opts) {
 }
 
 Graph build_squeezenet1_1(const ModelOptions& opts) {
-  ModelBuilder b("squeezenet1_1", opts.batch, activation_dtype(opts));
+  ModelBuilder b("squeezenet1_1", opts.batch, build_options(opts.training));
   int64_t s = image_size_or(opts, 224, "squeezenet1_1");
   TensorId x = b.input({opts.batch, 3, s, s}, DType::F32);
   x = b.relu(b.conv2d(x, 64, 3, 2, 0, 1, true, "features.0"), true, "features.1");

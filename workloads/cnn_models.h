@@ -14,6 +14,7 @@ Graph build_resnet18(const ModelOptions& opts);
 Graph build_resnet50(const ModelOptions& opts);
 Graph build_resnet101(const ModelOptions& opts);
 Graph build_resnet152(const ModelOptions& opts);
+Graph build_resnext101_32x4d(const ModelOptions& opts);
 Graph build_googlenet(const ModelOptions& opts);
 Graph build_inception_v3(const ModelOptions& opts);
 Graph build_densenet121(const ModelOptions& opts);
@@ -23,8 +24,6 @@ Graph build_cifar_alexnet(const ModelOptions& opts);
 Graph build_cifar_vgg16(const ModelOptions& opts);
 Graph build_cifar_resnet20(const ModelOptions& opts);
 
-// The activation dtype a model is built with: bf16 under mixed precision, else fp32.
-DType activation_dtype(const ModelOptions& opts);
 // opts.image_size, or `fallback` when it is 0; a negative size is a ConfigError.
 int64_t image_size_or(const ModelOptions& opts, int64_t fallback, const std::string& model);
 

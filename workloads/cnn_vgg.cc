@@ -27,7 +27,7 @@ TensorId classifier(ModelBuilder& b, TensorId x, int64_t pool, bool dropout_firs
 }
 
 Graph vgg(const std::string& name, const std::vector<int>& cfg, const ModelOptions& opts) {
-  ModelBuilder b(name, opts.batch, activation_dtype(opts));
+  ModelBuilder b(name, opts.batch, build_options(opts.training));
   int64_t s = image_size_or(opts, 224, name);
   TensorId x = b.input({opts.batch, 3, s, s}, DType::F32);
   int i = 0;
@@ -49,7 +49,7 @@ Graph vgg(const std::string& name, const std::vector<int>& cfg, const ModelOptio
 }  // namespace
 
 Graph build_alexnet(const ModelOptions& opts) {
-  ModelBuilder b("alexnet", opts.batch, activation_dtype(opts));
+  ModelBuilder b("alexnet", opts.batch, build_options(opts.training));
   int64_t s = image_size_or(opts, 224, "alexnet");
   TensorId x = b.input({opts.batch, 3, s, s}, DType::F32);
   x = b.relu(b.conv2d(x, 64, 11, 4, 2, 1, true, "features.0"), true, "features.1");

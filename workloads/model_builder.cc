@@ -14,10 +14,14 @@
 //   Flatten/Reshape [x] -> [y]: views; training.cc elides them (the output shares x's storage, as in PyTorch)
 //   Copy        [x] -> [y]: a dtype cast (autocast), attr cast=1
 //
-// Mixed precision (act_dtype BF16) follows CUDA autocast: conv2d/linear/matmul run in bf16, casting fp32
-// inputs to bf16 (a weight is cast once and the copy reused, as autocast's cast cache does); softmax,
-// layer_norm and cross_entropy run in fp32, casting bf16 inputs up; the other ops keep their input's dtype
-// (add/concat promote to the widest). Weights stay fp32 masters.
+// Mixed precision (16-bit activations, fp32 weights) follows CUDA autocast: conv2d/linear/matmul run in the
+// 16-bit type, casting fp32 inputs down (a weight is cast once and the copy reused, as autocast's cast cache
+// does); softmax, layer_norm and cross_entropy run in fp32, casting 16-bit inputs up; the other ops keep their
+// input's dtype (add/concat promote to the widest). Weights stay fp32 masters. A model held in bf16 (weights
+// bf16 too) has no autocast: every op runs in bf16 and nothing is cast but the fp32 input images.
+// TF32: an fp32 convolution carries attr tf32=0 when TF32 is off, an fp32 linear/matmul tf32=1 when it is allowed
+// for matmuls too; PyTorch's default (cuDNN yes, cuBLAS no) adds no attribute, so that default graphs keep the
+// op signatures a calibration measured.
 #include "workloads/model_builder.h"
 
 #include <algorithm>
@@ -32,12 +36,38 @@ DType wider(DType a, DType b) { return (a == DType::F32 || b == DType::F32) ? DT
 
 }  // namespace
 
-ModelBuilder::ModelBuilder(std::string model_name, int64_t batch, DType act_dtype) : act_dtype_(act_dtype) {
+BuildOptions build_options(const TrainingOptions& t) {
+  BuildOptions o;
+  switch (t.precision) {
+    case Precision::FP32: break;
+    case Precision::MixedFP16: o.activations = DType::F16; break;
+    case Precision::MixedBF16: o.activations = DType::BF16; break;
+    case Precision::BF16: o.activations = o.weights = DType::BF16; break;
+  }
+  o.tf32 = t.tf32;
+  o.fused = t.kernels == Kernels::Fused;
+  return o;
+}
+
+ModelBuilder::ModelBuilder(std::string model_name, int64_t batch, DType act_dtype)
+    : ModelBuilder(std::move(model_name), batch, BuildOptions{act_dtype, DType::F32, Tf32::Conv, false}) {}
+
+ModelBuilder::ModelBuilder(std::string model_name, int64_t batch, const BuildOptions& options)
+    : act_dtype_(options.activations), opts_(options) {
   g_.name = std::move(model_name);
   g_.batch = batch;
   if (batch <= 0) throw ConfigError(g_.name, 0, "batch", "batch size must be positive, got " + std::to_string(batch));
-  if (act_dtype != DType::F32 && act_dtype != DType::BF16)
-    throw ConfigError(g_.name, 0, "precision", std::string("activations must be f32 or bf16, got ") + to_string(act_dtype));
+  auto floating = [](DType t) { return t == DType::F32 || t == DType::BF16 || t == DType::F16; };
+  if (!floating(options.activations))
+    throw ConfigError(g_.name, 0, "precision", std::string("activations must be f32, bf16 or f16, got ") + to_string(options.activations));
+  if (options.weights != DType::F32 && options.weights != options.activations)
+    throw ConfigError(g_.name, 0, "precision", "weights must be fp32 masters or of the activations' dtype");
+}
+
+void ModelBuilder::mark_tf32(Attrs& a, bool convolution) const {
+  if (act_dtype_ != DType::F32) return;
+  if (convolution && opts_.tf32 == Tf32::Off) a.set("tf32", 0);
+  if (!convolution && opts_.tf32 == Tf32::All) a.set("tf32", 1);
 }
 
 std::string ModelBuilder::auto_name(const std::string& prefix, const std::string& given) {
@@ -121,7 +151,7 @@ TensorId ModelBuilder::input(const std::vector<int64_t>& shape, DType dtype, con
 }
 
 TensorId ModelBuilder::parameter(const std::vector<int64_t>& shape, const std::string& name) {
-  TensorId id = new_tensor(g_, name, TensorKind::Weight, DType::F32, shape, true);
+  TensorId id = new_tensor(g_, name, TensorKind::Weight, opts_.weights, shape, true);
   g_.tensor(id).learnable = true;
   return id;
 }
@@ -130,7 +160,7 @@ TensorId ModelBuilder::parameter(const std::vector<int64_t>& shape, const std::s
 // a bf16 tensor is cast up.
 TensorId ModelBuilder::cast_for(TensorId x, DType to, const std::string& layer) {
   const Tensor& t = g_.tensor(x);
-  if (t.dtype == to || (t.dtype != DType::F32 && t.dtype != DType::BF16)) return x;
+  if (t.dtype == to || (t.dtype != DType::F32 && t.dtype != DType::BF16 && t.dtype != DType::F16)) return x;
   if (t.kind == TensorKind::Weight) {
     auto it = weight_casts_.find(x);
     if (it != weight_casts_.end()) return it->second;
@@ -169,6 +199,7 @@ TensorId ModelBuilder::conv2d(TensorId x, int64_t out_channels, int64_t kh, int6
   a.set("kernel_h", kh); a.set("kernel_w", kw); a.set("stride_h", stride_h); a.set("stride_w", stride_w);
   a.set("pad_h", pad_h); a.set("pad_w", pad_w); a.set("dilation", dilation); a.set("groups", groups);
   a.set("bias", bias); a.set("in_channels", s[1]); a.set("out_channels", out_channels); a.set("macs", macs);
+  mark_tf32(a, true);
   // FLOPs: 2 per multiply-accumulate; the bias add (one per output element) is left out as negligible.
   emit(g_, n, OpKind::Conv2d, in, {y}, 2.0 * static_cast<double>(macs), a);
   return y;
@@ -195,6 +226,17 @@ TensorId ModelBuilder::batch_norm(TensorId x, const std::string& name) {
 TensorId ModelBuilder::relu(TensorId x, bool inplace, const std::string& name) {
   std::string n = auto_name("relu", name);
   auto s = shape_of(g_, x, n);
+  // Fused: cuDNN's batch norm with its activation (CUDNN_BATCHNORM_OPS_BN_ACTIVATION, what MXNet's fuse-bn-relu
+  // and XLA do) when x is the output of the op just built, a batch norm. The batch norm writes relu(y) and its
+  // backward masks the gradient with that output: one kernel each way instead of two.
+  if (opts_.fused && !g_.ops().empty()) {
+    Op& last = g_.op(static_cast<OpId>(g_.ops().size() - 1));
+    if (last.kind == OpKind::BatchNorm && last.outputs[0] == x && !last.attrs.has("fused_relu")) {
+      last.attrs.set("fused_relu", 1);
+      last.flops += static_cast<double>(numel(s));
+      return x;
+    }
+  }
   TensorId y = inplace ? x : new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
   Attrs a;
   a.set("inplace", inplace);
@@ -369,6 +411,7 @@ TensorId ModelBuilder::linear_with_weight(TensorId x, TensorId weight, bool bias
   Attrs a;
   a.set("in_features", in_f); a.set("out_features", out_f); a.set("rows", rows); a.set("bias", bias);
   a.set("macs", macs);
+  mark_tf32(a, false);
   emit(g_, n, OpKind::Linear, in, {y}, 2.0 * static_cast<double>(macs), a);
   return y;
 }
@@ -444,6 +487,7 @@ TensorId ModelBuilder::matmul(TensorId a, TensorId b, const std::string& name) {
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, os);
   Attrs at;
   at.set("batch", nb); at.set("m", m); at.set("k", k); at.set("n", nn); at.set("macs", macs);
+  mark_tf32(at, false);
   emit(g_, n, OpKind::MatMul, {ca, cb}, {y}, 2.0 * static_cast<double>(macs), at);
   return y;
 }
@@ -453,7 +497,7 @@ TensorId ModelBuilder::softmax(TensorId x, int64_t axis, const std::string& name
   auto s = shape_of(g_, x, n);
   int64_t ax = axis < 0 ? axis + static_cast<int64_t>(s.size()) : axis;
   if (ax < 0 || ax >= static_cast<int64_t>(s.size())) fail(g_, n, "softmax axis " + std::to_string(axis) + " out of range");
-  TensorId cx = cast_for(x, DType::F32, n);
+  TensorId cx = cast_for(x, fp32_op_dtype(), n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(cx).dtype, s);
   Attrs a;
   a.set("axis", ax);
@@ -466,7 +510,7 @@ TensorId ModelBuilder::layer_norm(TensorId x, const std::string& name) {
   auto s = shape_of(g_, x, n);
   if (s.empty()) fail(g_, n, "layer norm of a scalar");
   TensorId gamma = parameter({s.back()}, n + ".weight"), beta = parameter({s.back()}, n + ".bias");
-  TensorId cx = cast_for(x, DType::F32, n);
+  TensorId cx = cast_for(x, fp32_op_dtype(), n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(cx).dtype, s);
   std::vector<int64_t> rs(s.begin(), s.end() - 1);
   if (rs.empty()) rs.push_back(1);
@@ -483,6 +527,44 @@ TensorId ModelBuilder::gelu(TensorId x, const std::string& name) {
   auto s = shape_of(g_, x, n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
   emit(g_, n, OpKind::Gelu, {x}, {y}, 8.0 * static_cast<double>(numel(s)));
+  return y;
+}
+
+TensorId ModelBuilder::linear_gelu(TensorId x, int64_t out_features, const std::string& linear_name,
+                                   const std::string& gelu_name) {
+  if (!opts_.fused) return gelu(linear(x, out_features, true, linear_name), gelu_name);
+  TensorId h = linear(x, out_features, false, linear_name);
+  std::string n = auto_name("gelu", gelu_name);
+  auto s = shape_of(g_, h, n);
+  TensorId bias = cast_for(parameter({out_features}, linear_name + ".bias"), act_dtype_, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(h).dtype, s);
+  Attrs a;
+  a.set("fused_bias", 1);
+  // 8 per element, as the eager Gelu: the bias add is not counted in either form (Linear counts its MACs only).
+  emit(g_, n, OpKind::Gelu, {h, bias}, {y}, 8.0 * static_cast<double>(numel(s)), a);
+  return y;
+}
+
+TensorId ModelBuilder::scaled_masked_softmax_dropout(TensorId x, TensorId mask, TensorId scale, double p,
+                                                     const std::string& prefix) {
+  if (!opts_.fused) {
+    TensorId scores = add(mul(x, scale, prefix + "scale"), mask, false, prefix + "mask");
+    return dropout(softmax(scores, -1, prefix + "softmax"), p, prefix + "attn_dropout");
+  }
+  const std::string n = auto_name("softmax", prefix + "softmax");
+  auto s = shape_of(g_, x, n);
+  broadcast(g_, s, shape_of(g_, mask, n), n);  // the mask must broadcast to the scores
+  if (!(p >= 0 && p < 1)) fail(g_, n, "dropout probability must be in [0, 1)");
+  const DType dt = g_.tensor(x).dtype;
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, dt, s);
+  TensorId keep = new_tensor(g_, n + ".dropout_mask", TensorKind::Activation, DType::Bool, s);
+  TensorId probs = new_tensor(g_, n + ".probs", TensorKind::Activation, dt, s);
+  Attrs a;
+  a.set("axis", static_cast<int64_t>(s.size()) - 1);
+  a.set("fused_mask_dropout", 1);
+  a.set("p_ppm", static_cast<int64_t>(std::llround(p * 1e6)));
+  // scale, mask, softmax (5) and dropout (2) per element.
+  emit(g_, n, OpKind::Softmax, {x, mask, scale}, {y, keep, probs}, 9.0 * static_cast<double>(numel(s)), a);
   return y;
 }
 
@@ -517,7 +599,7 @@ TensorId ModelBuilder::tanh(TensorId x, const std::string& name) {
   return y;
 }
 
-// The embedding output is fp32 even under autocast (embedding is on none of autocast's lists).
+// The embedding output has the table's dtype: fp32 even under autocast (embedding is on none of autocast's lists).
 TensorId ModelBuilder::embedding(TensorId ids, int64_t vocab, int64_t dim, const std::string& name) {
   std::string n = auto_name("embedding", name);
   auto s = shape_of(g_, ids, n);
@@ -527,7 +609,7 @@ TensorId ModelBuilder::embedding(TensorId ids, int64_t vocab, int64_t dim, const
   TensorId w = parameter({vocab, dim}, n + ".weight");
   std::vector<int64_t> os = s;
   os.push_back(dim);
-  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, DType::F32, os);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, opts_.weights, os);
   Attrs a;
   a.set("vocab", vocab); a.set("dim", dim);
   emit(g_, n, OpKind::Embedding, {ids, w}, {y}, 0, a);
@@ -541,9 +623,10 @@ TensorId ModelBuilder::cross_entropy_loss(TensorId logits, const std::string& na
   if (s.size() < 2) fail(g_, n, "cross entropy needs (rows, classes) logits, got " + shape_str(s));
   int64_t classes = s.back(), rows = numel(s) / classes;
   TensorId labels = input({rows}, DType::I64, n + ".labels");
-  TensorId cx = cast_for(logits, DType::F32, n);
-  TensorId loss = new_tensor(g_, n + ".out", TensorKind::Activation, DType::F32, {1});
-  TensorId logp = new_tensor(g_, n + ".log_probs", TensorKind::Activation, DType::F32, {rows, classes});
+  TensorId cx = cast_for(logits, fp32_op_dtype(), n);
+  const DType dt = g_.tensor(cx).dtype;
+  TensorId loss = new_tensor(g_, n + ".out", TensorKind::Activation, dt, {1});
+  TensorId logp = new_tensor(g_, n + ".log_probs", TensorKind::Activation, dt, {rows, classes});
   Attrs a;
   a.set("classes", classes); a.set("rows", rows);
   emit(g_, n, OpKind::CrossEntropyLoss, {cx, labels}, {loss, logp}, 5.0 * static_cast<double>(rows * classes), a);

@@ -7,13 +7,25 @@
 #include <vector>
 
 #include "workloads/graph.h"
+#include "workloads/training.h"
 
 namespace dlsim {
 
+// How layers are built: the numerics, whether fp32 convolutions and matmuls may use TF32, and fused kernels.
+struct BuildOptions {
+  DType activations = DType::F32;  // F32, or BF16/F16 (16-bit activations)
+  DType weights = DType::F32;      // F32 (masters; autocast casts them for each op), or BF16 (a model in bf16)
+  Tf32 tf32 = Tf32::Conv;
+  bool fused = false;              // Kernels::Fused (workloads/training.h lists the fusions)
+};
+// The builder's options for a training setup (precision, tf32, kernels).
+BuildOptions build_options(const TrainingOptions& t);
+
 class ModelBuilder {
  public:
-  // act_dtype: the data type of activations (F32, or BF16 for mixed precision; weights stay F32 masters).
+  // act_dtype: the data type of activations (F32, or BF16/F16 for mixed precision; weights stay F32 masters).
   ModelBuilder(std::string model_name, int64_t batch, DType act_dtype = DType::F32);
+  ModelBuilder(std::string model_name, int64_t batch, const BuildOptions& options);
 
   // Every layer takes an optional name (module path as torchvision spells it, e.g. "layer1.0.conv1").
   TensorId input(const std::vector<int64_t>& shape, DType dtype, const std::string& name = "input");
@@ -45,6 +57,15 @@ class ModelBuilder {
   TensorId softmax(TensorId x, int64_t axis, const std::string& name = "");
   TensorId layer_norm(TensorId x, const std::string& name = "");
   TensorId gelu(TensorId x, const std::string& name = "");
+  // A linear layer followed by GELU. Eager: Linear with its bias, then Gelu. Fused (NVIDIA's bias_gelu): Linear
+  // without bias, then one Gelu kernel that adds the bias (attr fused_bias=1; its backward also writes the
+  // bias gradient).
+  TensorId linear_gelu(TensorId x, int64_t out_features, const std::string& linear_name, const std::string& gelu_name);
+  // Attention's softmax(x * scale + mask) followed by dropout. Eager: Mul, Add, Softmax (in fp32 under autocast),
+  // Dropout, as Hugging Face writes it. Fused (apex/Megatron's scaled masked softmax with dropout): one Softmax
+  // op [x, mask, scale] -> [y, dropout mask, probabilities] in the activations' dtype (attr fused_mask_dropout=1),
+  // whose backward is one SoftmaxBwd.
+  TensorId scaled_masked_softmax_dropout(TensorId x, TensorId mask, TensorId scale, double p, const std::string& prefix);
   TensorId embedding(TensorId ids, int64_t vocab, int64_t dim, const std::string& name = "");
   // Reuses an existing weight (tied embeddings): a linear layer whose weight is `weight`.
   TensorId linear_with_weight(TensorId x, TensorId weight, bool bias, const std::string& name = "");
@@ -57,7 +78,8 @@ class ModelBuilder {
   TensorId select(TensorId x, int64_t axis, int64_t index, const std::string& name = "");
   TensorId tanh(TensorId x, const std::string& name = "");
 
-  // A learnable parameter created by the caller (e.g. an ONNX initializer of an op we map by hand).
+  // A learnable parameter created by the caller (e.g. an ONNX initializer of an op we map by hand), in the
+  // weights' dtype.
   TensorId parameter(const std::vector<int64_t>& shape, const std::string& name);
 
   const Graph& graph() const { return g_; }
@@ -68,6 +90,11 @@ class ModelBuilder {
  private:
   Graph g_;
   DType act_dtype_;
+  BuildOptions opts_;
+  bool autocast() const { return opts_.activations != opts_.weights; }
+  // What autocast runs in fp32 (softmax, layer norm, losses): F32 under autocast, else the activations' dtype.
+  DType fp32_op_dtype() const { return autocast() ? DType::F32 : act_dtype_; }
+  void mark_tf32(Attrs& a, bool convolution) const;  // the non-default TF32 choice, as an attribute
   int counter_ = 0;
   std::map<TensorId, TensorId> weight_casts_;  // autocast's cast cache: fp32 weight -> its bf16 copy
   std::string auto_name(const std::string& prefix, const std::string& given);

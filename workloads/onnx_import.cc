@@ -135,7 +135,7 @@ Importer::Importer(std::string path, const onnx::ModelProto& model, const ModelO
       model_(model),
       opts_(opts),
       // Named by its path, so that the builder's own errors (bad sizes) name the file and the node.
-      b_(path_, opts.batch, opts.training.precision == Precision::MixedBF16 ? DType::BF16 : DType::F32) {
+      b_(path_, opts.batch, build_options(opts.training)) {
   for (const auto& o : model.opset_import())
     if (o.domain().empty() || o.domain() == "ai.onnx") opset_ = o.version();
   if (opset_ == 0) throw ConfigError(path_, 0, "opset_import", "the model declares no opset of the default ONNX domain");

@@ -20,6 +20,7 @@
 
 
 #include "common/config_error.h"
+#include "workloads/memory_format.h"
 
 namespace dlsim {
 namespace {
@@ -54,6 +55,7 @@ class Synthesizer {
   Graph run() {
     check_precision();
     copy_forward();
+    scale_loss();
     mark_requires_grad();
     for (size_t i = fwd_ops_.size(); i-- > 0;) backward_of(g_.op(fwd_ops_[i]));
     optimizer();
@@ -72,13 +74,60 @@ class Synthesizer {
 
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const { throw ConfigError(f_.name, 0, key, msg); }
 
+  // The forward graph must have been built for the precision asked for (ModelBuilder's BuildOptions).
   void check_precision() const {
-    bool has_bf16 = false;
-    for (const Tensor& t : f_.tensors()) has_bf16 |= t.dtype == DType::BF16;
-    if (opts_.precision == Precision::MixedBF16 && !has_bf16)
-      fail("precision", "mixed precision asked for, but the forward graph was built with fp32 activations");
-    if (opts_.precision == Precision::FP32 && has_bf16)
-      fail("precision", "fp32 asked for, but the forward graph has bf16 tensors (built for mixed precision)");
+    bool has_bf16 = false, has_f16 = false, bf16_weight = false;
+    for (const Tensor& t : f_.tensors()) {
+      has_bf16 |= t.dtype == DType::BF16;
+      has_f16 |= t.dtype == DType::F16;
+      bf16_weight |= t.learnable && t.dtype == DType::BF16;
+    }
+    const std::string p = to_string(opts_.precision);
+    switch (opts_.precision) {
+      case Precision::FP32:
+        if (has_bf16 || has_f16) fail("precision", "fp32 asked for, but the forward graph has 16-bit tensors");
+        break;
+      case Precision::MixedFP16:
+        if (!has_f16 || has_bf16) fail("precision", p + " asked for, but the forward graph has no fp16 activations");
+        break;
+      case Precision::MixedBF16:
+        if (!has_bf16 || has_f16 || bf16_weight)
+          fail("precision", p + " asked for, but the forward graph is not bf16 activations over fp32 weights");
+        break;
+      case Precision::BF16:
+        if (!bf16_weight || has_f16) fail("precision", p + " asked for, but the forward graph's weights are not bf16");
+        break;
+    }
+  }
+
+  // torch.cuda.amp.GradScaler's scaler.scale(loss): the loss times the scale (a one-element kernel) before the
+  // backward pass. Its gradient is the seed the loss's backward starts from, so nothing else changes.
+  void scale_loss() {
+    if (opts_.precision != Precision::MixedFP16) return;
+    const Op* loss = nullptr;
+    for (OpId id : fwd_ops_)
+      if (g_.op(id).kind == OpKind::CrossEntropyLoss) loss = &g_.op(id);
+    Tensor scale;
+    scale.name = "amp.loss_scale";
+    scale.kind = TensorKind::Input;
+    scale.dtype = DType::F32;
+    scale.shape = {1};
+    scale.bytes = 4;
+    Tensor out = scale;
+    out.name = "amp.scaled_loss";
+    out.kind = TensorKind::Activation;
+    const TensorId l = loss->outputs[0], sc = add(std::move(scale)), y = add(std::move(out));
+    Op o;
+    o.name = "amp.scale_loss";
+    o.kind = OpKind::Mul;
+    o.phase = Phase::Forward;
+    o.inputs = {l, sc};
+    o.outputs = {y};
+    o.bytes_read = 8;
+    o.bytes_written = 4;
+    o.flops = 1;
+    o.attrs.set("amp_scale_loss", 1);
+    g_.add_op(std::move(o));
   }
 
   TensorId add(Tensor t) {
@@ -270,13 +319,15 @@ class Synthesizer {
         if (fwd.kind == OpKind::LayerNorm) ins.push_back(in[2]);
         ins.push_back(fwd.outputs[1]);
         ins.push_back(fwd.outputs[2]);
+        if (fwd.attrs.has("fused_relu")) ins.push_back(fwd.outputs[0]);  // the ReLU's mask is its output
         TensorId gx = grad_for(fwd, 0), gg = grad_for(fwd, 1), gbeta = grad_for(fwd, 2);
         std::vector<TensorId> outs;
         push(outs, gx);
         push(outs, gg);
         push(outs, gbeta);
         if (outs.empty()) break;
-        emit(fwd, fwd.kind == OpKind::BatchNorm ? OpKind::BatchNormBwd : OpKind::LayerNormBwd, ".bwd", ins, outs, 8 * n_out);
+        emit(fwd, fwd.kind == OpKind::BatchNorm ? OpKind::BatchNormBwd : OpKind::LayerNormBwd, ".bwd", ins, outs,
+             (fwd.attrs.has("fused_relu") ? 9 : 8) * n_out);
         contribute(fwd, in[0], gx);
         contribute(fwd, in[1], gg);
         contribute(fwd, in[2], gbeta);
@@ -294,8 +345,26 @@ class Synthesizer {
       case OpKind::GlobalAvgPool: unary(fwd, gy, OpKind::AvgPoolBwd, {in[0]}, fl); break;
       case OpKind::Dropout: unary(fwd, gy, OpKind::DropoutBwd, {fwd.outputs[1]}, n_out); break;
       case OpKind::Pad: unary(fwd, gy, OpKind::PadBwd, {}, 0); break;
-      case OpKind::Softmax: unary(fwd, gy, OpKind::SoftmaxBwd, {fwd.outputs[0]}, 3 * n_out); break;
-      case OpKind::Gelu: unary(fwd, gy, OpKind::GeluBwd, {in[0]}, fl); break;
+      case OpKind::Softmax:
+        if (fwd.attrs.has("fused_mask_dropout"))  // dropout's mask and the probabilities; scale and mask: none
+          unary(fwd, gy, OpKind::SoftmaxBwd, {fwd.outputs[1], fwd.outputs[2]}, 5 * n_out);
+        else
+          unary(fwd, gy, OpKind::SoftmaxBwd, {fwd.outputs[0]}, 3 * n_out);
+        break;
+      case OpKind::Gelu:
+        if (fwd.attrs.has("fused_bias")) {  // bias_gelu_back: dx and the bias gradient (a column sum) at once
+          TensorId gx = grad_for(fwd, 0), gb = grad_for(fwd, 1);
+          std::vector<TensorId> outs;
+          push(outs, gx);
+          push(outs, gb);
+          if (outs.empty()) break;
+          emit(fwd, OpKind::GeluBwd, ".bwd", {gy, in[0], in[1]}, outs, fl + n_out);
+          contribute(fwd, in[0], gx);
+          contribute(fwd, in[1], gb);
+        } else {
+          unary(fwd, gy, OpKind::GeluBwd, {in[0]}, fl);
+        }
+        break;
       case OpKind::Copy: unary(fwd, gy, OpKind::Copy, {}, 0); break;
       case OpKind::Transpose: unary(fwd, gy, OpKind::Transpose, {}, 0); break;
       case OpKind::Embedding: {
@@ -374,7 +443,36 @@ class Synthesizer {
     }
   }
 
+  // GradScaler's unscale before the step (_amp_foreach_non_finite_check_and_unscale_): one multi-tensor kernel
+  // that multiplies every weight gradient by 1/scale in place and checks it for inf/NaN.
+  void unscale_gradients() {
+    Op o;
+    o.name = "amp.unscale";
+    o.kind = OpKind::Other;
+    o.phase = Phase::Optimizer;
+    for (size_t w = 0; w < learnable_.size(); ++w) {
+      const TensorId gw = learnable_[w] ? grad_[w] : kNoTensor;
+      if (gw == kNoTensor) continue;
+      o.inputs.push_back(gw);
+      o.outputs.push_back(gw);
+      o.bytes_read += g_.tensor(gw).bytes;
+      o.bytes_written += g_.tensor(gw).bytes;
+      o.flops += static_cast<double>(numel(g_.tensor(gw).shape));
+    }
+    if (o.inputs.empty()) return;
+    o.attrs.set("amp_unscale", 1);
+    g_.add_op(std::move(o));
+  }
+
   void optimizer() {
+    if (opts_.precision == Precision::MixedFP16) unscale_gradients();
+    // Kernels::Fused: apex's FusedAdam / FusedSGD (multi_tensor_apply): one op updates every parameter, and Adam
+    // keeps no per-parameter denominator.
+    const bool fused = opts_.kernels == Kernels::Fused;
+    Op step;
+    step.name = opts_.optimizer == Optimizer::SgdMomentum ? "optimizer.fused_sgd" : "optimizer.fused_adam";
+    step.kind = opts_.optimizer == Optimizer::SgdMomentum ? OpKind::SgdMomentumUpdate : OpKind::AdamUpdate;
+    step.phase = Phase::Optimizer;
     Op none;
     for (size_t w = 0; w < learnable_.size(); ++w) {
       if (!learnable_[w]) continue;
@@ -382,18 +480,32 @@ class Synthesizer {
       if (gw == kNoTensor) continue;  // no gradient reached it: the optimizer skips it (p.grad is None)
       const Tensor wt = g_.tensor(static_cast<TensorId>(w));
       double n = static_cast<double>(numel(wt.shape));
+      // State in the parameter's dtype (torch.zeros_like(p)): fp32 beside fp32 masters, bf16 for a bf16 model.
       auto state = [&](const std::string& suffix) {
         Tensor t;
         t.name = wt.name + suffix;
         t.kind = TensorKind::OptimizerState;
-        t.dtype = DType::F32;
+        t.dtype = wt.dtype;
         t.shape = wt.shape;
-        t.bytes = static_cast<uint64_t>(numel(wt.shape)) * 4;
+        t.bytes = wt.bytes;
         t.persistent = true;
         return add(std::move(t));
       };
       none.name = wt.name;
       TensorId wid = static_cast<TensorId>(w);
+      if (fused) {
+        std::vector<TensorId> in = {wid, gw}, out = {wid};
+        const int n_state = opts_.optimizer == Optimizer::SgdMomentum ? 1 : 2;
+        for (int k = 0; k < n_state; ++k) {
+          const TensorId st = state(n_state == 1 ? ".momentum_buffer" : (k == 0 ? ".exp_avg" : ".exp_avg_sq"));
+          in.push_back(st);
+          out.push_back(st);
+        }
+        for (TensorId t : in) step.inputs.push_back(t), step.bytes_read += g_.tensor(t).bytes;
+        for (TensorId t : out) step.outputs.push_back(t), step.bytes_written += g_.tensor(t).bytes;
+        step.flops += (n_state == 1 ? 4 : 12) * n;
+        continue;
+      }
       if (opts_.optimizer == Optimizer::SgdMomentum) {
         // buf.mul_(momentum).add_(grad); p.add_(buf, alpha=-lr)
         TensorId m = state(".momentum_buffer");
@@ -405,12 +517,16 @@ class Synthesizer {
         Tensor d;
         d.name = wt.name + ".adam_denom";
         d.kind = TensorKind::Workspace;
-        d.dtype = DType::F32;
+        d.dtype = wt.dtype;
         d.shape = wt.shape;
-        d.bytes = static_cast<uint64_t>(numel(wt.shape)) * 4;
+        d.bytes = wt.bytes;
         TensorId denom = add(std::move(d));
         emit(none, OpKind::AdamUpdate, ".adam", {wid, gw, m, v}, {wid, m, v}, 12 * n, denom, Phase::Optimizer);
       }
+    }
+    if (fused && !step.inputs.empty()) {
+      step.attrs.set("multi_tensor", 1);
+      g_.add_op(std::move(step));
     }
   }
 };
@@ -418,7 +534,31 @@ class Synthesizer {
 }  // namespace
 
 Graph make_training_graph(const Graph& forward, const TrainingOptions& opts) {
-  return Synthesizer(forward, opts).run();
+  return apply_memory_format(Synthesizer(forward, opts).run(), opts.memory_format);
 }
+
+const char* to_string(Optimizer o) { return o == Optimizer::SgdMomentum ? "sgd-momentum" : "adam"; }
+
+const char* to_string(Precision p) {
+  switch (p) {
+    case Precision::FP32: return "fp32";
+    case Precision::MixedFP16: return "mixed-fp16";
+    case Precision::MixedBF16: return "mixed-bf16";
+    case Precision::BF16: return "bf16";
+  }
+  return "?";
+}
+
+const char* to_string(Tf32 t) {
+  switch (t) {
+    case Tf32::Off: return "off";
+    case Tf32::Conv: return "conv";
+    case Tf32::All: return "all";
+  }
+  return "?";
+}
+
+const char* to_string(MemoryFormat f) { return f == MemoryFormat::NCHW ? "nchw" : "nhwc"; }
+const char* to_string(Kernels k) { return k == Kernels::Eager ? "eager" : "fused"; }
 
 }  // namespace dlsim

@@ -15,6 +15,11 @@
 //   - BERT's loss head is the decoder tied to the word embeddings, without BertForMaskedLM's transform and
 //     bias, so the model has exactly BertModel's 109,482,240 parameters. The pooler is built (HF's BertModel
 //     runs it) but no loss reads it, so, as in PyTorch, it gets no gradient and the optimizer skips it.
+//   - The SQuAD models (bert-base-squad, bert-large-squad) are BertForQuestionAnswering: the encoder and a
+//     2-logit qa_outputs head. NVIDIA's DeepLearningExamples BertModel still runs its pooler (unused), as here;
+//     Hugging Face's leaves it out (768x768 on B tokens, too small to matter).
+// Kernels::Fused (workloads/training.h) builds attention's scale + mask + softmax + dropout as one op and
+// the MLP's bias + GELU as one op, as NVIDIA's BERT implementations do.
 #include "workloads/transformer_models.h"
 
 #include "common/config_error.h"
@@ -55,9 +60,7 @@ TensorId self_attention(ModelBuilder& b, const TransformerConfig& c, TensorId x,
   TensorId kt = heads(b.linear(x, c.hidden, true, p + k_name), {0, 2, 3, 1}, p + k_name);
   TensorId v = heads(b.linear(x, c.hidden, true, p + v_name), {0, 2, 1, 3}, p + v_name);
   TensorId scores = b.matmul(q, kt, p + "scores");
-  scores = b.mul(scores, scale, p + "scale");
-  scores = b.add(scores, mask, false, p + "mask");
-  TensorId probs = b.dropout(b.softmax(scores, -1, p + "softmax"), c.dropout, p + "attn_dropout");
+  TensorId probs = b.scaled_masked_softmax_dropout(scores, mask, scale, c.dropout, p);
   TensorId ctx = b.matmul(probs, v, p + "context");
   ctx = b.transpose(ctx, {0, 2, 1, 3}, p + "context.permute");
   return b.reshape(ctx, {batch, seq, c.hidden}, p + "context.view");
@@ -68,10 +71,10 @@ TensorId self_attention(ModelBuilder& b, const TransformerConfig& c, TensorId x,
 TransformerConfig bert_base_config() { return {30522, 768, 12, 12, 3072, 512, 0.1}; }
 TransformerConfig gpt2_small_config() { return {50257, 768, 12, 12, 3072, 1024, 0.1}; }
 
-Graph build_bert(const TransformerConfig& c, const ModelOptions& opts, const std::string& name) {
+Graph build_bert(const TransformerConfig& c, const ModelOptions& opts, const std::string& name, BertHead head) {
   check_config(c, name);
-  const int64_t batch = opts.batch, seq = seq_len_or(opts, 128, c, name);
-  ModelBuilder b(name, batch, activation_dtype(opts));
+  const int64_t batch = opts.batch, seq = seq_len_or(opts, head == BertHead::MaskedLM ? 128 : 384, c, name);
+  ModelBuilder b(name, batch, build_options(opts.training));
   TensorId ids = b.input({batch, seq}, DType::I64, "input_ids");
   TensorId words = b.embedding(ids, c.vocab, c.hidden, "embeddings.word_embeddings");
   TensorId word_table = last_op_weight(b);
@@ -89,21 +92,29 @@ Graph build_bert(const TransformerConfig& c, const ModelOptions& opts, const std
     TensorId a = b.linear(ctx, c.hidden, true, p + "attention.output.dense");
     a = b.dropout(a, c.dropout, p + "attention.output.dropout");
     a = b.layer_norm(b.add(a, h, false, p + "attention.output.residual"), p + "attention.output.LayerNorm");
-    TensorId i = b.gelu(b.linear(a, c.inner, true, p + "intermediate.dense"), p + "intermediate.gelu");
+    TensorId i = b.linear_gelu(a, c.inner, p + "intermediate.dense", p + "intermediate.gelu");
     TensorId o = b.dropout(b.linear(i, c.hidden, true, p + "output.dense"), c.dropout, p + "output.dropout");
     h = b.layer_norm(b.add(o, a, false, p + "output.residual"), p + "output.LayerNorm");
   }
   TensorId first = b.select(h, 1, 0, "pooler.first_token");
   b.tanh(b.linear(first, c.hidden, true, "pooler.dense"), "pooler.activation");
-  TensorId logits = b.linear_with_weight(h, word_table, false, "cls.predictions.decoder");
-  b.cross_entropy_loss(logits, "loss");
+  if (head == BertHead::MaskedLM) {
+    b.cross_entropy_loss(b.linear_with_weight(h, word_table, false, "cls.predictions.decoder"), "loss");
+    return b.finish();
+  }
+  // SQuAD: qa_outputs, a 2-logit linear per token; start and end logits split off (split + squeeze + contiguous:
+  // one copy of the logits, here a transpose to (2, B, S)); the loss is the mean of the start and end cross
+  // entropies over the sequence positions, which is one cross entropy over 2B rows of S classes.
+  TensorId logits = b.linear(h, 2, true, "qa_outputs");
+  TensorId start_end = b.transpose(logits, {2, 0, 1}, "qa_outputs.split");
+  b.cross_entropy_loss(start_end, "loss");
   return b.finish();
 }
 
 Graph build_gpt2(const TransformerConfig& c, const ModelOptions& opts, const std::string& name) {
   check_config(c, name);
   const int64_t batch = opts.batch, seq = seq_len_or(opts, 1024, c, name);
-  ModelBuilder b(name, batch, activation_dtype(opts));
+  ModelBuilder b(name, batch, build_options(opts.training));
   TensorId ids = b.input({batch, seq}, DType::I64, "input_ids");
   TensorId tokens = b.embedding(ids, c.vocab, c.hidden, "wte");
   TensorId wte = last_op_weight(b);
@@ -118,7 +129,7 @@ Graph build_gpt2(const TransformerConfig& c, const ModelOptions& opts, const std
     TensorId ctx = self_attention(b, c, x, causal, scale, batch, seq, p + "attn.", "c_attn.q", "c_attn.k", "c_attn.v");
     TensorId a = b.dropout(b.linear(ctx, c.hidden, true, p + "attn.c_proj"), c.dropout, p + "attn.resid_dropout");
     h = b.add(a, h, false, p + "attn.residual");
-    TensorId m = b.gelu(b.linear(b.layer_norm(h, p + "ln_2"), c.inner, true, p + "mlp.c_fc"), p + "mlp.act");
+    TensorId m = b.linear_gelu(b.layer_norm(h, p + "ln_2"), c.inner, p + "mlp.c_fc", p + "mlp.act");
     m = b.dropout(b.linear(m, c.hidden, true, p + "mlp.c_proj"), c.dropout, p + "mlp.dropout");
     h = b.add(h, m, false, p + "mlp.residual");
   }
@@ -127,7 +138,15 @@ Graph build_gpt2(const TransformerConfig& c, const ModelOptions& opts, const std
   return b.finish();
 }
 
-Graph build_bert_base(const ModelOptions& opts) { return build_bert(bert_base_config(), opts, "bert-base"); }
+TransformerConfig bert_large_config() { return {30522, 1024, 24, 16, 4096, 512, 0.1}; }
+
+Graph build_bert_base(const ModelOptions& opts) { return build_bert(bert_base_config(), opts, "bert-base", BertHead::MaskedLM); }
+Graph build_bert_base_squad(const ModelOptions& opts) {
+  return build_bert(bert_base_config(), opts, "bert-base-squad", BertHead::SquadQA);
+}
+Graph build_bert_large_squad(const ModelOptions& opts) {
+  return build_bert(bert_large_config(), opts, "bert-large-squad", BertHead::SquadQA);
+}
 Graph build_gpt2_small(const ModelOptions& opts) { return build_gpt2(gpt2_small_config(), opts, "gpt2-small"); }
 
 }  // namespace dlsim

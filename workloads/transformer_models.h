@@ -22,12 +22,21 @@ struct TransformerConfig {
 TransformerConfig bert_base_config();    // 30522 vocab, 768 hidden, 12 layers x 12 heads, 3072 MLP, 512 positions
 TransformerConfig gpt2_small_config();   // 50257 vocab, 768 hidden, 12 layers x 12 heads, 3072 MLP, 1024 positions
 
-// opts.seq_len 0 means 128 (BERT) or 1024 (GPT-2); longer than max_positions is a ConfigError.
-Graph build_bert(const TransformerConfig& c, const ModelOptions& opts, const std::string& name);
+TransformerConfig bert_large_config();   // 30522 vocab, 1024 hidden, 24 layers x 16 heads, 4096 MLP, 512 positions
+
+// What BERT is trained for: masked-LM (the decoder tied to the word embeddings over the whole vocabulary) or
+// SQuAD question answering (BertForQuestionAnswering's 2-logit head and its start/end loss).
+enum class BertHead : uint8_t { MaskedLM, SquadQA };
+
+// opts.seq_len 0 means 128 (BERT masked-LM), 384 (BERT SQuAD, as run_squad.py's max_seq_length) or 1024
+// (GPT-2); longer than max_positions is a ConfigError.
+Graph build_bert(const TransformerConfig& c, const ModelOptions& opts, const std::string& name, BertHead head);
 Graph build_gpt2(const TransformerConfig& c, const ModelOptions& opts, const std::string& name);
 
-// The zoo entries `bert-base` and `gpt2-small` (declared by zoo.cc).
+// The zoo entries `bert-base`, `bert-base-squad`, `bert-large-squad` and `gpt2-small` (declared by zoo.cc).
 Graph build_bert_base(const ModelOptions& opts);
+Graph build_bert_base_squad(const ModelOptions& opts);
+Graph build_bert_large_squad(const ModelOptions& opts);
 Graph build_gpt2_small(const ModelOptions& opts);
 
 }  // namespace dlsim

@@ -11,10 +11,6 @@
 
 namespace dlsim {
 
-DType activation_dtype(const ModelOptions& opts) {
-  return opts.training.precision == Precision::MixedBF16 ? DType::BF16 : DType::F32;
-}
-
 int64_t image_size_or(const ModelOptions& opts, int64_t fallback, const std::string& model) {
   if (opts.image_size < 0) throw ConfigError(model, 0, "image_size", "image size must be positive, got " + std::to_string(opts.image_size));
   return opts.image_size == 0 ? fallback : opts.image_size;
@@ -29,12 +25,17 @@ const std::vector<ModelInfo>& model_zoo() {
       {"resnet50", "torchvision ResNet-50, 224x224", build_resnet50},
       {"resnet101", "torchvision ResNet-101, 224x224", build_resnet101},
       {"resnet152", "torchvision ResNet-152, 224x224", build_resnet152},
+      {"resnext101-32x4d", "ResNeXt-101 32x4d (NVIDIA DeepLearningExamples' layout), 224x224", build_resnext101_32x4d},
       {"googlenet", "torchvision GoogLeNet without auxiliary heads, 224x224", build_googlenet},
       {"inception_v3", "torchvision Inception-v3 without auxiliary head, 299x299", build_inception_v3},
       {"densenet121", "torchvision DenseNet-121, 224x224", build_densenet121},
       {"mobilenet_v2", "torchvision MobileNet-V2, 224x224", build_mobilenet_v2},
       {"squeezenet1_1", "torchvision SqueezeNet 1.1, 224x224", build_squeezenet1_1},
       {"bert-base", "BERT-base (Hugging Face layout), masked-LM training", build_bert_base},
+      {"bert-base-squad", "BERT-base fine-tuned on SQuAD (2-logit question-answering head), sequence 384",
+       build_bert_base_squad},
+      {"bert-large-squad", "BERT-large fine-tuned on SQuAD (2-logit question-answering head), sequence 384",
+       build_bert_large_squad},
       {"gpt2-small", "GPT-2 small (124M), causal-LM training", build_gpt2_small},
       {"cifar-alexnet", "SINGA's CIFAR-10 AlexNet (cuda-convnet style), 32x32", build_cifar_alexnet},
       {"cifar-vgg16", "SINGA's CIFAR-10 VGG-16 with batch norm and dropout, 32x32", build_cifar_vgg16},

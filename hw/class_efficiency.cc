@@ -1,0 +1,69 @@
+#include "hw/class_efficiency.h"
+
+namespace dlsim {
+namespace {
+
+constexpr MathPath kAllPaths[] = {MathPath::CudaCore, MathPath::Tf32, MathPath::Fp16, MathPath::Bf16};
+
+std::string path_key(MathPath p) {
+  std::string s = to_string(p);
+  for (char& c : s)
+    if (c == '-') c = '_';
+  return s;
+}
+
+int index_of(const std::vector<OpClass>& v, OpClass c) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i] == c) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+std::string ClassEfficiencies::compute_key(OpClass c, MathPath p) {
+  return std::string(to_string(c)) + "_" + path_key(p) + "_efficiency";
+}
+
+std::string ClassEfficiencies::memory_key(OpClass c) { return std::string(to_string(c)) + "_memory_efficiency"; }
+
+std::vector<ParamSpec> ClassEfficiencies::specs() {
+  std::vector<ParamSpec> s;
+  const ParamCheck fraction = ParamCheck::zero_or(ParamCheck::above_up_to(0, 1));
+  for (OpClass c : compute_classes())
+    for (MathPath p : kAllPaths)
+      s.push_back({compute_key(c, p), ParamType::Double, 0.0,
+                   std::string("achieved fraction of the ") + to_string(p) + " peak for " + to_string(c) +
+                       " kernels (0: compute_efficiency)",
+                   fraction});
+  for (OpClass c : memory_classes())
+    s.push_back({memory_key(c), ParamType::Double, 0.0,
+                 std::string("achieved fraction of the HBM bandwidth for ") + to_string(c) +
+                     " kernels (0: memory_efficiency)",
+                 fraction});
+  return s;
+}
+
+ClassEfficiencies ClassEfficiencies::from_params(const Params& p) {
+  ClassEfficiencies e;
+  for (size_t i = 0; i < compute_classes().size(); ++i)
+    for (MathPath path : kAllPaths)
+      e.compute[i][static_cast<size_t>(path)] = p.get_double(compute_key(compute_classes()[i], path));
+  for (size_t j = 0; j < memory_classes().size(); ++j) e.memory[j] = p.get_double(memory_key(memory_classes()[j]));
+  return e;
+}
+
+double ClassEfficiencies::compute_for(OpClass c, MathPath p, double fallback) const {
+  const int i = index_of(compute_classes(), c);
+  if (i < 0) return fallback;
+  const double v = compute[static_cast<size_t>(i)][static_cast<size_t>(p)];
+  return v > 0 ? v : fallback;
+}
+
+double ClassEfficiencies::memory_for(OpClass c, double fallback) const {
+  const int j = index_of(memory_classes(), c);
+  if (j < 0) return fallback;
+  const double v = memory[static_cast<size_t>(j)];
+  return v > 0 ? v : fallback;
+}
+
+}  // namespace dlsim

@@ -1,0 +1,66 @@
+#include "hw/class_efficiency.h"
+
+#include <catch2/catch.hpp>
+
+#include "hw/roofline.h"
+#include "hw/testing/fixtures.h"
+
+using namespace dlsim;
+using namespace dlsim::testing;
+
+TEST_CASE("class efficiencies are declared parameters of the roofline, unset by default") {
+  const auto specs = RooflineOptions::specs();
+  auto has = [&](const std::string& n) {
+    for (const ParamSpec& s : specs)
+      if (s.name == n) return true;
+    return false;
+  };
+  CHECK(has("conv_fwd_tf32_efficiency"));
+  CHECK(has("conv_wgrad_fp16_efficiency"));
+  CHECK(has("gemm_cuda_core_efficiency"));
+  CHECK(has("normalization_memory_efficiency"));
+  CHECK(has("occupancy_scaling"));
+  CHECK(ClassEfficiencies::specs().size() == 4 * 4 + 4);
+  const RooflineOptions d = RooflineOptions::from_params(Params(specs));
+  CHECK(d == RooflineOptions{});  // the C++ defaults are the declared ones
+  CHECK(d.classes.compute_for(OpClass::Gemm, MathPath::Tf32, 0.6) == 0.6);
+  CHECK(d.classes.memory_for(OpClass::Normalization, 0.8) == 0.8);
+  // A value outside (0, 1] is refused where it is read.
+  CHECK(ParamCheck::zero_or(ParamCheck::above_up_to(0, 1)).violation(ParamValue{1.5}).has_value());
+}
+
+TEST_CASE("the roofline takes an op's class efficiency on its math path") {
+  Graph g;
+  TensorId x = add_tensor(g, "x", DType::F32, {32, 64, 56, 56});
+  TensorId w = add_tensor(g, "w", DType::F32, {64, 64, 3, 3});
+  TensorId y = add_tensor(g, "y", DType::F32, {32, 64, 56, 56});
+  OpId c = add_op(g, OpKind::Conv2d, {x, w}, {y}, 1e12, 1'000'000, 0);
+  OpId r = add_op(g, OpKind::BatchNorm, {y}, {x}, 1e6, 600'000'000, 400'000'000);
+  RooflineOptions o = round_roofline();
+  o.classes.compute[0][static_cast<size_t>(MathPath::Tf32)] = 0.25;  // conv_fwd on TF32
+  o.classes.memory[1] = 0.25;                                        // normalization
+  RooflineCostModel m(round_spec(), o);
+  // conv: 1e12 / (100e12 * 0.25) = 40 ms; + 1 µs. Batch norm: 1e9 B / (1e12 * 0.25) = 4 ms; + 1 µs.
+  CHECK(m.cost(g, g.op(c)).duration_ns == 40'000'000 + 1000);
+  CHECK(m.cost(g, g.op(r)).duration_ns == 4'000'000 + 1000);
+  // Another class on the same path keeps compute_efficiency: a dgrad at 0.5 is 20 ms.
+  g.op(c).kind = OpKind::Conv2dBwdData;
+  CHECK(m.cost(g, g.op(c)).duration_ns == 20'000'000 + 1000);
+}
+
+TEST_CASE("occupancy scaling slows a kernel that fills part of the GPU by its SM share") {
+  Graph g;
+  TensorId a = add_tensor(g, "a", DType::F32, {32, 2048});
+  TensorId b = add_tensor(g, "b", DType::F32, {1000, 2048});
+  TensorId y = add_tensor(g, "y", DType::F32, {32, 1000});
+  OpId fc = add_op(g, OpKind::Linear, {a, b}, {y}, 2.0 * 32 * 2048 * 1000, 0, 0);
+  RooflineOptions o = round_roofline();
+  const RooflineCostModel plain(round_spec(), o);
+  o.occupancy_scaling = true;
+  const RooflineCostModel scaled(round_spec(), o);
+  const double share = scaled.sm_fraction(g, g.op(fc));
+  REQUIRE(share < 1.0);
+  const double t_plain = static_cast<double>(plain.cost(g, g.op(fc)).duration_ns - 1000);
+  const double t_scaled = static_cast<double>(scaled.cost(g, g.op(fc)).duration_ns - 1000);
+  CHECK(t_scaled == Approx(t_plain / share).epsilon(1e-3));
+}

@@ -1,0 +1,71 @@
+#include "hw/op_class.h"
+
+namespace dlsim {
+
+const char* to_string(OpClass c) {
+  switch (c) {
+    case OpClass::ConvFwd: return "conv_fwd";
+    case OpClass::ConvDgrad: return "conv_dgrad";
+    case OpClass::ConvWgrad: return "conv_wgrad";
+    case OpClass::Gemm: return "gemm";
+    case OpClass::Elementwise: return "elementwise";
+    case OpClass::Normalization: return "normalization";
+    case OpClass::Reduction: return "reduction";
+    case OpClass::Optimizer: return "optimizer";
+  }
+  return "?";
+}
+
+const std::vector<OpClass>& compute_classes() {
+  static const std::vector<OpClass> v = {OpClass::ConvFwd, OpClass::ConvDgrad, OpClass::ConvWgrad, OpClass::Gemm};
+  return v;
+}
+
+const std::vector<OpClass>& memory_classes() {
+  static const std::vector<OpClass> v = {OpClass::Elementwise, OpClass::Normalization, OpClass::Reduction,
+                                         OpClass::Optimizer};
+  return v;
+}
+
+OpClass op_class(const Op& op) {
+  switch (op.kind) {
+    case OpKind::Conv2d: return OpClass::ConvFwd;
+    case OpKind::Conv2dBwdData: return OpClass::ConvDgrad;
+    case OpKind::Conv2dBwdFilter: return OpClass::ConvWgrad;
+    case OpKind::Linear:
+    case OpKind::LinearBwdData:
+    case OpKind::LinearBwdWeight:
+    case OpKind::MatMul:
+    case OpKind::MatMulBwd:
+      return OpClass::Gemm;
+    case OpKind::BatchNorm:
+    case OpKind::BatchNormBwd:
+    case OpKind::LayerNorm:
+    case OpKind::LayerNormBwd:
+      return OpClass::Normalization;
+    case OpKind::MaxPool:
+    case OpKind::AvgPool:
+    case OpKind::GlobalAvgPool:
+    case OpKind::AdaptiveAvgPool:
+    case OpKind::MaxPoolBwd:
+    case OpKind::AvgPoolBwd:
+    case OpKind::Softmax:
+    case OpKind::SoftmaxBwd:
+    case OpKind::CrossEntropyLoss:
+    case OpKind::CrossEntropyLossBwd:
+    case OpKind::Embedding:
+    case OpKind::EmbeddingBwd:
+      return OpClass::Reduction;
+    case OpKind::SgdMomentumUpdate:
+    case OpKind::AdamUpdate:
+      return OpClass::Optimizer;
+    case OpKind::Other:
+      if (op.attrs.get("reduce_broadcast") != 0) return OpClass::Reduction;
+      if (op.attrs.get("amp_unscale") != 0) return OpClass::Optimizer;
+      return OpClass::Elementwise;
+    default:
+      return OpClass::Elementwise;
+  }
+}
+
+}  // namespace dlsim
