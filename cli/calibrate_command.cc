@@ -2,20 +2,56 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/config_error.h"
+#include "common/strings.h"
 #include "validate/commands.h"
 
 namespace dlsim {
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("calibrate", "fit the hardware model to validate runs");
-  cmd->add_option("DIR", o.dirs, "validate output folders")->required()->check(CLI::ExistingDirectory);
-  cmd->add_option("--hw", o.hw, "hardware file to start from")->required()->check(CLI::ExistingFile);
-  cmd->add_option("--out", o.out, "calibrated hardware file to write")->required();
+  cmd->add_option("DIR", o.dirs, "validate output folders")->check(CLI::ExistingDirectory);
+  cmd->add_option("--hw", o.hw, "hardware file to start from")->check(CLI::ExistingFile);
+  cmd->add_option("--out", o.out, "calibrated hardware file to write");
+  cmd->add_flag("--op-class-scale", o.op_class_scale,
+                "correct unmeasured ops per op kind (over the single-efficiency roofline) even when the input file "
+                "has per-class efficiencies");
+  cmd->add_option("--published", o.published.data,
+                  "instead: fit per-class efficiencies to published throughput (data/published/*.yaml)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--write-hw", o.published.write_hw, "with --published: write the [F] blocks into the hardware files");
+  cmd->add_option("--report", o.published.report, "with --published: write the markdown tables here");
+  cmd->add_option("--json", o.published.json, "with --published: write every prediction as JSON here");
+  cmd->add_option("--transfer-to", o.transfer_to,
+                  "with --published: hardware files without points that take fitted values (comma-separated)");
+  cmd->add_option("--transfer-from", o.transfer_from,
+                  "with --published: the GPUs whose values they take, first that has each (comma-separated)");
+  cmd->add_flag("--occupancy-scaling", o.occupancy_scaling,
+                "with --published: scale each kernel's rates by its SM share (hw/roofline.h)");
+  cmd->add_flag("--split-memory", o.published.split_memory,
+                "with --published: fit normalisation's bandwidth apart from the other memory-bound classes");
+  cmd->add_flag("--tie-gemm", o.tie_gemm,
+                "with --published: GEMMs without data take the convolutions' value instead of compute_efficiency");
+  cmd->add_flag("--fit-model-only", o.fit_model_only,
+                "with --published: report the fit's own model instead of full simulations (fast)");
   return cmd;
 }
 
 int run_calibrate_command(const CalibrateCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
-  return run_calibrate(o.dirs, o.hw, o.out, out);
+  if (!o.published.data.empty()) {
+    if (!o.dirs.empty() || !o.hw.empty() || !o.out.empty())
+      throw ConfigError("<command line>", 0, "--published", "takes no DIR, --hw or --out (it fits the files its points name)");
+    PublishedCalibrationOptions p = o.published;
+    p.transfer_to = split(o.transfer_to, ',');
+    p.transfer_from = split(o.transfer_from, ',');
+    p.occupancy_scaling = o.occupancy_scaling;
+    p.tie_gemm_to_conv = o.tie_gemm;
+    p.simulate = !o.fit_model_only;
+    return run_published_calibration(p, out);
+  }
+  if (o.dirs.empty() || o.hw.empty() || o.out.empty())
+    throw ConfigError("<command line>", 0, "DIR", "calibrate needs validate folders, --hw and --out (or --published)");
+  return run_calibrate(o.dirs, o.hw, o.out, out, o.op_class_scale);
 }
 
 }  // namespace dlsim

@@ -1,10 +1,14 @@
 #pragma once
 // `dlsim calibrate DIR... --hw HW.yaml --out FILE`: fits the hardware model (kernel times per op signature,
 // PCIe, launch, cudaMalloc) to `dlsim validate` folders and writes a hardware file (validate/calibrate.h).
+// `dlsim calibrate --published DATA.yaml... [--write-hw] [--report MD] [--json FILE]`: fits the per-class
+// efficiencies of each GPU to published throughput instead (cli/published_calibration.h).
 // Shape: cli/run_command.h.
 #include <iosfwd>
 #include <string>
 #include <vector>
+
+#include "cli/published_calibration.h"
 
 namespace CLI {
 class App;
@@ -16,6 +20,12 @@ struct CalibrateCommandOptions {
   std::vector<std::string> dirs;  // dlsim validate output folders
   std::string hw;                 // the hardware file to start from
   std::string out;                // the calibrated hardware file to write
+  PublishedCalibrationOptions published;  // with --published: the fit to published measurements
+  std::string transfer_to, transfer_from;  // comma-separated lists (--transfer-to, --transfer-from)
+  bool occupancy_scaling = false;
+  bool tie_gemm = false;
+  bool op_class_scale = false;    // write op_class_scale even over a per-class input
+  bool fit_model_only = false;
 };
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o);

@@ -22,4 +22,19 @@ std::string fixed(double v, int digits) {
 
 std::string mib(uint64_t bytes) { return fixed(static_cast<double>(bytes) / (1024.0 * 1024.0), 1); }
 
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string field;
+  for (char c : s) {
+    if (c == sep) {
+      if (!field.empty()) out.push_back(field);
+      field.clear();
+    } else {
+      field += c;
+    }
+  }
+  if (!field.empty()) out.push_back(field);
+  return out;
+}
+
 }  // namespace dlsim

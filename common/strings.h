@@ -9,6 +9,9 @@ namespace dlsim {
 // join({"a", "b", "c"}) == "a, b, c"; join({"a", "b"}, "/") == "a/b"; join({}) == "".
 std::string join(const std::vector<std::string>& items, const std::string& sep = ", ");
 
+// split("a,b,,c", ',') == {"a", "b", "c"}: the non-empty fields; split("", ',') == {}.
+std::vector<std::string> split(const std::string& s, char sep);
+
 // fixed(12.0034, 3) == "12.003": a number with `digits` decimals, as tables and CSV columns print it.
 std::string fixed(double v, int digits);
 

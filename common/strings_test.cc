@@ -20,3 +20,9 @@ TEST_CASE("fixed and mib print numbers as the tables do") {
   CHECK(dlsim::mib(1536 * 1024) == "1.5");
   CHECK(dlsim::mib(0) == "0.0");
 }
+
+TEST_CASE("split keeps the non-empty fields") {
+  CHECK(split("a,b,,c", ',') == std::vector<std::string>{"a", "b", "c"});
+  CHECK(split("", ',').empty());
+  CHECK(split(",x,", ',') == std::vector<std::string>{"x"});
+}

@@ -100,6 +100,14 @@ void read_kernel_model(const YamlMap& m, GpuSpec& g) {
     block.remove("op_class_scale");
   }
   g.kernel_model_params = params_from_yaml(entry.params, block, m.file(), entry.name, "roofline", "");
+  // op_class_scale corrects the single-efficiency roofline (validate/calibrate.h); over per-class efficiencies it
+  // would correct twice.
+  if (!g.op_class_scale.empty())
+    for (const auto& [k, v] : g.kernel_model_params.values())
+      if (k.ends_with("_efficiency") && k != "compute_efficiency" && k != "memory_efficiency" &&
+          std::get<double>(v) > 0)
+        roofline.fail("op_class_scale", "corrects the single-efficiency roofline; it cannot stand beside the per-class "
+                                        "efficiency '" + k + "' (drop one of them)");
 }
 
 void read_pcie(const YamlMap& m, GpuSpec& g) {

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Regenerates the tables of results/validation/h100-sxm/ from the measurements committed there (no GPU needed):
-#   before.md      the datasheet model against the runs of its own plans (CUDA-graph device time)
+#   before.md      the uncalibrated file (datasheet figures and the per-class efficiencies fitted to published data,
+#                  [F]) against the runs of its own plans (CUDA-graph device time)
 #   after.md       the calibrated default (configs/hw/h100-sxm.yaml) against the runs of its own plans
 #   heldout.md     the CNNs calibrated on batch 32 only, predicting batch 64: against cuDNN's own choice (--workspace any)
 #                  and against the runs of its own batch-64 plans
-#   lomo.md        leave one model out: calibrated on the other four models (both batches), predicting the fifth
+#   lomo.md        leave one model out: calibrated on the other four models (both batches), predicting the fifth,
+#                  with the per-class fallback and with the per-op-kind one (--op-class-scale)
 #   eager.md       the same plans issued eagerly (host launch costs included) beside their CUDA-graph replays
 #   pytorch.md     PyTorch's caching allocator and iteration times on the same GPU beside dlsim's pytorch-caching
 # Each table also has a .json beside it. Usage: scripts/validation_tables.sh   (after scripts/build.sh)
@@ -43,14 +45,18 @@ scripts/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet 
 } > "$out/heldout.md"
 
 {
+  # Unmeasured ops fall back to the per-class model ([F], "without-<model>") or, as before it, to the per-op-kind
+  # correction of the single-efficiency roofline ("without-<model>-kindscale").
   all_models="resnet50 vgg16 googlenet mobilenet_v2 bert-base"
   for m in $all_models; do
     others=$(echo $all_models | tr ' ' '\n' | grep -vx "$m" | tr '\n' ' ')
     scripts/calibrate_h100.sh --models "$others" --out "$tmp/without-$m.yaml" > /dev/null
+    scripts/calibrate_h100.sh --models "$others" --op-class-scale --out "$tmp/without-$m-kindscale.yaml" > /dev/null
     tag=anyws-graph
     [[ $m == bert-base ]] && tag=calibrated-graph
     echo "### $m, calibrated on: $others"
     report --runs "$tmp"/runs/$m-b*-cnmem --hw datasheet=configs/hw/h100-sxm-datasheet.yaml "without-$m=$tmp/without-$m.yaml" \
+      "without-$m-kindscale=$tmp/without-$m-kindscale.yaml" \
       --trace trace.$tag.json --report report.$tag.json --json "$out/lomo-$m.json"
     echo
   done

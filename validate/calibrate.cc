@@ -146,7 +146,10 @@ ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const
   Params p(kernel_model_registry().get("roofline").params);
   for (const auto& [k, v] : spec.kernel_model_params.values())
     if (p.has(k)) p.set(k, v);
-  const RooflineCostModel roofline(spec, RooflineOptions::from_params(p));
+  RooflineOptions plain = RooflineOptions::from_params(p);
+  plain.classes = ClassEfficiencies{};  // the factor corrects the single-efficiency roofline, not the per-class one
+  plain.occupancy_scaling = false;
+  const RooflineCostModel roofline(spec, plain);
   std::map<OpKind, std::vector<double>> ratios;
   for (const auto& [g, t] : runs) {
     std::vector<double> model(g->ops().size(), -1);
@@ -229,6 +232,10 @@ YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, c
     cs.SetStyle(YAML::EmitterStyle::Block);
     for (const auto& [k, v] : classes->scale) cs[to_string(k)] = number(v);  // significant digits: never 0
     out["roofline"]["op_class_scale"] = cs;
+    // The factors correct the single-efficiency roofline: a per-class model of the input ([F] values) goes.
+    YAML::Node roofline = out["roofline"];
+    for (const ParamSpec& s : ClassEfficiencies::specs()) roofline.remove(s.name);
+    roofline.remove("occupancy_scaling");
   }
   return out;
 }

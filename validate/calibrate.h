@@ -74,8 +74,9 @@ struct WorkspaceFit {
 };
 WorkspaceFit fit_conv_workspaces(const std::vector<std::pair<const Graph*, const nlohmann::json*>>& reports);
 
-// Per op kind, the median of measured time / the roofline's time under `spec` (its own op_class_scale ignored)
-// over every measured op: the factor by which the roofline misses that kind of kernel on this GPU.
+// Per op kind, the median of measured time / the roofline's time under `spec` (its own op_class_scale, class
+// efficiencies and occupancy scaling ignored: the single-efficiency roofline) over every measured op: the factor
+// by which that roofline misses that kind of kernel on this GPU.
 struct ClassScaleFit {
   std::map<OpKind, double> scale;
   std::map<OpKind, size_t> samples;
@@ -83,8 +84,9 @@ struct ClassScaleFit {
 ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const Trace*>>& runs, GpuSpec spec);
 
 // The hardware YAML `hw` (as read) with the fitted fields replaced: pcie bandwidths and latency, launch overhead,
-// cudamalloc/cudafree, kernel_times, and (when given) conv_workspace and roofline.op_class_scale. `micro`,
-// `workspaces` and `classes` may be null.
+// cudamalloc/cudafree, kernel_times, and (when given) conv_workspace and roofline.op_class_scale, which drops the
+// input's per-class efficiencies (the factors correct the roofline without them). `micro`, `workspaces` and
+// `classes` may be null.
 YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, const KernelTimeFit& kernels,
                              const WorkspaceFit* workspaces = nullptr, const ClassScaleFit* classes = nullptr);
 

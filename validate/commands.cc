@@ -8,6 +8,7 @@
 
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
+#include "hw/class_efficiency.h"
 #include "hw/gpu_spec.h"
 #include "validate/calibrate.h"
 #include "validate/compare.h"
@@ -94,8 +95,18 @@ int run_validate(const ValidateOptions& o, const PlanFile& plan_in, const Trace&
   return 0;
 }
 
+namespace {
+
+bool has_class_efficiencies(const GpuSpec& spec) {
+  for (const ParamSpec& s : ClassEfficiencies::specs())
+    if (spec.kernel_model_params.has(s.name) && spec.kernel_model_params.get_double(s.name) > 0) return true;
+  return false;
+}
+
+}  // namespace
+
 int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_path, const std::string& out_path,
-                  std::ostream& out) {
+                  std::ostream& out, bool op_class_scale) {
   if (dirs.empty()) throw ConfigError("command line", 0, "DIR", "calibrate needs at least one validate directory");
   std::vector<PlanFile> plans;
   std::vector<Trace> traces;
@@ -128,8 +139,11 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   }
   const KernelTimeFit k = fit_kernel_times(runs);
   const WorkspaceFit ws = fit_conv_workspaces(reps);
-  const ClassScaleFit cs = fit_op_class_scale(runs, load_gpu_spec(hw_path));
-  const YAML::Node fitted = apply_calibration(load_yaml_file(hw_path), micro ? &*micro : nullptr, k, &ws, &cs);
+  const GpuSpec input = load_gpu_spec(hw_path);
+  const bool per_class = has_class_efficiencies(input) && !op_class_scale;
+  const ClassScaleFit cs = fit_op_class_scale(runs, input);
+  const YAML::Node fitted =
+      apply_calibration(load_yaml_file(hw_path), micro ? &*micro : nullptr, k, &ws, per_class ? nullptr : &cs);
   std::ofstream f(out_path);
   if (!f) throw ConfigError(out_path, 0, "", "cannot write the hardware file");
   YAML::Emitter em;
@@ -140,9 +154,10 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   out << "kernel times: " << k.times.size() << " signatures (" << k.batch_free.size() << " also by batch-free key)\n";
   out << "conv workspaces: " << ws.by_signature.size() << " signatures from --workspace any reports";
   if (ws.skipped) out << " (" << ws.skipped << " report(s) of the graph rule skipped: capped by the assumption)";
-  out << "\nroofline correction per op kind (measured / roofline, median):";
+  out << "\nroofline correction per op kind (measured / single-efficiency roofline, median):";
   for (const auto& [kind, v] : cs.scale) out << " " << to_string(kind) << " " << v;
-  out << "\n";
+  out << (per_class ? "\n  not written: unmeasured ops keep the input's per-class model (--op-class-scale writes it)\n"
+                    : "\n");
   if (micro) {
     for (const auto& [key, c] : micro->copies)
       out << (key.first == CopyDir::HostToDevice ? "h2d " : "d2h ") << (key.second ? "pinned   " : "pageable ")

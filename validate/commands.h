@@ -25,9 +25,13 @@ struct ValidateOptions {
 // comparison. Returns 0, or dlsim-cuda's exit code: 3 when there is no GPU (or no dlsim-cuda), with a message.
 int run_validate(const ValidateOptions& opts, const PlanFile& plan, const Trace& sim_trace, std::ostream& out,
                  std::ostream& err);
-// Fits the hardware model from validate directories and writes the hardware YAML to out_path.
+// Fits the hardware model from validate directories and writes the hardware YAML to out_path. Ops no measurement
+// serves fall back to the input's roofline: its per-class model when it has one ([F] values), else the
+// single-efficiency roofline corrected per op kind (op_class_scale). op_class_scale = true writes the correction
+// even over a per-class input (whose class values are then dropped): results/validation/h100-sxm/ compares the two
+// on models left out of the calibration.
 int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_path, const std::string& out_path,
-                  std::ostream& out);
+                  std::ostream& out, bool op_class_scale = false);
 // Prints the error tables of a simulated trace against a measured one; plan_path gives the Graph (op names).
 int run_compare(const std::string& sim_trace, const std::string& real_trace, const std::string& plan_path,
                 std::ostream& out, bool json = false);
