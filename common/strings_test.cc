@@ -22,7 +22,7 @@ TEST_CASE("fixed and mib print numbers as the tables do") {
 }
 
 TEST_CASE("split keeps the non-empty fields") {
-  CHECK(split("a,b,,c", ',') == std::vector<std::string>{"a", "b", "c"});
-  CHECK(split("", ',').empty());
-  CHECK(split(",x,", ',') == std::vector<std::string>{"x"});
+  CHECK(dlsim::split("a,b,,c", ',') == std::vector<std::string>{"a", "b", "c"});
+  CHECK(dlsim::split("", ',').empty());
+  CHECK(dlsim::split(",x,", ',') == std::vector<std::string>{"x"});
 }
