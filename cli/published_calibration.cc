@@ -84,12 +84,15 @@ struct SimResult {
 };
 
 // What dlsim could say before it had fp16, TF32 for matmuls, memory formats and fused kernels: mixed precision
-// as mixed-bf16 (on a V100, at the CUDA-core rate), PyTorch's default TF32, eager kernels. nhwc stands in for
-// that dlsim's layout: it adds no transposes and, on its own, changes no time.
+// as mixed-bf16 (on a V100, at the CUDA-core rate), PyTorch's default TF32, eager kernels, no layout transposes
+// (for a 16-bit point nhwc stands in for that: it adds none and, on its own, changes no time).
 PublishedPoint as_before_issue_9(PublishedPoint p) {
-  if (p.training.precision != Precision::FP32) p.training.precision = Precision::MixedBF16;
+  p.training.memory_format = MemoryFormat::NCHW;
+  if (p.training.precision != Precision::FP32) {
+    p.training.precision = Precision::MixedBF16;
+    p.training.memory_format = MemoryFormat::NHWC;
+  }
   p.training.tf32 = Tf32::Conv;
-  p.training.memory_format = MemoryFormat::NHWC;
   p.training.kernels = Kernels::Eager;
   return p;
 }
