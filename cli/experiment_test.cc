@@ -98,3 +98,25 @@ TEST_CASE("bad experiment files name the file, line and key") {
     CHECK(std::string(e.what()).find("expected a mapping") != std::string::npos);
   }
 }
+
+TEST_CASE("precision, tf32, memory format and kernels parse, with PyTorch's defaults when absent") {
+  Experiment d = experiment_from_yaml(YAML::Load(kGood), "exp.yaml");
+  CHECK(d.precision == Precision::FP32);
+  CHECK(d.tf32 == Tf32::Conv);
+  CHECK(d.memory_format == MemoryFormat::NCHW);
+  CHECK(d.kernels == Kernels::Eager);
+  Experiment e = experiment_from_yaml(
+      YAML::Load(std::string(kGood) + "precision: mixed-fp16\ntf32: all\nmemory_format: nhwc\nkernels: fused\n"),
+      "exp.yaml");
+  CHECK(e.precision == Precision::MixedFP16);
+  CHECK(e.tf32 == Tf32::All);
+  CHECK(e.memory_format == MemoryFormat::NHWC);
+  CHECK(e.kernels == Kernels::Fused);
+  const ConfigError p = error_of(std::string(kGood) + "precision: fp8\n");
+  CHECK(p.key() == "precision");
+  CHECK(p.line() == 8);
+  CHECK_THAT(p.what(), Catch::Contains("valid: fp32, mixed-fp16, mixed-bf16, bf16"));
+  CHECK_THAT(error_of(std::string(kGood) + "tf32: yes\n").what(), Catch::Contains("valid: off, conv, all"));
+  CHECK(error_of(std::string(kGood) + "memory_format: chwn\n").key() == "memory_format");
+  CHECK(error_of(std::string(kGood) + "kernels: jit\n").key() == "kernels");
+}

@@ -125,3 +125,41 @@ TEST_CASE("conv_workspace=false leaves convolutions without workspace") {
     if (op.kind == OpKind::Conv2d || op.kind == OpKind::Conv2dBwdData || op.kind == OpKind::Conv2dBwdFilter)
       CHECK(op.workspace == kNoTensor);
 }
+
+TEST_CASE("mixed-fp16 scales the loss and unscales every weight gradient before the step, mixed-bf16 does not") {
+  ModelOptions o;
+  o.batch = 2;
+  o.training.precision = Precision::MixedFP16;
+  const Graph g = build_training_graph("resnet18", o);
+  const Op* scale = nullptr;
+  const Op* unscale = nullptr;
+  size_t grads = 0;
+  for (const Op& op : g.ops()) {
+    if (op.attrs.has("amp_scale_loss")) scale = &op;
+    if (op.attrs.has("amp_unscale")) unscale = &op;
+    grads += op.kind == OpKind::SgdMomentumUpdate;
+  }
+  REQUIRE(scale != nullptr);
+  CHECK(scale->phase == Phase::Forward);
+  CHECK(scale->bytes_written == 4);  // one fp32 element
+  REQUIRE(unscale != nullptr);
+  CHECK(unscale->phase == Phase::Optimizer);
+  CHECK(unscale->inputs.size() == grads);  // in place, one multi-tensor op over every weight gradient
+  CHECK(unscale->outputs == unscale->inputs);
+  for (const Tensor& t : g.tensors())
+    if (t.learnable) CHECK(t.dtype == DType::F32);  // fp32 masters
+  o.training.precision = Precision::MixedBF16;
+  const Graph mixed_bf16 = build_training_graph("resnet18", o);
+  for (const Op& op : mixed_bf16.ops()) {
+    CHECK_FALSE(op.attrs.has("amp_scale_loss"));
+    CHECK_FALSE(op.attrs.has("amp_unscale"));
+  }
+  // A model held in bf16: weights, optimizer state and activations all bf16, and nothing cast but the image.
+  o.training.precision = Precision::BF16;
+  const Graph b = build_training_graph("resnet18", o);
+  size_t casts = 0;
+  for (const Op& op : b.ops()) casts += op.attrs.has("cast");
+  CHECK(casts == 1);
+  for (const Tensor& t : b.tensors())
+    if (t.learnable || t.kind == TensorKind::OptimizerState) CHECK(t.dtype == DType::BF16);
+}
