@@ -13,9 +13,9 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
   cmd->add_option("DIR", o.dirs, "validate output folders")->check(CLI::ExistingDirectory);
   cmd->add_option("--hw", o.hw, "hardware file to start from")->check(CLI::ExistingFile);
   cmd->add_option("--out", o.out, "calibrated hardware file to write");
-  cmd->add_flag("--op-class-scale", o.op_class_scale,
-                "correct unmeasured ops per op kind (over the single-efficiency roofline) even when the input file "
-                "has per-class efficiencies");
+  cmd->add_flag("--class-model-only", o.class_model_only,
+                "write no per-kind correction: ops no table entry serves take the input's per-class model ([F]) even "
+                "where the runs measured their kind");
   cmd->add_option("--published", o.published.data,
                   "instead: fit per-class efficiencies to published throughput (data/published/*.yaml)")
       ->check(CLI::ExistingFile);
@@ -51,7 +51,7 @@ int run_calibrate_command(const CalibrateCommandOptions& o, std::ostream& out, s
   }
   if (o.dirs.empty() || o.hw.empty() || o.out.empty())
     throw ConfigError("<command line>", 0, "DIR", "calibrate needs validate folders, --hw and --out (or --published)");
-  return run_calibrate(o.dirs, o.hw, o.out, out, o.op_class_scale);
+  return run_calibrate(o.dirs, o.hw, o.out, out, o.class_model_only);
 }
 
 }  // namespace dlsim

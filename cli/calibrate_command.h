@@ -24,7 +24,7 @@ struct CalibrateCommandOptions {
   std::string transfer_to, transfer_from;  // comma-separated lists (--transfer-to, --transfer-from)
   bool occupancy_scaling = false;
   bool tie_gemm = false;
-  bool op_class_scale = false;    // write op_class_scale even over a per-class input
+  bool class_model_only = false;  // write no op_class_scale: unmeasured ops all take the per-class model
   bool fit_model_only = false;
 };
 

@@ -8,6 +8,23 @@
 using namespace dlsim;
 using namespace dlsim::testing;
 
+namespace {
+
+// A compute-bound fp32 convolution (1e12 FLOPs) and a memory-bound batch norm (1e9 bytes), each filling the GPU.
+struct ConvAndNorm {
+  Graph g;
+  OpId conv = -1, norm = -1;
+  ConvAndNorm() {
+    const TensorId x = add_tensor(g, "x", DType::F32, {32, 64, 56, 56});
+    const TensorId w = add_tensor(g, "w", DType::F32, {64, 64, 3, 3});
+    const TensorId y = add_tensor(g, "y", DType::F32, {32, 64, 56, 56});
+    conv = add_op(g, OpKind::Conv2d, {x, w}, {y}, 1e12, 1'000'000, 0);
+    norm = add_op(g, OpKind::BatchNorm, {y}, {x}, 1e6, 600'000'000, 400'000'000);
+  }
+};
+
+}  // namespace
+
 TEST_CASE("class efficiencies are declared parameters of the roofline, unset by default") {
   const auto specs = RooflineOptions::specs();
   auto has = [&](const std::string& n) {
@@ -30,12 +47,9 @@ TEST_CASE("class efficiencies are declared parameters of the roofline, unset by 
 }
 
 TEST_CASE("the roofline takes an op's class efficiency on its math path") {
-  Graph g;
-  TensorId x = add_tensor(g, "x", DType::F32, {32, 64, 56, 56});
-  TensorId w = add_tensor(g, "w", DType::F32, {64, 64, 3, 3});
-  TensorId y = add_tensor(g, "y", DType::F32, {32, 64, 56, 56});
-  OpId c = add_op(g, OpKind::Conv2d, {x, w}, {y}, 1e12, 1'000'000, 0);
-  OpId r = add_op(g, OpKind::BatchNorm, {y}, {x}, 1e6, 600'000'000, 400'000'000);
+  ConvAndNorm t;
+  Graph& g = t.g;
+  const OpId c = t.conv, r = t.norm;
   RooflineOptions o = round_roofline();
   o.classes.compute[0][static_cast<size_t>(MathPath::Tf32)] = 0.25;  // conv_fwd on TF32
   o.classes.memory[1] = 0.25;                                        // normalization
@@ -63,4 +77,28 @@ TEST_CASE("occupancy scaling slows a kernel that fills part of the GPU by its SM
   const double t_plain = static_cast<double>(plain.cost(g, g.op(fc)).duration_ns - 1000);
   const double t_scaled = static_cast<double>(scaled.cost(g, g.op(fc)).duration_ns - 1000);
   CHECK(t_scaled == Approx(t_plain / share).epsilon(1e-3));
+}
+
+TEST_CASE("a kind the calibration measured takes its factor over the single-efficiency roofline, others the classes") {
+  ConvAndNorm t;
+  Graph& g = t.g;
+  const OpId c = t.conv, r = t.norm;
+  RooflineOptions o = round_roofline();
+  o.classes.compute[0][static_cast<size_t>(MathPath::Tf32)] = 0.25;  // conv_fwd on TF32 ([F])
+  o.classes.memory[1] = 0.25;                                        // normalization ([F])
+  o.occupancy_scaling = true;                                        // not for a measured kind either
+  GpuSpec s = round_spec();
+  s.op_class_scale[OpKind::Conv2d] = 3.0;  // measured on the GPU: 3x the 0.5-efficiency roofline, on TF32
+  s.op_class_scale_path[OpKind::Conv2d] = MathPath::Tf32;
+  RooflineCostModel m(s, o);
+  // conv: (1e12 / (100e12 * 0.5) + 1 µs) * 3 = 60.003 ms, not the class's 40 ms; batch norm (no factor): its class.
+  CHECK(m.cost(g, g.op(c)).duration_ns == 3 * (20'000'000 + 1000));
+  REQUIRE(m.sm_fraction(g, g.op(r)) == 1.0);
+  CHECK(m.cost(g, g.op(r)).duration_ns == 4'000'000 + 1000);
+  // The same convolution in fp16 was not measured: the class model on the fp16 path (unset there: 0.5 of 400e12,
+  // and occupancy scaling, which the conv's tiles fill).
+  for (TensorId id : g.op(c).inputs) g.tensor(id).dtype = DType::F16;
+  for (TensorId id : g.op(c).outputs) g.tensor(id).dtype = DType::F16;
+  REQUIRE(m.sm_fraction(g, g.op(c)) == 1.0);
+  CHECK(m.cost(g, g.op(c)).duration_ns == 5'000'000 + 1000);
 }

@@ -4,12 +4,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "hw/cost_model.h"
+#include "hw/math_path.h"
 
 namespace dlsim {
 
@@ -65,19 +67,50 @@ void read_peaks(const YamlMap& m, GpuSpec& g) {
   if (m.has("fp16")) g.peak_fp16 = get_positive(m, "fp16") * kFlopsPerTflop;
 }
 
+// The op kind spelt `name` (as to_string writes it), or none.
+std::optional<OpKind> op_kind_named(const std::string& name) {
+  for (int k = 0; k <= static_cast<int>(OpKind::Other); ++k)
+    if (name == to_string(static_cast<OpKind>(k))) return static_cast<OpKind>(k);
+  return std::nullopt;
+}
+
 // roofline.op_class_scale (written by calibration): measured / roofline time per op kind. A map, not a scalar
 // parameter of the kernel model, so it is read here and left out of the block the model's specs check.
 void read_op_class_scale(const YamlMap& roofline, GpuSpec& g) {
   const YamlMap cs = roofline.get_map("op_class_scale");
   for (const auto& kv : cs.node()) {
     const std::string kind = kv.first.as<std::string>();
-    int k = 0;
-    while (k <= static_cast<int>(OpKind::Other) && kind != to_string(static_cast<OpKind>(k))) ++k;
-    if (k > static_cast<int>(OpKind::Other)) cs.fail(kind, "not an op kind (e.g. Conv2d, BatchNormBwd)");
+    const std::optional<OpKind> k = op_kind_named(kind);
+    if (!k) cs.fail(kind, "not an op kind (e.g. Conv2d, BatchNormBwd)");
     const double v = cs.get_double(kind);
     if (!(v > 0 && v <= 1e6)) cs.fail(kind, "a factor in (0, 1e6], got " + std::to_string(v));
-    g.op_class_scale[static_cast<OpKind>(k)] = v;
+    g.op_class_scale[*k] = v;
   }
+}
+
+// roofline.op_class_scale_path: the math path each convolution or matrix-product factor was measured on. Every
+// such kind with a factor needs one (a factor without it would serve 16-bit and TF32 kernels it never saw).
+void read_op_class_scale_path(const YamlMap& roofline, GpuSpec& g) {
+  if (roofline.has("op_class_scale_path")) {
+    const YamlMap ps = roofline.get_map("op_class_scale_path");
+    for (const auto& kv : ps.node()) {
+      const std::string kind = kv.first.as<std::string>();
+      const std::optional<OpKind> k = op_kind_named(kind);
+      if (!k || !is_matrix_op(*k))
+        ps.fail(kind, "not a convolution or matrix-product op kind (e.g. Conv2d, LinearBwdData)");
+      if (!g.op_class_scale.contains(*k)) ps.fail(kind, "has no factor in op_class_scale");
+      const std::string path = ps.get_string(kind);
+      int p = 0;
+      while (p <= static_cast<int>(MathPath::Bf16) && path != to_string(static_cast<MathPath>(p))) ++p;
+      if (p > static_cast<int>(MathPath::Bf16))
+        ps.fail(kind, "expected cuda-core, tf32, fp16 or bf16, got '" + path + "'");
+      g.op_class_scale_path[*k] = static_cast<MathPath>(p);
+    }
+  }
+  for (const auto& [k, v] : g.op_class_scale)
+    if (is_matrix_op(k) && !g.op_class_scale_path.contains(k))
+      roofline.fail("op_class_scale_path", std::string("needs the math path of ") + to_string(k) +
+                                               "'s factor (dlsim calibrate writes it)");
 }
 
 // `kernel_model:` (optional) chooses the model by name; the `roofline:` block holds its parameters, checked
@@ -94,20 +127,18 @@ void read_kernel_model(const YamlMap& m, GpuSpec& g) {
   const auto& entry = kernel_model_registry().get(g.kernel_model);
   const YamlMap roofline = m.get_map("roofline");  // required, and a mapping
   YAML::Node block = m.get("roofline");
+  if (roofline.has("op_class_scale_path") && !roofline.has("op_class_scale"))
+    roofline.fail("op_class_scale_path", "goes with op_class_scale");
   if (roofline.has("op_class_scale")) {
     read_op_class_scale(roofline, g);
+    read_op_class_scale_path(roofline, g);
     block = YAML::Clone(block);
     block.remove("op_class_scale");
+    block.remove("op_class_scale_path");
   }
+  // op_class_scale corrects the single-efficiency roofline for the kinds it names; per-class efficiencies beside
+  // it serve the other kinds (hw/roofline.h).
   g.kernel_model_params = params_from_yaml(entry.params, block, m.file(), entry.name, "roofline", "");
-  // op_class_scale corrects the single-efficiency roofline (validate/calibrate.h); over per-class efficiencies it
-  // would correct twice.
-  if (!g.op_class_scale.empty())
-    for (const auto& [k, v] : g.kernel_model_params.values())
-      if (k.ends_with("_efficiency") && k != "compute_efficiency" && k != "memory_efficiency" &&
-          std::get<double>(v) > 0)
-        roofline.fail("op_class_scale", "corrects the single-efficiency roofline; it cannot stand beside the per-class "
-                                        "efficiency '" + k + "' (drop one of them)");
 }
 
 void read_pcie(const YamlMap& m, GpuSpec& g) {

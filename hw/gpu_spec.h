@@ -12,6 +12,15 @@ namespace dlsim {
 
 using TimeNs = int64_t;
 
+// The arithmetic units a kernel runs on (hw/math_path.h says which an op takes).
+enum class MathPath : uint8_t {
+  CudaCore,  // fp32 arithmetic on the CUDA cores (every non-matrix op, and matrix ops without tensor cores)
+  Tf32,      // fp32 data on TF32 tensor cores
+  Fp16,      // fp16 tensor cores (fp32 accumulate)
+  Bf16,      // bf16 tensor cores
+};
+const char* to_string(MathPath p);  // "cuda-core", "tf32", "fp16", "bf16"
+
 struct GpuSpec {
   std::string name;  // e.g. "h100-sxm" (the file's stem)
   std::string file;  // where it was read from
@@ -58,9 +67,13 @@ struct GpuSpec {
   // then the graph's assumption (workloads/training.cc) stands.
   std::map<std::string, uint64_t> conv_workspace;
   std::map<std::string, std::vector<std::pair<int64_t, uint64_t>>> conv_workspace_by_batch;
-  // Per op kind, measured time over the roofline's (the median over the calibration runs): the roofline's time
-  // for an op that no table entry serves is multiplied by its kind's factor. Empty: no correction.
+  // Per op kind, measured time over the single-efficiency roofline's (the median over the calibration runs): an
+  // op that no table entry serves takes that roofline's time times its kind's factor; a kind without a factor
+  // takes the per-class model (hw/roofline.h). Empty: no correction.
   std::map<OpKind, double> op_class_scale;
+  // For the convolution and matrix-product kinds among them: the math path their factor was measured on. An op of
+  // such a kind on another path (a 16-bit kernel, a TF32 matmul) was not measured: the per-class model serves it.
+  std::map<OpKind, MathPath> op_class_scale_path;
 
 };
 

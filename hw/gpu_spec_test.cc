@@ -242,9 +242,9 @@ TEST_CASE("every shipped hardware file loads and is plausible") {
   // The calibrated default (scripts/calibrate_h100.sh): measured tables over the datasheet's figures.
   CHECK(h100.kernel_times.size() > 1000);
   CHECK(h100.conv_workspace.size() > 500);
-  // Ops no table entry serves fall back to the per-class model fitted to published data ([F]), not to a
-  // per-op-kind correction (results/validation/h100-sxm/ compares the two).
-  CHECK(h100.op_class_scale.empty());
+  // Measured first: an op no table entry serves takes its kind's measured correction; only kinds no calibration run
+  // measured take the per-class model fitted to published data ([F]).
+  CHECK(h100.op_class_scale.size() > 30);
   CHECK(h100.kernel_model_params.get_double("gemm_tf32_efficiency") > 0);
   CHECK(load_gpu_spec(resolve_hw_path("h100-sxm-datasheet")).kernel_times.empty());
   CHECK(h100.sms == 132);
@@ -279,7 +279,8 @@ TEST_CASE("resolve_hw_path takes a name or a path and lists valid names when unk
 
 TEST_CASE("calibrated tables: batch-free entries, conv_workspace (0 bytes allowed) and op_class_scale") {
   std::string text = replace(kValid, "  kernel_fixed_us: 1.5\n",
-                             "  kernel_fixed_us: 1.5\n  op_class_scale: {Conv2d: 3.25, BatchNormBwd: 0.5}\n") +
+                             "  kernel_fixed_us: 1.5\n  op_class_scale: {Conv2d: 3.25, BatchNormBwd: 0.5}\n"
+                             "  op_class_scale_path: {Conv2d: tf32}\n") +
                      "kernel_times:\n"
                      "  - {signature: \"Relu in=f32[32,8] out=f32[32,8] attrs=\", ns: 400, batch_free: "
                      "\"Relu in=f32[B,8] out=f32[B,8] attrs=\", batch: 32}\n"
@@ -293,6 +294,7 @@ TEST_CASE("calibrated tables: batch-free entries, conv_workspace (0 bytes allowe
   const GpuSpec g = load_gpu_spec(f.path());
   CHECK(g.op_class_scale.at(OpKind::Conv2d) == 3.25);
   CHECK(g.op_class_scale.at(OpKind::BatchNormBwd) == 0.5);
+  CHECK(g.op_class_scale_path.at(OpKind::Conv2d) == MathPath::Tf32);
   const auto& scaled = g.kernel_times_by_batch.at("Relu in=f32[B,8] out=f32[B,8] attrs=");
   REQUIRE(scaled.size() == 2);
   CHECK(scaled[0] == std::pair<int64_t, TimeNs>{32, 400});  // sorted by batch
@@ -301,10 +303,18 @@ TEST_CASE("calibrated tables: batch-free entries, conv_workspace (0 bytes allowe
 
   CHECK(load_error(replace(text, "Conv2d: 3.25", "Conv3d: 3.25")).key() == "roofline.op_class_scale.Conv3d");
   CHECK(load_error(replace(text, "Conv2d: 3.25", "Conv2d: 0")).key() == "roofline.op_class_scale.Conv2d");
-  // The per-kind correction is of the single-efficiency roofline: beside a per-class efficiency it would count twice.
-  const ConfigError both = load_error(replace(text, "  kernel_fixed_us: 1.5\n", "  kernel_fixed_us: 1.5\n  gemm_tf32_efficiency: 0.5\n"));
-  CHECK(both.key() == "roofline.op_class_scale");
-  CHECK_THAT(both.what(), Catch::Contains("gemm_tf32_efficiency"));
+  // A convolution's factor names the path it was measured on, and only such kinds name one.
+  CHECK(load_error(replace(text, "{Conv2d: tf32}", "{}")).key() == "roofline.op_class_scale_path");
+  CHECK(load_error(replace(text, "{Conv2d: tf32}", "{Conv2d: tensor}")).key() == "roofline.op_class_scale_path.Conv2d");
+  CHECK(load_error(replace(text, "{Conv2d: tf32}", "{Conv2d: tf32, BatchNormBwd: cuda-core}")).key() ==
+        "roofline.op_class_scale_path.BatchNormBwd");
+  CHECK(load_error(replace(text, "{Conv2d: tf32}", "{Conv2d: tf32, Linear: tf32}")).key() ==
+        "roofline.op_class_scale_path.Linear");
+  // Beside per-class efficiencies (which serve the kinds it does not name).
+  TempFile both("both.yaml", replace(text, "  kernel_fixed_us: 1.5\n", "  kernel_fixed_us: 1.5\n  gemm_tf32_efficiency: 0.5\n"));
+  const GpuSpec b = load_gpu_spec(both.path());
+  CHECK(b.op_class_scale.size() == 2);
+  CHECK(b.kernel_model_params.get_double("gemm_tf32_efficiency") == 0.5);
   CHECK(load_error(replace(text, "bytes: 0,", "bytes: -1,")).key() == "conv_workspace[0].bytes");
   CHECK(load_error(replace(text, ", batch: 64}", "}")).key() == "kernel_times[1].batch_free");
 }

@@ -11,13 +11,8 @@
 
 namespace dlsim {
 
-enum class MathPath : uint8_t {
-  CudaCore,  // fp32 arithmetic on the CUDA cores (every non-matrix op, and matrix ops without tensor cores)
-  Tf32,      // fp32 data on TF32 tensor cores
-  Fp16,      // fp16 tensor cores (fp32 accumulate)
-  Bf16,      // bf16 tensor cores
-};
-const char* to_string(MathPath p);
+// MathPath (CUDA cores, TF32, fp16 or bf16 tensor cores) is declared in hw/gpu_spec.h, whose calibrated factors
+// name the path they were measured on.
 
 // Convolutions and matrix products (forward and backward) can use tensor cores; everything else runs on CUDA
 // cores (PyTorch's elementwise and reduction kernels compute in fp32 even for 16-bit tensors).

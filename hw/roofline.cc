@@ -87,15 +87,23 @@ KernelCost RooflineCostModel::cost(const Graph& g, const Op& op) const {
   }
   const MathPath path = math_path(spec_, g, op);
   const OpClass cls = op_class(op);
-  const double share = options_.occupancy_scaling ? c.sm_fraction : 1.0;
-  const double compute_s =
-      op.flops / (path_peak(spec_, path) * options_.classes.compute_for(cls, path, options_.compute_efficiency) * share);
-  const double memory_s =
-      bytes / (spec_.hbm_bandwidth * options_.classes.memory_for(cls, options_.memory_efficiency) * share);
+  // A kind the calibration measured on this GPU (op_class_scale), on the math path it was measured on, takes the
+  // single-efficiency roofline its factor was fitted against (validate/calibrate.h: no class efficiencies, no
+  // occupancy scaling) times that factor; everything else the per-class model.
+  const auto measured = spec_.op_class_scale.find(op.kind);
+  const auto measured_path = spec_.op_class_scale_path.find(op.kind);
+  const bool per_class = measured == spec_.op_class_scale.end() ||
+                         (measured_path != spec_.op_class_scale_path.end() && measured_path->second != path);
+  const double share = options_.occupancy_scaling && per_class ? c.sm_fraction : 1.0;
+  const double ce = per_class ? options_.classes.compute_for(cls, path, options_.compute_efficiency)
+                              : options_.compute_efficiency;
+  const double me = per_class ? options_.classes.memory_for(cls, options_.memory_efficiency) : options_.memory_efficiency;
+  const double compute_s = op.flops / (path_peak(spec_, path) * ce * share);
+  const double memory_s = bytes / (spec_.hbm_bandwidth * me * share);
   c.duration_ns = static_cast<TimeNs>(std::llround(std::max(compute_s, memory_s) * 1e9)) + options_.kernel_fixed_ns;
-  // Calibration's correction for the op's kind (measured / roofline on the GPU), when it has one.
-  if (auto it = spec_.op_class_scale.find(op.kind); it != spec_.op_class_scale.end())
-    c.duration_ns = std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(static_cast<double>(c.duration_ns) * it->second)));
+  if (!per_class)
+    c.duration_ns =
+        std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(static_cast<double>(c.duration_ns) * measured->second)));
   return c;
 }
 

@@ -54,7 +54,10 @@ class RooflineCostModel : public KernelCostModel {
   // are multiplied by sm_fraction: a batch-32 classifier GEMM that fills a quarter of the SMs reaches a quarter
   // of the rate (the size dependence the H100 calibration found between CNN classifiers and BERT's GEMMs).
   // An op with neither flops nor bytes (a view such as Reshape or Flatten) launches no kernel: 0 ns.
-  // With a calibrated op_class_scale for the op's kind, the duration is multiplied by it.
+  // With a calibrated op_class_scale for the op's kind, measured on the GPU on the op's math path (a
+  // convolution or matmul kind names it in op_class_scale_path), the duration is that of the single-efficiency
+  // roofline (compute_efficiency, memory_efficiency, no occupancy scaling: what the factor was fitted against)
+  // times the factor: measured first. The per-class efficiencies serve what no calibration run measured.
   KernelCost cost(const Graph& g, const Op& op) const override;
 
   // The share of the SMs an op can occupy on its own, from how many thread blocks it launches:

@@ -3,10 +3,10 @@
 #   before.md      the uncalibrated file (datasheet figures and the per-class efficiencies fitted to published data,
 #                  [F]) against the runs of its own plans (CUDA-graph device time)
 #   after.md       the calibrated default (configs/hw/h100-sxm.yaml) against the runs of its own plans
-#   heldout.md     the CNNs calibrated on batch 32 only, predicting batch 64: against cuDNN's own choice (--workspace any)
-#                  and against the runs of its own batch-64 plans
+#   heldout.md     the CNNs calibrated on batch 32 only, predicting batch 64: against cuDNN's own choice (--workspace any;
+#                  also with --class-model-only) and against the runs of its own batch-64 plans
 #   lomo.md        leave one model out: calibrated on the other four models (both batches), predicting the fifth,
-#                  with the per-class fallback and with the per-op-kind one (--op-class-scale)
+#                  measured first (the default) and with every unmeasured op on the [F] model (--class-model-only)
 #   eager.md       the same plans issued eagerly (host launch costs included) beside their CUDA-graph replays
 #   pytorch.md     PyTorch's caching allocator and iteration times on the same GPU beside dlsim's pytorch-caching
 # Each table also has a .json beside it. Usage: scripts/validation_tables.sh   (after scripts/build.sh)
@@ -34,10 +34,13 @@ report --runs "${all[@]}" --hw calibrated=configs/hw/h100-sxm.yaml --trace trace
 
 scripts/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet mobilenet_v2" --out "$tmp/b32.yaml" \
   > /dev/null
+scripts/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet mobilenet_v2" --class-model-only \
+  --out "$tmp/b32-classmodel.yaml" > /dev/null
 {
   echo "### Against cuDNN's own algorithm choice (--workspace any, CUDA-graph replays)"
   report --runs "${b64[@]}" --hw datasheet=configs/hw/h100-sxm-datasheet.yaml batch32=$tmp/b32.yaml \
-    --trace trace.anyws-graph.json --report report.anyws-graph.json --json "$out/heldout-anyws.json"
+    batch32-classmodel=$tmp/b32-classmodel.yaml --trace trace.anyws-graph.json --report report.anyws-graph.json \
+    --json "$out/heldout-anyws.json"
   echo
   echo "### Against the runs of the batch-32 file's own batch-64 plans (CUDA-graph replays)"
   report --runs "${b64[@]}" --hw batch32=$tmp/b32.yaml --trace trace.cal32-graph.json --report report.cal32-graph.json \
@@ -45,18 +48,18 @@ scripts/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet 
 } > "$out/heldout.md"
 
 {
-  # Unmeasured ops fall back to the per-class model ([F], "without-<model>") or, as before it, to the per-op-kind
-  # correction of the single-efficiency roofline ("without-<model>-kindscale").
+  # Measured first ("without-<model>": a measured kind's correction, the [F] model for kinds no run measured), or
+  # every unmeasured op on the [F] model ("without-<model>-classmodel", --class-model-only).
   all_models="resnet50 vgg16 googlenet mobilenet_v2 bert-base"
   for m in $all_models; do
     others=$(echo $all_models | tr ' ' '\n' | grep -vx "$m" | tr '\n' ' ')
     scripts/calibrate_h100.sh --models "$others" --out "$tmp/without-$m.yaml" > /dev/null
-    scripts/calibrate_h100.sh --models "$others" --op-class-scale --out "$tmp/without-$m-kindscale.yaml" > /dev/null
+    scripts/calibrate_h100.sh --models "$others" --class-model-only --out "$tmp/without-$m-classmodel.yaml" > /dev/null
     tag=anyws-graph
     [[ $m == bert-base ]] && tag=calibrated-graph
     echo "### $m, calibrated on: $others"
     report --runs "$tmp"/runs/$m-b*-cnmem --hw datasheet=configs/hw/h100-sxm-datasheet.yaml "without-$m=$tmp/without-$m.yaml" \
-      "without-$m-kindscale=$tmp/without-$m-kindscale.yaml" \
+      "without-$m-classmodel=$tmp/without-$m-classmodel.yaml" \
       --trace trace.$tag.json --report report.$tag.json --json "$out/lomo-$m.json"
     echo
   done

@@ -150,20 +150,24 @@ ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const
   plain.classes = ClassEfficiencies{};  // the factor corrects the single-efficiency roofline, not the per-class one
   plain.occupancy_scaling = false;
   const RooflineCostModel roofline(spec, plain);
-  std::map<OpKind, std::vector<double>> ratios;
+  std::map<std::pair<OpKind, MathPath>, std::vector<double>> ratios;
   for (const auto& [g, t] : runs) {
     std::vector<double> model(g->ops().size(), -1);
     for (const OpRecord& r : t->ops) {
       if (r.iteration < 0 || r.op < 0 || static_cast<size_t>(r.op) >= g->ops().size()) continue;
+      const Op& op = g->op(r.op);
       double& m = model[static_cast<size_t>(r.op)];
-      if (m < 0) m = static_cast<double>(roofline.cost(*g, g->op(r.op)).duration_ns);
-      if (m > 0) ratios[g->op(r.op).kind].push_back(static_cast<double>(r.end - r.start) / m);
+      if (m < 0) m = static_cast<double>(roofline.cost(*g, op).duration_ns);
+      if (m > 0) ratios[{op.kind, math_path(spec, *g, op)}].push_back(static_cast<double>(r.end - r.start) / m);
     }
   }
   ClassScaleFit f;
-  for (auto& [k, v] : ratios) {
+  for (auto& [key, v] : ratios) {
+    const auto [k, path] = key;
+    if (f.samples.contains(k) && f.samples[k] >= v.size()) continue;  // the path most of the kind's ops took
     f.samples[k] = v.size();
     f.scale[k] = median(v);
+    if (is_matrix_op(k)) f.path[k] = path;
   }
   return f;
 }
@@ -231,11 +235,13 @@ YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, c
     YAML::Node cs(YAML::NodeType::Map);
     cs.SetStyle(YAML::EmitterStyle::Block);
     for (const auto& [k, v] : classes->scale) cs[to_string(k)] = number(v);  // significant digits: never 0
+    // The factors correct the single-efficiency roofline for the kinds they name; the input's per-class model
+    // ([F] values) stays for the kinds the runs did not measure (hw/roofline.h).
     out["roofline"]["op_class_scale"] = cs;
-    // The factors correct the single-efficiency roofline: a per-class model of the input ([F] values) goes.
-    YAML::Node roofline = out["roofline"];
-    for (const ParamSpec& s : ClassEfficiencies::specs()) roofline.remove(s.name);
-    roofline.remove("occupancy_scaling");
+    YAML::Node ps(YAML::NodeType::Map);
+    ps.SetStyle(YAML::EmitterStyle::Block);
+    for (const auto& [k, p] : classes->path) ps[to_string(k)] = to_string(p);
+    if (ps.size() > 0) out["roofline"]["op_class_scale_path"] = ps;
   }
   return out;
 }

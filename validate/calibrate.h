@@ -76,17 +76,19 @@ WorkspaceFit fit_conv_workspaces(const std::vector<std::pair<const Graph*, const
 
 // Per op kind, the median of measured time / the roofline's time under `spec` (its own op_class_scale, class
 // efficiencies and occupancy scaling ignored: the single-efficiency roofline) over every measured op: the factor
-// by which that roofline misses that kind of kernel on this GPU.
+// by which that roofline misses that kind of kernel on this GPU. A convolution or matmul kind keeps the math path
+// its ops ran on (the one most of them took, when they took several), and the factor is over those ops only.
 struct ClassScaleFit {
   std::map<OpKind, double> scale;
   std::map<OpKind, size_t> samples;
+  std::map<OpKind, MathPath> path;  // convolution and matmul kinds only
 };
 ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const Trace*>>& runs, GpuSpec spec);
 
 // The hardware YAML `hw` (as read) with the fitted fields replaced: pcie bandwidths and latency, launch overhead,
-// cudamalloc/cudafree, kernel_times, and (when given) conv_workspace and roofline.op_class_scale, which drops the
-// input's per-class efficiencies (the factors correct the roofline without them). `micro`, `workspaces` and
-// `classes` may be null.
+// cudamalloc/cudafree, kernel_times, and (when given) conv_workspace and roofline.op_class_scale with
+// op_class_scale_path (beside the input's per-class efficiencies, which serve what they do not name). `micro`, `workspaces` and `classes` may
+// be null.
 YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, const KernelTimeFit& kernels,
                              const WorkspaceFit* workspaces = nullptr, const ClassScaleFit* classes = nullptr);
 

@@ -202,9 +202,15 @@ TEST_CASE("the per-kind roofline correction is the median of measured over roofl
   CHECK(f.scale.at(OpKind::Conv2d) == Approx(3.0));
   CHECK(f.samples.at(OpKind::Conv2d) == 3);
   CHECK(f.scale.at(OpKind::Relu) == Approx(1.0).epsilon(0.01));
+  CHECK(f.path.at(OpKind::Conv2d) == MathPath::Tf32);  // an fp32 convolution under PyTorch's default TF32 choice
+  CHECK_FALSE(f.path.contains(OpKind::Relu));
   // Written into the YAML with their batch-free keys and six significant digits.
   KernelTimeFit k = fit_kernel_times({{&g, &t}});
-  const YAML::Node out = apply_calibration(YAML::Load("roofline: {compute_efficiency: 1}"), nullptr, k, nullptr, &f);
+  const YAML::Node out = apply_calibration(
+      YAML::Load("roofline: {compute_efficiency: 1, conv_fwd_tf32_efficiency: 0.25}"), nullptr, k, nullptr, &f);
   CHECK(out["roofline"]["op_class_scale"]["Conv2d"].as<std::string>() == "3");
+  CHECK(out["roofline"]["op_class_scale_path"]["Conv2d"].as<std::string>() == "tf32");
+  // The input's per-class model ([F]) stays beside the factors, for the kinds they do not name.
+  CHECK(out["roofline"]["conv_fwd_tf32_efficiency"].as<double>() == 0.25);
   CHECK(out["kernel_times"][0]["batch"].as<int>() == 32);
 }

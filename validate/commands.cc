@@ -8,7 +8,6 @@
 
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
-#include "hw/class_efficiency.h"
 #include "hw/gpu_spec.h"
 #include "validate/calibrate.h"
 #include "validate/compare.h"
@@ -95,18 +94,8 @@ int run_validate(const ValidateOptions& o, const PlanFile& plan_in, const Trace&
   return 0;
 }
 
-namespace {
-
-bool has_class_efficiencies(const GpuSpec& spec) {
-  for (const ParamSpec& s : ClassEfficiencies::specs())
-    if (spec.kernel_model_params.has(s.name) && spec.kernel_model_params.get_double(s.name) > 0) return true;
-  return false;
-}
-
-}  // namespace
-
 int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_path, const std::string& out_path,
-                  std::ostream& out, bool op_class_scale) {
+                  std::ostream& out, bool class_model_only) {
   if (dirs.empty()) throw ConfigError("command line", 0, "DIR", "calibrate needs at least one validate directory");
   std::vector<PlanFile> plans;
   std::vector<Trace> traces;
@@ -139,11 +128,9 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   }
   const KernelTimeFit k = fit_kernel_times(runs);
   const WorkspaceFit ws = fit_conv_workspaces(reps);
-  const GpuSpec input = load_gpu_spec(hw_path);
-  const bool per_class = has_class_efficiencies(input) && !op_class_scale;
-  const ClassScaleFit cs = fit_op_class_scale(runs, input);
+  const ClassScaleFit cs = fit_op_class_scale(runs, load_gpu_spec(hw_path));
   const YAML::Node fitted =
-      apply_calibration(load_yaml_file(hw_path), micro ? &*micro : nullptr, k, &ws, per_class ? nullptr : &cs);
+      apply_calibration(load_yaml_file(hw_path), micro ? &*micro : nullptr, k, &ws, class_model_only ? nullptr : &cs);
   std::ofstream f(out_path);
   if (!f) throw ConfigError(out_path, 0, "", "cannot write the hardware file");
   YAML::Emitter em;
@@ -156,8 +143,8 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   if (ws.skipped) out << " (" << ws.skipped << " report(s) of the graph rule skipped: capped by the assumption)";
   out << "\nroofline correction per op kind (measured / single-efficiency roofline, median):";
   for (const auto& [kind, v] : cs.scale) out << " " << to_string(kind) << " " << v;
-  out << (per_class ? "\n  not written: unmeasured ops keep the input's per-class model (--op-class-scale writes it)\n"
-                    : "\n");
+  out << (class_model_only ? "\n  not written (--class-model-only): unmeasured ops take the input's per-class model\n"
+                           : "\n");
   if (micro) {
     for (const auto& [key, c] : micro->copies)
       out << (key.first == CopyDir::HostToDevice ? "h2d " : "d2h ") << (key.second ? "pinned   " : "pageable ")

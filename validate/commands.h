@@ -25,13 +25,14 @@ struct ValidateOptions {
 // comparison. Returns 0, or dlsim-cuda's exit code: 3 when there is no GPU (or no dlsim-cuda), with a message.
 int run_validate(const ValidateOptions& opts, const PlanFile& plan, const Trace& sim_trace, std::ostream& out,
                  std::ostream& err);
-// Fits the hardware model from validate directories and writes the hardware YAML to out_path. Ops no measurement
-// serves fall back to the input's roofline: its per-class model when it has one ([F] values), else the
-// single-efficiency roofline corrected per op kind (op_class_scale). op_class_scale = true writes the correction
-// even over a per-class input (whose class values are then dropped): results/validation/h100-sxm/ compares the two
-// on models left out of the calibration.
+// Fits the hardware model from validate directories and writes the hardware YAML to out_path. Measured first: an
+// op a table entry serves takes its measured time; an op of a kind the runs measured, the single-efficiency
+// roofline corrected by that kind's measured factor (op_class_scale); only a kind no run measured falls back to
+// the input's per-class model ([F] values fitted to published data) or, without one, the plain roofline.
+// class_model_only = true writes no per-kind factor, so that every unmeasured op takes the per-class model:
+// results/validation/h100-sxm/ compares the two on models left out of the calibration.
 int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_path, const std::string& out_path,
-                  std::ostream& out, bool op_class_scale = false);
+                  std::ostream& out, bool class_model_only = false);
 // Prints the error tables of a simulated trace against a measured one; plan_path gives the Graph (op names).
 int run_compare(const std::string& sim_trace, const std::string& real_trace, const std::string& plan_path,
                 std::ostream& out, bool json = false);
