@@ -1,8 +1,9 @@
 #pragma once
 // `cnmem`: NVIDIA's cnmem 1.0 pool (NVIDIA/cnmem src/cnmem.cpp), modelled call for call:
 // - every size is rounded up to 512 B (CNMEM_GRANULARITY);
-// - cnmemInit reserves one region up front: `init_size_mb`, or half the device when 0 (cnmem's default);
-//   a size must be below the device capacity, as cnmemInit checks;
+// - cnmemInit reserves one region up front: `init_size_mb`, or when 0 half of cudaDeviceProp::totalGlobalMem
+//   (DeviceMemory::total_global_mem: the whole device, the CUDA context's share included); a size must be
+//   below totalGlobalMem, as cnmemInit checks, and then fit in what the device has left (cudaMalloc);
 // - a root manager (the NULL stream, dlsim stream 0) and one child manager per other stream, registered on
 //   the stream's first allocation (cnmemRegisterStream); `stream_children=false` sends every stream to the
 //   root, as frameworks that pass no streams to cnmemInit do;
@@ -31,7 +32,7 @@ namespace dlsim {
 // The pool's options in its own units. The parameters (names, defaults, valid values) are declared once, in
 // specs(); the defaults here are those of specs() converted (cnmem_pool_test.cc checks that they agree).
 struct CnmemOptions {
-  uint64_t init_size_bytes = 0;  // 0: half the device's capacity
+  uint64_t init_size_bytes = 0;  // 0: half the device's totalGlobalMem
   bool cannot_grow = false;      // CNMEM_FLAGS_CANNOT_GROW (root only; children always may ask the root)
   bool cannot_steal = false;     // CNMEM_FLAGS_CANNOT_STEAL
   bool stream_children = true;   // one child manager per non-zero stream
