@@ -20,7 +20,8 @@
 // the root steals, cnmem pushes a second "used" entry for the stolen piece (so it is never coalesced again);
 // here the root's one entry for it becomes a head block, which has the same effect without the duplicate.
 // Checked by: cnmem_pool_test.cc (the rules above, call by call), pool_checker_test.cc (no overlap, every byte
-// accounted for), tests/scenarios/pools/resnet50-h100-cnmem.yaml, results/pools.md.
+// accounted for), tests/scenarios/pools/resnet50-h100-cnmem.yaml, results/pools.md, and against NVIDIA's own
+// cnmem.cpp replaying the same traces call for call (tests/upstream/, off by default: it needs the source).
 #include <map>
 #include <memory>
 #include <vector>
