@@ -28,6 +28,7 @@ struct GpuSpec {
 
   int sms = 0;
   uint64_t memory_bytes = 0;       // device memory capacity usable by the pool (after the CUDA context)
+  uint64_t total_memory_bytes = 0; // cudaDeviceProp::totalGlobalMem: memory.total_mib, the context included
   double hbm_bandwidth = 0;        // bytes/s, peak
   double peak_fp32 = 0;            // FLOP/s, non-tensor-core
   // FLOP/s of the tensor cores, dense; 0 when the GPU has no tensor cores for the type (a V100 has fp16 only):
