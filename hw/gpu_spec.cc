@@ -127,13 +127,15 @@ void read_kernel_model(const YamlMap& m, GpuSpec& g) {
   }
   const auto& entry = kernel_model_registry().get(g.kernel_model);
   const YamlMap roofline = m.get_map("roofline");  // required, and a mapping
-  YAML::Node block = m.get("roofline");
   if (roofline.has("op_class_scale_path") && !roofline.has("op_class_scale"))
     roofline.fail("op_class_scale_path", "goes with op_class_scale");
-  if (roofline.has("op_class_scale")) {
+  const bool calibrated = roofline.has("op_class_scale");
+  // A copy made by construction: assigning a clone to a YAML::Node that refers into the file's tree rebinds that
+  // tree's node too (yaml-cpp's Node::operator=), and the removals below would reach the caller's document.
+  YAML::Node block = calibrated ? YAML::Clone(m.get("roofline")) : m.get("roofline");
+  if (calibrated) {
     read_op_class_scale(roofline, g);
     read_op_class_scale_path(roofline, g);
-    block = YAML::Clone(block);
     block.remove("op_class_scale");
     block.remove("op_class_scale_path");
   }
