@@ -55,14 +55,25 @@ TensorId new_tensor(Graph& g, const std::string& name, TensorKind kind, DType dt
                     bool persistent = false) {
   for (int64_t d : shape)
     if (d <= 0) fail(g, name, "tensor shape " + shape_str(shape) + " has a non-positive dimension");
+  const std::optional<int64_t> n = checked_numel(shape);
+  if (!n || static_cast<uint64_t>(*n) > kMaxTensorBytes / dtype_bytes(dt))
+    fail(g, name, "tensor shape " + shape_str(shape) + " holds more than 2^50 bytes (1 PiB), dlsim's limit per "
+                  "tensor: lower the batch, image_size or seq_len");
   Tensor t;
   t.name = name;
   t.kind = kind;
   t.dtype = dt;
-  t.bytes = static_cast<uint64_t>(numel(shape)) * dtype_bytes(dt);
+  t.bytes = static_cast<uint64_t>(*n) * dtype_bytes(dt);
   t.shape = std::move(shape);
   t.persistent = persistent;
   return g.add_tensor(std::move(t));
+}
+
+// An op's multiply-accumulates; more than an int64 holds is an input error like an oversized tensor.
+int64_t checked_macs(const Graph& g, const std::string& op, std::initializer_list<int64_t> factors) {
+  const std::optional<int64_t> macs = checked_product(factors);
+  if (!macs) fail(g, op, "more than 2^63 multiply-accumulates: lower the batch, image_size or seq_len");
+  return *macs;
 }
 
 // Appends an op; bytes read and written are the sizes of its inputs and outputs.
@@ -164,7 +175,7 @@ TensorId ModelBuilder::conv2d(TensorId x, int64_t out_channels, int64_t kh, int6
   std::vector<TensorId> in = {cast_for(x, act_dtype_, n), cast_for(w, act_dtype_, n)};
   if (bias) in.push_back(cast_for(parameter({out_channels}, n + ".bias"), act_dtype_, n));
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, {s[0], out_channels, ho, wo});
-  int64_t macs = s[0] * out_channels * ho * wo * (s[1] / groups) * kh * kw;
+  const int64_t macs = checked_macs(g_, n, {s[0], out_channels, ho, wo, s[1] / groups, kh, kw});
   Attrs a;
   a.set("kernel_h", kh); a.set("kernel_w", kw); a.set("stride_h", stride_h); a.set("stride_w", stride_w);
   a.set("pad_h", pad_h); a.set("pad_w", pad_w); a.set("dilation", dilation); a.set("groups", groups);
@@ -365,7 +376,7 @@ TensorId ModelBuilder::linear_with_weight(TensorId x, TensorId weight, bool bias
   std::vector<int64_t> os = s;
   os.back() = out_f;
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, os);
-  int64_t rows = numel(s) / in_f, macs = rows * in_f * out_f;
+  const int64_t rows = numel(s) / in_f, macs = checked_macs(g_, n, {rows, in_f, out_f});
   Attrs a;
   a.set("in_features", in_f); a.set("out_features", out_f); a.set("rows", rows); a.set("bias", bias);
   a.set("macs", macs);
@@ -439,7 +450,7 @@ TensorId ModelBuilder::matmul(TensorId a, TensorId b, const std::string& name) {
   std::vector<int64_t> os = batch;
   os.push_back(m);
   os.push_back(nn);
-  int64_t nb = numel(batch), macs = nb * m * k * nn;
+  const int64_t nb = numel(batch), macs = checked_macs(g_, n, {nb, m, k, nn});
   TensorId ca = cast_for(a, act_dtype_, n), cb = cast_for(b, act_dtype_, n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, os);
   Attrs at;
