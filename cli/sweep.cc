@@ -65,7 +65,17 @@ Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path) {
     for (size_t a = 0; a < axes.size(); ++a) ov.emplace_back(axes[a].first, axes[a].second[idx[a]]);
     SweepPoint p;
     p.experiment = merged(base, ov);
-    p.parsed = experiment_from_yaml(p.experiment, path);  // every point is checked before anything runs
+    try {
+      p.parsed = experiment_from_yaml(p.experiment, path);  // every point is checked before anything runs
+    } catch (const ConfigError& err) {
+      // A varied key's error belongs to the value in `vary`, not to the base's line (or none) that the merged
+      // mapping would give it.
+      const std::string top = err.key().substr(0, err.key().find('.'));
+      for (const auto& [key, value] : ov)
+        if (key == top && yaml_line(value) > 0 && yaml_line(value) != err.line())
+          throw ConfigError(path, yaml_line(value), err.key(), err.message());
+      throw;
+    }
     s.points.push_back(std::move(p));
     size_t a = axes.size();
     while (a > 0) {
