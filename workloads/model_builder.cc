@@ -103,6 +103,18 @@ const std::vector<int64_t>& shape4(const Graph& g, TensorId t, const std::string
   return s;
 }
 
+// The largest kernel, stride, padding or dilation a layer takes: 2^31, as ONNX Runtime's and cuDNN's int
+// arguments bound them. Larger values would wrap `in + 2 * pad` (an ONNX file can hold any int64).
+constexpr int64_t kMaxLayerSize = int64_t{1} << 31;
+
+bool layer_sizes_ok(std::initializer_list<int64_t> positive, std::initializer_list<int64_t> non_negative) {
+  for (int64_t v : positive)
+    if (v <= 0 || v > kMaxLayerSize) return false;
+  for (int64_t v : non_negative)
+    if (v < 0 || v > kMaxLayerSize) return false;
+  return true;
+}
+
 // PyTorch's pooling output size, including ceil_mode's rule that the last window must start inside the input
 // or the left padding.
 int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
@@ -163,9 +175,8 @@ TensorId ModelBuilder::conv2d(TensorId x, int64_t out_channels, int64_t kh, int6
                               const std::string& name, int64_t dilation) {
   std::string n = auto_name("conv", name);
   auto s = shape4(g_, x, n);
-  if (out_channels <= 0 || kh <= 0 || kw <= 0 || stride_h <= 0 || stride_w <= 0 || pad_h < 0 || pad_w < 0 ||
-      groups <= 0 || dilation <= 0)
-    fail(g_, n, "convolution sizes must be positive (padding non-negative)");
+  if (!layer_sizes_ok({out_channels, kh, kw, stride_h, stride_w, groups, dilation}, {pad_h, pad_w}))
+    fail(g_, n, "convolution sizes must be in [1, 2^31] (padding in [0, 2^31])");
   if (s[1] % groups != 0 || out_channels % groups != 0)
     fail(g_, n, "channels " + std::to_string(s[1]) + "->" + std::to_string(out_channels) + " not divisible by groups " + std::to_string(groups));
   int64_t span_h = s[2] + 2 * pad_h - dilation * (kh - 1) - 1, span_w = s[3] + 2 * pad_w - dilation * (kw - 1) - 1;
@@ -239,7 +250,8 @@ TensorId ModelBuilder::max_pool(TensorId x, int64_t k, int64_t stride, int64_t p
                                 const std::string& name) {
   std::string n = auto_name("maxpool", name);
   auto s = shape4(g_, x, n);
-  if (k <= 0 || stride <= 0 || pad < 0 || 2 * pad > k) fail(g_, n, "bad pooling window (padding must be at most half the kernel)");
+  if (!layer_sizes_ok({k, stride}, {pad}) || 2 * pad > k)
+    fail(g_, n, "bad pooling window (sizes in [1, 2^31], padding at most half the kernel)");
   if (s[2] + 2 * pad < k || s[3] + 2 * pad < k) fail(g_, n, "pooling window larger than the padded input " + shape_str(s));
   int64_t ho = pool_out(s[2], k, stride, pad, ceil_mode), wo = pool_out(s[3], k, stride, pad, ceil_mode);
   std::vector<int64_t> os = {s[0], s[1], ho, wo};
@@ -256,7 +268,8 @@ TensorId ModelBuilder::avg_pool(TensorId x, int64_t k, int64_t stride, int64_t p
                                 bool count_include_pad, const std::string& name) {
   std::string n = auto_name("avgpool", name);
   auto s = shape4(g_, x, n);
-  if (k <= 0 || stride <= 0 || pad < 0 || 2 * pad > k) fail(g_, n, "bad pooling window (padding must be at most half the kernel)");
+  if (!layer_sizes_ok({k, stride}, {pad}) || 2 * pad > k)
+    fail(g_, n, "bad pooling window (sizes in [1, 2^31], padding at most half the kernel)");
   if (s[2] + 2 * pad < k || s[3] + 2 * pad < k) fail(g_, n, "pooling window larger than the padded input " + shape_str(s));
   int64_t ho = pool_out(s[2], k, stride, pad, ceil_mode), wo = pool_out(s[3], k, stride, pad, ceil_mode);
   std::vector<int64_t> os = {s[0], s[1], ho, wo};
@@ -344,6 +357,8 @@ TensorId ModelBuilder::pad(TensorId x, const std::vector<int64_t>& pads, const s
   std::string n = auto_name("pad", name);
   auto s = shape_of(g_, x, n);
   if (pads.size() != 2 * s.size()) fail(g_, n, "pads needs 2 values per axis (" + std::to_string(2 * s.size()) + "), got " + std::to_string(pads.size()));
+  for (int64_t p : pads)
+    if (p < -kMaxLayerSize || p > kMaxLayerSize) fail(g_, n, "pads must be in [-2^31, 2^31], got " + std::to_string(p));
   std::vector<int64_t> os = s;
   Attrs a;
   for (size_t i = 0; i < s.size(); ++i) {
