@@ -13,9 +13,12 @@ namespace dlsim {
 
 namespace {
 
+// Each point gets its own copies: assigning a node of the sweep document into the point's mapping would merge
+// yaml-cpp's memory pools, so every point kept the whole growing pool alive and each merge copied it (an
+// 8,000-point sweep took minutes and gigabytes before its first run). Clone keeps the marks (lines) of `v`.
 YAML::Node merged(const YAML::Node& base, const std::vector<std::pair<std::string, YAML::Node>>& overrides) {
   YAML::Node out = YAML::Clone(base);
-  for (const auto& [k, v] : overrides) out[k] = v;
+  for (const auto& [k, v] : overrides) out[k] = YAML::Clone(v);
   return out;
 }
 
