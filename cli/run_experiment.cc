@@ -61,7 +61,13 @@ IterationProfile profile_iteration(const Graph& g, const Schedule& sched, const 
 
 PreparedExperiment prepare_experiment(const Experiment& e) {
   PreparedExperiment p;
-  p.graph = build_training_graph(e.model, model_options(e));
+  try {
+    p.graph = build_training_graph(e.model, model_options(e));
+  } catch (const ConfigError& err) {
+    // The builder names the model and the layer; the experiment file is what the user edits.
+    if (e.file.empty() || err.file() == e.file) throw;
+    throw ConfigError(e.file, 0, "model", err.what());
+  }
   p.hw = load_hardware(e.hw);
   if (!e.kernel_model_overrides.empty()) {
     for (const auto& [k, v] : e.kernel_model_overrides) p.hw.spec.kernel_model_params.set(k, v);

@@ -87,5 +87,5 @@ TEST_CASE("a pool parameter out of range in vary stops the sweep before anything
                                       "name: t\nbase:\n  model: resnet50\n  batch: 1\n  hw: h100-sxm\n"
                                       "  pool: cnmem\n  swap: none\n  concurrency: serial\n"
                                       "vary:\n  pool: [cnmem,\n         {name: cnmem, init_size_mb: -5}]\n");
-  CHECK_THROWS_WITH(load_sweep(file), file + ":11: 'pool.init_size_mb': must be >= 0, got -5");
+  CHECK_THROWS_WITH(load_sweep(file), file + ":11: 'pool.init_size_mb': must be in [0, 1073741824], got -5");
 }

@@ -15,6 +15,10 @@
 
 namespace dlsim {
 
+// The largest size a *_mb parameter accepts: 2^30 MiB (1 PiB), far above any device, and small enough that the
+// conversion to bytes cannot wrap (a larger value silently became a small one).
+inline constexpr double kMaxMebibytes = 1073741824.0;
+
 using ParamValue = std::variant<int64_t, double, bool, std::string>;
 std::string to_string(const ParamValue& v);
 

@@ -5,19 +5,42 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 
 #include "common/strings.h"
 
 namespace dlsim {
 
+void reject_duplicate_keys(const YAML::Node& node, const std::string& file, const std::string& path) {
+  if (node.IsSequence()) {
+    for (size_t i = 0; i < node.size(); ++i) reject_duplicate_keys(node[i], file, path);
+  } else if (node.IsMap()) {
+    std::map<std::string, int> first_line;
+    for (const auto& kv : node) {
+      const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : std::string("<non-scalar key>");
+      const std::string where = path.empty() ? key : path + "." + key;
+      const auto [it, fresh] = first_line.emplace(key, yaml_line(kv.first));
+      if (!fresh)
+        throw ConfigError(file, yaml_line(kv.first), where,
+                          "duplicate key (first given at line " + std::to_string(it->second) + ")");
+      reject_duplicate_keys(kv.second, file, where);
+    }
+  }
+}
+
 YAML::Node load_yaml_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError(path, 0, "", "cannot open file");
+  YAML::Node root;
   try {
-    return YAML::Load(in);
+    root = YAML::Load(in);
   } catch (const YAML::Exception& e) {
     throw ConfigError(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
   }
+  // yaml-cpp keeps both entries of a repeated key and lookups find the first: a silent choice. YAML 1.2 says
+  // keys are unique, so a repeat is an error naming both lines.
+  reject_duplicate_keys(root, path, "");
+  return root;
 }
 
 namespace {

@@ -12,8 +12,11 @@
 
 namespace dlsim {
 
-// Loads a YAML file; a missing file or a syntax error becomes a ConfigError.
+// Loads a YAML file; a missing file, a syntax error or a key given twice in one mapping is a ConfigError with
+// file and line.
 YAML::Node load_yaml_file(const std::string& path);
+// Throws ConfigError(file, line of the repeat, dotted key path) when any mapping under `node` repeats a key.
+void reject_duplicate_keys(const YAML::Node& node, const std::string& file, const std::string& path);
 
 // A mapping node together with the file it came from, so that errors can say where.
 class YamlMap {

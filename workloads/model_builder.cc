@@ -85,14 +85,25 @@ TensorId new_tensor(Graph& g, const std::string& name, TensorKind kind, DType dt
                     bool persistent = false) {
   for (int64_t d : shape)
     if (d <= 0) fail(g, name, "tensor shape " + shape_str(shape) + " has a non-positive dimension");
+  const std::optional<int64_t> n = checked_numel(shape);
+  if (!n || static_cast<uint64_t>(*n) > kMaxTensorBytes / dtype_bytes(dt))
+    fail(g, name, "tensor shape " + shape_str(shape) + " holds more than 2^50 bytes (1 PiB), dlsim's limit per "
+                  "tensor: lower the batch, image_size or seq_len");
   Tensor t;
   t.name = name;
   t.kind = kind;
   t.dtype = dt;
-  t.bytes = static_cast<uint64_t>(numel(shape)) * dtype_bytes(dt);
+  t.bytes = static_cast<uint64_t>(*n) * dtype_bytes(dt);
   t.shape = std::move(shape);
   t.persistent = persistent;
   return g.add_tensor(std::move(t));
+}
+
+// An op's multiply-accumulates; more than an int64 holds is an input error like an oversized tensor.
+int64_t checked_macs(const Graph& g, const std::string& op, std::initializer_list<int64_t> factors) {
+  const std::optional<int64_t> macs = checked_product(factors);
+  if (!macs) fail(g, op, "more than 2^63 multiply-accumulates: lower the batch, image_size or seq_len");
+  return *macs;
 }
 
 // Appends an op; bytes read and written are the sizes of its inputs and outputs.
@@ -120,6 +131,18 @@ const std::vector<int64_t>& shape4(const Graph& g, TensorId t, const std::string
   const auto& s = shape_of(g, t, layer);
   if (s.size() != 4) fail(g, layer, "expects an NCHW input, got shape " + shape_str(s));
   return s;
+}
+
+// The largest kernel, stride, padding or dilation a layer takes: 2^31, as ONNX Runtime's and cuDNN's int
+// arguments bound them. Larger values would wrap `in + 2 * pad` (an ONNX file can hold any int64).
+constexpr int64_t kMaxLayerSize = int64_t{1} << 31;
+
+bool layer_sizes_ok(std::initializer_list<int64_t> positive, std::initializer_list<int64_t> non_negative) {
+  for (int64_t v : positive)
+    if (v <= 0 || v > kMaxLayerSize) return false;
+  for (int64_t v : non_negative)
+    if (v < 0 || v > kMaxLayerSize) return false;
+  return true;
 }
 
 // PyTorch's pooling output size, including ceil_mode's rule that the last window must start inside the input
@@ -182,9 +205,8 @@ TensorId ModelBuilder::conv2d(TensorId x, int64_t out_channels, int64_t kh, int6
                               const std::string& name, int64_t dilation) {
   std::string n = auto_name("conv", name);
   auto s = shape4(g_, x, n);
-  if (out_channels <= 0 || kh <= 0 || kw <= 0 || stride_h <= 0 || stride_w <= 0 || pad_h < 0 || pad_w < 0 ||
-      groups <= 0 || dilation <= 0)
-    fail(g_, n, "convolution sizes must be positive (padding non-negative)");
+  if (!layer_sizes_ok({out_channels, kh, kw, stride_h, stride_w, groups, dilation}, {pad_h, pad_w}))
+    fail(g_, n, "convolution sizes must be in [1, 2^31] (padding in [0, 2^31])");
   if (s[1] % groups != 0 || out_channels % groups != 0)
     fail(g_, n, "channels " + std::to_string(s[1]) + "->" + std::to_string(out_channels) + " not divisible by groups " + std::to_string(groups));
   int64_t span_h = s[2] + 2 * pad_h - dilation * (kh - 1) - 1, span_w = s[3] + 2 * pad_w - dilation * (kw - 1) - 1;
@@ -194,7 +216,7 @@ TensorId ModelBuilder::conv2d(TensorId x, int64_t out_channels, int64_t kh, int6
   std::vector<TensorId> in = {cast_for(x, act_dtype_, n), cast_for(w, act_dtype_, n)};
   if (bias) in.push_back(cast_for(parameter({out_channels}, n + ".bias"), act_dtype_, n));
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, {s[0], out_channels, ho, wo});
-  int64_t macs = s[0] * out_channels * ho * wo * (s[1] / groups) * kh * kw;
+  const int64_t macs = checked_macs(g_, n, {s[0], out_channels, ho, wo, s[1] / groups, kh, kw});
   Attrs a;
   a.set("kernel_h", kh); a.set("kernel_w", kw); a.set("stride_h", stride_h); a.set("stride_w", stride_w);
   a.set("pad_h", pad_h); a.set("pad_w", pad_w); a.set("dilation", dilation); a.set("groups", groups);
@@ -270,7 +292,8 @@ TensorId ModelBuilder::max_pool(TensorId x, int64_t k, int64_t stride, int64_t p
                                 const std::string& name) {
   std::string n = auto_name("maxpool", name);
   auto s = shape4(g_, x, n);
-  if (k <= 0 || stride <= 0 || pad < 0 || 2 * pad > k) fail(g_, n, "bad pooling window (padding must be at most half the kernel)");
+  if (!layer_sizes_ok({k, stride}, {pad}) || 2 * pad > k)
+    fail(g_, n, "bad pooling window (sizes in [1, 2^31], padding at most half the kernel)");
   if (s[2] + 2 * pad < k || s[3] + 2 * pad < k) fail(g_, n, "pooling window larger than the padded input " + shape_str(s));
   int64_t ho = pool_out(s[2], k, stride, pad, ceil_mode), wo = pool_out(s[3], k, stride, pad, ceil_mode);
   std::vector<int64_t> os = {s[0], s[1], ho, wo};
@@ -287,7 +310,8 @@ TensorId ModelBuilder::avg_pool(TensorId x, int64_t k, int64_t stride, int64_t p
                                 bool count_include_pad, const std::string& name) {
   std::string n = auto_name("avgpool", name);
   auto s = shape4(g_, x, n);
-  if (k <= 0 || stride <= 0 || pad < 0 || 2 * pad > k) fail(g_, n, "bad pooling window (padding must be at most half the kernel)");
+  if (!layer_sizes_ok({k, stride}, {pad}) || 2 * pad > k)
+    fail(g_, n, "bad pooling window (sizes in [1, 2^31], padding at most half the kernel)");
   if (s[2] + 2 * pad < k || s[3] + 2 * pad < k) fail(g_, n, "pooling window larger than the padded input " + shape_str(s));
   int64_t ho = pool_out(s[2], k, stride, pad, ceil_mode), wo = pool_out(s[3], k, stride, pad, ceil_mode);
   std::vector<int64_t> os = {s[0], s[1], ho, wo};
@@ -375,6 +399,8 @@ TensorId ModelBuilder::pad(TensorId x, const std::vector<int64_t>& pads, const s
   std::string n = auto_name("pad", name);
   auto s = shape_of(g_, x, n);
   if (pads.size() != 2 * s.size()) fail(g_, n, "pads needs 2 values per axis (" + std::to_string(2 * s.size()) + "), got " + std::to_string(pads.size()));
+  for (int64_t p : pads)
+    if (p < -kMaxLayerSize || p > kMaxLayerSize) fail(g_, n, "pads must be in [-2^31, 2^31], got " + std::to_string(p));
   std::vector<int64_t> os = s;
   Attrs a;
   for (size_t i = 0; i < s.size(); ++i) {
@@ -407,7 +433,7 @@ TensorId ModelBuilder::linear_with_weight(TensorId x, TensorId weight, bool bias
   std::vector<int64_t> os = s;
   os.back() = out_f;
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, os);
-  int64_t rows = numel(s) / in_f, macs = rows * in_f * out_f;
+  const int64_t rows = numel(s) / in_f, macs = checked_macs(g_, n, {rows, in_f, out_f});
   Attrs a;
   a.set("in_features", in_f); a.set("out_features", out_f); a.set("rows", rows); a.set("bias", bias);
   a.set("macs", macs);
@@ -482,7 +508,7 @@ TensorId ModelBuilder::matmul(TensorId a, TensorId b, const std::string& name) {
   std::vector<int64_t> os = batch;
   os.push_back(m);
   os.push_back(nn);
-  int64_t nb = numel(batch), macs = nb * m * k * nn;
+  const int64_t nb = numel(batch), macs = checked_macs(g_, n, {nb, m, k, nn});
   TensorId ca = cast_for(a, act_dtype_, n), cb = cast_for(b, act_dtype_, n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, os);
   Attrs at;

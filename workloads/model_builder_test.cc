@@ -91,6 +91,17 @@ TEST_CASE("bad layers throw ConfigError naming the model and the layer") {
   CHECK_THROWS_AS(ModelBuilder("m", 0), ConfigError);
 }
 
+TEST_CASE("a tensor beyond 2^50 bytes or a MAC count beyond int64 is an error, never a wrapped size") {
+  ModelBuilder huge_batch("resnet", int64_t{1} << 40);
+  CHECK_THROWS_WITH(huge_batch.input({int64_t{1} << 40, 3, 224, 224}, DType::F32), Catch::Contains("2^50 bytes"));
+  ModelBuilder huge_image("resnet", 32);
+  CHECK_THROWS_WITH(huge_image.input({32, 3, 4000000000, 4000000000}, DType::F32), Catch::Contains("2^50 bytes"));
+  // Each tensor fits, the multiply-accumulates of the product do not.
+  ModelBuilder wide("mlp", 1);
+  TensorId x = wide.input({int64_t{1} << 24, int64_t{1} << 20}, DType::F32);  // 2^46 bytes
+  CHECK_THROWS_WITH(wide.linear(x, int64_t{1} << 20, true, "fc"), Catch::Contains("multiply-accumulates"));
+}
+
 TEST_CASE("mixed precision casts like autocast: weights once, fp32 ops cast up") {
   ModelBuilder b("m", 2, DType::BF16);
   TensorId ids = b.input({2, 4}, DType::I64, "ids");

@@ -54,6 +54,9 @@ void conv(Importer& im, const NodeProto& n) {
   auto pads = attr_ints(n, "pads", {0, 0, 0, 0});
   if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4) im.fail(n, "strides, dilations and pads must describe 2 spatial axes");
   if (dil[0] != dil[1]) im.fail(n, "different dilations per axis are not supported");
+  // kernel_shape is optional and must then agree with the weight: a disagreeing one (a zero, say) was ignored.
+  if (const auto ks = attr_ints(n, "kernel_shape", {}); !ks.empty() && ks != std::vector<int64_t>{w.shape[2], w.shape[3]})
+    im.fail(n, "kernel_shape " + shape_str(ks) + " disagrees with the weight's " + shape_str(w.shape));
   int64_t groups = attr_int(n, "group", 1);
   std::string name = im.layer_name(n);
   if (pads[0] != pads[2] || pads[1] != pads[3]) {  // asymmetric: an explicit zero pad first

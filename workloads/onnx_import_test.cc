@@ -264,6 +264,20 @@ TEST_CASE("ONNX import errors name the file and the node") {
     std::string path = t.save("dangling.onnx");
     CHECK_THAT(error_of([&] { import_onnx_forward(path, batch_of(1)); }), Catch::Contains("'act'") && Catch::Contains("'nowhere'"));
   }
+  SECTION("a kernel_shape that disagrees with the weight (a zero was ignored)") {
+    Tiny t = tiny_cnn();
+    t.g->mutable_node(0)->mutable_attribute(0)->set_ints(0, 0);  // kernel_shape [0, 3]
+    std::string path = t.save("zero_kernel.onnx");
+    CHECK_THAT(error_of([&] { import_onnx_forward(path, batch_of(1)); }),
+               Catch::Contains("'conv'") && Catch::Contains("kernel_shape [0,3] disagrees with the weight's [4,3,3,3]"));
+  }
+  SECTION("pads so large that the padded size would wrap") {
+    Tiny t = tiny_cnn();
+    for (int i = 0; i < 4; ++i) t.g->mutable_node(0)->mutable_attribute(1)->set_ints(i, int64_t{1} << 62);
+    std::string path = t.save("huge_pads.onnx");
+    CHECK_THAT(error_of([&] { import_onnx_forward(path, batch_of(1)); }),
+               Catch::Contains("'conv'") && Catch::Contains("[1, 2^31]"));
+  }
   SECTION("a Clip other than ReLU6 or ReLU") {
     Tiny t = tiny_cnn("Clip");
     t.m.mutable_opset_import(0)->set_version(10);  // min and max as attributes

@@ -10,7 +10,8 @@ namespace dlsim {
 std::vector<ParamSpec> CnmemOptions::specs() {
   return {
       {"init_size_mb", ParamType::Int, int64_t{0},
-       "MiB cnmemInit reserves up front (0: cnmem's default, half the device memory)", ParamCheck::at_least(0)},
+       "MiB cnmemInit reserves up front (0: cnmem's default, half the device memory)",
+       ParamCheck::in_range(0, kMaxMebibytes)},
       {"cannot_grow", ParamType::Bool, false, "CNMEM_FLAGS_CANNOT_GROW: the root never cudaMallocs after init"},
       {"cannot_steal", ParamType::Bool, false, "CNMEM_FLAGS_CANNOT_STEAL: no stealing between stream managers"},
       {"stream_children", ParamType::Bool, true,

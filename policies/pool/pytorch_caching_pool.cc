@@ -15,9 +15,10 @@ std::vector<ParamSpec> PytorchCachingOptions::specs() {
   return {
       {"max_split_size_mb", ParamType::Int, int64_t{0},
        "blocks at least this large are never split (0: unlimited, PyTorch's default)",
-       ParamCheck::zero_or(ParamCheck::at_least(20))},
+       ParamCheck::zero_or(ParamCheck::in_range(20, kMaxMebibytes))},
       {"max_non_split_rounding_mb", ParamType::Int, int64_t{20},
-       "an oversize request may take a cached oversize block at most this much larger", ParamCheck::at_least(20)},
+       "an oversize request may take a cached oversize block at most this much larger",
+       ParamCheck::in_range(20, kMaxMebibytes)},
       {"roundup_power2_divisions", ParamType::Int, int64_t{0},
        "round sizes up to one of this many steps per power of two (0: 512-B rounding)",
        ParamCheck::zero_or(ParamCheck::power_of_two())},

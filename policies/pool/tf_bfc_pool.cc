@@ -15,7 +15,7 @@ std::vector<ParamSpec> TfBfcOptions::specs() {
       {"allow_growth", ParamType::Bool, false,
        "grow by doubling regions from 2 MiB (false: TF's GPU default, take the whole limit at once)"},
       {"memory_limit_mb", ParamType::Int, int64_t{0}, "the most the allocator may reserve (0: device capacity)",
-       ParamCheck::at_least(0)},
+       ParamCheck::in_range(0, kMaxMebibytes)},
       {"garbage_collection", ParamType::Bool, true, "on out-of-memory, free regions without live chunks and retry"},
   };
 }
