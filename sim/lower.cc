@@ -161,6 +161,9 @@ void Lowerer::check_swaps() {
       earlier.push_back(v[i].second);
     }
   }
+  // Copy-ins issued after the same op go in the order they are needed (one H2D stream serves them in turn).
+  for (auto& v : ins_at_)
+    std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return plan_.actions[a].in_needed_by < plan_.actions[b].in_needed_by; });
   free_point_ = resolve_free_points(g_, s_.order, s_.stream_of, plan_);
   for (size_t a = 0; a < na; ++a) frees_at_[static_cast<size_t>(free_point_[a])].push_back(a);
   check_extra_copies();

@@ -21,8 +21,9 @@
 //   overlaps op out_after and that next op, as vDNN overlaps an offload with the layer's compute) the
 //   allocation stream waits for that copy and the tensor is freed. After op `in_issue_after`: Alloc on the
 //   stream of the op at `in_needed_by`, the H2D stream waits for that alloc point and for the host copy, then
-//   copies in; the op at `in_needed_by` waits for the copy-in. An ExtraCopy moves data without freeing or
-//   allocating: to the host right after its op, to the device right before it (the op waits for it).
+//   copies in (copy-ins issued after the same op in the order they are needed); the op at `in_needed_by` waits
+//   for the copy-in. An ExtraCopy moves data without freeing or allocating: to the host right after its op, to
+//   the device right before it (the op waits for it).
 //   CopyStreams::Compute: the same copies in line on the compute streams (the allocation stream for a
 //   copy-out, the needing op's stream for a copy-in), ordered by the streams themselves; events only between
 //   streams. host_waits_for_copy_out: after every copy to the host the host blocks on it (SyncEvent).

@@ -34,20 +34,12 @@ ProgramLoad::ProgramLoad(const Graph& g, const std::vector<OpId>& order) : g_(g)
     }
   }
   load_.assign(n, 0);
-  pinned_.assign(n, 0);
   int64_t running = 0;
   for (size_t i = 0; i < n; ++i) {
     running += diff[i];
     const Op& op = g.op(order[i]);
     const uint64_t ws = op.workspace != kNoTensor ? g.tensor(op.workspace).bytes : 0;
     load_[i] = persistent + static_cast<uint64_t>(running) + ws;
-    std::vector<TensorId> own = op.inputs;
-    own.insert(own.end(), op.outputs.begin(), op.outputs.end());
-    std::sort(own.begin(), own.end());
-    own.erase(std::unique(own.begin(), own.end()), own.end());
-    uint64_t mine = ws;
-    for (TensorId t : own) mine += g.tensor(t).bytes;
-    pinned_[i] = mine;
   }
 }
 

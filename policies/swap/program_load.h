@@ -28,8 +28,6 @@ class ProgramLoad {
   const std::vector<int>& uses(TensorId t) const { return uses_[static_cast<size_t>(t)]; }
   // Positions whose op writes `t`, ascending.
   const std::vector<int>& writes(TensorId t) const { return writes_[static_cast<size_t>(t)]; }
-  // Bytes that must be on the device during position i whatever is swapped: the op's own tensors and workspace.
-  uint64_t pinned_at(int i) const { return pinned_[static_cast<size_t>(i)]; }
 
   // The load with `plan` applied; `free_points` from resolve_free_points.
   std::vector<uint64_t> with_plan(const SwapPlan& plan, const std::vector<int>& free_points) const;
@@ -37,7 +35,7 @@ class ProgramLoad {
  private:
   const Graph& g_;
   std::vector<OpId> order_;
-  std::vector<uint64_t> load_, pinned_;
+  std::vector<uint64_t> load_;
   std::vector<std::vector<int>> uses_, writes_;
 };
 
