@@ -3,9 +3,11 @@
 // executes it through the chosen pool on the modelled GPU.
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 
 #include "cli/experiment.h"
+#include "cli/swap_planning.h"
 #include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
@@ -34,6 +36,7 @@ struct ExperimentResult {
   nlohmann::json pool_report;       // pool-specific figures
   std::string kernel_model;         // the hardware file's kernel cost model (roofline, table)
   nlohmann::json kernel_report;     // its figures about the graph (the table: how many ops it has measured)
+  nlohmann::json swap = nlohmann::json::object();  // a swap run's figures (cli/swap_planning.h); empty without
   double fragmentation() const {    // reserved / live - 1
     return peak_live_bytes ? static_cast<double>(peak_reserved_bytes) / static_cast<double>(peak_live_bytes) - 1.0 : 0.0;
   }
@@ -51,6 +54,7 @@ struct PreparedExperiment {
   Hardware hw;
   Schedule schedule;
   Program program;
+  std::optional<SwapPlanning> swap;  // how the swap plan was made (absent for `swap: none`)
 };
 PreparedExperiment prepare_experiment(const Experiment& e);
 
