@@ -75,7 +75,7 @@ std::vector<MemoryAtOverhead> memory_at_overhead(const Experiment& e, const std:
     x.swap.params.set("limit_fraction", step / 20.0);
     x.swap.params.set("limit_mb", int64_t{0});
     ExperimentResult r = run(x);
-    if (r.oom || r.swap.empty() || !r.swap.value("swap_limit_met", false)) break;  // the limit is out of reach
+    if (r.oom || r.swap.empty() || !r.swap.value("swap_limit_met", false) || !r.swap.contains("overhead")) break;  // out of reach
     const double ov = r.swap["overhead"].get<double>();
     for (MemoryAtOverhead& m : out)
       if (ov <= m.max_overhead && (!m.found || r.peak_live_bytes < m.peak_live_bytes))

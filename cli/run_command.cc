@@ -56,10 +56,12 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
     out << "swap              " << mib(w["swap_out_bytes"].get<uint64_t>()) << " MiB out, "
         << mib(w["swap_in_bytes"].get<uint64_t>()) << " MiB in, " << w["swap_transfers"] << " copies per iteration; "
         << mib(w["pinned_host_bytes"].get<uint64_t>()) << " MiB pinned on the host\n"
-        << "swap cost         stall " << fixed(w["stall_us"].get<double>() / 1000.0, 3) << " ms ("
-        << fixed(w["overhead"].get<double>() * 100.0, 1) << "% of " << fixed(w["no_swap_iteration_time_us"].get<double>() / 1000.0, 3)
-        << " ms without swapping), copy engines busy " << fixed(w["copy_d2h_busy"].get<double>() * 100.0, 1) << "% D2H, "
-        << fixed(w["copy_h2d_busy"].get<double>() * 100.0, 1) << "% H2D\n";
+        ;
+    if (w.contains("stall_us"))
+      out << "swap cost         stall " << fixed(w["stall_us"].get<double>() / 1000.0, 3) << " ms ("
+          << fixed(w["overhead"].get<double>() * 100.0, 1) << "% of " << fixed(w["no_swap_iteration_time_us"].get<double>() / 1000.0, 3)
+          << " ms without swapping), copy engines busy " << fixed(w["copy_d2h_busy"].get<double>() * 100.0, 1) << "% D2H, "
+          << fixed(w["copy_h2d_busy"].get<double>() * 100.0, 1) << "% H2D\n";
     if (w["swap_target_bytes"].get<uint64_t>() > 0)
       out << "swap target       " << mib(w["swap_target_bytes"].get<uint64_t>()) << " MiB of live bytes: "
           << (w["swap_limit_met"].get<bool>() ? std::string("met") : "missed by " + mib(w["swap_limit_miss_bytes"].get<uint64_t>()) + " MiB")

@@ -15,8 +15,8 @@ namespace dlsim {
 
 namespace {
 
-// The experiment without swapping on a device with no memory limit; op times of its last iteration, from
-// the end of the one before (or the first one's start).
+}  // namespace
+
 IterationProfile profile_without_swaps(const Experiment& e, const Graph& g, const Schedule& s, const Hardware& hw) {
   const Program p = lower(g, s, SwapPlan{});
   VirtualDeviceMemory dev(kUnlimitedDeviceBytes);
@@ -43,6 +43,8 @@ IterationProfile profile_without_swaps(const Experiment& e, const Graph& g, cons
   }
   return prof;
 }
+
+namespace {
 
 // Busy time of one copy direction in iteration `it`: the union of its copies' spans.
 TimeNs busy(const Trace& t, int it, bool to_host) {
@@ -115,8 +117,10 @@ nlohmann::json swap_figures(const SwapPlanning& s, const Graph& g, const Program
   j["pinned_host_bytes"] = pinned;
   j["no_swap_iteration_time_us"] = base_us;
   j["no_swap_peak_live_bytes"] = s.profile.peak_live_bytes;
-  j["stall_us"] = iteration_time_us - base_us;
-  j["overhead"] = base_us > 0 ? (iteration_time_us - base_us) / base_us : 0.0;
+  if (iteration_time_us > 0) {  // a run that ran out of memory has no steady iteration to compare
+    j["stall_us"] = iteration_time_us - base_us;
+    j["overhead"] = base_us > 0 ? (iteration_time_us - base_us) / base_us : 0.0;
+  }
   j["swap_target_bytes"] = target;
   j["swap_planned_peak_bytes"] = s.planned_peak_bytes;
   j["swap_limit_met"] = target == 0 || peak_live_bytes <= target;

@@ -31,6 +31,10 @@ struct SwapPlanning {
   int evaluations = 0;           // simulator runs the policy asked for
 };
 
+// The experiment run without swapping on a device with no memory limit: its last iteration's op times (from the
+// end of the one before) and its iteration time and peak of live bytes.
+IterationProfile profile_without_swaps(const Experiment& e, const Graph& g, const Schedule& s, const Hardware& hw);
+
 // Profiles, plans and checks the plan's memory promise statically. `schedule` may gain the policy's order.
 SwapPlanning plan_swaps(const Experiment& e, const Graph& g, Schedule& schedule, const Hardware& hw);
 
