@@ -2,7 +2,7 @@
 """The tables and figures of results/swap.md from the swap sweeps, plus the runs they need besides: our
 optimizer at the memory of each baseline that takes no limit, and `dlsim fit` per model and policy.
 
-Reads results/swap-singa-cifar/, results/swap-vdnn-titanx/ and results/swap-pareto-<model>/runs.csv (written by
+Reads results/swap-singa-cifar/, results/swap-vdnn-titanx/, results/swap-link/ and results/swap-pareto-<model>/runs.csv (written by
 `dlsim sweep configs/sweeps/swap-*.yaml`), runs build/bin/dlsim for the rest, writes results/swap/ (figures,
 same-memory.csv, fit.json) and prints the markdown tables.
 
@@ -158,6 +158,32 @@ def pareto(dlsim, figdir):
         w.writerows(same)
 
 
+def link_table(dlsim):
+    print("| PCIe each way (GB/s) | policy | iteration (ms) | overhead | peak live (GiB) | D2H busy | lower bound (ms) |")
+    print("|---|---|---|---|---|---|---|")
+    for x in rows("results/swap-link/runs.csv"):
+        bw = re.search(r"h2d_pinned_gb_per_s=([\d.]+)", x["hw"]).group(1)
+        print(f"| {bw} | {x['swap']} | {float(x['iteration_time_us']) / 1000:.1f} | {float(x['overhead']) * 100:.1f} % | "
+              f"{int(x['peak_live_bytes']) / GIB:.2f} | {float(x['copy_d2h_busy']) * 100:.0f} % | {float(x['swap_lower_bound_us']) / 1000:.1f} |")
+    j = run(dlsim, "model: resnet50\nbatch: 64\nhw: gh200\npool: pytorch-caching\nswap: {name: fastest-under-limit, limit_fraction: 0.5}\n"
+                   "concurrency: serial\niterations: 3\n")
+    print(f"| GH200 (450, its own GPU model) | fastest-under-limit(limit_fraction=0.5) | {j['iteration_time_us'] / 1000:.1f} | "
+          f"{j['overhead'] * 100:.1f} % | {j['peak_live_bytes'] / GIB:.2f} | {j['copy_d2h_busy'] * 100:.0f} % | {j['swap_lower_bound_us'] / 1000:.1f} |")
+
+
+def memory_at_overhead(dlsim):
+    print("| model (no-swap peak live) | policy | within 1 % | within 5 % | within 20 % |")
+    print("|---|---|---|---|---|")
+    for model, batch in MODELS:
+        for swap in ["{name: singa}", "{name: fastest-under-limit}"]:
+            j = run(dlsim, f"model: {model}\nbatch: {batch}\nhw: h100-sxm\npool: pytorch-caching\nswap: {swap}\nconcurrency: serial\niterations: 3\n",
+                    args=("fit",), extra=("--memory-at-overhead", "1,5,20", "--max-batch", str(batch)))
+            cells = [f"{m['peak_live_bytes'] / GIB:.2f} GiB ({m['overhead'] * 100:.1f} %)" if m["found"] else "-" for m in j["memory_at_overhead"]]
+            name = "singa stick-to-limit" if "singa" in swap else "fastest-under-limit"
+            peak = int(next(x for x in rows(f"results/swap-pareto-{model}/runs.csv") if x["swap"] == "none")["peak_live_bytes"])
+            print(f"| {model} b{batch} ({peak / GIB:.2f} GiB) | {name} | " + " | ".join(cells) + " |")
+
+
 def fits(dlsim, figdir):
     policies = [("none", "none"), ("vdnn", "{name: vdnn}"), ("save-on-cpu", "save-on-cpu"),
                 ("singa stick-to-limit", "{name: singa}"), ("swapadvisor", "{name: swapadvisor}"),
@@ -190,6 +216,10 @@ def main():
     vdnn_table()
     print("\n## Pareto\n")
     pareto(a.dlsim, "results/swap")
+    print("\n## The host link\n")
+    link_table(a.dlsim)
+    print("\n## Memory at overhead\n")
+    memory_at_overhead(a.dlsim)
     if not a.no_fit:
         print("\n## Fit\n")
         fits(a.dlsim, "results/swap")
