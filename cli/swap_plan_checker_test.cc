@@ -13,23 +13,11 @@ using namespace dlsim;
 using namespace dlsim::testing;
 
 namespace {
-// f0: x -> big (1 MB); f1: big -> s1; f2: s1 -> s2; f3: s2 -> tmp (1 MB, slow); f4: tmp -> s3; f5: (s3, big) -> y
-struct Swapped {
-  Graph g;
-  TensorId big;
+// sim/testing/fakes.h's Chain with `big` swapped out after f1 and back in after f4.
+struct Swapped : Chain {
   Schedule s;
   SwapPlan plan;
   Swapped() {
-    const TensorId x = tensor(g, "x", 1000);
-    big = tensor(g, "big", 1000000);
-    const TensorId s1 = tensor(g, "s1", 1000), s2 = tensor(g, "s2", 1000), tmp = tensor(g, "tmp", 1000000);
-    const TensorId s3 = tensor(g, "s3", 1000), y = tensor(g, "y", 1000);
-    op(g, "f0", {x}, {big}, 1000);
-    op(g, "f1", {big}, {s1}, 1000);
-    op(g, "f2", {s1}, {s2}, 1000);
-    op(g, "f3", {s2}, {tmp}, 100000);
-    op(g, "f4", {tmp}, {s3}, 1000);
-    op(g, "f5", {s3, big}, {y}, 1000);
     for (const Op& o : g.ops()) s.order.push_back(o.id);
     s.stream_of.assign(g.ops().size(), 0);
     plan.actions.push_back({big, 1, 4, 5});

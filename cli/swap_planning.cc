@@ -81,9 +81,7 @@ SwapPlanning plan_swaps(const Experiment& e, const Graph& g, Schedule& schedule,
   const ProgramLoad before(g, schedule.order);
   if (!out.result.order.empty()) schedule.order = out.result.order;
   lower(g, schedule, out.result.plan);  // rejects a plan that does not fit, naming the tensor
-  const ProgramLoad load(g, schedule.order);
-  const auto with = load.with_plan(out.result.plan, resolve_free_points(g, schedule.order, schedule.stream_of, out.result.plan));
-  out.planned_peak_bytes = with.empty() ? 0 : *std::max_element(with.begin(), with.end());
+  out.planned_peak_bytes = ProgramLoad(g, schedule.order).peak_with(out.result.plan, schedule.stream_of);
   const uint64_t aim = out.result.target_bytes > 0 ? out.result.target_bytes : out.planned_peak_bytes;
   const SwapLowerBound b = swap_lower_bound(g, before, out.profile, *hw.link, aim);
   out.bound_reachable = b.reachable;

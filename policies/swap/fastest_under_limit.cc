@@ -310,8 +310,7 @@ class Search {
 };
 
 uint64_t planned_peak(const SwapContext& ctx, const ProgramLoad& load, const SwapPlan& plan) {
-  const auto l = load.with_plan(plan, resolve_free_points(ctx.graph, ctx.schedule.order, ctx.schedule.stream_of, plan));
-  return l.empty() ? 0 : *std::max_element(l.begin(), l.end());
+  return load.peak_with(plan, ctx.schedule.stream_of);
 }
 
 }  // namespace

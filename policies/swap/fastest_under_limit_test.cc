@@ -15,9 +15,7 @@ using namespace dlsim::testing;
 
 namespace {
 uint64_t peak(const NestedAbsences& m, const SwapPlan& plan) {
-  const ProgramLoad load(m.g, m.schedule.order);
-  const auto w = load.with_plan(plan, resolve_free_points(m.g, m.schedule.order, m.schedule.stream_of, plan));
-  return *std::max_element(w.begin(), w.end());
+  return ProgramLoad(m.g, m.schedule.order).peak_with(plan, m.schedule.stream_of);
 }
 TimeNs estimate(const NestedAbsences& m, const SwapPlan& plan) {
   const ProgramLoad load(m.g, m.schedule.order);

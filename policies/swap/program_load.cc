@@ -64,6 +64,11 @@ std::vector<uint64_t> ProgramLoad::with_plan(const SwapPlan& plan, const std::ve
   return out;
 }
 
+uint64_t ProgramLoad::peak_with(const SwapPlan& plan, const std::vector<int>& stream_of) const {
+  const auto l = with_plan(plan, resolve_free_points(g_, order_, stream_of, plan));
+  return l.empty() ? 0 : *std::max_element(l.begin(), l.end());
+}
+
 std::vector<int> resolve_free_points(const Graph& g, const std::vector<OpId>& order, const std::vector<int>& stream_of,
                                      const SwapPlan& plan) {
   const size_t na = plan.actions.size();

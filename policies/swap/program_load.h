@@ -31,6 +31,8 @@ class ProgramLoad {
 
   // The load with `plan` applied; `free_points` from resolve_free_points.
   std::vector<uint64_t> with_plan(const SwapPlan& plan, const std::vector<int>& free_points) const;
+  // Its peak, the free points resolved for the streams of `stream_of` (by OpId).
+  uint64_t peak_with(const SwapPlan& plan, const std::vector<int>& stream_of) const;
 
  private:
   const Graph& g_;

@@ -150,9 +150,7 @@ TEST_CASE("SINGA's no-overhead schedule hides transfers behind the profile, so t
   CHECK(a.in_needed_by == 12);
   CHECK(r.report["dropped_no_absence"] == 1);
   CHECK(r.target_bytes == 25 * kMiB);
-  const ProgramLoad load(m.g, m.schedule.order);
-  const auto with = load.with_plan(r.plan, resolve_free_points(m.g, m.schedule.order, m.schedule.stream_of, r.plan));
-  CHECK(*std::max_element(with.begin(), with.end()) == 30 * kMiB + kMiB / 4);  // D still runs with t1 on board
+  CHECK(ProgramLoad(m.g, m.schedule.order).peak_with(r.plan, m.schedule.stream_of) == 30 * kMiB + kMiB / 4);  // D still runs with t1 on board
 }
 
 TEST_CASE("SINGA's stick-to-limit forces swap-outs to finish and delays swap-ins, and its plan meets the limit") {
@@ -185,9 +183,7 @@ TEST_CASE("SINGA's stick-to-limit forces swap-outs to finish and delays swap-ins
   CHECK(r.plan.actions[1].free_after == 5);
   CHECK(r.plan.actions[1].in_needed_by == 11);
   CHECK(r.report["singa_overhead_us"].get<double>() == Approx(6477.184));
-  const ProgramLoad load(m.g, m.schedule.order);
-  const auto with = load.with_plan(r.plan, resolve_free_points(m.g, m.schedule.order, m.schedule.stream_of, r.plan));
-  CHECK(*std::max_element(with.begin(), with.end()) == 24 * kMiB + kMiB / 4);
+  CHECK(ProgramLoad(m.g, m.schedule.order).peak_with(r.plan, m.schedule.stream_of) == 24 * kMiB + kMiB / 4);
 }
 
 TEST_CASE("SINGA's transfer model: a line fitted to timed copies, or the link's own") {

@@ -35,25 +35,22 @@ SingaTrace::SingaTrace(const Graph& g, const IterationProfile& profile) {
     for (TensorId t : op.outputs)
       if (std::find(outs.begin(), outs.end(), t) == outs.end()) outs.push_back(t);
     const TimeNs start = profile.op_start[i], end = profile.op_end[i];
-    std::vector<TensorId> fresh;
-    for (const auto* v : {&ins, &outs})
-      for (TensorId t : *v)
-        if (!g.tensor(t).persistent && first[static_cast<size_t>(t)] == pos &&
-            std::find(fresh.begin(), fresh.end(), t) == fresh.end())
-          fresh.push_back(t);
-    for (TensorId t : fresh) add(BlockOp::Malloc, t, start);
+    // the op's non-persistent tensors whose first (last) use it is, inputs first, each once
+    auto at_edge = [&](const std::vector<int>& edge) {
+      std::vector<TensorId> v;
+      for (const auto* list : {&ins, &outs})
+        for (TensorId t : *list)
+          if (!g.tensor(t).persistent && edge[static_cast<size_t>(t)] == pos && std::find(v.begin(), v.end(), t) == v.end())
+            v.push_back(t);
+      return v;
+    };
+    for (TensorId t : at_edge(first)) add(BlockOp::Malloc, t, start);
     const bool ws = op.workspace != kNoTensor && g.tensor(op.workspace).bytes > 0;
     if (ws) add(BlockOp::Malloc, op.workspace, start);
     for (TensorId t : ins) add(BlockOp::Read, t, start);
     for (TensorId t : outs) add(BlockOp::Write, t, start);
     if (ws) add(BlockOp::Free, op.workspace, end);
-    std::vector<TensorId> dying;
-    for (const auto* v : {&ins, &outs})
-      for (TensorId t : *v)
-        if (!g.tensor(t).persistent && last[static_cast<size_t>(t)] == pos &&
-            std::find(dying.begin(), dying.end(), t) == dying.end())
-          dying.push_back(t);
-    for (TensorId t : dying) add(BlockOp::Free, t, end);
+    for (TensorId t : at_edge(last)) add(BlockOp::Free, t, end);
   }
   for (size_t i = 0; i < r_.size(); ++i)
     if (r_[i].load > r_[static_cast<size_t>(peak_)].load) peak_ = static_cast<int>(i);

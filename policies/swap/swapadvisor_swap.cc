@@ -119,9 +119,7 @@ SwapResult SwapAdvisorSwap::plan(const SwapContext& ctx) {
       return;
     }
     x.plan = std::move(sp.plan);
-    const ProgramLoad l(g, x.order);
-    const auto with = l.with_plan(x.plan, resolve_free_points(g, x.order, ctx.schedule.stream_of, x.plan));
-    if (*std::max_element(with.begin(), with.end()) > limit) {
+    if (ProgramLoad(g, x.order).peak_with(x.plan, ctx.schedule.stream_of) > limit) {
       last_why = "the planned load exceeds the limit";
       return;
     }
