@@ -68,7 +68,7 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   out.ops = g.ops().size();
   out.tensors = g.tensors().size();
 
-  VirtualDeviceMemory dev(hw.spec.memory_bytes);
+  VirtualDeviceMemory dev(hw.spec.memory_bytes, hw.spec.total_memory_bytes);
   auto pool = make_pool(e, dev);
   SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
   SimOptions opt;

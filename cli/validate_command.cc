@@ -30,7 +30,7 @@ int run_validate_command(const ValidateCommandOptions& o, std::ostream& out, std
   PreparedExperiment prep = prepare_experiment(e);
   // The simulated twin of the real run: the same Program, the same pool, warm-up iterations included, so that
   // iteration i of both traces is the same work.
-  VirtualDeviceMemory dev(prep.hw.spec.memory_bytes);
+  VirtualDeviceMemory dev(prep.hw.spec.memory_bytes, prep.hw.spec.total_memory_bytes);
   auto pool = make_pool(e, dev);
   SimContext ctx{prep.graph, prep.hw.spec, *prep.hw.kernels, *prep.hw.link, *pool, dev};
   SimOptions so;
@@ -42,6 +42,7 @@ int run_validate_command(const ValidateCommandOptions& o, std::ostream& out, std
   plan.experiment = o.experiment_path;
   plan.hw = prep.hw.spec.name;
   plan.capacity_bytes = prep.hw.spec.memory_bytes;
+  plan.total_global_mem_bytes = prep.hw.spec.total_memory_bytes;
   plan.pool = e.pool.name;
   plan.pool_params = e.pool.params;
   plan.warmup = o.warmup;

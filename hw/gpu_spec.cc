@@ -54,6 +54,7 @@ void read_memory(const YamlMap& m, GpuSpec& g) {
   int64_t reserve = get_int_in_range(m, "context_reserve_mib", 0, int64_t{1} << 32);
   if (reserve >= total) m.fail("context_reserve_mib", "must be less than total_mib");
   g.memory_bytes = static_cast<uint64_t>(total - reserve) * kBytesPerMiB;
+  g.total_memory_bytes = static_cast<uint64_t>(total) * kBytesPerMiB;
 }
 
 void read_peaks(const YamlMap& m, GpuSpec& g) {

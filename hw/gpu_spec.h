@@ -21,6 +21,7 @@ struct GpuSpec {
 
   int sms = 0;
   uint64_t memory_bytes = 0;       // device memory capacity usable by the pool (after the CUDA context)
+  uint64_t total_memory_bytes = 0; // cudaDeviceProp::totalGlobalMem: memory.total_mib, the context included
   double hbm_bandwidth = 0;        // bytes/s, peak
   double peak_fp32 = 0;            // FLOP/s, non-tensor-core
   double peak_tf32 = 0;            // FLOP/s, tensor core, dense

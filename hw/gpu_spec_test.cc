@@ -251,6 +251,7 @@ TEST_CASE("every shipped hardware file loads and is plausible") {
   CHECK(load_gpu_spec(resolve_hw_path("h100-sxm-datasheet")).kernel_times.empty());
   CHECK(h100.sms == 132);
   CHECK(h100.memory_bytes == uint64_t{81106 - 512} << 20);
+  CHECK(h100.total_memory_bytes == uint64_t{81106} << 20);  // totalGlobalMem: the context's share included
   CHECK(h100.hbm_bandwidth == 3350e9);
   CHECK(h100.peak_bf16 == Approx(989.4e12));
   CHECK(h100.pcie_gen == 5);

@@ -60,7 +60,7 @@ void BM_SimulateResnet50Iteration(benchmark::State& state) {
   uint64_t events = 0;
   TimeNs simulated = 0;
   for (auto _ : state) {
-    VirtualDeviceMemory dev(hw.spec.memory_bytes);
+    VirtualDeviceMemory dev(hw.spec.memory_bytes, hw.spec.total_memory_bytes);
     PytorchCachingPool pool(dev, PytorchCachingOptions{});
     const SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, pool, dev};
     const RunResult r = simulate(p, ctx, opt);

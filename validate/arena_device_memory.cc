@@ -6,9 +6,12 @@
 
 namespace dlsim {
 
-ArenaDeviceMemory::ArenaDeviceMemory(uint64_t arena_bytes, uint64_t capacity_bytes)
-    : arena_bytes_(arena_bytes / kAlignment * kAlignment), capacity_(capacity_bytes) {
+ArenaDeviceMemory::ArenaDeviceMemory(uint64_t arena_bytes, uint64_t capacity_bytes, uint64_t total_global_mem_bytes)
+    : arena_bytes_(arena_bytes / kAlignment * kAlignment),
+      capacity_(capacity_bytes),
+      total_global_mem_(total_global_mem_bytes == 0 ? capacity_bytes : total_global_mem_bytes) {
   if (capacity_bytes == 0) throw std::invalid_argument("ArenaDeviceMemory: capacity is 0");
+  if (total_global_mem_ < capacity_) throw std::invalid_argument("ArenaDeviceMemory: total_global_mem below the capacity");
   if (arena_bytes_ == 0) throw std::invalid_argument("ArenaDeviceMemory: arena of " + std::to_string(arena_bytes) + " bytes");
   holes_.emplace(0, arena_bytes_);
 }

@@ -21,12 +21,14 @@ class ArenaDeviceMemory : public DeviceMemory {
  public:
   static constexpr uint64_t kAlignment = 512;
 
-  // Throws std::invalid_argument when capacity_bytes or arena_bytes is 0.
-  ArenaDeviceMemory(uint64_t arena_bytes, uint64_t capacity_bytes);
+  // Throws std::invalid_argument when capacity_bytes or arena_bytes is 0. `total_global_mem_bytes` is the modelled
+  // device's totalGlobalMem (0: the capacity), so that a pool sizing itself from it does what it did in the sim.
+  ArenaDeviceMemory(uint64_t arena_bytes, uint64_t capacity_bytes, uint64_t total_global_mem_bytes = 0);
 
   std::optional<DevPtr> malloc(uint64_t bytes) override;
   void free(DevPtr p) override;  // throws std::logic_error on an offset it did not hand out
   uint64_t capacity() const override { return capacity_; }
+  uint64_t total_global_mem() const override { return total_global_mem_; }
   uint64_t reserved() const override { return reserved_; }
   uint64_t peak_reserved() const override { return peak_reserved_; }
   uint64_t malloc_calls() const override { return malloc_calls_; }
@@ -45,6 +47,7 @@ class ArenaDeviceMemory : public DeviceMemory {
  private:
   uint64_t arena_bytes_;
   uint64_t capacity_;
+  uint64_t total_global_mem_;
   uint64_t reserved_ = 0;  // rounded bytes held
   uint64_t peak_reserved_ = 0;
   uint64_t high_water_ = 0;

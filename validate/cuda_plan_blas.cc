@@ -1,7 +1,7 @@
 // The translation plan's cuBLAS products: linear layers and (batched) matrix products.
-#include "validate/cuda_plan_detail.h"
+#include "validate/internal/cuda_plan_helpers.h"
 
-namespace dlsim::plan_detail {
+namespace dlsim::validate_internal {
 
 // Row-major shapes: Linear y[M, out] = x[M, in] * W[out, in]^T (+ b), inputs [x, w, (b)] by position (under
 // autocast w and b are their bf16 casts, activations rather than weights).
@@ -113,4 +113,4 @@ void plan_matmul(const Graph& g, const Op& op, KernelPlan& kp) {
   if (kp.steps.empty()) fail(g, op, "matmul backward keeps neither operand, so it computes no gradient");
 }
 
-}  // namespace dlsim::plan_detail
+}  // namespace dlsim::validate_internal

@@ -93,6 +93,7 @@ json plan_to_json(const PlanFile& p) {
           {"experiment", p.experiment},
           {"hw", p.hw},
           {"capacity_bytes", p.capacity_bytes},
+          {"total_global_mem_bytes", p.total_global_mem_bytes},
           {"pool", {{"name", p.pool}, {"params", params}}},
           {"warmup", p.warmup},
           {"iterations", p.iterations},
@@ -111,6 +112,10 @@ PlanFile plan_from_json(const json& j, const std::string& file) {
   p.experiment = get<std::string>(j, "experiment", file, "plan");
   p.hw = get<std::string>(j, "hw", file, "plan");
   p.capacity_bytes = get<uint64_t>(j, "capacity_bytes", file, "plan");
+  p.total_global_mem_bytes =
+      j.contains("total_global_mem_bytes") ? get<uint64_t>(j, "total_global_mem_bytes", file, "plan") : p.capacity_bytes;
+  if (p.total_global_mem_bytes < p.capacity_bytes)
+    throw ConfigError(file, 0, "plan.total_global_mem_bytes", "must not be below capacity_bytes");
   const json& pool = field(j, "pool", file, "plan");
   p.pool = get<std::string>(pool, "name", file, "plan.pool");
   const json& params = field(pool, "params", file, "plan.pool");

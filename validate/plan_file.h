@@ -17,6 +17,9 @@ struct PlanFile {
   std::string experiment;  // the experiment file it came from (for reports)
   std::string hw;          // the modelled GPU (GpuSpec name)
   uint64_t capacity_bytes = 0;  // the pool's device capacity, as the simulator's VirtualDeviceMemory had it
+  // The modelled cudaDeviceProp::totalGlobalMem (capacity + the context's reserve). Plans written before it
+  // existed lack the field and read it as capacity_bytes, which is what those runs' pools saw.
+  uint64_t total_global_mem_bytes = 0;
   std::string pool;
   Params pool_params;
   int warmup = 2;

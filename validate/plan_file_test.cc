@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <utility>
+
 #include "common/config_error.h"
 
 using namespace dlsim;
@@ -13,22 +16,26 @@ PlanFile small_plan() {
   p.experiment = "exp.yaml";
   p.hw = "h100-sxm";
   p.capacity_bytes = 1 << 30;
+  p.total_global_mem_bytes = (1 << 30) + (256 << 20);
   p.pool = "cnmem";
   p.pool_params.set("init_size_mb", int64_t{256});
   p.pool_params.set("grow", true);
   p.graph.name = "tiny";
   p.graph.batch = 2;
-  Tensor t;
-  t.name = "x";
-  t.shape = {2, 3};
-  t.bytes = 24;
-  t.kind = TensorKind::Input;
-  p.graph.add_tensor(t);
-  t.name = "y";
-  t.kind = TensorKind::Activation;
-  t.dtype = DType::BF16;
-  t.persistent = true;
-  p.graph.add_tensor(t);
+  // Two tensors built apart: reassigning one Tensor's name trips GCC 12's false -Wrestrict (GCC bug 105329).
+  auto tensor = [](std::string name, TensorKind kind) {
+    Tensor t;
+    t.name = std::move(name);
+    t.shape = {2, 3};
+    t.bytes = 24;
+    t.kind = kind;
+    return t;
+  };
+  p.graph.add_tensor(tensor("x", TensorKind::Input));
+  Tensor y = tensor("y", TensorKind::Activation);
+  y.dtype = DType::BF16;
+  y.persistent = true;
+  p.graph.add_tensor(y);
   Op o;
   o.name = "relu";
   o.kind = OpKind::Relu;
@@ -56,6 +63,7 @@ TEST_CASE("plan file: the Graph, the Program and the pool survive a JSON round t
   const PlanFile q = plan_from_json(j, "plan.json");
   CHECK(plan_to_json(q) == j);
   CHECK(q.pool_params.get_int("init_size_mb") == 256);
+  CHECK(q.total_global_mem_bytes == (1 << 30) + (256 << 20));
   CHECK(q.pool_params.get_bool("grow"));
   CHECK(q.graph.tensor(1).dtype == DType::BF16);
   CHECK(q.graph.tensor(1).persistent);
@@ -104,4 +112,12 @@ TEST_CASE("plan file: bad fields are errors naming the field") {
   bad = j;
   bad.erase("pool");
   fails_with(bad, "plan.pool");
+}
+
+TEST_CASE("plan file: a plan written before total_global_mem_bytes reads it as the capacity, one below it fails") {
+  nlohmann::json j = plan_to_json(small_plan());
+  j.erase("total_global_mem_bytes");
+  CHECK(plan_from_json(j, "old.json").total_global_mem_bytes == 1 << 30);  // what that run's pool saw
+  j["total_global_mem_bytes"] = 1024;
+  CHECK_THROWS_WITH(plan_from_json(j, "bad.json"), Catch::Contains("plan.total_global_mem_bytes"));
 }

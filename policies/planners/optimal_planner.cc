@@ -45,9 +45,9 @@ class OptimalDriver {
   OptimalDriver(const std::vector<DsaBuffer>& b, const OptimalOptions& o) : b_(b), o_(o), start_(Clock::now()) {
     // A little of the limit is kept back for what follows the last clock check: leaving a search, freeing its
     // conflict graph (hundreds of MB on the largest instances) and returning the placement.
-    const double reserve = std::min(0.3, 0.05 * o.time_limit_s);
-    deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(
-                             std::chrono::duration<double>(o.time_limit_s - reserve));
+    const double limit = std::min(o.time_limit_s, kMaxPlannerTimeLimitS);  // plan_optimal checked it; stay safe
+    const double reserve = std::min(0.3, 0.05 * limit);
+    deadline_ = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit - reserve));
   }
 
   PlanResult run() {
@@ -112,13 +112,14 @@ class OptimalDriver {
   // peak_orders.h, XLA's spatial and temporal), each followed by a repair: re-place with the buffers that stuck
   // out above LOAD moved to the front (promote_above), while that keeps lowering the height (at most
   // kRepairRounds times). Keeps the lowest; stops at LOAD or when the deadline passes (a placer cut short
-  // stacks its remaining buffers on top, so there is always a valid placement). Returns the best height.
+  // stacks its remaining buffers on top, so there is always a valid placement). The first placement is made
+  // even when the deadline has already passed: a plan without one is no plan. Returns the best height.
   uint64_t run_heuristics(uint64_t load) {
     uint64_t best = UINT64_MAX;
     auto done = [&] { return best <= load || Clock::now() >= deadline_; };
     auto chain = [&](std::vector<size_t> order) {
       uint64_t chain_best = UINT64_MAX;
-      for (int round = 0; round <= kRepairRounds && !done(); ++round) {
+      for (int round = 0; round <= kRepairRounds && (best_.empty() || !done()); ++round) {
         auto offs = place_best_fit_in_order(b_, order, deadline_, nullptr);
         const uint64_t h = placement_height(b_, offs);
         if (h < best) {
@@ -197,7 +198,9 @@ class OptimalPlanner : public Planner {
 }  // namespace
 
 PlanResult plan_optimal(const std::vector<DsaBuffer>& buffers, const OptimalOptions& options) {
-  if (!(options.time_limit_s > 0)) throw ConfigError("", 0, "time_limit_s", "the optimal planner needs a time limit > 0 s");
+  if (!(options.time_limit_s > 0 && options.time_limit_s <= kMaxPlannerTimeLimitS))
+    throw ConfigError("", 0, "time_limit_s",
+                      "the optimal planner needs a time limit in (0, 1e9] s");
   if (buffers.empty()) return PlanResult{{}, 0, 0, true, 0};
   return OptimalDriver(buffers, options).run();
 }
@@ -217,7 +220,8 @@ Preorder parse_preorder(const std::string& t) {
 
 std::vector<ParamSpec> OptimalOptions::specs() {
   return {
-      {"time_limit_s", ParamType::Double, 10.0, "wall-clock budget in seconds", ParamCheck::greater_than(0)},
+      {"time_limit_s", ParamType::Double, 10.0, "wall-clock budget in seconds",
+       ParamCheck::above_up_to(0, kMaxPlannerTimeLimitS)},
       {"node_limit", ParamType::Int, int64_t{0}, "total search nodes, 0 for none (deterministic when set)",
        ParamCheck::at_least(0)},
       {"preorder", ParamType::String, std::string("round-robin"),

@@ -24,8 +24,12 @@ namespace dlsim {
 
 // The planner's options in its own units; its parameters are declared once, in specs() (the defaults here are
 // those of specs() converted; optimal_planner_test.cc checks that they agree).
+// The longest time limit accepted (about 31 years): beyond it a steady_clock deadline in nanoseconds would
+// overflow. The parameter's declared range names it, so 1e10 or inf is an error, not a wrapped deadline.
+inline constexpr double kMaxPlannerTimeLimitS = 1e9;  // messages write it as 1e9
+
 struct OptimalOptions {
-  double time_limit_s = 10.0;  // wall-clock budget for the whole plan (> 0)
+  double time_limit_s = 10.0;  // wall-clock budget for the whole plan, in (0, kMaxPlannerTimeLimitS]
   uint64_t node_limit = 0;     // total search nodes (0: none); with a node limit alone the result is deterministic
   Preorder preorder = Preorder::RoundRobin;
 

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <limits>
 
 #include "common/config_error.h"
 #include "policies/planners/capacity_search.h"
@@ -129,4 +130,28 @@ TEST_CASE("optimal planner parameters are checked") {
   OptimalOptions o;
   o.time_limit_s = 0;
   CHECK_THROWS_AS(plan_optimal(guillotine_instance(5, 1), o), ConfigError);
+  for (double bad : {1e10, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    o.time_limit_s = bad;
+    CHECK_THROWS_WITH(plan_optimal(guillotine_instance(5, 1), o), Catch::Contains("(0, 1e9]"));
+  }
+}
+
+TEST_CASE("optimal places every buffer even when its time runs out before the first placement") {
+  // A limit far shorter than one best-fit pass over 3,000 buffers: the deadline has passed before the first
+  // heuristic finishes (regression: "placement has 0 offsets", a segfault inside the planned pool).
+  const auto b = guillotine_instance(3000, 7);
+  for (double limit : {1e-9, 1e-5}) {
+    OptimalOptions o;
+    o.time_limit_s = limit;
+    const auto r = plan_optimal(b, o);
+    REQUIRE(r.offsets.size() == b.size());
+    CHECK_FALSE(check_placement(b, r.offsets));
+    CHECK(r.height >= compute_load(b));
+  }
+  OptimalOptions longest;
+  longest.time_limit_s = kMaxPlannerTimeLimitS;  // the deadline must not wrap into the past
+  longest.node_limit = 1000;
+  const auto r = plan_optimal(guillotine_instance(60, 2), longest);
+  CHECK_FALSE(check_placement(guillotine_instance(60, 2), r.offsets));
+  CHECK(r.optimal);
 }

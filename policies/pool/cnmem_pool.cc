@@ -29,12 +29,14 @@ CnmemOptions CnmemOptions::from_params(const Params& p) {
 
 CnmemPool::CnmemPool(DeviceMemory& device, const CnmemOptions& options) : device_(device), options_(options) {
   root_.is_root = true;
-  uint64_t size = options.init_size_bytes == 0 ? device.capacity() / 2 : options.init_size_bytes;
-  // cnmemInit accepts 0 < size < totalGlobalMem only.
-  if (size == 0 || size >= device.capacity())
+  // cnmemInit: size 0 means totalGlobalMem / 2 (the whole device's, not what is left after the context), and it
+  // accepts 0 < size < totalGlobalMem only; a size that passes but does not fit fails in cudaMalloc below.
+  const uint64_t total = device.total_global_mem();
+  uint64_t size = options.init_size_bytes == 0 ? total / 2 : options.init_size_bytes;
+  if (size == 0 || size >= total)
     throw ConfigError("", 0, "init_size_mb",
                       "cnmem: the initial reservation (" + std::to_string(size) +
-                          " B) must be below the device capacity (" + std::to_string(device.capacity()) + " B)");
+                          " B) must be below the device's total memory (" + std::to_string(total) + " B)");
   size = round_up(size, kGranularity);
   auto p = device_.malloc(size);
   if (!p)

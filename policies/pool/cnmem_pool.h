@@ -1,8 +1,9 @@
 #pragma once
 // `cnmem`: NVIDIA's cnmem 1.0 pool (NVIDIA/cnmem src/cnmem.cpp), modelled call for call:
 // - every size is rounded up to 512 B (CNMEM_GRANULARITY);
-// - cnmemInit reserves one region up front: `init_size_mb`, or half the device when 0 (cnmem's default);
-//   a size must be below the device capacity, as cnmemInit checks;
+// - cnmemInit reserves one region up front: `init_size_mb`, or when 0 half of cudaDeviceProp::totalGlobalMem
+//   (DeviceMemory::total_global_mem: the whole device, the CUDA context's share included); a size must be
+//   below totalGlobalMem, as cnmemInit checks, and then fit in what the device has left (cudaMalloc);
 // - a root manager (the NULL stream, dlsim stream 0) and one child manager per other stream, registered on
 //   the stream's first allocation (cnmemRegisterStream); `stream_children=false` sends every stream to the
 //   root, as frameworks that pass no streams to cnmemInit do;
@@ -19,7 +20,8 @@
 // the root steals, cnmem pushes a second "used" entry for the stolen piece (so it is never coalesced again);
 // here the root's one entry for it becomes a head block, which has the same effect without the duplicate.
 // Checked by: cnmem_pool_test.cc (the rules above, call by call), pool_checker_test.cc (no overlap, every byte
-// accounted for), tests/scenarios/pools/resnet50-h100-cnmem.yaml, results/pools.md.
+// accounted for), tests/scenarios/pools/resnet50-h100-cnmem.yaml, results/pools.md, and against NVIDIA's own
+// cnmem.cpp replaying the same traces call for call (tests/upstream/, off by default: it needs the source).
 #include <map>
 #include <memory>
 #include <vector>
@@ -31,7 +33,7 @@ namespace dlsim {
 // The pool's options in its own units. The parameters (names, defaults, valid values) are declared once, in
 // specs(); the defaults here are those of specs() converted (cnmem_pool_test.cc checks that they agree).
 struct CnmemOptions {
-  uint64_t init_size_bytes = 0;  // 0: half the device's capacity
+  uint64_t init_size_bytes = 0;  // 0: half the device's totalGlobalMem
   bool cannot_grow = false;      // CNMEM_FLAGS_CANNOT_GROW (root only; children always may ask the root)
   bool cannot_steal = false;     // CNMEM_FLAGS_CANNOT_STEAL
   bool stream_children = true;   // one child manager per non-zero stream

@@ -41,6 +41,18 @@ TEST_CASE("cnmem reserves half the device by default, in one cudaMalloc", "[pool
   pool.check_all_freed(512 * kMiB);  // cnmem never gives memory back
 }
 
+TEST_CASE("cnmem's default is half of totalGlobalMem, the context's share included", "[pool][cnmem]") {
+  // Real cnmemInit reads cudaDeviceProp::totalGlobalMem, which counts the memory the CUDA context already took.
+  VirtualDeviceMemory dev(kGiB - 256 * kMiB, kGiB);
+  CheckedPool pool(dev, cnmem(CnmemOptions{}));
+  CHECK(dev.reserved() == 512 * kMiB);
+  // A size below totalGlobalMem passes cnmemInit's check but does not fit beside the context: cudaMalloc fails.
+  VirtualDeviceMemory small(kGiB - 256 * kMiB, kGiB);
+  CHECK_THROWS_WITH(CnmemPool(small, with_init(900)), Catch::Contains("cudaMalloc of the initial"));
+  VirtualDeviceMemory same(kGiB - 256 * kMiB, kGiB);
+  CHECK_THROWS_WITH(CnmemPool(same, with_init(1024)), Catch::Contains("below the device's total memory"));
+}
+
 TEST_CASE("cnmem splits low and picks the best fit, lowest address on ties", "[pool][cnmem]") {
   VirtualDeviceMemory dev(kGiB);
   CheckedPool pool(dev, cnmem(with_init(64)));

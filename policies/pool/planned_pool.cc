@@ -4,6 +4,7 @@
 #include <map>
 
 #include "policies/planners/load.h"
+#include "policies/planners/optimal_planner.h"
 
 namespace dlsim {
 
@@ -107,7 +108,7 @@ void register_planned(PoolRegistry& r) {
          {{"planner", ParamType::String, std::string("best-fit"), "the offline planner (dlsim list planners)",
            ParamCheck::one_of(planner_registry().names())},
           {"time_limit_s", ParamType::Double, 1.0, "time limit handed to the planner when it takes one",
-           ParamCheck::greater_than(0)}},
+           ParamCheck::above_up_to(0, kMaxPlannerTimeLimitS)}},
          [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
            const auto& entry = planner_registry().get(p.get_string("planner"));
            Params pp(entry.params);

@@ -32,6 +32,7 @@ class RecordingDeviceMemory : public DeviceMemory {
   std::optional<DevPtr> malloc(uint64_t bytes) override;
   void free(DevPtr p) override;
   uint64_t capacity() const override { return inner_.capacity(); }
+  uint64_t total_global_mem() const override { return inner_.total_global_mem(); }
   uint64_t reserved() const override { return inner_.reserved(); }
   uint64_t peak_reserved() const override { return inner_.peak_reserved(); }
   uint64_t malloc_calls() const override { return inner_.malloc_calls(); }

@@ -23,6 +23,9 @@ class DeviceMemory {
   virtual std::optional<DevPtr> malloc(uint64_t bytes) = 0;  // nullopt: out of device memory
   virtual void free(DevPtr p) = 0;
   virtual uint64_t capacity() const = 0;   // bytes the device offers
+  // cudaDeviceProp::totalGlobalMem: the whole device, the CUDA context's share included. Pools that size
+  // themselves from the device properties (cnmem's default: half of it) read this, not capacity().
+  virtual uint64_t total_global_mem() const { return capacity(); }
   virtual uint64_t reserved() const = 0;   // bytes currently held through malloc
   virtual uint64_t peak_reserved() const = 0;
   virtual uint64_t malloc_calls() const = 0;

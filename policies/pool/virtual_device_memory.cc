@@ -10,7 +10,11 @@ constexpr uint64_t kAlign = 512;
 uint64_t align_up(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 
-VirtualDeviceMemory::VirtualDeviceMemory(uint64_t capacity_bytes) : capacity_(capacity_bytes) {}
+VirtualDeviceMemory::VirtualDeviceMemory(uint64_t capacity_bytes, uint64_t total_global_mem_bytes)
+    : capacity_(capacity_bytes), total_global_mem_(total_global_mem_bytes == 0 ? capacity_bytes : total_global_mem_bytes) {
+  if (total_global_mem_ < capacity_)
+    throw std::invalid_argument("VirtualDeviceMemory: total_global_mem below the capacity");
+}
 
 std::optional<DevPtr> VirtualDeviceMemory::malloc(uint64_t bytes) {
   ++malloc_calls_;

@@ -14,11 +14,14 @@ namespace dlsim {
 
 class VirtualDeviceMemory : public DeviceMemory {
  public:
-  explicit VirtualDeviceMemory(uint64_t capacity_bytes);
+  // `total_global_mem_bytes` is what cudaGetDeviceProperties reports (0: the capacity), usually the capacity
+  // plus the CUDA context's reserve.
+  explicit VirtualDeviceMemory(uint64_t capacity_bytes, uint64_t total_global_mem_bytes = 0);
 
   std::optional<DevPtr> malloc(uint64_t bytes) override;
   void free(DevPtr p) override;  // throws std::logic_error on a pointer it did not hand out
   uint64_t capacity() const override { return capacity_; }
+  uint64_t total_global_mem() const override { return total_global_mem_; }
   uint64_t reserved() const override { return reserved_; }
   uint64_t peak_reserved() const override { return peak_reserved_; }
   uint64_t malloc_calls() const override { return malloc_calls_; }
@@ -46,6 +49,7 @@ class VirtualDeviceMemory : public DeviceMemory {
 
  private:
   uint64_t capacity_;
+  uint64_t total_global_mem_;
   uint64_t reserved_ = 0;
   uint64_t peak_reserved_ = 0;
   uint64_t malloc_calls_ = 0;

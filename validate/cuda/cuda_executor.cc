@@ -137,7 +137,7 @@ void Executor::setup_device() {
     log_ << "dlsim-cuda: note: the arena (" << arena / kMiB << " MiB) is smaller than the modelled capacity ("
          << cap / kMiB << " MiB); a request beyond it fails as an arena failure, reported apart from out of memory\n";
   DLSIM_CK(cudaMalloc(reinterpret_cast<void**>(&arena_), arena), "the arena of " + std::to_string(arena) + " bytes");
-  mem_ = std::make_unique<ArenaDeviceMemory>(arena, cap);
+  mem_ = std::make_unique<ArenaDeviceMemory>(arena, cap, plan_.total_global_mem_bytes);
   // The pool, by name and parameters, exactly as the simulator builds it (defaults for unnamed parameters).
   const auto& entry = pool_registry().get(plan_.pool, plan_.experiment, 0, "pool");
   Params params(entry.params);

@@ -1,17 +1,20 @@
 #pragma once
-// Helpers shared by the translation plan's files (cuda_plan*.cc): finding an op's roles in the Graph and
-// failing with a ConfigError that names the op. Internal to validate/.
+// Helpers shared by the translation plan's files (validate/cuda_plan*.cc): finding an op's roles in the Graph,
+// failing with a ConfigError that names the op, building kernel steps, and the per-family planners the
+// dispatcher (cuda_plan.cc plan_kernel) calls. Internal to validate/: DO NOT INCLUDE from outside it.
 #include <initializer_list>
 #include <string>
 #include <vector>
 
 #include "validate/cuda_plan.h"
 
-namespace dlsim::plan_detail {
+namespace dlsim::validate_internal {
 
 // Everything that can go wrong while mapping one op names the op (and the graph) in a ConfigError.
 [[noreturn]] void fail(const Graph& g, const Op& op, const std::string& msg);
 
+// A tensor's element count: its shape's (workloads/shape.h), or for a tensor without a shape (a buffer the
+// builders size in bytes) its bytes over the element size.
 int64_t numel(const Tensor& t);
 // A graph tensor as a call's operand; a side buffer (a role the graph does not hold) of `bytes`.
 Arg arg(const Graph& g, TensorId id);
@@ -49,15 +52,33 @@ std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
 // The map reading `in` (broadcast to `out` by numpy's rules) at each output coordinate; empty when equal.
 NdMap broadcast_map(const Graph& g, const Op& op, const std::vector<int64_t>& in, const std::vector<int64_t>& out);
 
-// Per family of ops (each fills kp.lib, kp.dtype and the steps).
+// Kernel steps. Row-wise kernels (layer norm, cross entropy) work over the last dimension.
+void set_rows(KernelStep& s, const Tensor& t);
+KernelStep step(KernelCall call, KernelArgs args, int64_t elements = 0);
+KernelStep fill_zero(const Arg& out);
+// A contiguous copy of all bytes, or a cast when the types differ (autocast's copies and their backward).
+KernelStep copy_or_cast(const Graph& g, const Op& op, TensorId in, TensorId out);
+// The map summing a broadcast operand's gradient `full` down to its own shape `to` (reduce_broadcast).
+NdMap reduce_map(const Graph& g, const Op& op, const std::vector<int64_t>& full, const std::vector<int64_t>& to);
+
+// Per family of ops (each fills kp.lib, kp.dtype and the steps), one file each.
+// cuDNN (cuda_plan_cudnn.cc):
 void plan_conv(const Graph& g, const Op& op, KernelPlan& kp);
 void plan_batch_norm(const Graph& g, const Op& op, KernelPlan& kp);
 void plan_activation(const Graph& g, const Op& op, KernelPlan& kp);
 void plan_pool(const Graph& g, const Op& op, KernelPlan& kp);
 void plan_softmax(const Graph& g, const Op& op, KernelPlan& kp);
+// cuBLAS (cuda_plan_blas.cc):
 void plan_linear(const Graph& g, const Op& op, KernelPlan& kp);
 void plan_matmul(const Graph& g, const Op& op, KernelPlan& kp);
-void plan_ours(const Graph& g, const Op& op, KernelPlan& kp);
-void plan_other(const Graph& g, const Op& op, KernelPlan& kp);  // OpKind::Other by its attributes
+// Our kernels: element-wise arithmetic, dropout, gradient sums and optimizer updates (cuda_plan_elementwise.cc);
+// copies, casts, permutes, pads and concatenation (cuda_plan_data_movement.cc); layer norm, embedding and cross
+// entropy (cuda_plan_rowwise.cc); OpKind::Other by its attributes (cuda_plan_other.cc).
+void plan_elementwise(const Graph& g, const Op& op, KernelPlan& kp);
+void plan_data_movement(const Graph& g, const Op& op, KernelPlan& kp);
+void plan_rowwise(const Graph& g, const Op& op, KernelPlan& kp);
+void plan_other(const Graph& g, const Op& op, KernelPlan& kp);
+// kp.lib = Ours and kp.dtype from the op's first output (else first input): what our kernels' families start with.
+void start_ours(const Graph& g, const Op& op, KernelPlan& kp);
 
-}  // namespace dlsim::plan_detail
+}  // namespace dlsim::validate_internal

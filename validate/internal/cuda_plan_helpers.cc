@@ -1,8 +1,9 @@
-#include "validate/cuda_plan_detail.h"
+#include "validate/internal/cuda_plan_helpers.h"
 
 #include "common/config_error.h"
+#include "workloads/shape.h"
 
-namespace dlsim::plan_detail {
+namespace dlsim::validate_internal {
 
 void fail(const Graph& g, const Op& op, const std::string& msg) {
   throw ConfigError("graph " + g.name, 0, op.name,
@@ -10,10 +11,7 @@ void fail(const Graph& g, const Op& op, const std::string& msg) {
 }
 
 int64_t numel(const Tensor& t) {
-  int64_t n = 1;
-  for (int64_t d : t.shape) n *= d;
-  if (t.shape.empty()) n = static_cast<int64_t>(t.bytes / dtype_bytes(t.dtype));
-  return n;
+  return t.shape.empty() ? static_cast<int64_t>(t.bytes / dtype_bytes(t.dtype)) : dlsim::numel(t.shape);
 }
 
 Arg arg(const Graph& g, TensorId id) { return Arg{id, g.tensor(id).bytes, g.tensor(id).dtype}; }
@@ -132,4 +130,43 @@ NdMap broadcast_map(const Graph& g, const Op& op, const std::vector<int64_t>& in
   return m;
 }
 
-}  // namespace dlsim::plan_detail
+void set_rows(KernelStep& s, const Tensor& t) {
+  s.cols = t.shape.empty() ? 1 : t.shape.back();
+  s.rows = s.cols == 0 ? 0 : numel(t) / s.cols;
+}
+
+KernelStep step(KernelCall call, KernelArgs args, int64_t elements) {
+  KernelStep s;
+  s.call = call;
+  s.args = std::move(args);
+  s.elements = elements;
+  return s;
+}
+
+KernelStep fill_zero(const Arg& out) { return step(KernelCall::Fill, {{}, {out}}, static_cast<int64_t>(out.bytes)); }
+
+// A contiguous copy of all bytes, or a cast when the types differ (autocast's copies and their backward).
+KernelStep copy_or_cast(const Graph& g, const Op& op, TensorId in, TensorId out) {
+  const Tensor& a = g.tensor(in);
+  const Tensor& b = g.tensor(out);
+  if (numel(a) != numel(b)) fail(g, op, "copy between tensors of different element counts");
+  if (a.dtype == b.dtype) {
+    KernelStep s = step(KernelCall::Copy, {{arg(g, in)}, {arg(g, out)}});
+    s.rows = 1, s.cols = static_cast<int64_t>(a.bytes), s.src_pitch = s.cols, s.dst_pitch = s.cols;
+    return s;
+  }
+  const auto fp = [](DType d) { return d == DType::F32 || d == DType::BF16; };
+  if (!fp(a.dtype) || !fp(b.dtype))
+    fail(g, op, std::string("no cast kernel from ") + to_string(a.dtype) + " to " + to_string(b.dtype));
+  KernelStep s = step(KernelCall::ElementwiseUnary, {{arg(g, in)}, {arg(g, out)}}, numel(b));
+  s.fn = Pointwise::Cast;
+  return s;
+}
+
+void start_ours(const Graph& g, const Op& op, KernelPlan& kp) {
+  kp.lib = KernelLib::Ours;
+  if (!op.outputs.empty()) kp.dtype = g.tensor(op.outputs[0]).dtype;
+  else if (!op.inputs.empty()) kp.dtype = g.tensor(op.inputs[0]).dtype;
+}
+
+}  // namespace dlsim::validate_internal
