@@ -28,6 +28,16 @@ SingaOptions options(const std::string& rank, const std::string& mode, int64_t l
   return SingaOptions::from_params(p);
 }
 
+// SINGA's steps one by one on the hand-made iteration: candidates at least 1 MiB, DOA's ranking, greedy selection
+// and the schedule in `mode`, all at a 25 MiB limit, with the link's own copy times.
+std::vector<ScheduledSwap> schedule_doa_at_25(const NestedAbsences& m, SingaMode mode) {
+  const SingaTrace tr(m.g, m.profile);
+  const CopyTimeLine copy = copy_time_from_link(TestLink());
+  const auto c = singa_candidates(tr, copy, kMiB, 25 * kMiB);
+  const auto sel = singa_select(tr, c, singa_ranking(c, SingaRank::Doa), 25 * kMiB);
+  return singa_schedule(tr, sel.chosen, copy, mode, 25 * kMiB);
+}
+
 std::vector<TensorId> tensors(const std::vector<SwapCandidate>& c) {
   std::vector<TensorId> v;
   for (const auto& x : c) v.push_back(x.tensor);
@@ -119,11 +129,7 @@ TEST_CASE("SINGA's greedy selection: down the ranking until the instant-swap pea
 
 TEST_CASE("SINGA's no-overhead schedule hides transfers behind the profile, so the peak may stay above the limit") {
   NestedAbsences m;
-  const SingaTrace tr(m.g, m.profile);
-  const CopyTimeLine copy = copy_time_from_link(TestLink());
-  const auto c = singa_candidates(tr, copy, kMiB, 25 * kMiB);
-  const auto sel = singa_select(tr, c, singa_ranking(c, SingaRank::Doa), 25 * kMiB);
-  const auto s = singa_schedule(tr, sel.chosen, copy, SingaMode::NoOverhead, 25 * kMiB);
+  const auto s = schedule_doa_at_25(m, SingaMode::NoOverhead);
   REQUIRE(s.size() == 2);
   // t1 goes out from its ready index 7 (4 ms) for 2.107 ms: the first index at or after 6.107 ms is 11 (16 ms)
   CHECK(s[0].out_start == 7);
@@ -155,11 +161,7 @@ TEST_CASE("SINGA's no-overhead schedule hides transfers behind the profile, so t
 
 TEST_CASE("SINGA's stick-to-limit forces swap-outs to finish and delays swap-ins, and its plan meets the limit") {
   NestedAbsences m;
-  const SingaTrace tr(m.g, m.profile);
-  const CopyTimeLine copy = copy_time_from_link(TestLink());
-  const auto c = singa_candidates(tr, copy, kMiB, 25 * kMiB);
-  const auto sel = singa_select(tr, c, singa_ranking(c, SingaRank::Doa), 25 * kMiB);
-  const auto s = singa_schedule(tr, sel.chosen, copy, SingaMode::StickToLimit, 25 * kMiB);
+  const auto s = schedule_doa_at_25(m, SingaMode::StickToLimit);
   REQUIRE(s.size() == 2);
   // t1: the load at index 9 (30.25) is over 25 while t1 is still going out: forced to finish there,
   // 6.107152 - 6 ms late. t2 starts at 9 too and is forced at once: its whole 4.204304 ms.
