@@ -9,6 +9,7 @@
 
 #include "cli/calibrate_command.h"
 #include "cli/compare_command.h"
+#include "cli/fit_command.h"
 #include "cli/list_command.h"
 #include "cli/model_command.h"
 #include "cli/plan_command.h"
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
   ValidateCommandOptions validate;
   CalibrateCommandOptions calibrate;
   CompareCommandOptions compare;
+  FitCommandOptions fit;
   const std::vector<Subcommand> subcommands = {
       subcommand(app, run, add_run_command, run_run_command),
       subcommand(app, model, add_model_command, run_model_command),
@@ -58,6 +60,7 @@ int main(int argc, char** argv) {
       subcommand(app, validate, add_validate_command, run_validate_command),
       subcommand(app, calibrate, add_calibrate_command, run_calibrate_command),
       subcommand(app, compare, add_compare_command, run_compare_command),
+      subcommand(app, fit, add_fit_command, run_fit_command),
   };
 
   try {

@@ -7,6 +7,7 @@
 #include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "hw/gpu_spec.h"
+#include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
 #include "policies/swap/swap_policy.h"
@@ -25,11 +26,28 @@ std::string PolicyChoice::label() const {
 }
 
 const std::vector<std::string>& experiment_keys() {
-  static const std::vector<std::string> keys = {"model",      "batch",     "hw",         "pool",
-                                                "swap",       "concurrency", "iterations", "image_size",
-                                                "seq_len",    "optimizer", "precision", "tf32",
-                                                "memory_format", "kernels"};
+  static const std::vector<std::string> keys = {"model",         "batch",   "hw",        "hw_override",
+                                                "pool",          "swap",    "concurrency", "iterations",
+                                                "image_size",    "seq_len", "optimizer", "precision",
+                                                "tf32",          "memory_format", "kernels"};
   return keys;
+}
+
+namespace {
+void flatten(const YAML::Node& n, const std::string& prefix, std::string& out) {
+  if (n.IsMap()) {
+    for (const auto& kv : n) flatten(kv.second, prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar(), out);
+    return;
+  }
+  out += (out.empty() ? "" : ",") + prefix + "=" + (n.IsScalar() ? n.Scalar() : std::string("..."));
+}
+}  // namespace
+
+std::string Experiment::hw_label() const {
+  if (!hw_override.IsMap() || hw_override.size() == 0) return hw;
+  std::string o;
+  flatten(hw_override, "", o);
+  return hw + "+" + o;
 }
 
 namespace {
@@ -112,6 +130,16 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   } else {
     e.hw = beside_if_missing(e.hw, file);
     if (!std::filesystem::exists(e.hw)) m.fail("hw", "hardware file '" + e.hw + "' not found");
+  }
+
+  if (m.has("hw_override")) {  // merged into the hardware file and checked now, so that a sweep fails early
+    e.hw_override = m.get("hw_override");
+    if (!e.hw_override.IsMap()) m.fail("hw_override", "expected a mapping of hardware-file keys, e.g. {pcie: {latency_us: 10}}");
+    try {
+      load_hardware(e.hw, e.hw_override);
+    } catch (const ConfigError& err) {
+      m.fail(err.key().empty() ? "hw_override" : "hw_override." + err.key(), err.message());
+    }
   }
 
   e.pool = read_policy(m, "pool", pool_registry());

@@ -32,6 +32,8 @@ struct Experiment {
   int64_t image_size = 0;     // 0: the model's default
   int64_t seq_len = 0;        // 0: the model's default
   std::string hw;             // configs/hw name or path to a .yaml file (relative: as for model)
+  YAML::Node hw_override;     // a mapping merged into the hardware file (hw/hardware.h); null: none
+  std::string hw_label() const;  // "h100-sxm", or "h100-sxm+pcie.h2d_pinned_gb_per_s=25" naming the overrides
   PolicyChoice pool;
   PolicyChoice swap;
   PolicyChoice concurrency;

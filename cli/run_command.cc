@@ -37,7 +37,7 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
   out << "experiment        " << o.experiment << '\n'
       << "model             " << e.model << " (batch " << e.batch << ", " << r.ops << " ops, " << r.tensors
       << " tensors)\n"
-      << "hardware          " << e.hw << ", kernel model " << r.kernel_model;
+      << "hardware          " << e.hw_label() << ", kernel model " << r.kernel_model;
   if (r.kernel_report.contains("measured_ops"))
     out << " (" << r.kernel_report["measured_ops"] << " of " << r.kernel_report["ops"] << " ops measured)";
   out << '\n'
@@ -51,7 +51,30 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
       << fixed(r.fragmentation() * 100.0, 1) << "%)\n"
       << "cudaMalloc calls  " << r.device_mallocs << ", cudaFree calls " << r.device_frees << '\n'
       << "allocator time    " << fixed(r.alloc_time_us, 1) << " us in the steady-state iteration\n"
-      << "simulation        " << r.events << " events in " << fixed(r.sim_wall_ms, 1) << " ms\n";
+      ;
+  if (!r.swap.empty()) {
+    const auto& w = r.swap;
+    out << "swap              " << mib(w["swap_out_bytes"].get<uint64_t>()) << " MiB out, "
+        << mib(w["swap_in_bytes"].get<uint64_t>()) << " MiB in, " << w["swap_transfers"] << " copies per iteration; "
+        << mib(w["pinned_host_bytes"].get<uint64_t>()) << " MiB pinned on the host\n"
+        ;
+    if (w.contains("stall_us"))
+      out << "swap cost         stall " << fixed(w["stall_us"].get<double>() / 1000.0, 3) << " ms ("
+          << fixed(w["overhead"].get<double>() * 100.0, 1) << "% of " << fixed(w["no_swap_iteration_time_us"].get<double>() / 1000.0, 3)
+          << " ms without swapping), copy engines busy " << fixed(w["copy_d2h_busy"].get<double>() * 100.0, 1) << "% D2H, "
+          << fixed(w["copy_h2d_busy"].get<double>() * 100.0, 1) << "% H2D\n";
+    if (w["swap_target_bytes"].get<uint64_t>() > 0)
+      out << "swap target       " << mib(w["swap_target_bytes"].get<uint64_t>()) << " MiB of live bytes: "
+          << (w["swap_limit_met"].get<bool>() ? std::string("met") : "missed by " + mib(w["swap_limit_miss_bytes"].get<uint64_t>()) + " MiB")
+          << '\n';
+    if (w.contains("swap_lower_bound_us"))
+      out << "lower bound       " << fixed(w["swap_lower_bound_us"].get<double>() / 1000.0, 3) << " ms for any plan at that memory (gap "
+          << fixed(w["swap_gap_to_bound"].get<double>() * 100.0, 1) << "%)\n";
+    else
+      out << "lower bound       none: no plan reaches that memory (the ops alone need "
+          << mib(w["swap_least_reachable_bytes"].get<uint64_t>()) << " MiB)\n";
+  }
+  out << "simulation        " << r.events << " events in " << fixed(r.sim_wall_ms, 1) << " ms\n";
   return r.oom ? 3 : 0;
 }
 

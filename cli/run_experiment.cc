@@ -1,8 +1,10 @@
 #include "cli/run_experiment.h"
 
 #include <chrono>
-#include <limits>
+#include <stdexcept>
 
+#include "cli/swap_plan_checker.h"
+#include "cli/swap_planning.h"
 #include "common/config_error.h"
 #include "hw/hardware.h"
 #include "hw/math_path.h"
@@ -10,7 +12,6 @@
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
 #include "policies/pool/virtual_device_memory.h"
-#include "policies/swap/swap_policy.h"
 #include "sim/executor.h"
 #include "sim/lower.h"
 #include "workloads/zoo.h"
@@ -32,31 +33,6 @@ ModelOptions model_options(const Experiment& e) {
   return mo;
 }
 
-// A swap policy plans from one profiled iteration: the schedule run once with every tensor on the device,
-// through plain cudaMalloc on a device with no capacity limit (the profile is about time and order).
-IterationProfile profile_iteration(const Graph& g, const Schedule& sched, const Hardware& hw) {
-  Program p = lower(g, sched, SwapPlan{});
-  VirtualDeviceMemory dev(std::numeric_limits<uint64_t>::max() / 4);
-  const auto& entry = pool_registry().get("cuda-malloc");
-  auto pool = entry.factory(Params(entry.params), dev);
-  SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
-  SimOptions opt;
-  opt.iterations = 1;
-  RunResult r = simulate(p, ctx, opt);
-  IterationProfile prof;
-  prof.order = sched.order;
-  std::vector<TimeNs> start(g.ops().size(), 0), end(g.ops().size(), 0);
-  for (const OpRecord& rec : r.trace.ops) {
-    start[static_cast<size_t>(rec.op)] = rec.start;
-    end[static_cast<size_t>(rec.op)] = rec.end;
-  }
-  for (OpId id : sched.order) {
-    prof.op_start.push_back(start[static_cast<size_t>(id)]);
-    prof.op_end.push_back(end[static_cast<size_t>(id)]);
-  }
-  return prof;
-}
-
 }  // namespace
 
 PreparedExperiment prepare_experiment(const Experiment& e) {
@@ -68,7 +44,7 @@ PreparedExperiment prepare_experiment(const Experiment& e) {
     if (e.file.empty() || err.file() == e.file) throw;
     throw ConfigError(e.file, 0, "model", err.what());
   }
-  p.hw = load_hardware(e.hw);
+  p.hw = load_hardware(e.hw, e.hw_override);
   if (!e.kernel_model_overrides.empty()) {
     for (const auto& [k, v] : e.kernel_model_overrides) p.hw.spec.kernel_model_params.set(k, v);
     check_params(kernel_model_registry().get(p.hw.spec.kernel_model).params, p.hw.spec.kernel_model_params,
@@ -80,8 +56,8 @@ PreparedExperiment prepare_experiment(const Experiment& e) {
   p.schedule = conc->schedule(p.graph, *p.hw.kernels);
   SwapPlan plan;
   if (e.swap.name != "none") {
-    auto swap = swap_registry().create(e.swap.name, e.swap.params);
-    plan = swap->plan(p.graph, profile_iteration(p.graph, p.schedule, p.hw), *p.hw.link, p.hw.spec.memory_bytes);
+    p.swap = plan_swaps(e, p.graph, p.schedule, p.hw);
+    plan = p.swap->result.plan;
   }
   p.program = lower(p.graph, p.schedule, plan);
   return p;
@@ -113,7 +89,7 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
   SimOptions opt;
   opt.iterations = e.iterations;
-  opt.record_trace = artifacts != nullptr;
+  opt.record_trace = artifacts != nullptr || prep.swap.has_value();  // a swap run reads its copies off the trace
   RunResult r = simulate(program, ctx, opt);
 
   out.oom = r.trace.oom;
@@ -132,6 +108,14 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   out.kernel_model = hw.spec.kernel_model;
   out.kernel_report = hw.kernels->report(g);
   out.warnings = precision_warnings(hw.spec, g);
+  if (prep.swap) {
+    out.swap = swap_figures(*prep.swap, g, program, r.trace, out.iteration_time_us, out.peak_live_bytes);
+    // Every swapped run is checked independently of its policy; a violation is a bug, not a result.
+    const SwapCheck check = check_swapped_run(g, program, r.trace, out.swap["pinned_host_bytes"].get<uint64_t>());
+    if (!check.ok())
+      throw std::logic_error("swap plan of '" + e.swap.label() + "' failed the independent check: " + check.problems.front() +
+                             (check.problems.size() > 1 ? " (and " + std::to_string(check.problems.size() - 1) + " more)" : ""));
+  }
   if (artifacts) {
     artifacts->trace = std::move(r.trace);
     artifacts->graph = std::move(g);
@@ -146,7 +130,7 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   nlohmann::json j;
   j["model"] = e.model;
   j["batch"] = e.batch;
-  j["hw"] = e.hw;
+  j["hw"] = e.hw_label();
   j["pool"] = e.pool.label();
   j["swap"] = e.swap.label();
   j["concurrency"] = e.concurrency.label();
@@ -173,6 +157,7 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["memory_format"] = to_string(e.memory_format);
   j["kernels"] = to_string(e.kernels);
   j["warnings"] = r.warnings;
+  for (const auto& [k, v] : r.swap.items()) j[k] = v;
   if (with_wall_time) j["sim_wall_ms"] = r.sim_wall_ms;
   return j;
 }

@@ -3,10 +3,12 @@
 // executes it through the chosen pool on the modelled GPU.
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/experiment.h"
+#include "cli/swap_planning.h"
 #include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
@@ -37,6 +39,7 @@ struct ExperimentResult {
   nlohmann::json kernel_report;     // its figures about the graph (the table: how many ops it has measured)
   // Precision choices the GPU cannot honour and what runs instead (hw/math_path.h's precision_warnings).
   std::vector<std::string> warnings;
+  nlohmann::json swap = nlohmann::json::object();  // a swap run's figures (cli/swap_planning.h); empty without
   double fragmentation() const {    // reserved / live - 1
     return peak_live_bytes ? static_cast<double>(peak_reserved_bytes) / static_cast<double>(peak_live_bytes) - 1.0 : 0.0;
   }
@@ -54,6 +57,7 @@ struct PreparedExperiment {
   Hardware hw;
   Schedule schedule;
   Program program;
+  std::optional<SwapPlanning> swap;  // how the swap plan was made (absent for `swap: none`)
 };
 PreparedExperiment prepare_experiment(const Experiment& e);
 

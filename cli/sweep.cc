@@ -93,21 +93,40 @@ Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path) {
 
 std::string runs_csv_header() {
   return "model,batch,hw,pool,swap,concurrency,iterations,status,iteration_time_us,peak_live_bytes,"
-         "peak_reserved_bytes,fragmentation,device_mallocs,device_frees,alloc_time_us,events,error";
+         "peak_reserved_bytes,fragmentation,device_mallocs,device_frees,alloc_time_us,events,"
+         "no_swap_iteration_time_us,no_swap_peak_live_bytes,overhead,swap_target_bytes,swap_limit_met,swap_out_bytes,"
+         "swap_in_bytes,swap_transfers,copy_d2h_busy,copy_h2d_busy,swap_lower_bound_us,swap_planned_peak_bytes,error";
 }
 
 std::string runs_csv_row(const ExperimentResult& r, const std::string& status, const std::string& error) {
   const Experiment& e = r.experiment;
   std::ostringstream o;
-  o << csv_escape(e.model) << ',' << e.batch << ',' << csv_escape(e.hw) << ',' << csv_escape(e.pool.label()) << ','
+  o << csv_escape(e.model) << ',' << e.batch << ',' << csv_escape(e.hw_label()) << ',' << csv_escape(e.pool.label()) << ','
     << csv_escape(e.swap.label()) << ',' << csv_escape(e.concurrency.label()) << ',' << e.iterations << ','
     << status << ',';
   if (status == "error") {
-    o << ",,,,,,,,";
+    o << ",,,,,,,,,,,,,,,,,,,,";
   } else {
     o << fixed(r.iteration_time_us, 3) << ',' << r.peak_live_bytes << ',' << r.peak_reserved_bytes << ','
       << fixed(r.fragmentation(), 4) << ',' << r.device_mallocs << ',' << r.device_frees << ','
       << fixed(r.alloc_time_us, 3) << ',' << r.events << ',';
+    const auto& w = r.swap;  // empty without swapping: empty cells
+    auto num = [&](const char* k, int digits) {
+      if (w.contains(k)) o << (w[k].is_number_float() ? fixed(w[k].get<double>(), digits) : w[k].dump());
+      o << ',';
+    };
+    num("no_swap_iteration_time_us", 3);
+    num("no_swap_peak_live_bytes", 0);
+    num("overhead", 4);
+    num("swap_target_bytes", 0);
+    num("swap_limit_met", 0);
+    num("swap_out_bytes", 0);
+    num("swap_in_bytes", 0);
+    num("swap_transfers", 0);
+    num("copy_d2h_busy", 4);
+    num("copy_h2d_busy", 4);
+    num("swap_lower_bound_us", 3);
+    num("swap_planned_peak_bytes", 0);
   }
   o << csv_escape(status == "oom" ? r.oom_where : error);
   return o.str();
@@ -145,10 +164,10 @@ int run_sweep(const Sweep& s, const SweepOptions& opt, const RunFn& run, std::os
     }
     csv << runs_csv_row(r, status, error) << '\n' << std::flush;
     if (!opt.quiet)
-      log << "[" << (i + 1) << "/" << s.points.size() << "] " << e.model << " b" << e.batch << " " << e.hw << " "
+      log << "[" << (i + 1) << "/" << s.points.size() << "] " << e.model << " b" << e.batch << " " << e.hw_label() << " "
           << e.pool.label() << " " << e.swap.label() << " " << e.concurrency.label() << ": " << status
           << (status == "error" ? " (" + error + ")" : "") << '\n';
-    md << "| " << e.model << " | " << e.batch << " | " << e.hw << " | " << e.pool.label() << " | " << e.swap.label()
+    md << "| " << e.model << " | " << e.batch << " | " << e.hw_label() << " | " << e.pool.label() << " | " << e.swap.label()
        << " | " << e.concurrency.label() << " | " << status << " | ";
     if (status == "error") {
       md << "| | | | | |\n";

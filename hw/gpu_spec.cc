@@ -146,7 +146,7 @@ void read_kernel_model(const YamlMap& m, GpuSpec& g) {
 
 void read_pcie(const YamlMap& m, GpuSpec& g) {
   m.check_keys({"gen", "lanes", "h2d_pinned_gb_per_s", "d2h_pinned_gb_per_s", "h2d_pageable_gb_per_s",
-                "d2h_pageable_gb_per_s", "latency_us"});
+                "d2h_pageable_gb_per_s", "latency_us", "h2d_latency_us", "d2h_latency_us"});
   g.pcie_gen = static_cast<int>(get_int_in_range(m, "gen", 1, 7));
   int64_t lanes = m.get_int("lanes");
   if (lanes != 1 && lanes != 2 && lanes != 4 && lanes != 8 && lanes != 16)
@@ -157,6 +157,8 @@ void read_pcie(const YamlMap& m, GpuSpec& g) {
   g.pcie_h2d_pageable = get_positive(m, "h2d_pageable_gb_per_s") * kBytesPerGB;
   g.pcie_d2h_pageable = get_positive(m, "d2h_pageable_gb_per_s") * kBytesPerGB;
   g.pcie_latency_ns = us_to_ns(get_non_negative(m, "latency_us"));
+  if (m.has("h2d_latency_us")) g.pcie_h2d_latency_ns = us_to_ns(get_non_negative(m, "h2d_latency_us"));
+  if (m.has("d2h_latency_us")) g.pcie_d2h_latency_ns = us_to_ns(get_non_negative(m, "d2h_latency_us"));
 }
 
 // cudaMalloc / cudaFree cost: base + per GiB.
@@ -228,8 +230,10 @@ std::filesystem::path hw_dir() {
 
 }  // namespace
 
-GpuSpec load_gpu_spec(const std::string& path) {
-  YamlMap m(load_yaml_file(path), path);
+GpuSpec load_gpu_spec(const std::string& path) { return gpu_spec_from_yaml(load_yaml_file(path), path); }
+
+GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path) {
+  YamlMap m(node, path);
   m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "kernel_model", "roofline",
                 "pcie", "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times",
                 "conv_workspace"});

@@ -1,5 +1,6 @@
 #include "hw/hardware.h"
 
+#include "common/yaml_reader.h"
 #include "hw/pcie_link.h"
 
 namespace dlsim {
@@ -11,9 +12,23 @@ std::unique_ptr<KernelCostModel> make_cost_model(const GpuSpec& spec) {
   return entry.factory(p, spec);
 }
 
-Hardware load_hardware(const std::string& name_or_path) {
+namespace {
+// `over` laid onto a copy of `base`: mappings merge key by key, anything else replaces.
+YAML::Node merged(const YAML::Node& base, const YAML::Node& over) {
+  if (!over.IsMap() || !base.IsMap()) return YAML::Clone(over);
+  YAML::Node out = YAML::Clone(base);
+  for (const auto& kv : over) {
+    const std::string k = kv.first.Scalar();
+    out[k] = out[k] ? merged(out[k], kv.second) : YAML::Clone(kv.second);
+  }
+  return out;
+}
+}  // namespace
+
+Hardware load_hardware(const std::string& name_or_path, const YAML::Node& overrides) {
   Hardware h;
-  h.spec = load_gpu_spec(resolve_hw_path(name_or_path));
+  const std::string path = resolve_hw_path(name_or_path);
+  h.spec = overrides.IsMap() ? gpu_spec_from_yaml(merged(load_yaml_file(path), overrides), path) : load_gpu_spec(path);
   h.kernels = make_cost_model(h.spec);
   h.link = std::make_unique<PcieLink>(h.spec);
   return h;

@@ -3,6 +3,8 @@
 #include <memory>
 #include <string>
 
+#include <yaml-cpp/yaml.h>
+
 #include "hw/cost_model.h"
 #include "hw/gpu_spec.h"
 
@@ -19,6 +21,9 @@ struct Hardware {
 std::unique_ptr<KernelCostModel> make_cost_model(const GpuSpec& spec);
 
 // resolve_hw_path + load_gpu_spec + make_cost_model + PcieLink. Errors are ConfigErrors naming file/line/key.
-Hardware load_hardware(const std::string& name_or_path);
+// `overrides` (a mapping, or null for none) is merged into the file first, key by key at any depth, so that an
+// experiment can vary a field (`hw_override: {pcie: {h2d_pinned_gb_per_s: 25}}`); every value is then
+// checked as the file's own would be.
+Hardware load_hardware(const std::string& name_or_path, const YAML::Node& overrides = YAML::Node());
 
 }  // namespace dlsim

@@ -10,7 +10,8 @@ PcieLink::PcieLink(const GpuSpec& spec)
       d2h_pinned_(spec.pcie_d2h_pinned),
       h2d_pageable_(spec.pcie_h2d_pageable),
       d2h_pageable_(spec.pcie_d2h_pageable),
-      latency_ns_(spec.pcie_latency_ns) {
+      h2d_latency_ns_(spec.pcie_h2d_latency_ns >= 0 ? spec.pcie_h2d_latency_ns : spec.pcie_latency_ns),
+      d2h_latency_ns_(spec.pcie_d2h_latency_ns >= 0 ? spec.pcie_d2h_latency_ns : spec.pcie_latency_ns) {
   // load_gpu_spec already refuses non-positive rates; a hand-built spec must not divide by zero either.
   if (!(h2d_pinned_ > 0 && d2h_pinned_ > 0 && h2d_pageable_ > 0 && d2h_pageable_ > 0))
     throw std::invalid_argument("PcieLink: every PCIe bandwidth in GpuSpec '" + spec.name + "' must be positive");
@@ -21,7 +22,9 @@ double PcieLink::bandwidth(CopyDir dir, bool pinned) const {
   return pinned ? d2h_pinned_ : d2h_pageable_;
 }
 
-TimeNs PcieLink::latency(CopyDir) const { return latency_ns_; }
+TimeNs PcieLink::latency(CopyDir dir) const {
+  return dir == CopyDir::HostToDevice ? h2d_latency_ns_ : d2h_latency_ns_;
+}
 
 TimeNs PcieLink::copy_time(CopyDir dir, uint64_t bytes, bool pinned) const {
   if (bytes == 0) return 0;

@@ -1,6 +1,6 @@
 #pragma once
-// The host link: each transfer costs a fixed latency plus its bytes at the achieved rate of its direction and
-// host-memory kind (pinned or pageable). Sharing between concurrent transfers is the simulator's business.
+// The host link: each transfer costs a fixed latency (the file's, or its direction's when given apart) plus its
+// bytes at the achieved rate of its direction and host-memory kind (pinned or pageable). Sharing between concurrent transfers is the simulator's business.
 #include "hw/cost_model.h"
 #include "hw/gpu_spec.h"
 
@@ -17,7 +17,7 @@ class PcieLink : public TransferModel {
 
  private:
   double h2d_pinned_, d2h_pinned_, h2d_pageable_, d2h_pageable_;
-  TimeNs latency_ns_;
+  TimeNs h2d_latency_ns_, d2h_latency_ns_;
 };
 
 }  // namespace dlsim

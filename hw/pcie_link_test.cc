@@ -68,3 +68,15 @@ TEST_CASE("the calibrated H100 link reproduces the copies measured on a real H10
   }
   CHECK(checked == 20);
 }
+
+TEST_CASE("a link with a latency per direction times SINGA's fitted copies") {
+  // configs/hw/titan-x-pcie3.yaml holds SINGA's lines: out 0.0756 ns/B + 47.2 us, in 0.0823 ns/B + 9.7 us.
+  const Hardware h = load_hardware("titan-x-pcie3");
+  CHECK(h.link->latency(CopyDir::DeviceToHost) == 47'200);
+  CHECK(h.link->latency(CopyDir::HostToDevice) == 9'700);
+  // 1 MiB: SINGA's notes give 126.5 us out and 96.0 us in
+  CHECK(h.link->copy_time(CopyDir::DeviceToHost, uint64_t{1} << 20, true) == Approx(126'470).margin(30));
+  CHECK(h.link->copy_time(CopyDir::HostToDevice, uint64_t{1} << 20, true) == Approx(95'997).margin(30));
+  GpuSpec one = round_spec();  // without the per-direction keys both directions take latency_us
+  CHECK(PcieLink(one).latency(CopyDir::DeviceToHost) == PcieLink(one).latency(CopyDir::HostToDevice));
+}

@@ -3,6 +3,7 @@
 # `dlsim validate` writes DIR/plan.json and DIR/trace.sim.json (without a GPU it then stops with exit 3).
 # Copies dlsim-cuda beside them, so that the folder can be carried to the GPU machine as it is.
 #   scripts/prepare_validation.sh [OUT_DIR]   (default: gpu-run/, ignored by git)
+# CONFIGS=GLOB picks other experiments (e.g. 'configs/validation/swap/*.yaml'; default configs/validation/*.yaml).
 # HW=FILE replaces the experiments' hardware file (e.g. a calibrated one, whose measured cuDNN workspaces size
 # the plans' workspace tensors). LEAN=1 keeps only plan.json.gz per experiment (what the GPU machine needs; the
 # plans compress about tenfold, so several sets fit the device tool's 64 MiB).
@@ -12,7 +13,7 @@ out=${1:-gpu-run}
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for exp in configs/validation/*.yaml; do
+for exp in ${CONFIGS:-configs/validation/*.yaml}; do
   name=$(basename "$exp" .yaml)
   if [[ -n ${HW:-} ]]; then
     grep -v '^hw:' "$exp" > "$tmp/$name.yaml"

@@ -6,6 +6,8 @@
 #include <string>
 #include <utility>
 
+#include "policies/swap/program_load.h"
+
 namespace dlsim {
 
 namespace {
@@ -34,6 +36,11 @@ class Lowerer {
   void alloc(TensorId t, int stream);
   void free_tensor(TensorId t);
   void lower_op(int pos);
+  void copy_out(size_t a);
+  void copy_in(size_t a);
+  void extra_copy(const ExtraCopy& c, int pos);
+  void check_copy_out(size_t a, const std::vector<size_t>& earlier);
+  void check_extra_copies();
   void join_streams();
   void prune_events();
   int stream_at(int pos) const { return s_.stream_of[static_cast<size_t>(s_.order[static_cast<size_t>(pos)])]; }
@@ -53,10 +60,14 @@ class Lowerer {
   std::vector<int> alloc_stream_;      // TensorId -> stream it is allocated on, while allocated
   std::vector<std::vector<Use>> users_, writers_;  // TensorId -> last use/write per stream since its alloc
   std::vector<int32_t> copied_in_event_;  // TensorId -> event after its copy-in, -1 none
+  std::vector<int32_t> host_copy_event_;  // TensorId -> event after its latest copy to the host, -1 none
   std::vector<std::vector<int>> waited_;  // [stream][other stream] -> highest position already waited for
   // swap bookkeeping, by position
   std::vector<std::vector<size_t>> outs_at_, frees_at_, ins_at_, needs_at_;
   std::vector<int32_t> out_done_, in_done_;  // per action: events after copy-out / copy-in
+  std::vector<int> free_point_;              // per action: the position after which its tensor is freed
+  std::vector<std::vector<size_t>> extra_before_, extra_after_;  // ExtraCopy indices by position
+  bool inline_copies_ = false;               // CopyStreams::Compute: copies on the compute streams
 };
 
 void Lowerer::emit(CmdKind k, int stream, OpId op, TensorId t, int32_t ev) {
@@ -113,7 +124,7 @@ void Lowerer::check_swaps() {
   frees_at_.assign(static_cast<size_t>(n_), {});
   ins_at_.assign(static_cast<size_t>(n_), {});
   needs_at_.assign(static_cast<size_t>(n_), {});
-  std::map<TensorId, std::vector<std::pair<int, int>>> spans;  // tensor -> [out_after, in_needed_by]
+  std::map<TensorId, std::vector<std::pair<int, size_t>>> spans;  // tensor -> (out_after, action)
   for (size_t a = 0; a < na; ++a) {
     const SwapAction& x = plan_.actions[a];
     const std::string who = "swap action " + std::to_string(a);
@@ -122,6 +133,9 @@ void Lowerer::check_swaps() {
     if (!(0 <= x.out_after && x.out_after <= x.in_issue_after && x.in_issue_after < x.in_needed_by && x.in_needed_by < n_))
       fail(name + ": needs 0 <= out_after <= in_issue_after < in_needed_by < " + std::to_string(n_) + ", got " +
            std::to_string(x.out_after) + ", " + std::to_string(x.in_issue_after) + ", " + std::to_string(x.in_needed_by));
+    if (x.free_after != -1 && !(x.out_after <= x.free_after && x.free_after <= x.in_issue_after))
+      fail(name + ": free_after " + std::to_string(x.free_after) + " must be -1 or within out_after .. in_issue_after (" +
+           std::to_string(x.out_after) + " .. " + std::to_string(x.in_issue_after) + ")");
     const auto t = static_cast<size_t>(x.tensor);
     const bool persistent = g_.tensor(x.tensor).persistent;
     if (first_[t] < 0 || (!persistent && (first_[t] > x.out_after || last_[t] < x.in_needed_by)))
@@ -132,15 +146,65 @@ void Lowerer::check_swaps() {
                         std::count(op.outputs.begin(), op.outputs.end(), x.tensor);
       if (used) fail(name + ": op '" + op.name + "' at position " + std::to_string(i) + " uses it while it is on the host");
     }
-    spans[x.tensor].push_back({x.out_after, x.in_needed_by});
+    spans[x.tensor].push_back({x.out_after, a});
     outs_at_[static_cast<size_t>(x.out_after)].push_back(a);
     ins_at_[static_cast<size_t>(x.in_issue_after)].push_back(a);
     needs_at_[static_cast<size_t>(x.in_needed_by)].push_back(a);
   }
   for (auto& [t, v] : spans) {
     std::sort(v.begin(), v.end());
-    for (size_t i = 1; i < v.size(); ++i)
-      if (v[i].first < v[i - 1].second) fail("two swap actions of tensor '" + g_.tensor(t).name + "' overlap");
+    std::vector<size_t> earlier;
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i > 0 && v[i].first < plan_.actions[v[i - 1].second].in_needed_by)
+        fail("two swap actions of tensor '" + g_.tensor(t).name + "' overlap");
+      check_copy_out(v[i].second, earlier);
+      earlier.push_back(v[i].second);
+    }
+  }
+  // Copy-ins issued after the same op go in the order they are needed (one H2D stream serves them in turn).
+  for (auto& v : ins_at_)
+    std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return plan_.actions[a].in_needed_by < plan_.actions[b].in_needed_by; });
+  free_point_ = resolve_free_points(g_, s_.order, s_.stream_of, plan_);
+  for (size_t a = 0; a < na; ++a) frees_at_[static_cast<size_t>(free_point_[a])].push_back(a);
+  check_extra_copies();
+}
+
+// An action that drops its tensor without copying it needs a host copy that is still current: a copy-out (an
+// earlier action's, or a to-host ExtraCopy) with no write to the tensor after it.
+void Lowerer::check_copy_out(size_t a, const std::vector<size_t>& earlier) {
+  const SwapAction& x = plan_.actions[a];
+  if (x.copy_out) return;
+  int copied_at = -1;  // the data on the host is the tensor as it was after this position
+  for (size_t b : earlier) copied_at = std::max(copied_at, plan_.actions[b].in_needed_by - 1);
+  for (const ExtraCopy& c : plan_.copies)
+    if (c.tensor == x.tensor && c.to_host && c.pos <= x.out_after) copied_at = std::max(copied_at, c.pos);
+  const std::string name = "swap action " + std::to_string(a) + " (tensor '" + g_.tensor(x.tensor).name + "')";
+  if (copied_at < 0) fail(name + ": copy_out is false but no earlier copy put the tensor on the host");
+  for (int i = copied_at + 1; i <= x.out_after; ++i) {
+    const Op& op = g_.op(s_.order[static_cast<size_t>(i)]);
+    if (std::count(op.outputs.begin(), op.outputs.end(), x.tensor))
+      fail(name + ": copy_out is false but op '" + op.name + "' at position " + std::to_string(i) +
+           " writes the tensor after its host copy was made");
+  }
+}
+
+// An ExtraCopy moves data of a tensor that is on the device: live at its position and not swapped out there.
+void Lowerer::check_extra_copies() {
+  extra_before_.assign(static_cast<size_t>(n_), {});
+  extra_after_.assign(static_cast<size_t>(n_), {});
+  for (size_t i = 0; i < plan_.copies.size(); ++i) {
+    const ExtraCopy& c = plan_.copies[i];
+    const std::string who = "extra copy " + std::to_string(i);
+    if (c.tensor < 0 || static_cast<size_t>(c.tensor) >= g_.tensors().size()) fail(who + ": tensor " + std::to_string(c.tensor) + " is not in the graph");
+    if (c.pos < 0 || c.pos >= n_) fail(who + ": position " + std::to_string(c.pos) + " outside 0.." + std::to_string(n_ - 1));
+    const auto t = static_cast<size_t>(c.tensor);
+    const std::string name = who + " (tensor '" + g_.tensor(c.tensor).name + "')";
+    if (first_[t] < 0 || (!g_.tensor(c.tensor).persistent && (c.pos < first_[t] || c.pos > last_[t])))
+      fail(name + ": the tensor is not live at position " + std::to_string(c.pos));
+    for (size_t a = 0; a < plan_.actions.size(); ++a)
+      if (plan_.actions[a].tensor == c.tensor && free_point_[a] < c.pos && c.pos <= plan_.actions[a].in_issue_after)
+        fail(name + ": the tensor is on the host at position " + std::to_string(c.pos));
+    (c.to_host ? extra_after_ : extra_before_)[static_cast<size_t>(c.pos)].push_back(i);
   }
 }
 
@@ -204,7 +268,8 @@ void Lowerer::lower_op(int pos) {
       wait_for_op(s, p);
     }
   }
-  for (size_t a : needs_at_[static_cast<size_t>(pos)]) emit(CmdKind::WaitEvent, s, -1, kNoTensor, in_done_[a]);
+  if (!inline_copies_)
+    for (size_t a : needs_at_[static_cast<size_t>(pos)]) emit(CmdKind::WaitEvent, s, -1, kNoTensor, in_done_[a]);
 
   std::vector<TensorId> touched;  // inputs then outputs, each once
   for (TensorId t : op.inputs)
@@ -216,45 +281,88 @@ void Lowerer::lower_op(int pos) {
   // A workspace of 0 bytes (a calibrated algorithm that needs none) is no allocation at all.
   const bool ws = op.workspace != kNoTensor && g_.tensor(op.workspace).bytes > 0;
   if (ws) emit(CmdKind::Alloc, s, -1, op.workspace);
+  for (size_t i : extra_before_[static_cast<size_t>(pos)]) extra_copy(plan_.copies[i], pos);
   emit(CmdKind::Launch, s, id);
   if (multi_) emit(CmdKind::RecordEvent, s, -1, kNoTensor, pos);
   for (TensorId t : touched) note_use(users_[static_cast<size_t>(t)], s, pos);
   for (TensorId t : op.outputs) note_use(writers_[static_cast<size_t>(t)], s, pos);
+  for (size_t i : extra_after_[static_cast<size_t>(pos)]) extra_copy(plan_.copies[i], pos);
   if (ws) emit(CmdKind::Free, s, -1, op.workspace);
   for (TensorId t : touched)
     if (!g_.tensor(t).persistent && last_[static_cast<size_t>(t)] == pos) free_tensor(t);
 
-  for (size_t a : outs_at_[static_cast<size_t>(pos)]) {  // copy-out after the tensor's last writes
-    const TensorId t = plan_.actions[a].tensor;
-    const auto ti = static_cast<size_t>(t);
-    for (const Use& w : writers_[ti]) wait_for_op(d2h_, w.pos);
-    if (copied_in_event_[ti] >= 0) emit(CmdKind::WaitEvent, d2h_, -1, kNoTensor, copied_in_event_[ti]);
-    emit(CmdKind::CopyOut, d2h_, -1, t);
-    emit(CmdKind::RecordEvent, d2h_, -1, kNoTensor, out_done_[a]);
-    int free_at = plan_.actions[a].in_issue_after;  // after the next launch on the allocation stream
-    for (int q = pos + 1; q < free_at; ++q)
-      if (stream_at(q) == alloc_stream_[ti]) {
-        free_at = q;
-        break;
-      }
-    frees_at_[static_cast<size_t>(free_at)].push_back(a);
-  }
+  for (size_t a : outs_at_[static_cast<size_t>(pos)]) copy_out(a);
   for (size_t a : frees_at_[static_cast<size_t>(pos)]) {  // the copy is done before the memory is reused
-    const TensorId t = plan_.actions[a].tensor;
-    emit(CmdKind::WaitEvent, alloc_stream_[static_cast<size_t>(t)], -1, kNoTensor, out_done_[a]);
-    free_tensor(t);
-  }
-  for (size_t a : ins_at_[static_cast<size_t>(pos)]) {
     const SwapAction& x = plan_.actions[a];
-    const int c = stream_at(x.in_needed_by);
-    alloc(x.tensor, c);
-    const int32_t alloc_point = next_event_++;  // the memory may be reused from work queued on c before this
-    emit(CmdKind::RecordEvent, c, -1, kNoTensor, alloc_point);
-    emit(CmdKind::WaitEvent, h2d_, -1, kNoTensor, alloc_point);
-    emit(CmdKind::WaitEvent, h2d_, -1, kNoTensor, out_done_[a]);
-    emit(CmdKind::CopyIn, h2d_, -1, x.tensor);
-    emit(CmdKind::RecordEvent, h2d_, -1, kNoTensor, in_done_[a]);
-    copied_in_event_[static_cast<size_t>(x.tensor)] = in_done_[a];
+    if (x.copy_out && !inline_copies_)
+      emit(CmdKind::WaitEvent, alloc_stream_[static_cast<size_t>(x.tensor)], -1, kNoTensor, out_done_[a]);
+    free_tensor(x.tensor);
+  }
+  for (size_t a : ins_at_[static_cast<size_t>(pos)]) copy_in(a);
+}
+
+// Copy-out after the tensor's last writes: on the D2H stream, or in line on its allocation stream.
+void Lowerer::copy_out(size_t a) {
+  const SwapAction& x = plan_.actions[a];
+  if (!x.copy_out) return;  // the host copy made earlier is current: nothing to move
+  const TensorId t = x.tensor;
+  const auto ti = static_cast<size_t>(t);
+  const int st = inline_copies_ ? alloc_stream_[ti] : d2h_;
+  for (const Use& w : writers_[ti]) wait_for_op(st, w.pos);
+  if (!inline_copies_ && copied_in_event_[ti] >= 0) emit(CmdKind::WaitEvent, st, -1, kNoTensor, copied_in_event_[ti]);
+  emit(CmdKind::CopyOut, st, -1, t);
+  const int32_t done = inline_copies_ ? next_event_++ : out_done_[a];
+  emit(CmdKind::RecordEvent, st, -1, kNoTensor, done);
+  host_copy_event_[ti] = done;
+  if (plan_.host_waits_for_copy_out) emit(CmdKind::SyncEvent, st, -1, kNoTensor, done);
+}
+
+// Fresh memory on the stream of the op that needs the tensor, then the copy-in behind the host copy.
+void Lowerer::copy_in(size_t a) {
+  const SwapAction& x = plan_.actions[a];
+  const auto ti = static_cast<size_t>(x.tensor);
+  const int c = stream_at(x.in_needed_by);
+  alloc(x.tensor, c);
+  const int32_t host_copy = host_copy_event_[ti];
+  if (inline_copies_) {  // in stream order behind the alloc; only another stream's copy-out needs an event
+    if (multi_ && host_copy >= 0) emit(CmdKind::WaitEvent, c, -1, kNoTensor, host_copy);
+    emit(CmdKind::CopyIn, c, -1, x.tensor);
+    return;
+  }
+  const int32_t alloc_point = next_event_++;  // the memory may be reused from work queued on c before this
+  emit(CmdKind::RecordEvent, c, -1, kNoTensor, alloc_point);
+  emit(CmdKind::WaitEvent, h2d_, -1, kNoTensor, alloc_point);
+  if (host_copy >= 0) emit(CmdKind::WaitEvent, h2d_, -1, kNoTensor, host_copy);
+  emit(CmdKind::CopyIn, h2d_, -1, x.tensor);
+  emit(CmdKind::RecordEvent, h2d_, -1, kNoTensor, in_done_[a]);
+  copied_in_event_[ti] = in_done_[a];
+}
+
+// A copy that changes no residency: to the host right after the op at `pos`, to the device right before it.
+void Lowerer::extra_copy(const ExtraCopy& c, int pos) {
+  const auto ti = static_cast<size_t>(c.tensor);
+  const int s = stream_at(pos);
+  if (c.to_host) {
+    const int st = inline_copies_ ? s : d2h_;
+    for (const Use& w : writers_[ti]) wait_for_op(st, w.pos);
+    if (!inline_copies_ && copied_in_event_[ti] >= 0) emit(CmdKind::WaitEvent, st, -1, kNoTensor, copied_in_event_[ti]);
+    emit(CmdKind::CopyOut, st, -1, c.tensor);
+    const int32_t done = next_event_++;
+    emit(CmdKind::RecordEvent, st, -1, kNoTensor, done);
+    host_copy_event_[ti] = done;
+    if (plan_.host_waits_for_copy_out) emit(CmdKind::SyncEvent, st, -1, kNoTensor, done);
+    return;
+  }
+  const int st = inline_copies_ ? s : h2d_;
+  if (multi_)
+    for (const Use& w : writers_[ti]) wait_for_op(st, w.pos);
+  if (host_copy_event_[ti] >= 0 && (multi_ || !inline_copies_)) emit(CmdKind::WaitEvent, st, -1, kNoTensor, host_copy_event_[ti]);
+  emit(CmdKind::CopyIn, st, -1, c.tensor);
+  if (!inline_copies_) {
+    const int32_t done = next_event_++;
+    emit(CmdKind::RecordEvent, st, -1, kNoTensor, done);
+    emit(CmdKind::WaitEvent, s, -1, kNoTensor, done);
+    copied_in_event_[ti] = done;
   }
 }
 
@@ -301,7 +409,8 @@ Program Lowerer::run() {
   check_schedule();
   compute_lifetimes();
   check_swaps();
-  const bool swaps = !plan_.actions.empty();
+  inline_copies_ = plan_.streams == CopyStreams::Compute;
+  const bool swaps = !plan_.empty() && !inline_copies_;
   p_.num_compute_streams = s_.num_streams;
   p_.num_streams = s_.num_streams + (swaps ? 2 : 0);
   if (swaps) {
@@ -319,6 +428,7 @@ Program Lowerer::run() {
   users_.assign(nt, {});
   writers_.assign(nt, {});
   copied_in_event_.assign(nt, -1);
+  host_copy_event_.assign(nt, -1);
   waited_.assign(static_cast<size_t>(p_.num_streams), std::vector<int>(static_cast<size_t>(p_.num_streams), -1));
   Graph::Dag dag;
   if (multi_) {

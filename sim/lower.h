@@ -1,8 +1,8 @@
 #pragma once
 // Lowering: a Graph, the concurrency policy's Schedule and the swap policy's SwapPlan -> a Program.
 //
-// Streams: compute streams 0 .. schedule.num_streams-1; with a non-empty swap plan two more, a D2H copy
-// stream (num_streams) and a H2D copy stream (num_streams + 1).
+// Streams: compute streams 0 .. schedule.num_streams-1; with a non-empty swap plan on dedicated copy streams
+// two more, a D2H copy stream (num_streams) and a H2D copy stream (num_streams + 1).
 // setup: Alloc of every persistent tensor on stream 0 (weights, optimizer state, ...). The input batch is
 //   not special: unless its builder made it persistent it is allocated before its first use in each
 //   iteration and freed after its last, like an activation (the data loader's copy is not modelled).
@@ -15,12 +15,18 @@
 //   that used it (PyTorch's record_stream rule, done with events). At the end of a multi-stream iteration
 //   stream 0 joins every other stream and every stream waits for that join, so iterations do not overlap
 //   on the device (the next iteration reads weights the optimizer writes).
-// swaps: after op `out_after`, the D2H stream waits for the tensor's last writers and copies it out; the
-//   tensor's allocation stream waits for that copy right after its next launch on that stream (the copy
-//   overlaps op out_after and that next op, as vDNN overlaps an offload with the layer's compute), then the
-//   tensor is freed (earlier if the swap-in is issued before). After op `in_issue_after`: Alloc on the
-//   stream of the op at `in_needed_by`, the H2D stream waits for that alloc point and for the copy-out, then
-//   copies in; the op at `in_needed_by` waits for the copy-in.
+// swaps (policies/swap/swap_policy.h), CopyStreams::Dedicated: after op `out_after`, the D2H stream waits for
+//   the tensor's last writers and copies it out (nothing with copy_out = false: the host copy is current);
+//   after op `free_after` (by default the next launch on the tensor's allocation stream, so that the copy
+//   overlaps op out_after and that next op, as vDNN overlaps an offload with the layer's compute) the
+//   allocation stream waits for that copy and the tensor is freed. After op `in_issue_after`: Alloc on the
+//   stream of the op at `in_needed_by`, the H2D stream waits for that alloc point and for the host copy, then
+//   copies in (copy-ins issued after the same op in the order they are needed); the op at `in_needed_by` waits
+//   for the copy-in. An ExtraCopy moves data without freeing or allocating: to the host right after its op, to
+//   the device right before it (the op waits for it).
+//   CopyStreams::Compute: the same copies in line on the compute streams (the allocation stream for a
+//   copy-out, the needing op's stream for a copy-in), ordered by the streams themselves; events only between
+//   streams. host_waits_for_copy_out: after every copy to the host the host blocks on it (SyncEvent).
 // teardown: Free of every persistent tensor.
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/swap/swap_policy.h"
@@ -30,8 +36,9 @@
 namespace dlsim {
 
 // Throws std::invalid_argument when the schedule or the plan does not fit the graph (an order that is not a
-// permutation of the ops, a stream out of range, a swap action whose positions are out of order or whose
-// tensor is used between copy-out and `in_needed_by`), naming the offending entry.
+// permutation of the ops, a stream out of range, a swap action whose positions are out of order, whose tensor
+// is used between copy-out and `in_needed_by` (read before it is back on the device), or that drops a tensor
+// with no current host copy; an extra copy of a tensor that is not on the device), naming the tensor.
 Program lower(const Graph& g, const Schedule& schedule, const SwapPlan& swaps);
 
 }  // namespace dlsim

@@ -211,28 +211,6 @@ TEST_CASE("lowering rejects schedules that do not fit the graph") {
   CHECK_THROWS_WITH(lower(m.g, s, SwapPlan{}), Catch::Contains("not topological"));
 }
 
-// f0: x -> big (1 MB);  f1: big -> s1;  f2: s1 -> s2;  f3: s2 -> tmp (1 MB, slow);  f4: tmp -> s3;
-// f5: (s3, big) -> y.  `big` is idle from f1 to f5: swap it out after f1 and back in after f4, when tmp is dead.
-struct Chain {
-  Graph g;
-  TensorId x, big, s1, s2, tmp, s3, y;
-  Chain() {
-    x = tensor(g, "x", 1000);
-    big = tensor(g, "big", 1000000);
-    s1 = tensor(g, "s1", 1000);
-    s2 = tensor(g, "s2", 1000);
-    tmp = tensor(g, "tmp", 1000000);
-    s3 = tensor(g, "s3", 1000);
-    y = tensor(g, "y", 1000);
-    op(g, "f0", {x}, {big}, 1000);
-    op(g, "f1", {big}, {s1}, 1000);
-    op(g, "f2", {s1}, {s2}, 1000);
-    op(g, "f3", {s2}, {tmp}, 100000);
-    op(g, "f4", {tmp}, {s3}, 1000);
-    op(g, "f5", {s3, big}, {y}, 1000);
-  }
-};
-
 TEST_CASE("a swap plan lowers to copy-out, free, alloc, copy-in and waits") {
   Chain m;
   SwapPlan plan;
@@ -304,6 +282,92 @@ TEST_CASE("lowering rejects swap actions that do not fit") {
   CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("not live"));
   plan.actions = {{m.big, 1, 4, 5}, {m.big, 1, 2, 3}};
   CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("overlap"));
+}
+
+TEST_CASE("a swap action with its own free point frees there, behind a wait for the copy-out") {
+  Chain m;
+  SwapPlan plan;
+  SwapAction a{m.big, 1, 4, 5};
+  a.free_after = 3;  // after f3, where the stream must wait for the copy
+  plan.actions.push_back(a);
+  const Program p = lower(m.g, serial(m.g), plan);
+  check_liveness(m.g, p);
+  const size_t free_big = [&] {
+    for (size_t i = 0; i < p.iteration.size(); ++i)
+      if (p.iteration[i].kind == CmdKind::Free && p.iteration[i].tensor == m.big) return i;
+    return p.iteration.size();
+  }();
+  CHECK(free_big > index_of(p, CmdKind::Launch, 3));
+  CHECK(free_big < index_of(p, CmdKind::Launch, 4));
+  CHECK(p.iteration[free_big - 1].kind == CmdKind::WaitEvent);
+  a.free_after = 0;  // before the copy-out is issued
+  plan.actions = {a};
+  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("free_after 0 must be -1 or within"));
+}
+
+TEST_CASE("copies on the compute stream, the host waiting for each copy-out, and a drop without a copy") {
+  // save_on_cpu's shape: big is packed after f1 (host waits), dropped after f1 with no second copy, and
+  // unpacked on the compute stream right before f5.
+  Chain m;
+  SwapPlan plan;
+  plan.streams = CopyStreams::Compute;
+  plan.host_waits_for_copy_out = true;
+  plan.copies.push_back({m.big, 1, true});
+  SwapAction a{m.big, 1, 4, 5};
+  a.free_after = 1;
+  a.copy_out = false;
+  plan.actions.push_back(a);
+  const Program p = lower(m.g, serial(m.g), plan);
+  check_liveness(m.g, p);
+  CHECK(p.num_streams == 1);  // no copy streams
+  const size_t out = index_of(p, CmdKind::CopyOut, m.big);
+  CHECK(out > index_of(p, CmdKind::Launch, 1));
+  CHECK(p.iteration[out].stream == 0);
+  CHECK(p.iteration[out + 1].kind == CmdKind::RecordEvent);
+  CHECK(p.iteration[out + 2].kind == CmdKind::SyncEvent);
+  CHECK(std::count_if(p.iteration.begin(), p.iteration.end(), [](const Command& c) { return c.kind == CmdKind::CopyOut; }) == 1);
+  const size_t in = index_of(p, CmdKind::CopyIn, m.big);
+  CHECK(p.iteration[in].stream == 0);
+  CHECK(in > index_of(p, CmdKind::Launch, 4));
+  CHECK(in < index_of(p, CmdKind::Launch, 5));
+
+  VirtualDeviceMemory dev(1 << 30);
+  ExactCachePool pool(dev);
+  AttrKernels k;
+  LinearLink l(10.0, 10.0, 1000);  // 1 MB in 100 us + 1 us
+  GpuSpec gpu = fake_gpu();
+  gpu.malloc_base_ns = 0;
+  gpu.launch_overhead_ns = 500;
+  SimContext ctx{m.g, gpu, k, l, pool, dev};
+  const RunResult r = simulate(p, ctx, SimOptions{});
+  REQUIRE(r.trace.copies.size() == 2);
+  auto rec = [&](OpId id) {
+    for (const auto& o : r.trace.ops)
+      if (o.op == id) return o;
+    return OpRecord{};
+  };
+  // in line: the copy follows f1 on the stream; the host, blocked until it ends, then pays f2's launch
+  CHECK(r.trace.copies[0].start == rec(1).end);
+  CHECK(rec(2).start == r.trace.copies[0].end + 500);
+  CHECK(r.trace.copies[1].start >= rec(4).end);
+  CHECK(rec(5).start == r.trace.copies[1].end);
+  CHECK(r.peak_live_bytes == 1002000);
+}
+
+TEST_CASE("lowering rejects a drop without a current host copy and an extra copy of a tensor on the host") {
+  Chain m;
+  SwapPlan plan;
+  SwapAction a{m.big, 1, 4, 5};
+  a.copy_out = false;
+  plan.actions = {a};
+  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("no earlier copy put the tensor on the host"));
+  plan.copies = {{m.big, 0, true}};  // copied after f0, which wrote it: current
+  CHECK_NOTHROW(lower(m.g, serial(m.g), plan));
+  plan.copies = {{m.big, 1, true}, {m.big, 3, true}};  // big is on the host at f3
+  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("(tensor 'big'): the tensor is on the host at position 3"));
+  plan.actions = {{m.y, 5, 5, 5}};
+  plan.copies.clear();
+  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("in_issue_after < in_needed_by"));
 }
 
 TEST_CASE("lowering a zoo training graph on two streams keeps every invariant and runs") {

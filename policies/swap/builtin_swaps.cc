@@ -1,5 +1,10 @@
 // The built-in swap policies, in the order `dlsim list` shows them.
+#include "policies/swap/fastest_under_limit.h"
+#include "policies/swap/save_on_cpu_swap.h"
+#include "policies/swap/singa_swap.h"
 #include "policies/swap/swap_policy.h"
+#include "policies/swap/swapadvisor_swap.h"
+#include "policies/swap/vdnn_swap.h"
 
 namespace dlsim {
 
@@ -7,7 +12,7 @@ namespace {
 // Keeps every tensor on the device.
 class NoSwap : public SwapPolicy {
  public:
-  SwapPlan plan(const Graph&, const IterationProfile&, const TransferModel&, uint64_t) override { return {}; }
+  SwapResult plan(const SwapContext&) override { return {}; }
 };
 }  // namespace
 
@@ -16,6 +21,29 @@ const SwapRegistry& swap_registry() {
     SwapRegistry r("swap policy");
     r.add({"none", "keep every tensor in device memory", {},
            [](const Params&) -> std::unique_ptr<SwapPolicy> { return std::make_unique<NoSwap>(); }});
+    r.add({"singa", "SINGA's automatic swapping (Zhang et al. 2019): peak-straddling candidates ranked by DOA/AOA/WDOA "
+                    "or majority vote, greedy selection to a limit, no-overhead or stick-to-limit scheduling",
+           SingaOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<SingaSwap>(SingaOptions::from_params(p));
+           }});
+    r.add({"vdnn", "vDNN (Rhu et al. 2016): each layer's input feature maps offloaded in the forward pass and "
+                   "prefetched one layer ahead in the backward pass, synchronised at layer boundaries",
+           VdnnOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<VdnnSwap>(VdnnOptions::from_params(p));
+           }});
+    r.add({"save-on-cpu", "PyTorch's torch.autograd.graph.save_on_cpu(pin_memory=True): every saved tensor packed "
+                          "to pinned host memory when saved, unpacked when backward needs it, on the compute stream",
+           {}, [](const Params&) -> std::unique_ptr<SwapPolicy> { return std::make_unique<SaveOnCpuSwap>(); }});
+    r.add({"swapadvisor", "SwapAdvisor (Huang et al. 2020): a genetic algorithm over the op schedule and a size-class "
+                          "memory split, swaps by furthest next use with early swap-in, scored by the simulator",
+           SwapAdvisorOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<SwapAdvisorSwap>(SwapAdvisorOptions::from_params(p));
+           }});
+    r.add({"fastest-under-limit", "ours: for a memory limit, the fastest plan found by a greedy cover refined on a fast "
+                                  "timeline, judged by the simulator beside SINGA's and vDNN's plans at the same limit",
+           FastestUnderLimitOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<FastestUnderLimit>(FastestUnderLimitOptions::from_params(p));
+           }});
     return r;
   }();
   return reg;

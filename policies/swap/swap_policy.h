@@ -1,40 +1,109 @@
 #pragma once
-// A swap policy decides which tensors leave device memory between uses, and when they go and come back.
+// A swap policy decides which tensors leave device memory between uses, and when they go and come back. It
+// plans from a profile of one iteration run without swapping (the simulator's own run, as SINGA profiles its
+// first iterations) and writes a SwapPlan, which sim/lower.h turns into CopyOut/CopyIn commands; the same
+// Program runs on the simulator and on the real GPU (validate/).
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "common/registry.h"
 #include "hw/cost_model.h"
+#include "policies/concurrency/concurrency_policy.h"
 #include "workloads/graph.h"
 
 namespace dlsim {
 
-// A profile of one iteration: what the policy learns from running it once.
+// A profile of one steady-state iteration run with every tensor on the device: what a policy learns from
+// running it once. Times are relative to the iteration's start.
 struct IterationProfile {
   std::vector<OpId> order;          // ops in issue order
   std::vector<TimeNs> op_start;     // indexed by position in `order`
   std::vector<TimeNs> op_end;
+  TimeNs iteration_ns = 0;          // the iteration's length
+  uint64_t peak_live_bytes = 0;     // the largest total of live tensor bytes (the no-swap load peak)
 };
 
-// One tensor's trip to host memory: copied out after op position `out_after`, its device memory freed when
-// the copy completes; copy-in issued after position `in_issue_after` into fresh memory, and op position
-// `in_needed_by` waits for it. Positions index the Schedule's order.
+// One tensor's trip to host memory and back. Positions index the issue order.
+// - Copy-out issued after position `out_after` (it starts once the tensor's last writer is done); with
+//   copy_out = false nothing is copied: the host copy made earlier (an earlier action's copy-out, or a
+//   to-host ExtraCopy) is still valid, and the device copy is simply dropped.
+// - The device memory is freed after position `free_after`, once the copy-out is complete (the allocation
+//   stream waits for it there: a stall when it is not done). -1: after the next op on the allocation stream
+//   (vDNN's layer-boundary synchronisation), or at `in_issue_after` when there is none.
+// - After position `in_issue_after` fresh memory is allocated and the copy-in issued; the op at
+//   `in_needed_by` waits for it. The tensor is off the device during positions free_after+1 .. in_issue_after.
 struct SwapAction {
   TensorId tensor = kNoTensor;
   int out_after = -1;
   int in_issue_after = -1;
   int in_needed_by = -1;
+  int free_after = -1;
+  bool copy_out = true;
 };
+
+// A copy that changes no residency: PyTorch's save_on_cpu packs a tensor once per op that saves it, and
+// unpacks it once per backward node. to_host: after position `pos`; to the device: before position `pos`
+// (into the tensor's live device memory).
+struct ExtraCopy {
+  TensorId tensor = kNoTensor;
+  int pos = -1;
+  bool to_host = true;
+};
+
+// Where the copies run. Dedicated: one D2H and one H2D copy stream beside the compute streams (SINGA, vDNN,
+// SwapAdvisor). Compute: on the compute stream of the op they serve, in line with the kernels (PyTorch's
+// save_on_cpu uses the current stream).
+enum class CopyStreams : uint8_t { Dedicated, Compute };
 
 struct SwapPlan {
   std::vector<SwapAction> actions;
+  std::vector<ExtraCopy> copies;
+  CopyStreams streams = CopyStreams::Dedicated;
+  bool host_waits_for_copy_out = false;  // each to-host copy blocks the host until done (a blocking copy_)
+  bool empty() const { return actions.empty() && copies.empty(); }
+};
+
+// What a policy hands back: the plan, the issue order it is written for (a policy may reorder the ops, as
+// SwapAdvisor searches the schedule; empty = the schedule's order), the load peak it aimed at and what it
+// found on the way (for `run --json`).
+struct SwapResult {
+  SwapPlan plan;
+  std::vector<OpId> order;
+  uint64_t target_bytes = 0;  // the peak of live bytes the plan aims at; 0: the policy aims at none
+  nlohmann::json report = nlohmann::json::object();
+};
+
+// The simulator in the loop: lowers a plan written for `order` and simulates it (the experiment's pool, no
+// memory limit), giving the steady-state iteration time and the peak of live bytes. Implemented in cli/, as
+// policies/ cannot see the simulator.
+struct PlanEvaluation {
+  TimeNs iteration_ns = 0;
+  uint64_t peak_live_bytes = 0;
+};
+class PlanEvaluator {
+ public:
+  virtual ~PlanEvaluator() = default;
+  virtual PlanEvaluation evaluate(const std::vector<OpId>& order, const SwapPlan& plan) = 0;
+  virtual int evaluations() const = 0;
+};
+
+struct SwapContext {
+  const Graph& graph;
+  const Schedule& schedule;
+  const IterationProfile& profile;
+  const TransferModel& link;
+  uint64_t device_capacity = 0;       // bytes the pool may use on the device
+  PlanEvaluator* evaluator = nullptr; // null where no simulator is at hand (unit tests of rule-based policies)
 };
 
 class SwapPolicy {
  public:
   virtual ~SwapPolicy() = default;
-  virtual SwapPlan plan(const Graph& g, const IterationProfile& profile, const TransferModel& link,
-                        uint64_t device_capacity) = 0;
+  virtual SwapResult plan(const SwapContext& ctx) = 0;
 };
 
 using SwapRegistry = Registry<SwapPolicy>;

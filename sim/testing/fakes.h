@@ -156,4 +156,26 @@ inline OpId op(Graph& g, const std::string& name, std::vector<TensorId> in, std:
   return g.add_op(o);
 }
 
+// f0: x -> big (1 MB);  f1: big -> s1;  f2: s1 -> s2;  f3: s2 -> tmp (1 MB, slow);  f4: tmp -> s3;
+// f5: (s3, big) -> y.  `big` is idle from f1 to f5: swap it out after f1 and back in after f4, when tmp is dead.
+struct Chain {
+  Graph g;
+  TensorId x, big, s1, s2, tmp, s3, y;
+  Chain() {
+    x = tensor(g, "x", 1000);
+    big = tensor(g, "big", 1000000);
+    s1 = tensor(g, "s1", 1000);
+    s2 = tensor(g, "s2", 1000);
+    tmp = tensor(g, "tmp", 1000000);
+    s3 = tensor(g, "s3", 1000);
+    y = tensor(g, "y", 1000);
+    op(g, "f0", {x}, {big}, 1000);
+    op(g, "f1", {big}, {s1}, 1000);
+    op(g, "f2", {s1}, {s2}, 1000);
+    op(g, "f3", {s2}, {tmp}, 100000);
+    op(g, "f4", {tmp}, {s3}, 1000);
+    op(g, "f5", {s3, big}, {y}, 1000);
+  }
+};
+
 }  // namespace dlsim::testing

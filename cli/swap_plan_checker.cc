@@ -1,0 +1,166 @@
+#include "cli/swap_plan_checker.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace dlsim {
+
+namespace {
+
+enum class Held : uint8_t { Absent, Current, Stale };
+
+bool touches(const Op& op, TensorId t) {
+  return std::count(op.inputs.begin(), op.inputs.end(), t) || std::count(op.outputs.begin(), op.outputs.end(), t);
+}
+
+// Part one: the data each command sees, walking setup and two iterations in host order.
+void check_data(const Graph& g, const Program& p, std::vector<std::string>& problems) {
+  const size_t nt = g.tensors().size();
+  std::vector<Held> held(nt, Held::Absent);
+  std::vector<uint8_t> host(nt, 0), seen(nt, 0);
+  auto name = [&](TensorId t) { return "'" + g.tensor(t).name + "'"; };
+  auto walk = [&](const std::vector<Command>& cmds, const std::string& where) {
+    for (size_t i = 0; i < cmds.size(); ++i) {
+      const Command& c = cmds[i];
+      const std::string at = where + " command " + std::to_string(i) + ": ";
+      const auto t = static_cast<size_t>(c.tensor);
+      switch (c.kind) {
+        case CmdKind::Alloc:
+          held[t] = seen[t] ? Held::Stale : Held::Current;  // a first allocation holds what its first use makes
+          seen[t] = 1;
+          break;
+        case CmdKind::Free: held[t] = Held::Absent; break;
+        case CmdKind::Launch: {
+          const Op& op = g.op(c.op);
+          for (TensorId x : op.inputs) {
+            const Held h = held[static_cast<size_t>(x)];
+            if (h == Held::Absent) problems.push_back(at + "op '" + op.name + "' reads tensor " + name(x) + " while it is off the device");
+            if (h == Held::Stale) problems.push_back(at + "op '" + op.name + "' reads tensor " + name(x) + " before it is back on the device");
+          }
+          for (TensorId x : op.outputs) {
+            if (held[static_cast<size_t>(x)] == Held::Absent)
+              problems.push_back(at + "op '" + op.name + "' writes tensor " + name(x) + " while it is off the device");
+            held[static_cast<size_t>(x)] = Held::Current;
+            host[static_cast<size_t>(x)] = 0;
+          }
+          break;
+        }
+        case CmdKind::CopyOut:
+          if (held[t] != Held::Current) problems.push_back(at + "copy-out of tensor " + name(c.tensor) + ", which is not current on the device");
+          else host[t] = 1;
+          break;
+        case CmdKind::CopyIn:
+          if (held[t] == Held::Absent) problems.push_back(at + "copy-in of tensor " + name(c.tensor) + " into memory it does not hold");
+          if (!host[t]) problems.push_back(at + "copy-in of tensor " + name(c.tensor) + " without a current host copy");
+          held[t] = Held::Current;
+          break;
+        default: break;
+      }
+    }
+  };
+  walk(p.setup, "setup");
+  for (int it = 0; it < 2; ++it) {
+    for (const Tensor& x : g.tensors())
+      if (!x.persistent) seen[static_cast<size_t>(x.id)] = 0;
+    walk(p.iteration, "iteration " + std::to_string(it));
+  }
+}
+
+// Part two: the last iteration's device times against the order the Program demands.
+void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<std::string>& problems) {
+  if (tr.oom || tr.iterations.empty()) return;
+  const int last = static_cast<int>(tr.iterations.size()) - 1;
+  std::map<OpId, OpRecord> ops;
+  for (const OpRecord& r : tr.ops)
+    if (r.iteration == last) ops[r.op] = r;
+  std::map<std::pair<TensorId, bool>, std::vector<CopyRecord>> copies;  // (tensor, to_host) -> by start
+  for (const CopyRecord& c : tr.copies)
+    if (c.iteration == last) copies[{c.tensor, c.to_host}].push_back(c);
+  for (auto& [k, v] : copies) std::sort(v.begin(), v.end(), [](const CopyRecord& a, const CopyRecord& b) { return a.start < b.start; });
+  std::vector<MemRecord> mem;
+  for (const MemRecord& m : tr.mem)
+    if (m.iteration == last) mem.push_back(m);
+
+  const std::vector<Command>& cmds = p.iteration;
+  // Per command: its copy record or op record; per Alloc/Free: its memory record.
+  std::vector<const CopyRecord*> copy_of(cmds.size(), nullptr);
+  std::vector<const MemRecord*> mem_of(cmds.size(), nullptr);
+  std::map<std::pair<TensorId, bool>, size_t> seen;
+  size_t m = 0;
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const Command& c = cmds[i];
+    if (c.kind == CmdKind::CopyOut || c.kind == CmdKind::CopyIn) {
+      const auto key = std::make_pair(c.tensor, c.kind == CmdKind::CopyOut);
+      auto& v = copies[key];
+      const size_t k = seen[key]++;
+      if (k < v.size()) copy_of[i] = &v[k];
+    }
+    if ((c.kind == CmdKind::Alloc || c.kind == CmdKind::Free) && m < mem.size()) mem_of[i] = &mem[m++];
+  }
+  auto name = [&](TensorId t) { return "'" + g.tensor(t).name + "'"; };
+  // The device start of the first work touching tensor u at or after command j.
+  auto first_use_from = [&](TensorId u, size_t j) -> const TimeNs* {
+    for (size_t q = j; q < cmds.size(); ++q) {
+      const Command& c = cmds[q];
+      if (c.kind == CmdKind::Launch && touches(g.op(c.op), u)) return ops.count(c.op) ? &ops[c.op].start : nullptr;
+      if ((c.kind == CmdKind::CopyIn || c.kind == CmdKind::CopyOut) && c.tensor == u) return copy_of[q] ? &copy_of[q]->start : nullptr;
+      if (c.kind == CmdKind::Free && c.tensor == u) return nullptr;
+    }
+    return nullptr;
+  };
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const Command& c = cmds[i];
+    if (!copy_of[i]) continue;
+    const CopyRecord& cr = *copy_of[i];
+    if (c.kind == CmdKind::CopyIn) {
+      for (size_t q = i + 1; q < cmds.size(); ++q)
+        if (cmds[q].kind == CmdKind::Launch && touches(g.op(cmds[q].op), c.tensor)) {
+          if (ops.count(cmds[q].op) && ops[cmds[q].op].start < cr.end)
+            problems.push_back("op '" + g.op(cmds[q].op).name + "' started before the copy-in of tensor " + name(c.tensor) + " ended");
+          break;
+        }
+      continue;
+    }
+    for (size_t q = i; q-- > 0;)  // copy-out: after the last write before it
+      if (cmds[q].kind == CmdKind::Launch) {
+        const Op& op = g.op(cmds[q].op);
+        if (!std::count(op.outputs.begin(), op.outputs.end(), c.tensor)) continue;
+        if (ops.count(op.id) && ops[op.id].end > cr.start)
+          problems.push_back("the copy-out of tensor " + name(c.tensor) + " started before op '" + op.name + "' finished writing it");
+        break;
+      }
+    size_t f = i + 1;  // then its memory: nothing may use what reuses the freed range before the copy ends
+    while (f < cmds.size() && !(cmds[f].kind == CmdKind::Free && cmds[f].tensor == c.tensor)) ++f;
+    if (f >= cmds.size() || !mem_of[f]) continue;
+    const uint64_t lo = mem_of[f]->address, hi = lo + mem_of[f]->bytes;
+    for (size_t q = f + 1; q < cmds.size(); ++q) {
+      if (cmds[q].kind != CmdKind::Alloc || !mem_of[q]) continue;
+      const MemRecord& a = *mem_of[q];
+      if (a.address >= hi || a.address + a.bytes <= lo) continue;
+      const TimeNs* use = first_use_from(cmds[q].tensor, q + 1);
+      if (use && *use < cr.end)
+        problems.push_back("tensor " + name(cmds[q].tensor) + " reuses the memory of tensor " + name(c.tensor) +
+                           " before its copy-out ended");
+    }
+  }
+}
+
+}  // namespace
+
+SwapCheck check_swapped_run(const Graph& g, const Program& p, const Trace& trace, uint64_t reported_pinned_bytes) {
+  SwapCheck r;
+  check_data(g, p, r.problems);
+  check_times(g, p, trace, r.problems);
+  std::set<TensorId> hosted;
+  for (const auto* sec : {&p.setup, &p.iteration, &p.teardown})
+    for (const Command& c : *sec)
+      if (c.kind == CmdKind::CopyOut || c.kind == CmdKind::CopyIn) hosted.insert(c.tensor);
+  for (TensorId t : hosted) r.host_bytes += g.tensor(t).bytes;
+  if (r.host_bytes != reported_pinned_bytes)
+    r.problems.push_back("pinned host bytes reported as " + std::to_string(reported_pinned_bytes) + ", the Program needs " +
+                         std::to_string(r.host_bytes));
+  return r;
+}
+
+}  // namespace dlsim

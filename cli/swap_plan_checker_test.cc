@@ -1,0 +1,98 @@
+// The independent checker of swapped runs, on a lowered plan that is right and on copies of it broken on
+// purpose: each break must be found and named.
+#include "cli/swap_plan_checker.h"
+
+#include <catch2/catch.hpp>
+
+#include "policies/pool/virtual_device_memory.h"
+#include "sim/executor.h"
+#include "sim/lower.h"
+#include "sim/testing/fakes.h"
+
+using namespace dlsim;
+using namespace dlsim::testing;
+
+namespace {
+// sim/testing/fakes.h's Chain with `big` swapped out after f1 and back in after f4.
+struct Swapped : Chain {
+  Schedule s;
+  SwapPlan plan;
+  Swapped() {
+    for (const Op& o : g.ops()) s.order.push_back(o.id);
+    s.stream_of.assign(g.ops().size(), 0);
+    plan.actions.push_back({big, 1, 4, 5});
+  }
+  // Runs a Program on a pool that hands freed memory straight back (so reuse is immediate) and checks it.
+  SwapCheck run(const Program& p, uint64_t pinned = 1000000) const {
+    VirtualDeviceMemory dev(1 << 30);
+    ExactCachePool pool(dev);
+    AttrKernels k;
+    LinearLink l(10.0, 10.0, 1000);
+    GpuSpec gpu = fake_gpu();
+    SimContext ctx{g, gpu, k, l, pool, dev};
+    SimOptions o;
+    o.iterations = 2;
+    const RunResult r = simulate(p, ctx, o);
+    return check_swapped_run(g, p, r.trace, pinned);
+  }
+};
+
+size_t find(const Program& p, CmdKind k, TensorId t) {
+  for (size_t i = 0; i < p.iteration.size(); ++i)
+    if (p.iteration[i].kind == k && p.iteration[i].tensor == t) return i;
+  FAIL("command not found");
+  return 0;
+}
+
+bool mentions(const SwapCheck& c, const std::string& what) {
+  for (const auto& p : c.problems)
+    if (p.find(what) != std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
+TEST_CASE("a lowered swap plan passes the independent check, and its host bytes are counted") {
+  Swapped m;
+  const SwapCheck c = m.run(lower(m.g, m.s, m.plan));
+  CHECK(c.ok());
+  CHECK(c.host_bytes == 1000000);
+  CHECK(mentions(m.run(lower(m.g, m.s, m.plan), 5), "pinned host bytes reported as 5, the Program needs 1000000"));
+}
+
+TEST_CASE("the checker finds a tensor read before it is back and a copy-in that nothing waits for") {
+  Swapped m;
+  Program p = lower(m.g, m.s, m.plan);
+  Program no_copy = p;
+  no_copy.iteration.erase(no_copy.iteration.begin() + static_cast<std::ptrdiff_t>(find(p, CmdKind::CopyIn, m.big)));
+  CHECK(mentions(m.run(no_copy), "op 'f5' reads tensor 'big' before it is back on the device"));
+  // without the wait for the copy-in, f5 starts as soon as f4 is done, while big is still coming in
+  Program no_wait = p;
+  size_t launch_f5 = 0;
+  for (size_t i = 0; i < p.iteration.size(); ++i)
+    if (p.iteration[i].kind == CmdKind::Launch && p.iteration[i].op == 5) launch_f5 = i;
+  size_t wait = launch_f5;  // f5's wait for the copy-in: the last wait before its launch
+  while (wait > 0 && p.iteration[wait].kind != CmdKind::WaitEvent) --wait;
+  REQUIRE(wait > find(p, CmdKind::CopyIn, m.big));
+  no_wait.iteration.erase(no_wait.iteration.begin() + static_cast<std::ptrdiff_t>(wait));
+  CHECK(mentions(m.run(no_wait), "op 'f5' started before the copy-in of tensor 'big' ended"));
+}
+
+TEST_CASE("the checker finds memory reused while its copy-out is still reading it, and a copy of a dead tensor") {
+  Swapped m;
+  Program p = lower(m.g, m.s, m.plan);
+  Program early = p;  // drop the wait before big's free: tmp takes its memory while the copy runs
+  const size_t free_big = find(p, CmdKind::Free, m.big);
+  REQUIRE(p.iteration[free_big - 1].kind == CmdKind::WaitEvent);
+  early.iteration.erase(early.iteration.begin() + static_cast<std::ptrdiff_t>(free_big - 1));
+  CHECK(mentions(m.run(early), "tensor 'tmp' reuses the memory of tensor 'big' before its copy-out ended"));
+  Program off = p;  // f1 moved after the free: it would read big off the device
+  const size_t f1 = [&] {
+    for (size_t i = 0; i < p.iteration.size(); ++i)
+      if (p.iteration[i].kind == CmdKind::Launch && p.iteration[i].op == 1) return i;
+    return size_t{0};
+  }();
+  const Command launch = off.iteration[f1];
+  off.iteration.erase(off.iteration.begin() + static_cast<std::ptrdiff_t>(f1));
+  off.iteration.insert(off.iteration.begin() + static_cast<std::ptrdiff_t>(free_big), launch);
+  CHECK(mentions(check_swapped_run(m.g, off, Trace{}, 1000000), "op 'f1' reads tensor 'big' while it is off the device"));
+}

@@ -1,0 +1,43 @@
+// Every swap policy's plan on every zoo model at two batches runs through the independent checker
+// (cli/swap_plan_checker.h: run_experiment checks every swapped run and throws on a violation), and its
+// static load peak is the simulated one, so a plan's promise is what the run delivers.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/experiment.h"
+#include "cli/run_experiment.h"
+#include "workloads/zoo.h"
+
+using namespace dlsim;
+
+TEST_CASE("every swap plan of every policy on every zoo model at two batches passes the independent checker") {
+  const std::vector<std::string> policies = {
+      "{name: singa, mode: stick-to-limit, limit_fraction: 0.7}",
+      "{name: singa, mode: no-overhead, limit_fraction: 0.7}",
+      "{name: vdnn, policy: all}",
+      "{name: vdnn, policy: conv}",
+      "save-on-cpu",
+      "{name: swapadvisor, limit_fraction: 0.8, population: 3, generations: 1}",
+      "{name: fastest-under-limit, limit_fraction: 0.7}",
+  };
+  int runs = 0, met = 0;
+  for (const auto& info : model_zoo()) {
+    const bool sequence = info.name == "bert-base" || info.name == "gpt2-small";
+    for (int batch : sequence ? std::vector<int>{2, 4} : std::vector<int>{4, 16}) {
+      for (const std::string& swap : policies) {
+        const std::string yaml = "{model: " + info.name + ", batch: " + std::to_string(batch) +
+                                 ", hw: h100-sxm, pool: cnmem, concurrency: serial, iterations: 2, swap: " + swap + "}";
+        INFO(yaml);
+        const ExperimentResult r = run_experiment(experiment_from_yaml(YAML::Load(yaml), "zoo"));
+        ++runs;
+        REQUIRE_FALSE(r.oom);
+        CHECK(r.swap["swap_planned_peak_bytes"].get<uint64_t>() == r.peak_live_bytes);
+        const uint64_t target = r.swap["swap_target_bytes"].get<uint64_t>();
+        if (target > 0 && r.peak_live_bytes <= target) ++met;
+        CHECK(r.swap["swap_limit_met"].get<bool>() == (target == 0 || r.peak_live_bytes <= target));
+      }
+    }
+  }
+  CHECK(runs == 17 * 2 * 7);
+  CHECK(met > 0);
+}

@@ -1,0 +1,21 @@
+#pragma once
+// The memory limit of a swap policy that aims at one, taken the same way by every such policy: `limit_mb`
+// (MiB of live tensor bytes) when set, else `limit_fraction` of the no-swap peak of live bytes when set, else
+// the device's capacity (the plan then only has to make the iteration fit on the GPU).
+#include <cstdint>
+#include <vector>
+
+#include "common/params.h"
+
+namespace dlsim {
+
+struct MemoryLimit {
+  double fraction = 0;  // 0: not set
+  uint64_t bytes = 0;   // 0: not set
+
+  static std::vector<ParamSpec> specs();  // limit_fraction, limit_mb
+  static MemoryLimit from_params(const Params& p);
+  uint64_t resolve(uint64_t no_swap_peak_bytes, uint64_t device_capacity) const;
+};
+
+}  // namespace dlsim

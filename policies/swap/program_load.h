@@ -1,0 +1,51 @@
+#pragma once
+// The load of a training iteration in issue order: where each tensor is used, and the live bytes during each
+// op, with or without a swap plan. The host issues allocations and frees in program order (sim/lower.h), so
+// these figures are what the simulator's executor counts, whatever the timing: a plan's memory effect is
+// known before it runs, and only its time needs the simulator.
+//
+// Live during the op at position i: every persistent tensor, every other tensor with first use <= i <= last
+// use, and the op's workspace (when it has bytes). A swapped tensor is off the device during positions
+// free_after+1 .. in_issue_after of its action.
+#include <cstdint>
+#include <vector>
+
+#include "policies/concurrency/concurrency_policy.h"
+#include "policies/swap/swap_policy.h"
+#include "workloads/graph.h"
+
+namespace dlsim {
+
+class ProgramLoad {
+ public:
+  ProgramLoad(const Graph& g, const std::vector<OpId>& order);
+
+  int positions() const { return static_cast<int>(load_.size()); }
+  OpId order_at(int i) const { return order_[static_cast<size_t>(i)]; }
+  const std::vector<uint64_t>& load() const { return load_; }  // by position, no swaps
+  uint64_t peak() const;
+  // Positions whose op reads or writes `t` (workspace excluded), ascending, each once.
+  const std::vector<int>& uses(TensorId t) const { return uses_[static_cast<size_t>(t)]; }
+  // Positions whose op writes `t`, ascending.
+  const std::vector<int>& writes(TensorId t) const { return writes_[static_cast<size_t>(t)]; }
+
+  // The load with `plan` applied; `free_points` from resolve_free_points.
+  std::vector<uint64_t> with_plan(const SwapPlan& plan, const std::vector<int>& free_points) const;
+  // Its peak, the free points resolved for the streams of `stream_of` (by OpId).
+  uint64_t peak_with(const SwapPlan& plan, const std::vector<int>& stream_of) const;
+
+ private:
+  const Graph& g_;
+  std::vector<OpId> order_;
+  std::vector<uint64_t> load_;
+  std::vector<std::vector<int>> uses_, writes_;
+};
+
+// The position after which each action's tensor is freed: free_after when set, else the lowering's default
+// (after the next op on the tensor's allocation stream before in_issue_after, else at in_issue_after). The
+// allocation stream is the stream of the tensor's first use (stream 0 for a persistent tensor), then that of
+// the op a copy-in served. sim/lower.cc frees there; ProgramLoad counts it there.
+std::vector<int> resolve_free_points(const Graph& g, const std::vector<OpId>& order, const std::vector<int>& stream_of,
+                                     const SwapPlan& plan);
+
+}  // namespace dlsim

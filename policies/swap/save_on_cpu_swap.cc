@@ -1,0 +1,100 @@
+#include "policies/swap/save_on_cpu_swap.h"
+
+#include <algorithm>
+#include <map>
+
+#include "policies/swap/program_load.h"
+
+namespace dlsim {
+
+namespace {
+// One backward node's reads of one saved tensor: its first and last position.
+struct NodeUse {
+  int first = 0, last = 0;
+};
+}  // namespace
+
+SwapResult SaveOnCpuSwap::plan(const SwapContext& ctx) {
+  const Graph& g = ctx.graph;
+  const std::vector<OpId>& order = ctx.schedule.order;
+  const int n = static_cast<int>(order.size());
+  const ProgramLoad load(g, order);
+  std::vector<int> pos_of(g.ops().size(), -1);
+  for (int p = 0; p < n; ++p) pos_of[static_cast<size_t>(order[static_cast<size_t>(p)])] = p;
+
+  // saved[t]: (forward op position, that node's reads of t), nodes in backward order.
+  std::map<TensorId, std::vector<std::pair<int, NodeUse>>> saved;
+  for (int p = 0; p < n; ++p) {
+    const Op& b = g.op(order[static_cast<size_t>(p)]);
+    if (b.phase != Phase::Backward || b.forward_op < 0) continue;
+    for (TensorId t : b.inputs) {
+      if (g.tensor(t).kind == TensorKind::Gradient) continue;
+      const int f = pos_of[static_cast<size_t>(b.forward_op)];
+      const Op& fwd = g.op(b.forward_op);
+      const bool touched_by_f = std::count(fwd.inputs.begin(), fwd.inputs.end(), t) ||
+                                std::count(fwd.outputs.begin(), fwd.outputs.end(), t);
+      if (!touched_by_f) continue;  // not something F saved (F's backward reads only its saved set and grads)
+      auto& nodes = saved[t];
+      auto it = std::find_if(nodes.begin(), nodes.end(), [&](const auto& x) { return x.first == f; });
+      if (it == nodes.end()) nodes.push_back({f, {p, p}});
+      else it->second.last = p;
+    }
+  }
+
+  SwapResult out;
+  out.plan.streams = CopyStreams::Compute;
+  out.plan.host_waits_for_copy_out = true;
+  uint64_t pack_bytes = 0, unpack_bytes = 0, param_bytes = 0;
+  size_t packs = 0, unpacks = 0;
+  for (auto& [t, nodes] : saved) {
+    const Tensor& x = g.tensor(t);
+    std::sort(nodes.begin(), nodes.end(), [](const auto& a, const auto& b) { return a.second.first < b.second.first; });
+    int last_pack = -1;
+    for (const auto& [f, use] : nodes) {  // one pack per op that saved it
+      out.plan.copies.push_back({t, f, true});
+      last_pack = std::max(last_pack, f);
+      ++packs;
+      pack_bytes += x.bytes;
+      if (x.persistent) param_bytes += x.bytes;
+    }
+    unpacks += nodes.size();
+    unpack_bytes += x.bytes * nodes.size();
+    if (x.persistent) {  // the module keeps the parameter on the device: each unpack is a copy into a twin
+      for (const auto& node : nodes) out.plan.copies.push_back({t, node.second.first, false});
+      continue;
+    }
+    int last_fwd = -1;
+    for (int u : load.uses(t))
+      if (g.op(order[static_cast<size_t>(u)]).phase == Phase::Forward) last_fwd = u;
+    bool written_after_pack = false;
+    for (int w : load.writes(t)) written_after_pack = written_after_pack || (w > last_pack && w <= last_fwd);
+    int held_until = last_fwd;  // the device copy is current up to here
+    bool first = true;
+    for (const auto& node : nodes) {
+      const NodeUse& u = node.second;
+      if (u.first - 1 > held_until) {
+        SwapAction a;
+        a.tensor = t;
+        a.out_after = held_until;
+        a.free_after = held_until;
+        a.copy_out = first && written_after_pack;  // the packed copy is current unless a forward op rewrote it
+        a.in_issue_after = u.first - 1;
+        a.in_needed_by = u.first;
+        out.plan.actions.push_back(a);
+      } else {
+        out.plan.copies.push_back({t, u.first, false});  // unpacked at once into the live copy
+      }
+      held_until = u.last;
+      first = false;
+    }
+  }
+  out.report = {{"packs", packs},
+                {"pack_bytes", pack_bytes},
+                {"parameter_pack_bytes", param_bytes},
+                {"unpacks", unpacks},
+                {"unpack_bytes", unpack_bytes},
+                {"pytorch_pinned_host_bytes", pack_bytes}};
+  return out;
+}
+
+}  // namespace dlsim
