@@ -153,13 +153,21 @@ class AbsenceSearch {
   // Step 4: drop the worst staller and cover again without it, while the estimate improves.
   std::vector<AbsenceChoice> improve(CoverRule rule, std::vector<AbsenceChoice> chosen, int rounds) const {
     normalize(chosen);
-    TimeNs best = estimate(to_plan(chosen)).t.iteration_ns;
+    TimeNs best = estimate(to_plan(chosen)).iteration_ns;
     std::set<size_t> banned;
     for (int r = 0; r < rounds; ++r) {
       const auto est = estimate(to_plan(chosen));
-      size_t worst = chosen.size();
+      // the estimate's figures are per plan action, and to_plan leaves out the choices with no absence
+      std::vector<size_t> choice_of;
       for (size_t k = 0; k < chosen.size(); ++k)
-        if (est.t.stall_of[k] > 0 && (worst == chosen.size() || est.t.stall_of[k] > est.t.stall_of[worst])) worst = k;
+        if (chosen[k].f < chosen[k].g) choice_of.push_back(k);
+      size_t worst = chosen.size();
+      TimeNs worst_stall = 0;
+      for (size_t a = 0; a < choice_of.size(); ++a)
+        if (est.stall_of[a] > worst_stall) {
+          worst_stall = est.stall_of[a];
+          worst = choice_of[a];
+        }
       if (worst == chosen.size()) break;  // nothing stalls
       banned.insert(chosen[worst].gap);
       std::vector<AbsenceChoice> trial = chosen;
@@ -172,7 +180,7 @@ class AbsenceSearch {
       if (!met(trial)) continue;
       relax(trial);
       normalize(trial);
-      const TimeNs t = estimate(to_plan(trial)).t.iteration_ns;
+      const TimeNs t = estimate(to_plan(trial)).iteration_ns;
       if (t < best) {
         best = t;
         chosen = trial;
@@ -210,11 +218,8 @@ class AbsenceSearch {
     return plan;
   }
 
-  struct Estimate {
-    TimelineEstimate t;
-    std::vector<TimeNs> out_end;  // per action: its copy-out's end on an unstalled timeline
-  };
-  Estimate estimate(const SwapPlan& plan) const {
+  // The timeline estimate of a plan (swap_timeline.h): its iteration time and, per action, the stall it caused.
+  TimelineEstimate estimate(const SwapPlan& plan) const {
     std::vector<int> lw;
     for (const SwapAction& a : plan.actions) {
       int w = -1;
@@ -224,18 +229,7 @@ class AbsenceSearch {
     }
     std::vector<int> fp;
     for (const SwapAction& a : plan.actions) fp.push_back(a.free_after);
-    Estimate e;
-    e.t = timeline_.estimate(ctx_.graph, plan, fp, lw);
-    // where each copy-out ends, in profile time from its op: serial D2H from the writer's end (for relax)
-    TimeNs d2h = 0;
-    for (size_t k = 0; k < plan.actions.size(); ++k) {
-      const SwapAction& a = plan.actions[k];
-      const TimeNs ready = lw[k] >= 0 ? ctx_.profile.op_end[static_cast<size_t>(lw[k])] : 0;
-      const TimeNs s = std::max(ready, d2h);
-      d2h = s + (a.copy_out ? copy_.out(ctx_.graph.tensor(a.tensor).bytes) : 0);
-      e.out_end.push_back(d2h);
-    }
-    return e;
+    return timeline_.estimate(ctx_.graph, plan, fp, lw);
   }
 
   // The gaps a plan's actions use (actions on gaps this search does not know are left out).

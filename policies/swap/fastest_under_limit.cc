@@ -87,7 +87,7 @@ SwapResult FastestUnderLimit::plan(const SwapContext& ctx) {
       add(conv ? "vdnn conv" : "vdnn all", VdnnSwap(vo).plan(ctx).plan);
     }
   }
-  for (Entry& e : entries) e.estimate = s.estimate(e.plan).t.iteration_ns;
+  for (Entry& e : entries) e.estimate = s.estimate(e.plan).iteration_ns;
   std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.estimate < b.estimate; });
   // Step 6: the plan estimated best, whoever made it, taken apart into gaps and scheduled and improved as ours.
   if (!entries.empty()) {
@@ -97,7 +97,7 @@ SwapResult FastestUnderLimit::plan(const SwapContext& ctx) {
       chosen = s.improve(CoverRule::LongestSlack, chosen, 40);
       const SwapPlan improved = s.to_plan(chosen);
       if (planned_peak(ctx, load, improved) <= limit)
-        entries.insert(entries.begin(), {"rescheduled: " + entries.front().name, improved, s.estimate(improved).t.iteration_ns});
+        entries.insert(entries.begin(), {"rescheduled: " + entries.front().name, improved, s.estimate(improved).iteration_ns});
       std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.estimate < b.estimate; });
     }
   }

@@ -126,6 +126,7 @@ SlotPlan plan_with_slots(const Graph& g, const std::vector<OpId>& order, const S
           if (std::find(need.begin(), need.end(), v) != need.end()) continue;
           const int nu = next_use(v, p - 1);
           if (nu == std::numeric_limits<int>::max()) continue;  // no later use this iteration: it stays
+          if (load.uses(v).front() > p - 1) continue;  // a persistent tensor not used yet this iteration stays too
           if (nu > far) {
             far = nu;
             victim = v;

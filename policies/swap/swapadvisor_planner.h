@@ -8,7 +8,7 @@
 // Here: "managed" tensors (at least min_bytes, not workspaces) live in slots; the rest (small tensors,
 // workspaces) must fit in what the slots leave of the limit at every op. A tensor prefetched and not yet used
 // is not evicted again (an absence is one interval between two uses in the plan language), and a persistent
-// tensor with no later use in the iteration stays (swaps do not cross iterations). The paper's details
+// tensor with no later use in the iteration, or none yet, stays (swaps do not cross iterations). The paper's details
 // beyond the abstract are recalled, not read (notes B3): the class split below is ours.
 #include <cstdint>
 #include <string>

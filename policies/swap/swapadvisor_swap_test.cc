@@ -44,6 +44,32 @@ TEST_CASE("SwapAdvisor's planner: slots per size class, the furthest next use ev
   CHECK_FALSE(plan_with_slots(m.g, m.schedule.order, sc, {2}, 32 * kMiB).feasible);
 }
 
+TEST_CASE("SwapAdvisor's eviction passes over a persistent tensor not used yet in the iteration") {
+  // One class of 1 MiB tensors, two slots: W (persistent) holds one from the start, A's a1 the other. B needs a
+  // slot for a2; W and a1 are both next used by D, and W comes first among the residents, but W has not been
+  // used yet in this iteration, and an absence runs between two uses: it stays, and a1 goes out after A and
+  // comes back for D.
+  //   pos 0: A -> a1;  1: B -> a2;  2: C reads a2;  3: D reads W, a1
+  Graph g;
+  const TensorId w = add_tensor(g, "W", kMiB, true);
+  const TensorId a1 = add_tensor(g, "a1", kMiB), a2 = add_tensor(g, "a2", kMiB);
+  add_op(g, "A", {}, {a1});
+  add_op(g, "B", {}, {a2});
+  add_op(g, "C", {a2}, {});
+  add_op(g, "D", {w, a1}, {});
+  const Schedule sched = serial_schedule(g);
+  const ProgramLoad load(g, sched.order);
+  const SizeClasses sc = size_classes(g, load, kMiB, 1);
+  const SlotPlan sp = plan_with_slots(g, sched.order, sc, {2}, 4 * kMiB);
+  REQUIRE(sp.feasible);
+  REQUIRE(sp.plan.actions.size() == 1);
+  const SwapAction& a = sp.plan.actions[0];
+  CHECK(a.tensor == a1);
+  CHECK(a.out_after == 0);
+  CHECK(a.free_after == 0);
+  CHECK(a.in_needed_by == 3);
+}
+
 TEST_CASE("SwapAdvisor's size classes cost memory: here no split goes below the peak that other plans beat") {
   // E needs t3 (16 MiB) and s (8 MiB) at once: two slots of 16 MiB in one class, or one slot in each of their
   // own classes plus one per other class: 30.25 MiB at least, where freeing t1 and t2 alone gives 24.25.
