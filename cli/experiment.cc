@@ -29,7 +29,8 @@ const std::vector<std::string>& experiment_keys() {
   static const std::vector<std::string> keys = {"model",         "batch",   "hw",        "hw_override",
                                                 "pool",          "swap",    "concurrency", "iterations",
                                                 "image_size",    "seq_len", "optimizer", "precision",
-                                                "tf32",          "memory_format", "kernels"};
+                                                "tf32",          "memory_format", "kernels",
+                                                "launch"};
   return keys;
 }
 
@@ -155,6 +156,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.tf32 = read_choice(m, "tf32", Tf32::Conv, kTf32Modes);
   e.memory_format = read_choice(m, "memory_format", MemoryFormat::NCHW, kMemoryFormats);
   e.kernels = read_choice(m, "kernels", Kernels::Eager, kKernelChoices);
+  e.launch = read_choice(m, "launch", LaunchMode::Eager, kLaunchModes);
   return e;
 }
 

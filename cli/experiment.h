@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/params.h"
+#include "sim/executor.h"
 #include "workloads/training.h"
 
 namespace dlsim {
@@ -43,6 +44,7 @@ struct Experiment {
   Tf32 tf32 = Tf32::Conv;
   MemoryFormat memory_format = MemoryFormat::NCHW;
   Kernels kernels = Kernels::Eager;
+  LaunchMode launch = LaunchMode::Eager;  // eager launches, or one CUDA Graph per iteration (sim/executor.h)
   // Set in code only (dlsim calibrate --published tries fitted efficiencies): kernel-model parameters that replace
   // the hardware file's `roofline:` values.
   std::map<std::string, ParamValue> kernel_model_overrides;

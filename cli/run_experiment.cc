@@ -89,6 +89,7 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
   SimOptions opt;
   opt.iterations = e.iterations;
+  opt.launch = e.launch;
   opt.record_trace = artifacts != nullptr || prep.swap.has_value();  // a swap run reads its copies off the trace
   RunResult r = simulate(program, ctx, opt);
 
@@ -104,6 +105,8 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   out.device_frees = dev.free_calls();
   out.alloc_time_us = r.allocator_ns.empty() ? 0.0 : static_cast<double>(r.allocator_ns.back()) / 1000.0;
   out.events = r.events_processed;
+  out.sm_occupancy = r.steady_sm_occupancy;
+  out.streams = program.num_streams;
   out.pool_report = pool->report();
   out.kernel_model = hw.spec.kernel_model;
   out.kernel_report = hw.kernels->report(g);
@@ -137,6 +140,9 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["iterations"] = e.iterations;
   j["iterations_completed"] = r.iterations_run;
   j["iteration_time_us"] = r.iteration_time_us;
+  j["launch"] = to_string(e.launch);
+  j["streams"] = r.streams;
+  j["sm_occupancy"] = r.sm_occupancy;
   j["first_iteration_time_us"] = r.first_iteration_time_us;
   j["peak_live_bytes"] = r.peak_live_bytes;
   j["peak_reserved_bytes"] = r.peak_reserved_bytes;

@@ -31,6 +31,8 @@ struct ExperimentResult {
   uint64_t device_frees = 0;
   double alloc_time_us = 0;         // host time in allocator calls in the steady-state iteration
   uint64_t events = 0;              // discrete events processed
+  double sm_occupancy = 0;          // steady state: mean share of the GPU's thread-block slots kernels held
+  int streams = 1;                  // the program's streams (compute and copy)
   double sim_wall_ms = 0;           // wall time of the simulation (the one non-deterministic figure)
   size_t ops = 0;
   size_t tensors = 0;

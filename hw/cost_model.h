@@ -14,6 +14,11 @@ namespace dlsim {
 struct KernelCost {
   TimeNs duration_ns = 0;   // standalone, the GPU to itself
   double sm_fraction = 1.0; // share of the SMs the kernel can occupy (1 = it fills the GPU)
+  // The grid (sim/device_model.h dispatches it): thread blocks, and how many of them one SM holds at once. The
+  // kernel runs in ceil(blocks / (SMs * blocks_per_sm)) waves of equal length. blocks = 0: not known; the
+  // device takes round(sm_fraction * SMs) blocks, one per SM: a single wave over sm_fraction of the GPU.
+  int64_t blocks = 0;
+  int blocks_per_sm = 1;
 };
 
 class KernelCostModel {

@@ -221,6 +221,30 @@ void read_conv_workspace(const YamlMap& top, GpuSpec& g) {
       });
 }
 
+// `concurrent_kernels:` (optional, every key optional with ConcurrencySpec's default).
+void read_concurrency(const YamlMap& m, GpuSpec& g) {
+  m.check_keys({"max_connections", "gemm_blocks_per_sm", "elementwise_blocks_per_sm", "hbm_share_fraction",
+                "co_run_slowdown", "graph_launch_us", "graph_node_us"});
+  ConcurrencySpec& c = g.concurrency;
+  if (m.has("max_connections")) c.max_connections = static_cast<int>(get_int_in_range(m, "max_connections", 1, 32));
+  if (m.has("gemm_blocks_per_sm"))
+    c.gemm_blocks_per_sm = static_cast<int>(get_int_in_range(m, "gemm_blocks_per_sm", 1, 64));
+  if (m.has("elementwise_blocks_per_sm"))
+    c.elementwise_blocks_per_sm = static_cast<int>(get_int_in_range(m, "elementwise_blocks_per_sm", 1, 64));
+  if (m.has("hbm_share_fraction")) {
+    c.hbm_share_fraction = m.get_double("hbm_share_fraction");
+    if (!(c.hbm_share_fraction > 0 && c.hbm_share_fraction <= 1))
+      m.fail("hbm_share_fraction", "must be in (0, 1], got " + format_number(c.hbm_share_fraction));
+  }
+  if (m.has("co_run_slowdown")) {
+    c.co_run_slowdown = m.get_double("co_run_slowdown");
+    if (!(c.co_run_slowdown >= 0 && c.co_run_slowdown <= 10))
+      m.fail("co_run_slowdown", "must be in [0, 10], got " + format_number(c.co_run_slowdown));
+  }
+  if (m.has("graph_launch_us")) c.graph_launch_ns = us_to_ns(get_non_negative(m, "graph_launch_us"));
+  if (m.has("graph_node_us")) c.graph_node_ns = us_to_ns(get_non_negative(m, "graph_node_us"));
+}
+
 std::filesystem::path hw_dir() {
   // The environment wins so that an installed binary can point at a copied configs/ tree.
   const char* env = std::getenv("DLSIM_SOURCE_DIR");
@@ -236,7 +260,7 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path) {
   YamlMap m(node, path);
   m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "kernel_model", "roofline",
                 "pcie", "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times",
-                "conv_workspace"});
+                "conv_workspace", "concurrent_kernels"});
   GpuSpec g;
   g.name = std::filesystem::path(path).stem().string();
   g.file = path;
@@ -250,6 +274,7 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path) {
   g.launch_overhead_ns = us_to_ns(get_non_negative(m, "launch_overhead_us"));
   read_alloc_cost(m.get_map("cudamalloc"), g.malloc_base_ns, g.malloc_ns_per_gib);
   read_alloc_cost(m.get_map("cudafree"), g.free_base_ns, g.free_ns_per_gib);
+  if (m.has("concurrent_kernels")) read_concurrency(m.get_map("concurrent_kernels"), g);
   if (m.has("kernel_times")) read_kernel_times(m, g);
   if (m.has("conv_workspace")) read_conv_workspace(m, g);
   read_kernel_model(m, g);

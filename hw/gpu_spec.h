@@ -23,6 +23,31 @@ enum class MathPath : uint8_t {
 };
 const char* to_string(MathPath p);  // "cuda-core", "tf32", "fp16", "bf16"
 
+// How kernels share the GPU when streams run them concurrently (sim/device_model.h), the hardware file's optional
+// `concurrent_kernels:` block. Every default is an assumption ([A]) until `dlsim calibrate` fits it from the
+// concurrent-convolution micro-benchmarks (validate/calibrate.h: co_run_slowdown, gemm_blocks_per_sm).
+struct ConcurrencySpec {
+  // CUDA_DEVICE_MAX_CONNECTIONS: hardware work queues; stream s feeds queue s % max_connections, and the commands
+  // of streams sharing a queue run in issue order across them (a false dependency).
+  int max_connections = 8;
+  // Thread blocks one SM holds at once: for a tensor-core GEMM/convolution tile (128x128, 256 threads, about
+  // 100 KB of shared memory for a 3-stage fp32/TF32 pipeline: two fit in an H100 SM's 228 KB) and for an
+  // elementwise kernel (128 threads: 16 fill the 2048 threads of an SM).
+  int gemm_blocks_per_sm = 2;
+  int elementwise_blocks_per_sm = 16;
+  // Fraction of the peak HBM bandwidth kernels running together can share; when their demands exceed it the
+  // memory-bound ones slow down in proportion.
+  double hbm_share_fraction = 0.9;
+  // How much each other kernel resident at the same time slows a kernel (L2, instruction issue, memory latency):
+  // rate = 1 / (1 + co_run_slowdown * (resident kernels - 1)).
+  double co_run_slowdown = 0.0;
+  // Launch path under CUDA Graphs (experiment key launch: cuda-graph): one cudaGraphLaunch per iteration, and a
+  // small cost per kernel node as the graph's work is fed to the GPU.
+  TimeNs graph_launch_ns = 10000;
+  TimeNs graph_node_ns = 100;
+  bool operator==(const ConcurrencySpec&) const = default;
+};
+
 struct GpuSpec {
   std::string name;  // e.g. "h100-sxm" (the file's stem)
   std::string file;  // where it was read from
@@ -58,6 +83,7 @@ struct GpuSpec {
   int copy_engines = 0;            // async copy engines (1 per direction at least)
 
   TimeNs launch_overhead_ns = 0;   // host time to issue one kernel
+  ConcurrencySpec concurrency;     // the `concurrent_kernels:` block (optional; defaults [A])
   TimeNs malloc_base_ns = 0;       // cudaMalloc: base + per GiB
   double malloc_ns_per_gib = 0;
   TimeNs free_base_ns = 0;         // cudaFree: base + per GiB (plus the device synchronisation it implies)

@@ -319,3 +319,58 @@ TEST_CASE("calibrated tables: batch-free entries, conv_workspace (0 bytes allowe
   CHECK(load_error(replace(text, "bytes: 0,", "bytes: -1,")).key() == "conv_workspace[0].bytes");
   CHECK(load_error(replace(text, ", batch: 64}", "}")).key() == "kernel_times[1].batch_free");
 }
+
+TEST_CASE("concurrent_kernels: optional, [A] defaults, each key range-checked with file, line and key") {
+  TempFile plain("plain.yaml", kValid);
+  const GpuSpec d = load_gpu_spec(plain.path());
+  CHECK(d.concurrency == ConcurrencySpec{});
+  CHECK(d.concurrency.max_connections == 8);  // CUDA_DEVICE_MAX_CONNECTIONS' default
+
+  const std::string block =
+      "concurrent_kernels:\n"           // 32
+      "  max_connections: 4\n"          // 33
+      "  gemm_blocks_per_sm: 1\n"       // 34
+      "  elementwise_blocks_per_sm: 8\n"  // 35
+      "  hbm_share_fraction: 0.85\n"    // 36
+      "  co_run_slowdown: 0.2\n"        // 37
+      "  graph_launch_us: 7.5\n"        // 38
+      "  graph_node_us: 0.25\n";        // 39
+  TempFile full("full.yaml", kValid + block);
+  const ConcurrencySpec c = load_gpu_spec(full.path()).concurrency;
+  CHECK(c.max_connections == 4);
+  CHECK(c.gemm_blocks_per_sm == 1);
+  CHECK(c.elementwise_blocks_per_sm == 8);
+  CHECK(c.hbm_share_fraction == 0.85);
+  CHECK(c.co_run_slowdown == 0.2);
+  CHECK(c.graph_launch_ns == 7500);
+  CHECK(c.graph_node_ns == 250);
+
+  struct Bad {
+    std::string from, to, key;
+    int line;
+    std::string message;
+  };
+  const std::vector<Bad> bad = {
+      {"max_connections: 4", "max_connections: 0", "concurrent_kernels.max_connections", 33, "out of range [1, 32]"},
+      {"max_connections: 4", "max_connections: 33", "concurrent_kernels.max_connections", 33, "out of range [1, 32]"},
+      {"gemm_blocks_per_sm: 1", "gemm_blocks_per_sm: 0", "concurrent_kernels.gemm_blocks_per_sm", 34, "out of range"},
+      {"elementwise_blocks_per_sm: 8", "elementwise_blocks_per_sm: 65", "concurrent_kernels.elementwise_blocks_per_sm",
+       35, "out of range [1, 64]"},
+      {"hbm_share_fraction: 0.85", "hbm_share_fraction: 0", "concurrent_kernels.hbm_share_fraction", 36,
+       "must be in (0, 1], got 0"},
+      {"hbm_share_fraction: 0.85", "hbm_share_fraction: 1.5", "concurrent_kernels.hbm_share_fraction", 36,
+       "must be in (0, 1], got 1.5"},
+      {"co_run_slowdown: 0.2", "co_run_slowdown: -0.1", "concurrent_kernels.co_run_slowdown", 37,
+       "must be in [0, 10], got -0.1"},
+      {"graph_launch_us: 7.5", "graph_launch_us: -1", "concurrent_kernels.graph_launch_us", 38, "must not be negative"},
+      {"graph_node_us: 0.25", "graph_node_us: fast", "concurrent_kernels.graph_node_us", 39, "expected"},
+      {"graph_node_us: 0.25", "graph_node_us: 0.25\n  streams: 3", "concurrent_kernels.streams", 40, "max_connections"},
+  };
+  for (const Bad& b : bad) {
+    INFO(b.to);
+    const ConfigError e = load_error(replace(kValid + block, b.from, b.to));
+    CHECK(e.key() == b.key);
+    CHECK(e.line() == b.line);
+    CHECK(std::string(e.what()).find(b.message) != std::string::npos);
+  }
+}

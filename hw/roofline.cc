@@ -61,25 +61,38 @@ double compute_peak(const GpuSpec& spec, const Graph& g, const Op& op) {
   return path_peak(spec, math_path(spec, g, op));
 }
 
+int64_t tensor_core_blocks(double out_elems, double k, int sms, double tile_elems, double min_split_k) {
+  const double tiles = std::ceil(out_elems / tile_elems);
+  const double max_splits = std::max(1.0, std::floor(k / min_split_k));
+  const double wanted_splits = std::max(1.0, std::ceil(static_cast<double>(std::max(sms, 1)) / tiles));
+  return static_cast<int64_t>(std::max(1.0, tiles * std::min(max_splits, wanted_splits)));
+}
+
+RooflineCostModel::Grid RooflineCostModel::grid(const Graph& g, const Op& op) const {
+  const double out = output_elements(g, op);
+  Grid r;
+  if (runs_on_tensor_cores(op.kind)) {
+    const double k = op.flops > 0 ? op.flops / (2.0 * out) : 1.0;  // reduction length: flops = 2 * out * K
+    r.blocks = tensor_core_blocks(out, k, spec_.sms, options_.tensor_tile_elems, options_.min_split_k);
+    r.blocks_per_sm = spec_.concurrency.gemm_blocks_per_sm;
+  } else {
+    r.blocks = static_cast<int64_t>(std::max(1.0, std::ceil(out / options_.elementwise_block_elems)));
+    r.blocks_per_sm = spec_.concurrency.elementwise_blocks_per_sm;
+  }
+  return r;
+}
+
 double RooflineCostModel::sm_fraction(const Graph& g, const Op& op) const {
   const double sms = static_cast<double>(std::max(spec_.sms, 1));
-  const double out = output_elements(g, op);
-  double blocks;
-  if (runs_on_tensor_cores(op.kind)) {
-    double tiles = std::ceil(out / options_.tensor_tile_elems);
-    double k = op.flops > 0 ? op.flops / (2.0 * out) : 1.0;  // reduction length: flops = 2 * out * K
-    double max_splits = std::max(1.0, std::floor(k / options_.min_split_k));
-    double wanted_splits = std::max(1.0, std::ceil(sms / tiles));
-    blocks = tiles * std::min(max_splits, wanted_splits);
-  } else {
-    blocks = std::ceil(out / options_.elementwise_block_elems);
-  }
-  return std::clamp(blocks / sms, 1.0 / sms, 1.0);
+  return std::clamp(static_cast<double>(grid(g, op).blocks) / sms, 1.0 / sms, 1.0);
 }
 
 KernelCost RooflineCostModel::cost(const Graph& g, const Op& op) const {
   KernelCost c;
   c.sm_fraction = sm_fraction(g, op);
+  const Grid gr = grid(g, op);
+  c.blocks = gr.blocks;
+  c.blocks_per_sm = gr.blocks_per_sm;
   const double bytes = static_cast<double>(op.bytes_read) + static_cast<double>(op.bytes_written);
   if (op.flops <= 0 && bytes <= 0) {
     c.duration_ns = 0;

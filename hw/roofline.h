@@ -36,6 +36,11 @@ struct RooflineOptions {
 // Convolutions and matrix products (forward and backward) can run on tensor cores (hw/math_path.h's is_matrix_op).
 bool runs_on_tensor_cores(OpKind k);
 
+// Thread blocks of a tensor-core GEMM or implicit-GEMM convolution with `out_elems` output elements and a
+// reduction of length `k`: one per tile of tile_elems outputs, times the split-K slices (at least min_split_k of
+// the reduction each) needed to give every one of `sms` SMs a block.
+int64_t tensor_core_blocks(double out_elems, double k, int sms, double tile_elems, double min_split_k);
+
 // The FLOP/s peak an op can reach (before the efficiency factor): that of its math path on this GPU
 // (hw/math_path.h: 16-bit tensor cores, TF32 where allowed — by default for convolutions, not for matmuls, as
 // PyTorch — else the CUDA-core fp32 rate, which every non-matrix op gets).
@@ -70,6 +75,13 @@ class RooflineCostModel : public KernelCostModel {
   //   threads x 4 elements; recalled, not checked against the source).
   // sm_fraction = min(1, blocks / SMs), and at least one SM.
   double sm_fraction(const Graph& g, const Op& op) const;
+  // The same thread blocks as a grid: how many, and how many one SM holds (the hardware file's
+  // concurrent_kernels.gemm_blocks_per_sm for tensor-core tiles, elementwise_blocks_per_sm for the rest).
+  struct Grid {
+    int64_t blocks = 1;
+    int blocks_per_sm = 1;
+  };
+  Grid grid(const Graph& g, const Op& op) const;
 
   const GpuSpec& spec() const { return spec_; }
   const RooflineOptions& options() const { return options_; }

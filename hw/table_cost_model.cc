@@ -27,18 +27,24 @@ std::optional<TimeNs> scaled_time(const GpuSpec& spec, const std::string& key, i
 
 }  // namespace
 
+// A measured time with the roofline's grid (the measurement says how long, not how the kernel was laid out).
+KernelCost TableCostModel::with_grid(const Graph& g, const Op& op, TimeNs t) const {
+  const RooflineCostModel::Grid gr = roofline_.grid(g, op);
+  return KernelCost{t, roofline_.sm_fraction(g, op), gr.blocks, gr.blocks_per_sm};
+}
+
 KernelCost TableCostModel::cost(const Graph& g, const Op& op) const {
   const auto& table = spec().kernel_times;
   auto it = table.find(op_signature(g, op));
   if (it != table.end()) {
     ++hits_;
-    return KernelCost{it->second, roofline_.sm_fraction(g, op)};
+    return with_grid(g, op, it->second);
   }
   if (!spec().kernel_times_by_batch.empty())
     if (auto key = batch_free_signature(g, op))
       if (auto t = scaled_time(spec(), key->key, key->batch, roofline_.options().kernel_fixed_ns)) {
         ++hits_;
-        return KernelCost{*t, roofline_.sm_fraction(g, op)};
+        return with_grid(g, op, *t);
       }
   ++misses_;
   return roofline_.cost(g, op);

@@ -40,6 +40,7 @@ class TableCostModel : public KernelCostModel {
   const GpuSpec& spec() const { return roofline_.spec(); }
 
  private:
+  KernelCost with_grid(const Graph& g, const Op& op, TimeNs t) const;
   RooflineCostModel roofline_;
   mutable std::atomic<uint64_t> hits_{0};
   mutable std::atomic<uint64_t> misses_{0};

@@ -5,14 +5,23 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/fluid_share.h"
-
 namespace dlsim {
+
+namespace {
+// Progress (standalone ns) within which a wave counts as ended: event times are whole nanoseconds, so a
+// completion is scheduled at the first whole ns at or after v_end minus this much, and a wave whose v_end is
+// that close is retired there. It keeps a kernel alone on the GPU ending exactly its standalone time after it
+// started, however many waves it has.
+constexpr double kProgressSlack = 1e-3;
+// Free slot share within which one more block still fits (the shares are sums of 1 / (SMs x k)).
+constexpr double kShareSlack = 1e-9;
+}  // namespace
 
 DeviceModel::DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCostModel& kernels,
                          const TransferModel& link, int num_streams, int num_events, EventQueue& queue,
-                         DeviceListener& listener, Trace* trace)
+                         DeviceListener& listener, Trace* trace, const std::vector<int>& priorities)
     : graph_(graph),
+      gpu_(gpu),
       kernels_(kernels),
       link_(link),
       queue_(queue),
@@ -20,14 +29,22 @@ DeviceModel::DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCos
       trace_(trace),
       serial_copies_(gpu.copy_engines < 2) {
   // Negative counts are the executor's to report (it checks the Program before running it).
-  streams_.resize(static_cast<size_t>(std::max(num_streams, 0)));
+  const size_t streams = static_cast<size_t>(std::max(num_streams, 0));
+  const int connections = std::max(gpu.concurrency.max_connections, 1);
+  stream_connection_.resize(streams);
+  stream_priority_.assign(streams, 0);
+  for (size_t s = 0; s < streams; ++s) {
+    stream_connection_[s] = static_cast<int>(s % static_cast<size_t>(connections));
+    if (s < priorities.size()) stream_priority_[s] = priorities[s];
+  }
+  connections_.resize(std::min(streams, static_cast<size_t>(connections)));
   records_done_.assign(static_cast<size_t>(std::max(num_events, 0)), 0);
   costs_.assign(graph.ops().size(), KernelCost{});
   cost_known_.assign(graph.ops().size(), 0);
 }
 
 void DeviceModel::enqueue(int stream, const StreamCmd& c) {
-  streams_[static_cast<size_t>(stream)].fifo.push_back(c);
+  connections_[static_cast<size_t>(stream_connection_[static_cast<size_t>(stream)])].fifo.push_back({stream, c});
   ++pending_;
 }
 
@@ -36,7 +53,7 @@ void DeviceModel::settle(TimeNs now) {
   bool progress = true;
   while (progress) {
     progress = false;
-    for (size_t s = 0; s < streams_.size(); ++s) progress |= advance_stream(static_cast<int>(s));
+    for (size_t c = 0; c < connections_.size(); ++c) progress |= advance_connection(static_cast<int>(c));
   }
 }
 
@@ -44,27 +61,30 @@ void DeviceModel::handle(const Event& e, TimeNs now) {
   now_ = now;
   Activity& a = acts_[e.payload];
   if (!a.in_use || a.generation != e.generation) return;  // stale: its rate changed, or it finished
-  if (e.type == kActivityDone) finish_activity(e.payload);
-  else join_group(e.payload);  // kLatencyDone
+  if (e.type == kLatencyDone) join_group(e.payload);
+  else if (a.kernel) kernel_event(e.payload);
+  else finish_activity(e.payload);
 }
 
-bool DeviceModel::advance_stream(int s) {
-  Stream& st = streams_[static_cast<size_t>(s)];
+bool DeviceModel::advance_connection(int ci) {
+  Connection& conn = connections_[static_cast<size_t>(ci)];
   bool recorded = false;
-  while (!st.busy && !st.fifo.empty()) {
-    const StreamCmd c = st.fifo.front();
+  while (!conn.busy && !conn.fifo.empty()) {
+    const Queued q = conn.fifo.front();
+    const StreamCmd& c = q.cmd;
     if (c.kind == CmdKind::RecordEvent) {
       auto& done = records_done_[static_cast<size_t>(c.event)];
       done = std::max(done, c.record);  // records of one event complete in order when on one stream
       recorded = true;
     } else if (c.kind == CmdKind::WaitEvent) {
+      // The record waited for was issued before this wait, so it is ahead of it in its own queue: no deadlock.
       if (records_done_[static_cast<size_t>(c.event)] < c.record) return recorded;
     } else {
-      st.busy = true;
-      start_activity(s, c);
+      conn.busy = true;
+      start_activity(q.stream, c);
       return recorded;
     }
-    st.fifo.pop_front();
+    conn.fifo.pop_front();
     command_done(c.iteration);
   }
   return recorded;
@@ -74,9 +94,10 @@ const KernelCost& DeviceModel::kernel_cost(OpId op) {
   const auto i = static_cast<size_t>(op);
   if (!cost_known_[i]) {
     costs_[i] = kernels_.cost(graph_, graph_.op(op));
-    if (!(costs_[i].sm_fraction > 0 && costs_[i].sm_fraction <= 1) || costs_[i].duration_ns < 0)
+    const KernelCost& k = costs_[i];
+    if (!(k.sm_fraction > 0 && k.sm_fraction <= 1) || k.duration_ns < 0 || k.blocks < 0 || k.blocks_per_sm < 1)
       throw std::logic_error("kernel cost model gave op '" + graph_.op(op).name +
-                             "' a duration < 0 or an sm_fraction outside (0, 1]");
+                             "' a duration < 0, an sm_fraction outside (0, 1], blocks < 0 or blocks_per_sm < 1");
     cost_known_[i] = 1;
   }
   return costs_[i];
@@ -100,12 +121,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
   a.rate = 0;
   ++a.generation;
   if (c.kind == CmdKind::Launch) {
-    const KernelCost& k = kernel_cost(c.op);
-    a.kernel = true;
-    a.group = kKernels;
-    a.demand = k.sm_fraction;
-    a.remaining = static_cast<double>(k.duration_ns);
-    join_group(slot);
+    start_kernel(slot);
     return;
   }
   a.kernel = false;
@@ -123,6 +139,159 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
   }
 }
 
+// A kernel reaches the block scheduler: its grid, its wave length, its bandwidth demand. One that does no work
+// (a view, 0 ns) takes no slots and ends at once.
+void DeviceModel::start_kernel(uint32_t slot) {
+  Activity& a = acts_[slot];
+  const KernelCost& k = kernel_cost(a.cmd.op);
+  const int sms = std::max(gpu_.sms, 1);
+  a.kernel = true;
+  a.priority = stream_priority_[static_cast<size_t>(a.stream)];
+  a.arrival = arrivals_++;
+  a.v = 0;
+  a.waves.clear();
+  a.wave_head = 0;
+  a.last_wave_time = -1;
+  a.event_v = -1;
+  a.resident = 0;
+  a.start = -1;  // the trace's start: when its first block runs
+  if (k.duration_ns == 0) {
+    a.start = now_;
+    a.blocks_left = 0;
+    a.rate = 1;
+    queue_.push(now_, kActivityDone, slot, a.generation);
+    return;
+  }
+  const int per_sm = k.blocks > 0 ? k.blocks_per_sm : 1;
+  const int64_t blocks =
+      k.blocks > 0 ? k.blocks : std::max<int64_t>(1, std::llround(k.sm_fraction * static_cast<double>(sms)));
+  const int64_t slots = static_cast<int64_t>(sms) * per_sm;
+  const int64_t waves = (blocks + slots - 1) / slots;
+  a.blocks_left = blocks;
+  a.full_resident = std::min(blocks, slots);
+  a.block_share = 1.0 / static_cast<double>(slots);
+  a.wave_ns = static_cast<double>(k.duration_ns) / static_cast<double>(waves);
+  const Op& op = graph_.op(a.cmd.op);
+  const double bytes = static_cast<double>(op.bytes_read) + static_cast<double>(op.bytes_written);
+  a.bandwidth = bytes * 1e9 / static_cast<double>(k.duration_ns);
+  const double shared = gpu_.hbm_bandwidth * gpu_.concurrency.hbm_share_fraction;
+  a.memory_bound = shared > 0 ? std::min(1.0, a.bandwidth / shared) : 0.0;
+  // Dispatch order: stream priority (lower first), then arrival.
+  auto pos = std::upper_bound(resident_kernels_.begin(), resident_kernels_.end(), slot, [&](uint32_t x, uint32_t y) {
+    const Activity& p = acts_[x];
+    const Activity& q = acts_[y];
+    return p.priority != q.priority ? p.priority < q.priority : p.arrival < q.arrival;
+  });
+  resident_kernels_.insert(pos, slot);
+  schedule_kernels();
+}
+
+// A kernel's next wave ended (or a 0 ns kernel is done): retire the waves that ended, finish the kernel when
+// nothing of it is left, and hand the freed slots out again.
+void DeviceModel::kernel_event(uint32_t slot) {
+  Activity& a = acts_[slot];
+  if (a.blocks_left == 0 && a.resident == 0) {  // a 0 ns kernel
+    finish_activity(slot);
+    return;
+  }
+  a.v += a.rate * static_cast<double>(now_ - a.last);
+  a.last = now_;
+  a.event_v = -1;
+  while (a.wave_head < a.waves.size() && a.waves[a.wave_head].v_end <= a.v + kProgressSlack) {
+    a.resident -= a.waves[a.wave_head].blocks;
+    a.last_wave_end = a.waves[a.wave_head].v_end;
+    a.last_wave_time = now_;
+    ++a.wave_head;
+  }
+  if (a.wave_head == a.waves.size()) {
+    a.waves.clear();
+    a.wave_head = 0;
+  }
+  if (a.blocks_left == 0 && a.resident == 0) {
+    resident_kernels_.erase(std::find(resident_kernels_.begin(), resident_kernels_.end(), slot));
+    finish_activity(slot);  // schedules the remaining kernels
+    return;
+  }
+  schedule_kernels();
+}
+
+void DeviceModel::schedule_kernels() {
+  const ConcurrencySpec& cs = gpu_.concurrency;
+  // Progress up to now, and the slots the resident blocks hold.
+  double used = 0;
+  for (uint32_t slot : resident_kernels_) {
+    Activity& a = acts_[slot];
+    a.v += a.rate * static_cast<double>(now_ - a.last);
+    a.last = now_;
+    used += static_cast<double>(a.resident) * a.block_share;
+  }
+  // Block dispatch in order: each kernel takes what the free slots hold of its remaining blocks. A wave that
+  // follows one of the same kernel ending at this instant starts where that one ended (not where the rounding
+  // of event times put the kernel's progress), so waves back to back add up to the standalone time exactly.
+  double free = std::max(0.0, 1.0 - used);
+  for (uint32_t slot : resident_kernels_) {
+    Activity& a = acts_[slot];
+    if (a.blocks_left == 0) continue;
+    const auto fit = static_cast<int64_t>(std::floor((free + kShareSlack) / a.block_share));
+    const int64_t n = std::min(a.blocks_left, fit);
+    if (n <= 0) continue;
+    const double from = a.last_wave_time == now_ ? std::min(a.v, a.last_wave_end) : a.v;
+    a.waves.push_back({from + a.wave_ns, n});
+    if (a.start < 0) a.start = now_;
+    a.blocks_left -= n;
+    a.resident += n;
+    free -= static_cast<double>(n) * a.block_share;
+  }
+  // Rates: HBM bandwidth shared in proportion to resident blocks, and the general co-run slowdown.
+  double demand = 0, largest = 0;
+  int running = 0;
+  for (uint32_t slot : resident_kernels_) {
+    const Activity& a = acts_[slot];
+    if (a.resident == 0) continue;
+    ++running;
+    const double d = a.bandwidth * static_cast<double>(a.resident) / static_cast<double>(a.full_resident);
+    demand += d;
+    largest = std::max(largest, d);
+  }
+  const double shared = std::max(gpu_.hbm_bandwidth * cs.hbm_share_fraction, largest);
+  const double oversubscribed = shared > 0 ? std::max(1.0, demand / shared) : 1.0;
+  const double co_run = 1.0 + cs.co_run_slowdown * static_cast<double>(std::max(running - 1, 0));
+  double occupancy = 0;
+  for (uint32_t slot : resident_kernels_) {
+    Activity& a = acts_[slot];
+    occupancy += static_cast<double>(a.resident) * a.block_share;
+    if (a.resident == 0) {  // waiting for slots: no progress, no event
+      if (a.event_v >= 0) ++a.generation;
+      a.event_v = -1;
+      a.rate = 0;
+      continue;
+    }
+    const double rate = 1.0 / ((1.0 + a.memory_bound * (oversubscribed - 1.0)) * co_run);
+    const double next = a.waves[a.wave_head].v_end;
+    if (rate == a.rate && next == a.event_v) continue;  // its pending event still holds
+    a.rate = rate;
+    a.event_v = next;
+    ++a.generation;
+    const double ns = std::max(0.0, (next - kProgressSlack - a.v) / rate);
+    queue_.push(now_ + static_cast<TimeNs>(std::ceil(ns)), kActivityDone, slot, a.generation);
+  }
+  set_occupancy(std::min(occupancy, 1.0));
+}
+
+void DeviceModel::set_occupancy(double occupancy) {
+  if (occupancy == occupancy_) return;
+  occupancy_integral_ += occupancy_ * static_cast<double>(now_ - occupancy_since_);
+  occupancy_since_ = now_;
+  occupancy_ = occupancy;
+  if (trace_) {
+    if (!trace_->sm_occupancy.empty() && trace_->sm_occupancy.back().time == now_) {
+      trace_->sm_occupancy.back().value = occupancy;
+    } else {
+      trace_->sm_occupancy.push_back({now_, occupancy});
+    }
+  }
+}
+
 void DeviceModel::join_group(uint32_t slot) {
   Activity& a = acts_[slot];
   a.last = now_;
@@ -131,8 +300,8 @@ void DeviceModel::join_group(uint32_t slot) {
   resolve_group(a.group);
 }
 
-// Brings every member's remaining work up to date, solves the rates, and re-keys the completion of each
-// member whose rate changed (the old event goes stale through the generation counter).
+// Brings every copy's remaining work up to date, solves the rates, and re-keys the completion of each copy
+// whose rate changed (the old event goes stale through the generation counter).
 void DeviceModel::resolve_group(int g) {
   std::vector<uint32_t>& m = members_[g];
   for (uint32_t slot : m) {
@@ -140,20 +309,13 @@ void DeviceModel::resolve_group(int g) {
     a.remaining = std::max(0.0, a.remaining - a.rate * static_cast<double>(now_ - a.last));
     a.last = now_;
   }
-  scratch_rates_.assign(m.size(), 0.0);
-  if (g == kKernels) {
-    scratch_demands_.resize(m.size());
-    for (size_t i = 0; i < m.size(); ++i) scratch_demands_[i] = acts_[m[i]].demand;
-    max_min_fair_rates(scratch_demands_, scratch_rates_, scratch_order_);
-  } else if (serial_copies_) {
-    if (!m.empty()) scratch_rates_[0] = 1.0;  // one engine: the copy that reached it first
-  } else {
-    for (double& r : scratch_rates_) r = 1.0 / static_cast<double>(m.size());  // equal bandwidth shares
-  }
   for (size_t i = 0; i < m.size(); ++i) {
     Activity& a = acts_[m[i]];
-    if (scratch_rates_[i] == a.rate) continue;
-    a.rate = scratch_rates_[i];
+    double rate;
+    if (serial_copies_) rate = i == 0 ? 1.0 : 0.0;  // one engine: the copy that reached it first
+    else rate = 1.0 / static_cast<double>(m.size());  // equal bandwidth shares
+    if (rate == a.rate) continue;
+    a.rate = rate;
     ++a.generation;
     if (a.rate > 0)
       queue_.push(now_ + static_cast<TimeNs>(std::ceil(a.remaining / a.rate)), kActivityDone, m[i], a.generation);
@@ -162,8 +324,6 @@ void DeviceModel::resolve_group(int g) {
 
 void DeviceModel::finish_activity(uint32_t slot) {
   Activity& a = acts_[slot];
-  std::vector<uint32_t>& m = members_[a.group];
-  m.erase(std::find(m.begin(), m.end(), slot));
   a.in_use = false;
   ++a.generation;
   free_slots_.push_back(slot);
@@ -175,10 +335,16 @@ void DeviceModel::finish_activity(uint32_t slot) {
       trace_->copies.push_back({c.iteration, c.tensor, a.to_host, graph_.tensor(c.tensor).bytes, a.start, now_});
     }
   }
-  resolve_group(a.group);
-  Stream& st = streams_[static_cast<size_t>(a.stream)];
-  st.busy = false;
-  st.fifo.pop_front();
+  if (a.kernel) {
+    schedule_kernels();
+  } else {
+    std::vector<uint32_t>& m = members_[a.group];
+    m.erase(std::find(m.begin(), m.end(), slot));
+    resolve_group(a.group);
+  }
+  Connection& conn = connections_[static_cast<size_t>(stream_connection_[static_cast<size_t>(a.stream)])];
+  conn.busy = false;
+  conn.fifo.pop_front();
   command_done(c.iteration);
 }
 

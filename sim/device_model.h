@@ -1,19 +1,31 @@
 #pragma once
 // The device side of the simulator: the GPU as the host's commands reach it, behind a narrow interface, so that
-// a richer model (wave dispatch, bandwidth contention between kernels and copies) replaces this class without
-// touching the host side (sim/internal/engine.h), as SimGrid keeps its models apart from the engine that
-// drives them. What it models:
-// - Streams: FIFOs of StreamCmds, each running its head when the head may start. A RecordEvent completes at
-//   once when it reaches the head; a WaitEvent holds its stream until the record it waits for has completed.
-// - Activities: a kernel or a copy in progress, in a reused slot. Kernels share the SMs as a fluid (demand =
-//   KernelCost::sm_fraction, max-min fair when the demands exceed the GPU: sim/fluid_share.h); a copy first
-//   takes TransferModel::latency, then moves its bytes with the copies in flight in its direction (equal
-//   shares), or, with fewer than two copy engines, one copy at a time in the order they reached the engine.
-// - Sharing groups: the kernels, and one group per copy engine direction. Rates are solved again only when a
-//   group's membership changes; each member whose rate changed gets a new completion event, and its old one
-//   goes stale through a generation counter.
+// the host side (sim/internal/engine.h) does not depend on how the GPU is modelled, as SimGrid keeps its models
+// apart from the engine that drives them. What it models:
+// - Connections: streams reach the GPU through GpuSpec::concurrency.max_connections hardware queues
+//   (CUDA_DEVICE_MAX_CONNECTIONS); stream s feeds queue s % max_connections. Each queue is a FIFO of the
+//   commands of its streams in issue order, running its head when the head may start: with more streams than
+//   queues, streams sharing one are serialised (the false dependency). A RecordEvent completes at once when it
+//   reaches the head; a WaitEvent holds its queue until the record it waits for has completed.
+// - Kernels as grids of thread blocks (KernelCost::blocks, blocks_per_sm): the GPU has SMs x blocks_per_sm
+//   slots for a kernel's blocks, and a block of a kernel with k blocks per SM takes 1 / (SMs x k) of the GPU.
+//   The block scheduler serves the resident kernels in order of stream priority (Program::stream_priority,
+//   lower first, as CUDA), then of arrival: each takes as many of its remaining blocks as the free slots hold,
+//   as a "wave" that ends together; a kernel's standalone time divided by its number of full waves is the
+//   length of one wave. So a kernel that fills the GPU keeps it until its last wave, which leaves slots to the
+//   next kernel (tail-only, "leftover" overlap), while small kernels run side by side.
+// - Contention between resident kernels, piecewise constant between dispatch events: HBM bandwidth (a kernel's
+//   standalone demand is its bytes over its time, in proportion to its resident blocks; when the demands exceed
+//   concurrency.hbm_share_fraction of the peak, a kernel slows in proportion to how memory-bound it is, its
+//   demand over that bandwidth), and a general slowdown per co-resident kernel (concurrency.co_run_slowdown).
+//   A kernel's progress is counted in standalone nanoseconds; rates and completions are solved again only when
+//   the resident set or a kernel's blocks change (a wave starts or ends), and a changed completion event
+//   replaces the old one through a generation counter.
+// - Copies: a copy first takes TransferModel::latency, then moves its bytes with the copies in flight in its
+//   direction (equal shares), or, with fewer than two copy engines, one copy at a time in the order they
+//   reached the engine.
 //
-// The interface: enqueue() a command on a stream; settle() runs every stream as far as it can go at `now`;
+// The interface: enqueue() a command on a stream; settle() runs every queue as far as it can go at `now`;
 // the device's next completions are events it schedules in the executor's EventQueue, so that host and device
 // share one (time, sequence) order, and the executor hands each one back through handle(); idle() says
 // whether anything is queued or running. The device tells the host through DeviceListener when a command
@@ -58,8 +70,10 @@ class DeviceModel {
   static bool owns(const Event& e) { return e.type == kActivityDone || e.type == kLatencyDone; }
 
   // `trace`: where finished kernels and copies are recorded (ops, copies), or null to record nothing.
+  // `priorities`: per stream (lower runs first), or empty for all equal.
   DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCostModel& kernels, const TransferModel& link,
-              int num_streams, int num_events, EventQueue& queue, DeviceListener& listener, Trace* trace);
+              int num_streams, int num_events, EventQueue& queue, DeviceListener& listener, Trace* trace,
+              const std::vector<int>& priorities = {});
 
   // Appends a command to a stream's FIFO; it starts at the next settle(). Streams and events are checked by
   // the caller.
@@ -73,11 +87,27 @@ class DeviceModel {
   bool idle() const { return pending_ == 0; }
   // How many records of `event` have completed (records complete in order of issue).
   uint64_t records_done(int32_t event) const { return records_done_[static_cast<size_t>(event)]; }
+  // The share of the GPU's block slots the resident kernels hold now, in [0, 1], and its integral over time
+  // up to `now` (share x ns): the mean occupancy over an interval is the difference over its length.
+  double sm_occupancy() const { return occupancy_; }
+  double occupancy_integral(TimeNs now) const {
+    return occupancy_integral_ + occupancy_ * static_cast<double>(now - occupancy_since_);
+  }
 
  private:
-  struct Stream {
-    std::deque<StreamCmd> fifo;
+  // A hardware queue (connection): the commands of its streams in issue order.
+  struct Queued {
+    int stream = 0;
+    StreamCmd cmd;
+  };
+  struct Connection {
+    std::deque<Queued> fifo;
     bool busy = false;  // its head is a kernel or copy in progress
+  };
+  // Blocks of one kernel dispatched together; they end when the kernel's progress reaches v_end.
+  struct Wave {
+    double v_end = 0;
+    int64_t blocks = 0;
   };
   // A kernel or copy in progress, in a fixed slot (slots are reused; events name them).
   struct Activity {
@@ -85,26 +115,46 @@ class DeviceModel {
     bool kernel = true;
     bool to_host = false;
     int stream = 0;
-    int group = 0;         // the sharing group it runs in
+    int group = 0;         // copies: the sharing group it runs in
     TimeNs start = 0;
-    TimeNs last = 0;       // when `remaining` was last brought up to date
-    double remaining = 0;  // standalone ns of work left
+    TimeNs last = 0;       // when `remaining` (copies) or `v` (kernels) was last brought up to date
+    double remaining = 0;  // copies: standalone ns of work left
     double rate = 0;       // standalone ns of progress per ns
-    double demand = 1;     // SM share (kernels)
     uint32_t generation = 0;
     StreamCmd cmd;
+    // kernels
+    int priority = 0;
+    uint64_t arrival = 0;       // order of arrival at the block scheduler
+    double v = 0;               // standalone ns of progress so far
+    double wave_ns = 0;         // standalone length of one wave
+    double block_share = 0;     // share of the GPU one block takes: 1 / (SMs x blocks_per_sm)
+    int64_t blocks_left = 0;    // not yet dispatched
+    int64_t resident = 0;       // dispatched and running
+    int64_t full_resident = 1;  // resident blocks when it has the GPU to itself: min(blocks, slots)
+    double bandwidth = 0;       // bytes/s it moves standalone (with full_resident blocks)
+    double memory_bound = 0;    // that bandwidth over the shared bandwidth, at most 1
+    std::vector<Wave> waves;    // in flight, by v_end; waves[wave_head..] are live
+    size_t wave_head = 0;
+    double last_wave_end = 0;   // v_end of its wave that ended last, and when
+    TimeNs last_wave_time = -1;
+    double event_v = -1;        // the v_end its pending completion event is for (-1: none)
   };
-  enum Group { kKernels = 0, kCopyH2D = 1, kCopyD2H = 2, kNumGroups = 3 };
+  enum Group { kCopyH2D = 0, kCopyD2H = 1, kNumGroups = 2 };
 
-  bool advance_stream(int s);  // true when it completed an event record (other streams may go on)
+  bool advance_connection(int c);  // true when it completed an event record (other queues may go on)
   void start_activity(int s, const StreamCmd& c);
+  void start_kernel(uint32_t slot);
+  void kernel_event(uint32_t slot);
+  void schedule_kernels();  // dispatch blocks to free slots, solve the rates, re-key the completions
   void join_group(uint32_t slot);
   void resolve_group(int g);
   void finish_activity(uint32_t slot);
   void command_done(int iteration);
+  void set_occupancy(double occupancy);
   const KernelCost& kernel_cost(OpId op);
 
   const Graph& graph_;
+  const GpuSpec& gpu_;
   const KernelCostModel& kernels_;
   const TransferModel& link_;
   EventQueue& queue_;
@@ -113,16 +163,19 @@ class DeviceModel {
   const bool serial_copies_;  // one copy engine: copies are served one at a time
   TimeNs now_ = 0;
 
-  std::vector<Stream> streams_;
+  std::vector<int> stream_connection_, stream_priority_;
+  std::vector<Connection> connections_;
   std::vector<Activity> acts_;
   std::vector<uint32_t> free_slots_;
-  std::vector<uint32_t> members_[kNumGroups];  // in the order they joined
+  std::vector<uint32_t> members_[kNumGroups];  // copies in flight per group, in the order they joined
+  std::vector<uint32_t> resident_kernels_;      // kernels started, in dispatch order (priority, arrival)
+  uint64_t arrivals_ = 0;
   std::vector<uint64_t> records_done_;
   int64_t pending_ = 0;  // commands enqueued and not yet done
   std::vector<KernelCost> costs_;  // by op, computed on first launch
   std::vector<uint8_t> cost_known_;
-  std::vector<double> scratch_demands_, scratch_rates_;
-  std::vector<uint32_t> scratch_order_;
+  double occupancy_ = 0, occupancy_integral_ = 0;
+  TimeNs occupancy_since_ = 0;
 };
 
 }  // namespace dlsim

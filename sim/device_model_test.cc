@@ -65,17 +65,18 @@ TEST_CASE("device model: one stream runs its kernels in order and is idle when t
   CHECK(d.listener.done[0] == 2);
 }
 
-TEST_CASE("device model: two kernels that each fill the GPU share it, and a stale completion is ignored") {
+TEST_CASE("device model: of two kernels that each fill the GPU in one wave, the later waits for the earlier") {
   Graph g;
   const OpId a = op(g, "a", {}, {}, 1000), b = op(g, "b", {}, {}, 1000);
   Bench d(g, 2);
   d.device.enqueue(0, d.launch(a));
   d.device.enqueue(1, d.launch(b));
-  // Each gets half the SMs: both end at 2000. a's first completion event (keyed at 1000 when it ran alone) goes
-  // stale when b joins; handing it back changes nothing.
+  // The block scheduler serves the older grid first: a's blocks hold every SM until 1000, then b's run.
   CHECK(d.drain() == 2000);
   REQUIRE(d.trace.ops.size() == 2);
-  CHECK(d.trace.ops[0].end == 2000);
+  CHECK(d.trace.ops[0].op == a);
+  CHECK(d.trace.ops[0].end == 1000);
+  CHECK(d.trace.ops[1].start == 1000);  // a kernel's record starts when its first block runs
   CHECK(d.trace.ops[1].end == 2000);
   CHECK(d.device.idle());
 }
@@ -105,4 +106,191 @@ TEST_CASE("device model: a copy pays its latency, then moves its bytes") {
   REQUIRE(d.trace.copies.size() == 1);
   CHECK(d.trace.copies[0].to_host);
   CHECK(d.listener.done[3] == 1);
+}
+
+// The concurrent-kernel model from first principles. fake_gpu() has 100 SMs; with one block per SM a kernel of
+// B blocks runs in ceil(B / 100) waves, each its standalone time over the number of waves.
+namespace {
+
+OpId grid_op(Graph& g, const std::string& name, int64_t ns, int64_t blocks, int64_t per_sm = 1, uint64_t bytes = 0) {
+  const OpId id = op(g, name, {}, {}, ns);
+  Op& o = g.op(id);
+  o.attrs.set("blocks", blocks);
+  o.attrs.set("blocks_per_sm", per_sm);
+  o.bytes_read = bytes;
+  return id;
+}
+
+const OpRecord& record(const Trace& t, OpId id) {
+  for (const auto& r : t.ops)
+    if (r.op == id) return r;
+  FAIL("no record of op " << id);
+  return t.ops.front();
+}
+
+}  // namespace
+
+TEST_CASE("device model: a kernel alone takes its standalone time, however many waves it has") {
+  Graph g;
+  // 250 blocks on 100 slots: 3 waves of 333.33 ns; rounding each wave to whole ns must not add up.
+  const OpId a = grid_op(g, "a", 1000, 250), b = grid_op(g, "b", 1001, 250), c = grid_op(g, "c", 7, 1000, 3);
+  Bench d(g, 1);
+  for (OpId id : {a, b, c}) d.device.enqueue(0, d.launch(id));
+  CHECK(d.drain() == 2008);
+  CHECK(record(d.trace, a).end == 1000);
+  CHECK(record(d.trace, b).end == 2001);
+}
+
+TEST_CASE("device model: two independent full-GPU kernels overlap only in their tails") {
+  Graph g;
+  SECTION("a partial last wave leaves slots to the next kernel") {
+    // a: 150 blocks = a full wave [0, 1000) and a half wave [1000, 2000). b gets the 50 free slots at 1000, then
+    // its other 100 blocks at 2000: it ends at 3000, not 4000 as on one stream, and the overlap is a's tail.
+    const OpId a = grid_op(g, "a", 2000, 150), b = grid_op(g, "b", 2000, 150);
+    Bench d(g, 2);
+    d.device.enqueue(0, d.launch(a));
+    d.device.enqueue(1, d.launch(b));
+    CHECK(d.drain() == 3000);
+    CHECK(record(d.trace, a).start == 0);
+    CHECK(record(d.trace, a).end == 2000);
+    CHECK(record(d.trace, b).start == 1000);
+    CHECK(record(d.trace, b).end == 3000);
+  }
+  SECTION("full waves leave nothing: the second runs after the first") {
+    const OpId a = grid_op(g, "a", 2000, 200), b = grid_op(g, "b", 2000, 200);
+    Bench d(g, 2);
+    d.device.enqueue(0, d.launch(a));
+    d.device.enqueue(1, d.launch(b));
+    CHECK(d.drain() == 4000);
+    CHECK(record(d.trace, b).start == record(d.trace, a).end);
+  }
+}
+
+TEST_CASE("device model: two small kernels run fully concurrently") {
+  Graph g;
+  // 30 blocks each, 2 per SM: 15 % of the slots each.
+  const OpId a = grid_op(g, "a", 1000, 30, 2), b = grid_op(g, "b", 1000, 30, 2);
+  Bench d(g, 2);
+  d.device.enqueue(0, d.launch(a));
+  d.device.enqueue(1, d.launch(b));
+  d.device.settle(0);
+  CHECK(d.device.sm_occupancy() == Approx(0.3));
+  CHECK(d.drain() == 1000);
+  CHECK(record(d.trace, a).start == 0);
+  CHECK(record(d.trace, b).start == 0);
+  CHECK(record(d.trace, b).end == 1000);
+  CHECK(d.device.occupancy_integral(1000) == Approx(300.0));  // 0.3 of the slots for 1000 ns
+  REQUIRE_FALSE(d.trace.sm_occupancy.empty());
+  CHECK(d.trace.sm_occupancy.front().value == Approx(0.3));
+  CHECK(d.trace.sm_occupancy.back().value == 0);
+}
+
+TEST_CASE("device model: memory-bound kernels running together share the HBM bandwidth") {
+  Graph g;
+  GpuSpec spec = fake_gpu();
+  spec.hbm_bandwidth = 1e12;  // 1000 bytes per ns
+  spec.concurrency.hbm_share_fraction = 1.0;
+  SECTION("two that each need the whole bandwidth take twice as long") {
+    // 1e6 bytes in 1000 ns: the full 1000 B/ns each; together each gets half: both end at 2000.
+    const OpId a = grid_op(g, "a", 1000, 10, 1, 1000000), b = grid_op(g, "b", 1000, 10, 1, 1000000);
+    Bench d(g, 2, spec);
+    d.device.enqueue(0, d.launch(a));
+    d.device.enqueue(1, d.launch(b));
+    CHECK(d.drain() == 2000);
+    CHECK(record(d.trace, a).end == 2000);
+  }
+  SECTION("two that need a quarter each are not slowed") {
+    const OpId a = grid_op(g, "a", 1000, 10, 1, 250000), b = grid_op(g, "b", 1000, 10, 1, 250000);
+    Bench d(g, 2, spec);
+    d.device.enqueue(0, d.launch(a));
+    d.device.enqueue(1, d.launch(b));
+    CHECK(d.drain() == 1000);
+  }
+  SECTION("a compute-bound kernel beside a memory-bound one is hardly slowed") {
+    // Demand 1.1 x the bandwidth: the memory-bound kernel (m = 1) runs at 1 / 1.1, the one that moves a tenth
+    // of the bandwidth at 1 / (1 + 0.1 x 0.1).
+    const OpId a = grid_op(g, "a", 1000, 10, 1, 1000000), b = grid_op(g, "b", 1000, 10, 1, 100000);
+    Bench d(g, 2, spec);
+    d.device.enqueue(0, d.launch(a));
+    d.device.enqueue(1, d.launch(b));
+    d.drain();
+    CHECK(record(d.trace, b).end == 1010);
+    // a: 1010 / 1.1 = 918.2 ns of progress by 1010, then alone at full speed: ends at 1010 + 81.8 -> 1092.
+    CHECK(record(d.trace, a).end == 1092);
+  }
+}
+
+TEST_CASE("device model: each co-resident kernel slows the others by co_run_slowdown") {
+  Graph g;
+  GpuSpec spec = fake_gpu();
+  spec.concurrency.co_run_slowdown = 0.25;
+  const OpId a = grid_op(g, "a", 1000, 10), b = grid_op(g, "b", 1000, 10), c = grid_op(g, "c", 1000, 10);
+  Bench d(g, 3, spec);
+  for (int s = 0; s < 3; ++s) d.device.enqueue(s, d.launch(s == 0 ? a : s == 1 ? b : c));
+  CHECK(d.drain() == 1500);  // three together: each at 1 / (1 + 2 x 0.25)
+}
+
+TEST_CASE("device model: nine streams over eight connections show the false dependency") {
+  Graph g;
+  std::vector<OpId> k;
+  for (int s = 0; s < 9; ++s) k.push_back(grid_op(g, "k" + std::to_string(s), 1000, 10));
+  auto run = [&](int connections) {
+    GpuSpec spec = fake_gpu();
+    spec.concurrency.max_connections = connections;
+    Bench d(g, 9, spec);
+    for (int s = 0; s < 9; ++s) d.device.enqueue(s, d.launch(k[static_cast<size_t>(s)]));
+    const TimeNs end = d.drain();
+    return std::make_pair(end, d.trace);
+  };
+  SECTION("eight connections: stream 8 shares stream 0's and waits for its kernel") {
+    auto [end, trace] = run(8);
+    CHECK(end == 2000);
+    for (int s = 0; s < 8; ++s) CHECK(record(trace, k[static_cast<size_t>(s)]).start == 0);
+    CHECK(record(trace, k[8]).start == 1000);  // 90 % of the slots were free: only the queue held it
+  }
+  SECTION("sixteen connections: all nine run at once") {
+    auto [end, trace] = run(16);
+    CHECK(end == 1000);
+    CHECK(record(trace, k[8]).start == 0);
+  }
+}
+
+TEST_CASE("device model: freed slots go to the higher-priority stream first, then to the older kernel") {
+  Graph g;
+  // `big` fills the GPU until 1000. `low` (stream 1) arrives before `high` (stream 2); each wants 80 slots.
+  const OpId big = grid_op(g, "big", 1000, 100), low = grid_op(g, "low", 1000, 80), high = grid_op(g, "high", 1000, 80);
+  auto run = [&](std::vector<int> priorities) {
+    Graph& gr = g;
+    GpuSpec spec = fake_gpu();
+    AttrKernels kernels;
+    LinearLink link{1.0, 1.0, 500};
+    EventQueue queue;
+    CountingListener listener;
+    Trace trace;
+    DeviceModel device(gr, spec, kernels, link, 3, 0, queue, listener, &trace, priorities);
+    device.enqueue(0, {CmdKind::Launch, 0, big, kNoTensor, -1, 0});
+    device.settle(0);
+    device.enqueue(1, {CmdKind::Launch, 0, low, kNoTensor, -1, 0});
+    device.settle(0);
+    device.enqueue(2, {CmdKind::Launch, 0, high, kNoTensor, -1, 0});
+    device.settle(0);
+    while (!queue.empty()) {
+      const Event e = queue.pop();
+      device.handle(e, e.time);
+      device.settle(e.time);
+    }
+    return trace;
+  };
+  SECTION("equal priorities: arrival order") {
+    const Trace t = run({});
+    CHECK(record(t, low).start == 1000);
+    CHECK(record(t, high).start == 1000);  // 20 of its 80 blocks fit beside low's
+    CHECK(record(t, high).end == 3000);
+  }
+  SECTION("stream 2 has the higher priority (the lower number)") {
+    const Trace t = run({0, 0, -1});
+    CHECK(record(t, high).start == 1000);
+    CHECK(record(t, high).end == 2000);
+    CHECK(record(t, low).end == 3000);
+  }
 }

@@ -18,7 +18,7 @@ Engine::Engine(const Program& p, const SimContext& c, const SimOptions& o)
       ctx_(c),
       opt_(o),
       device_(c.graph, c.gpu, c.kernels, c.link, p.num_streams, p.num_events, q_, *this,
-              o.record_trace ? &r_.trace : nullptr) {}
+              o.record_trace ? &r_.trace : nullptr, p.stream_priority) {}
 
 [[noreturn]] void Engine::bad(const std::string& what) const {
   const char* sec = phase_ == Phase::Setup ? "setup" : phase_ == Phase::Iterations ? "iteration" : "teardown";
@@ -34,6 +34,9 @@ RunResult Engine::run() {
   const int n = opt_.iterations;
   if (n < 0) throw std::invalid_argument("simulate: iterations must be >= 0");
   if (prog_.num_streams < 1) throw std::invalid_argument("program: num_streams must be >= 1");
+  if (!prog_.stream_priority.empty() && prog_.stream_priority.size() != static_cast<size_t>(prog_.num_streams))
+    throw std::invalid_argument("program: stream_priority has " + std::to_string(prog_.stream_priority.size()) +
+                                " entries for " + std::to_string(prog_.num_streams) + " streams");
   addr_.assign(g.tensors().size(), 0);
   live_.assign(g.tensors().size(), 0);
   records_issued_.assign(static_cast<size_t>(std::max(prog_.num_events, 0)), 0);
@@ -41,6 +44,8 @@ RunResult Engine::run() {
   host_done_.assign(static_cast<size_t>(n) + 2, 0);
   iter_start_.assign(static_cast<size_t>(n), 0);
   iter_end_.assign(static_cast<size_t>(n), -1);
+  occupancy_at_start_.assign(static_cast<size_t>(n), 0);
+  occupancy_at_end_.assign(static_cast<size_t>(n), 0);
   r_.allocator_ns.assign(static_cast<size_t>(n), 0);
   r_.trace.backend = "sim";
   r_.trace.device = ctx_.gpu.name;
@@ -66,11 +71,15 @@ RunResult Engine::run() {
   for (int i = 0; i < n && iter_end_[static_cast<size_t>(i)] >= 0; ++i) {
     const TimeNs prev = i == 0 ? iter_start_[0] : iter_end_[static_cast<size_t>(i - 1)];
     r_.iteration_ns.push_back(iter_end_[static_cast<size_t>(i)] - prev);
+    const double occupied = occupancy_at_end_[static_cast<size_t>(i)] -
+                            (i == 0 ? occupancy_at_start_[0] : occupancy_at_end_[static_cast<size_t>(i - 1)]);
+    r_.sm_occupancy.push_back(r_.iteration_ns.back() > 0 ? occupied / static_cast<double>(r_.iteration_ns.back()) : 0);
     r_.trace.iterations.push_back({iter_start_[static_cast<size_t>(i)], iter_end_[static_cast<size_t>(i)]});
     r_.iterations_completed = i + 1;
   }
   r_.allocator_ns.resize(static_cast<size_t>(r_.iterations_completed));
   if (!r_.iteration_ns.empty()) r_.steady_iteration_ns = r_.iteration_ns.back();
+  if (!r_.sm_occupancy.empty()) r_.steady_sm_occupancy = r_.sm_occupancy.back();
   r_.peak_reserved_bytes = ctx_.device.peak_reserved();
   r_.device_malloc_calls = ctx_.device.malloc_calls() - m0;
   r_.device_free_calls = ctx_.device.free_calls() - f0;
@@ -100,6 +109,13 @@ void Engine::host_step() {
       end_of_section();
       continue;
     }
+    if (graph_launch_due_) {  // launch: cuda-graph: the iteration's one cudaGraphLaunch
+      graph_launch_due_ = false;
+      if (ctx_.gpu.concurrency.graph_launch_ns > 0) {
+        resume_host_at(now_ + ctx_.gpu.concurrency.graph_launch_ns);
+        return;
+      }
+    }
     const Command& c = section()[pc_];
     const bool go_on = host_issue(c);
     ++pc_;
@@ -122,6 +138,8 @@ void Engine::end_of_section() {
       return;
     }
     iter_start_[static_cast<size_t>(iteration_)] = now_;
+    occupancy_at_start_[static_cast<size_t>(iteration_)] = device_.occupancy_integral(now_);
+    graph_launch_due_ = opt_.launch == LaunchMode::CudaGraph;
   } else if (phase_ == Phase::Iterations) {
     phase_ = Phase::Teardown;
     iteration_ = opt_.iterations;
@@ -153,8 +171,10 @@ void Engine::command_done(int iteration) {
 
 void Engine::maybe_close_iteration(int i) {
   const auto k = tally_index(i);
-  if (host_done_[k] && pending_[k] == 0 && iter_end_[static_cast<size_t>(i)] < 0)
+  if (host_done_[k] && pending_[k] == 0 && iter_end_[static_cast<size_t>(i)] < 0) {
     iter_end_[static_cast<size_t>(i)] = now_;
+    occupancy_at_end_[static_cast<size_t>(i)] = device_.occupancy_integral(now_);
+  }
 }
 
 bool Engine::host_issue(const Command& c) {
@@ -212,7 +232,8 @@ bool Engine::host_issue(const Command& c) {
     case CmdKind::Free: return do_free(c);
   }
   // a kernel launch or an async copy: the host pays the call, then the command joins its stream
-  const TimeNs overhead = ctx_.gpu.launch_overhead_ns;
+  const TimeNs overhead =
+      opt_.launch == LaunchMode::CudaGraph ? ctx_.gpu.concurrency.graph_node_ns : ctx_.gpu.launch_overhead_ns;
   if (overhead <= 0) {
     enqueue(c.stream, s);
     return true;
@@ -292,6 +313,8 @@ bool Engine::charge_device_calls(const DeviceCallCounts& before) {
 }
 
 }  // namespace sim_internal
+
+const char* to_string(LaunchMode m) { return m == LaunchMode::CudaGraph ? "cuda-graph" : "eager"; }
 
 RunResult simulate(const Program& program, const SimContext& ctx, const SimOptions& options) {
   sim_internal::Engine e(program, ctx, options);

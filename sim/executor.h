@@ -2,11 +2,14 @@
 // The simulator backend: executes a Program on a modelled GPU with a discrete-event engine and reports what
 // happened (RunResult, with the Trace). The host side is sim/internal/engine.h, the device side (streams,
 // kernels, copies) sim/device_model.h; docs/ARCHITECTURE.md draws the seam. What is modelled, and why:
-// - The host issues commands in program order. A kernel launch or an async copy costs the host
-//   launch_overhead_ns, after which the command joins its stream's FIFO; streams run their commands in order.
-// - Kernels on different streams share the SMs as a fluid: a kernel's demand is KernelCost::sm_fraction; when
-//   the running demands exceed the GPU they are served max-min fairly (sim/fluid_share.h). Rates are solved
-//   again only when the set of running kernels changes; completions are re-keyed with a generation counter.
+// - The host issues commands in program order, through one launch path for all streams. Eagerly, a kernel
+//   launch or an async copy costs the host launch_overhead_ns, after which the command joins its stream; with
+//   launch: cuda-graph each iteration costs one graph launch and each command a small per-node cost (LaunchMode).
+//   Streams reach the GPU through max_connections hardware queues, FIFO each (sim/device_model.h).
+// - Kernels are grids of thread blocks dispatched to the SMs in waves, oldest and highest-priority grid first
+//   (Program::stream_priority), so kernels that fill the GPU overlap only in their tails while small ones run
+//   side by side; kernels resident together share the HBM bandwidth (sim/device_model.h). Rates are solved
+//   again only when a wave starts or ends; completions are re-keyed with a generation counter.
 // - Copies take TransferModel::latency, then move their bytes through the link of their direction; copies
 //   in flight in one direction share its bandwidth equally. With copy_engines >= 2 the directions are
 //   independent; with one engine copies are served one at a time in the order they reached it.
@@ -22,6 +25,7 @@
 //   is not modelled; it would only delay a host that is already that far ahead.
 // - An allocation the pool cannot satisfy stops the host (Trace::oom and oom_where say where); the work
 //   already queued on the device still completes, so iterations finished before the failure are reported.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -44,8 +48,17 @@ struct SimContext {
   DeviceMemory& device;  // the memory under `pool`: its counters give the cudaMalloc/cudaFree calls
 };
 
+// How the host issues kernels (experiment key `launch`): one call per kernel and copy (eager, each costing
+// GpuSpec::launch_overhead_ns), or the whole iteration captured as a CUDA Graph (cuda-graph: one
+// cudaGraphLaunch per iteration, concurrency.graph_launch_ns, then concurrency.graph_node_ns per kernel or copy as
+// the graph's work reaches the GPU), as torch.compile's reduce-overhead mode and IOS-style runtimes do.
+enum class LaunchMode : uint8_t { Eager, CudaGraph };
+const char* to_string(LaunchMode m);  // "eager", "cuda-graph"
+inline constexpr std::array<LaunchMode, 2> kLaunchModes = {LaunchMode::Eager, LaunchMode::CudaGraph};
+
 struct SimOptions {
   int iterations = 1;
+  LaunchMode launch = LaunchMode::Eager;
   bool record_trace = true;  // false: RunResult::trace keeps only iterations and the OOM fields (benchmarks)
 };
 
@@ -67,6 +80,10 @@ struct RunResult {
   TimeNs setup_allocator_ns = 0;
   TimeNs teardown_allocator_ns = 0;
   uint64_t events_processed = 0;  // events popped from the queue (stale, cancelled ones included)
+  // Per completed iteration, over the same interval as iteration_ns: the mean share of the GPU's thread-block
+  // slots that resident kernels held (sim/device_model.h); the steady state's is the last.
+  std::vector<double> sm_occupancy;
+  double steady_sm_occupancy = 0;
 
   Trace trace;
 };

@@ -63,7 +63,7 @@ TEST_CASE("a stream runs its kernels in FIFO order after the host's launch overh
   CHECK(run.r.iteration_ns == std::vector<TimeNs>{2100});
 }
 
-TEST_CASE("kernels on two streams share the SMs max-min fairly") {
+TEST_CASE("kernels on two streams share the SMs block by block, the older grid first") {
   auto two = [](int64_t sm0, int64_t sm1) {
     Graph g;
     op(g, "k0", {}, {}, 1000, sm0);
@@ -75,23 +75,76 @@ TEST_CASE("kernels on two streams share the SMs max-min fairly") {
     Run<DirectPool> run(g, p, fake_gpu());
     return std::make_pair(run.op(0), run.op(1));
   };
-  SECTION("both fill the GPU: each at half speed") {
+  SECTION("both fill the GPU: the second runs when the first's blocks are done") {
     auto [a, b] = two(1000, 1000);
     CHECK(a.start == 0);
-    CHECK(b.start == 0);
-    CHECK(a.end == 2000);
+    CHECK(a.end == 1000);
+    CHECK(b.start == 1000);
     CHECK(b.end == 2000);
   }
-  SECTION("demands that fit run at full speed") {
+  SECTION("grids that fit together run at full speed") {
     auto [a, b] = two(500, 500);
     CHECK(a.end == 1000);
     CHECK(b.end == 1000);
   }
-  SECTION("a small demand is met in full, the big one gets the rest, then speeds up alone") {
+  SECTION("a small grid first: the big one runs the blocks that fit beside it, the rest as a second wave") {
     auto [a, b] = two(250, 1000);
-    CHECK(a.end == 1000);  // 0.25 of the SMs: its whole demand
-    CHECK(b.end == 1250);  // 0.75 speed until 1000 (750 ns done), then alone
+    CHECK(a.end == 1000);  // 25 blocks on 25 SMs
+    CHECK(b.start == 0);   // 75 of its 100 blocks at once
+    CHECK(b.end == 2000);  // the other 25 when a's SMs free up: a block takes its whole wave's time
   }
+}
+
+TEST_CASE("launch: cuda-graph pays one graph launch per iteration and a small cost per kernel") {
+  Graph g;
+  const OpId k0 = op(g, "k0", {}, {}, 1000, 100);
+  const OpId k1 = op(g, "k1", {}, {}, 1000, 100);
+  Program p;
+  p.num_streams = 2;
+  p.num_compute_streams = 2;
+  p.iteration = {launch(k0, 0), launch(k1, 1)};
+  GpuSpec spec = fake_gpu();
+  spec.launch_overhead_ns = 5000;  // eager: the host, not the GPU, decides: k1 starts 5 us after k0
+  spec.concurrency.graph_launch_ns = 3000;
+  spec.concurrency.graph_node_ns = 100;
+  auto run = [&](LaunchMode mode) {
+    VirtualDeviceMemory dev(uint64_t{1} << 30);
+    DirectPool pool(dev);
+    AttrKernels kernels;
+    LinearLink link(1.0, 1.0, 500);
+    SimContext ctx{g, spec, kernels, link, pool, dev};
+    SimOptions opt;
+    opt.iterations = 2;
+    opt.launch = mode;
+    return simulate(p, ctx, opt);
+  };
+  const RunResult eager = run(LaunchMode::Eager);
+  // Eager: k0 runs 5000-6000, k1 10000-11000 (no overlap); the second iteration likewise after the first.
+  CHECK(eager.iteration_ns == std::vector<TimeNs>{11000, 10000});
+  const RunResult graph = run(LaunchMode::CudaGraph);
+  // Graph: 3000 for the launch, then k0 joins at 3100 and k1 at 3200: they run side by side (10 % of the SMs
+  // each) until 4100 and 4200.
+  CHECK(graph.iteration_ns.front() == 4200);
+  CHECK(graph.trace.ops[0].start == 3100);
+  CHECK(graph.trace.ops[1].start == 3200);
+  CHECK(graph.steady_sm_occupancy > 0);
+  CHECK(graph.steady_sm_occupancy < 0.2);
+}
+
+TEST_CASE("stream priorities must name every stream") {
+  Graph g;
+  op(g, "k0", {}, {}, 1000);
+  Program p;
+  p.num_streams = 2;
+  p.stream_priority = {0};
+  p.iteration = {launch(0, 0)};
+  VirtualDeviceMemory dev(uint64_t{1} << 30);
+  DirectPool pool(dev);
+  AttrKernels kernels;
+  LinearLink link(1.0, 1.0, 500);
+  GpuSpec spec = fake_gpu();
+  SimContext ctx{g, spec, kernels, link, pool, dev};
+  CHECK_THROWS_WITH(simulate(p, ctx, SimOptions{}), Catch::Contains("stream_priority has 1 entries for 2 streams"));
 }
 
 TEST_CASE("a stream waits for an event recorded on another stream") {
@@ -156,7 +209,7 @@ TEST_CASE("cudaMalloc blocks the host and cudaFree synchronizes the device first
   SECTION("cudaFree waits for every stream, not just the tensor's") {
     Graph g2;
     const TensorId u = tensor(g2, "u", 4096);
-    op(g2, "short", {}, {u}, 1000);
+    op(g2, "short", {}, {u}, 1000, 900);  // leaves 10 SMs: `long` runs beside it
     op(g2, "long", {}, {}, 5000, 100);
     op(g2, "after", {}, {}, 1000);
     Program q;

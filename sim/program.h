@@ -36,6 +36,9 @@ struct Program {
   int num_streams = 1;             // streams 0..num_streams-1 (compute streams first, then copy streams)
   int num_compute_streams = 1;
   int num_events = 0;              // events 0..num_events-1; re-recorded each iteration
+  // Per stream, CUDA's stream priority: the block scheduler serves kernels of a lower number first
+  // (sim/device_model.h). Empty: all streams equal; otherwise one entry per stream.
+  std::vector<int> stream_priority;
 };
 
 }  // namespace dlsim

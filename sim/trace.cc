@@ -124,7 +124,7 @@ Trace trace_from_json(const json& j) {
 }
 
 // One process; a track (tid) per stream for kernels, two more for the copy directions, and a counter of the
-// bytes the pool holds. Times in the format are microseconds.
+// bytes the pool holds and one of the SM occupancy (the share of the block slots resident kernels hold). Times in the format are microseconds.
 json to_chrome_trace(const Trace& t, const Graph& g) {
   constexpr int kD2HTrack = 1000, kH2DTrack = 1001;
   auto us = [](TimeNs ns) { return static_cast<double>(ns) / 1000.0; };
@@ -155,6 +155,9 @@ json to_chrome_trace(const Trace& t, const Graph& g) {
   for (const auto& r : t.mem)
     ev.push_back({{"ph", "C"}, {"pid", 0}, {"name", "reserved bytes"}, {"ts", us(r.time)},
                   {"args", {{"reserved", r.reserved_after}}}});
+  for (const auto& c : t.sm_occupancy)
+    ev.push_back({{"ph", "C"}, {"pid", 0}, {"name", "SM occupancy"}, {"ts", us(c.time)},
+                  {"args", {{"occupancy", c.value}}}});
   for (size_t i = 0; i < t.iterations.size(); ++i) {
     const auto& r = t.iterations[i];
     ev.push_back({{"ph", "X"}, {"pid", 0}, {"tid", -1}, {"name", "iteration " + std::to_string(i)}, {"cat", "iteration"},

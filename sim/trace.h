@@ -42,6 +42,12 @@ struct CopyRecord {
   TimeNs end = 0;
 };
 
+// A value that holds from `time` until the next sample (the simulator's SM occupancy).
+struct CounterSample {
+  TimeNs time = 0;
+  double value = 0;
+};
+
 struct IterationRecord {
   TimeNs start = 0;
   TimeNs end = 0;
@@ -54,6 +60,9 @@ struct Trace {
   std::vector<OpRecord> ops;
   std::vector<MemRecord> mem;
   std::vector<CopyRecord> copies;
+  // The share of the GPU's thread-block slots the resident kernels hold, each time it changes (the simulator
+  // only; not part of the JSON schema the two backends share: the chrome trace draws it as a counter track).
+  std::vector<CounterSample> sm_occupancy;
   bool oom = false;
   std::string oom_where;  // e.g. "iteration 1, alloc of tensor 'layer3.0.conv1.out' (25690112 bytes)"
 };

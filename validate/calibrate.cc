@@ -183,7 +183,8 @@ YAML::Node number(double v) {
 }  // namespace
 
 YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, const KernelTimeFit& kernels,
-                             const WorkspaceFit* workspaces, const ClassScaleFit* classes) {
+                             const WorkspaceFit* workspaces, const ClassScaleFit* classes,
+                             const ConcurrencyFit* concurrency) {
   YAML::Node out = YAML::Clone(hw);
   auto round3 = [](double v) { return number(std::round(v * 1000.0) / 1000.0); };
   if (micro) {
@@ -242,6 +243,10 @@ YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, c
     ps.SetStyle(YAML::EmitterStyle::Block);
     for (const auto& [k, p] : classes->path) ps[to_string(k)] = to_string(p);
     if (ps.size() > 0) out["roofline"]["op_class_scale_path"] = ps;
+  }
+  if (concurrency && !concurrency->points.empty()) {
+    out["concurrent_kernels"]["gemm_blocks_per_sm"] = concurrency->gemm_blocks_per_sm;
+    out["concurrent_kernels"]["co_run_slowdown"] = round3(concurrency->co_run_slowdown);
   }
   return out;
 }

@@ -15,6 +15,7 @@
 
 #include "hw/gpu_spec.h"
 #include "sim/trace.h"
+#include "validate/concurrency_fit.h"
 #include "validate/microbench_records.h"
 #include "workloads/graph.h"
 
@@ -87,9 +88,11 @@ ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const
 
 // The hardware YAML `hw` (as read) with the fitted fields replaced: pcie bandwidths and latency, launch overhead,
 // cudamalloc/cudafree, kernel_times, and (when given) conv_workspace and roofline.op_class_scale with
-// op_class_scale_path (beside the input's per-class efficiencies, which serve what they do not name). `micro`, `workspaces` and `classes` may
-// be null.
+// op_class_scale_path (beside the input's per-class efficiencies, which serve what they do not name), and
+// concurrent_kernels.{co_run_slowdown,gemm_blocks_per_sm} (beside the block's other keys). `micro`,
+// `workspaces`, `classes` and `concurrency` may be null.
 YAML::Node apply_calibration(const YAML::Node& hw, const MicrobenchFit* micro, const KernelTimeFit& kernels,
-                             const WorkspaceFit* workspaces = nullptr, const ClassScaleFit* classes = nullptr);
+                             const WorkspaceFit* workspaces = nullptr, const ClassScaleFit* classes = nullptr,
+                             const ConcurrencyFit* concurrency = nullptr);
 
 }  // namespace dlsim

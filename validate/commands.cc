@@ -103,11 +103,17 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   plans.reserve(dirs.size());
   traces.reserve(dirs.size());
   std::optional<MicrobenchFit> micro;
+  std::optional<MicrobenchResults> micro_records;
+  std::string micro_file;
   for (const std::string& d : dirs) {
     plans.push_back(read_plan_file(d + "/plan.json"));
     traces.push_back(read_trace_file(d + "/trace.cuda.json"));
     const std::string m = d + "/micro.json";
-    if (!micro && fs::exists(m)) micro = fit_microbench(read_microbench_file(m), m);
+    if (!micro && fs::exists(m)) {
+      micro_records = read_microbench_file(m);
+      micro_file = m;
+      micro = fit_microbench(*micro_records, m);
+    }
     const std::string r = d + "/report.cuda.json";
     if (fs::exists(r)) {
       std::ifstream in(r);
@@ -128,9 +134,12 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   }
   const KernelTimeFit k = fit_kernel_times(runs);
   const WorkspaceFit ws = fit_conv_workspaces(reps);
-  const ClassScaleFit cs = fit_op_class_scale(runs, load_gpu_spec(hw_path));
-  const YAML::Node fitted =
-      apply_calibration(load_yaml_file(hw_path), micro ? &*micro : nullptr, k, &ws, class_model_only ? nullptr : &cs);
+  const GpuSpec input = load_gpu_spec(hw_path);
+  const ClassScaleFit cs = fit_op_class_scale(runs, input);
+  std::optional<ConcurrencyFit> conc;
+  if (micro_records) conc = fit_concurrency(*micro_records, input, micro_file);
+  const YAML::Node fitted = apply_calibration(load_yaml_file(hw_path), micro ? &*micro : nullptr, k, &ws,
+                                              class_model_only ? nullptr : &cs, conc ? &*conc : nullptr);
   std::ofstream f(out_path);
   if (!f) throw ConfigError(out_path, 0, "", "cannot write the hardware file");
   YAML::Emitter em;
@@ -153,6 +162,15 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
       out << (dir == CopyDir::HostToDevice ? "h2d" : "d2h") << " pinned with the other direction busy: "
           << bw / 1e9 << " GB/s (not in the hardware file's schema)\n";
     out << "launch overhead " << micro->launch_overhead_ns / 1e3 << " us\n";
+    if (conc && !conc->points.empty()) {
+      out << "concurrent kernels: gemm_blocks_per_sm " << conc->gemm_blocks_per_sm << ", co_run_slowdown "
+          << conc->co_run_slowdown << " (rms log error " << conc->rms_log_error << ")\n";
+      for (const auto& p : conc->points)
+        out << "  " << p.convs << " x " << p.shape << " (" << p.blocks << " blocks): speed-up measured "
+            << p.measured_speedup << ", simulated " << p.simulated_speedup << "\n";
+    } else {
+      out << "concurrent kernels: no concurrency samples in micro.json; left as in " << hw_path << "\n";
+    }
   } else {
     out << "no micro.json in the directories: PCIe, launch and cudaMalloc values left as in " << hw_path << "\n";
   }

@@ -82,6 +82,8 @@ class Engine : private DeviceListener {
   std::vector<int64_t> pending_;    // commands not yet done, per iteration (index iteration + 1)
   std::vector<uint8_t> host_done_;  // the host has issued all of the iteration
   std::vector<TimeNs> iter_start_, iter_end_;
+  std::vector<double> occupancy_at_start_, occupancy_at_end_;  // DeviceModel::occupancy_integral there
+  bool graph_launch_due_ = false;  // launch: cuda-graph and an iteration begins: the host pays the graph launch
 
   // memory state
   std::vector<DevPtr> addr_;

@@ -13,11 +13,13 @@
 
 namespace dlsim::testing {
 
-// Duration from attribute "ns" (default 1000), SM share from "sm_permille" (default 1000 = the whole GPU).
+// Duration from attribute "ns" (default 1000), SM share from "sm_permille" (default 1000 = the whole GPU), and
+// the grid from "blocks" (default 0: one wave over the SM share) and "blocks_per_sm" (default 1).
 class AttrKernels : public KernelCostModel {
  public:
   KernelCost cost(const Graph&, const Op& op) const override {
-    return {op.attrs.get("ns", 1000), static_cast<double>(op.attrs.get("sm_permille", 1000)) / 1000.0};
+    return {op.attrs.get("ns", 1000), static_cast<double>(op.attrs.get("sm_permille", 1000)) / 1000.0,
+            op.attrs.get("blocks", 0), static_cast<int>(op.attrs.get("blocks_per_sm", 1))};
   }
 };
 
