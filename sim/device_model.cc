@@ -150,7 +150,6 @@ void DeviceModel::start_kernel(uint32_t slot) {
   a.arrival = arrivals_++;
   a.v = 0;
   a.waves.clear();
-  a.wave_head = 0;
   a.last_wave_time = -1;
   a.event_v = -1;
   a.resident = 0;
@@ -197,15 +196,16 @@ void DeviceModel::kernel_event(uint32_t slot) {
   a.v += a.rate * static_cast<double>(now_ - a.last);
   a.last = now_;
   a.event_v = -1;
-  while (a.wave_head < a.waves.size() && a.waves[a.wave_head].v_end <= a.v + kProgressSlack) {
-    a.resident -= a.waves[a.wave_head].blocks;
-    a.last_wave_end = a.waves[a.wave_head].v_end;
-    a.last_wave_time = now_;
-    ++a.wave_head;
-  }
-  if (a.wave_head == a.waves.size()) {
-    a.waves.clear();
-    a.wave_head = 0;
+  for (size_t i = 0; i < a.waves.size();) {
+    if (a.waves[i].v_end <= a.v + kProgressSlack) {
+      a.resident -= a.waves[i].blocks;
+      a.last_wave_end = a.waves[i].v_end;
+      a.last_wave_time = now_;
+      a.waves[i] = a.waves.back();
+      a.waves.pop_back();
+    } else {
+      ++i;
+    }
   }
   if (a.blocks_left == 0 && a.resident == 0) {
     resident_kernels_.erase(std::find(resident_kernels_.begin(), resident_kernels_.end(), slot));
@@ -225,9 +225,29 @@ void DeviceModel::schedule_kernels() {
     a.last = now_;
     used += static_cast<double>(a.resident) * a.block_share;
   }
-  // Block dispatch in order: each kernel takes what the free slots hold of its remaining blocks. A wave that
-  // follows one of the same kernel ending at this instant starts where that one ended (not where the rounding
-  // of event times put the kernel's progress), so waves back to back add up to the standalone time exactly.
+  // Kernels waiting for slots: a run of several waves as one entry is cut back to the wave in progress, so that
+  // the slots are handed out again at its end.
+  int waiting = 0;
+  for (uint32_t slot : resident_kernels_) waiting += acts_[slot].blocks_left > 0 ? 1 : 0;
+  for (uint32_t slot : resident_kernels_) {
+    Activity& a = acts_[slot];
+    const bool was_waiting = a.blocks_left > 0;
+    if (waiting - (was_waiting ? 1 : 0) == 0) continue;  // nobody else waits
+    for (Wave& w : a.waves) {
+      if (w.count == 1) continue;
+      const double done = std::floor((a.v - w.v_start + kProgressSlack) / a.wave_ns);
+      const int64_t current = std::clamp<int64_t>(static_cast<int64_t>(done), 0, w.count - 1);
+      if (current == w.count - 1) continue;  // its last wave runs already
+      a.blocks_left += (w.count - 1 - current) * w.blocks;
+      w.v_end = w.v_start + static_cast<double>(current + 1) * a.wave_ns;
+      w.count = current + 1;
+    }
+    if (!was_waiting && a.blocks_left > 0) ++waiting;
+  }
+  // Block dispatch in order: each kernel takes what the free slots hold of its remaining blocks; alone on an
+  // idle GPU, all of its full waves at once. A wave that follows one of the same kernel ending at
+  // this instant starts where that one ended (not where the rounding of event times put the kernel's
+  // progress), so waves back to back add up to the standalone time exactly.
   double free = std::max(0.0, 1.0 - used);
   for (uint32_t slot : resident_kernels_) {
     Activity& a = acts_[slot];
@@ -235,12 +255,17 @@ void DeviceModel::schedule_kernels() {
     const auto fit = static_cast<int64_t>(std::floor((free + kShareSlack) / a.block_share));
     const int64_t n = std::min(a.blocks_left, fit);
     if (n <= 0) continue;
+    // Several waves at once only with the whole GPU to itself and nobody else waiting: then nothing can change
+    // the width of its waves until a kernel arrives (which cuts the run back, above).
+    const bool alone = waiting == 1 && static_cast<double>(n) * a.block_share >= 1.0 - kShareSlack;
+    const int64_t count = alone ? a.blocks_left / n : 1;
     const double from = a.last_wave_time == now_ ? std::min(a.v, a.last_wave_end) : a.v;
-    a.waves.push_back({from + a.wave_ns, n});
+    a.waves.push_back({from, from + static_cast<double>(count) * a.wave_ns, n, count});
     if (a.start < 0) a.start = now_;
-    a.blocks_left -= n;
+    a.blocks_left -= n * count;
     a.resident += n;
     free -= static_cast<double>(n) * a.block_share;
+    if (a.blocks_left == 0) --waiting;
   }
   // Rates: HBM bandwidth shared in proportion to resident blocks, and the general co-run slowdown.
   double demand = 0, largest = 0;
@@ -267,7 +292,8 @@ void DeviceModel::schedule_kernels() {
       continue;
     }
     const double rate = 1.0 / ((1.0 + a.memory_bound * (oversubscribed - 1.0)) * co_run);
-    const double next = a.waves[a.wave_head].v_end;
+    double next = a.waves.front().v_end;
+    for (const Wave& w : a.waves) next = std::min(next, w.v_end);
     if (rate == a.rate && next == a.event_v) continue;  // its pending event still holds
     a.rate = rate;
     a.event_v = next;

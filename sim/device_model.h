@@ -104,10 +104,15 @@ class DeviceModel {
     std::deque<Queued> fifo;
     bool busy = false;  // its head is a kernel or copy in progress
   };
-  // Blocks of one kernel dispatched together; they end when the kernel's progress reaches v_end.
+  // Blocks of one kernel dispatched together, `blocks` at a time for `count` waves back to back: they hold
+  // `blocks` slots until the kernel's progress reaches v_end. Several waves are one entry only while no other
+  // kernel waits for slots (one event instead of one per wave); when one starts waiting the entry is cut back to
+  // the wave in progress and the rest returned to blocks_left.
   struct Wave {
+    double v_start = 0;
     double v_end = 0;
     int64_t blocks = 0;
+    int64_t count = 1;
   };
   // A kernel or copy in progress, in a fixed slot (slots are reused; events name them).
   struct Activity {
@@ -133,8 +138,7 @@ class DeviceModel {
     int64_t full_resident = 1;  // resident blocks when it has the GPU to itself: min(blocks, slots)
     double bandwidth = 0;       // bytes/s it moves standalone (with full_resident blocks)
     double memory_bound = 0;    // that bandwidth over the shared bandwidth, at most 1
-    std::vector<Wave> waves;    // in flight, by v_end; waves[wave_head..] are live
-    size_t wave_head = 0;
+    std::vector<Wave> waves;    // in flight
     double last_wave_end = 0;   // v_end of its wave that ended last, and when
     TimeNs last_wave_time = -1;
     double event_v = -1;        // the v_end its pending completion event is for (-1: none)

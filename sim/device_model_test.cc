@@ -294,3 +294,42 @@ TEST_CASE("device model: freed slots go to the higher-priority stream first, the
     CHECK(record(t, low).end == 3000);
   }
 }
+
+TEST_CASE("device model: a kernel arriving while another runs wave after wave gets slots at the next wave's end") {
+  Graph g;
+  // a: 450 blocks on 100 slots, 5 waves of 1000 ns (the last half full), alone: scheduled as one run of waves.
+  const OpId a = grid_op(g, "a", 5000, 450), b = grid_op(g, "b", 100, 10);
+  auto run = [&](std::vector<int> priorities) {
+    GpuSpec spec = fake_gpu();
+    AttrKernels kernels;
+    LinearLink link{1.0, 1.0, 500};
+    EventQueue queue;
+    CountingListener listener;
+    Trace trace;
+    DeviceModel device(g, spec, kernels, link, 2, 0, queue, listener, &trace, priorities);
+    device.enqueue(0, {CmdKind::Launch, 0, a, kNoTensor, -1, 0});
+    device.settle(0);
+    device.enqueue(1, {CmdKind::Launch, 0, b, kNoTensor, -1, 0});  // at 1500, in a's second wave
+    device.settle(1500);
+    while (!queue.empty()) {
+      const Event e = queue.pop();
+      device.handle(e, e.time);
+      device.settle(e.time);
+    }
+    return trace;
+  };
+  SECTION("equal priority: a is older and takes every full wave; b runs beside a's half-full last wave") {
+    const Trace t = run({});
+    CHECK(record(t, b).start == 4000);
+    CHECK(record(t, b).end == 4100);
+    CHECK(record(t, a).end == 5000);
+  }
+  SECTION("b has the higher priority: it runs at the end of a's second wave") {
+    const Trace t = run({1, 0});
+    CHECK(record(t, b).start == 2000);
+    CHECK(record(t, b).end == 2100);
+    // a runs 90 blocks from 2000 and 10 more from 2100; its 250 blocks left then go 100 per 1000 ns in waves
+    // that are no longer aligned, and the slack of its half-full last wave absorbs b's 100 ns: still 5000.
+    CHECK(record(t, a).end == 5000);
+  }
+}
