@@ -120,3 +120,13 @@ TEST_CASE("precision, tf32, memory format and kernels parse, with PyTorch's defa
   CHECK(error_of(std::string(kGood) + "memory_format: chwn\n").key() == "memory_format");
   CHECK(error_of(std::string(kGood) + "kernels: jit\n").key() == "kernels");
 }
+
+TEST_CASE("launch: eager by default, cuda-graph on request, anything else named with the valid values") {
+  CHECK(experiment_from_yaml(YAML::Load(kGood), "exp.yaml").launch == LaunchMode::Eager);
+  CHECK(experiment_from_yaml(YAML::Load(std::string(kGood) + "launch: cuda-graph\n"), "exp.yaml").launch ==
+        LaunchMode::CudaGraph);
+  const ConfigError e = error_of(std::string(kGood) + "launch: graph\n");
+  CHECK(e.key() == "launch");
+  CHECK(e.line() == 8);
+  CHECK_THAT(e.what(), Catch::Contains("valid: eager, cuda-graph"));
+}

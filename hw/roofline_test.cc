@@ -118,3 +118,28 @@ TEST_CASE("RooflineOptions' defaults are the declared defaults, and the roofline
     CHECK_NOTHROW(check_params(e.params, Params(e.params), e.name));
   }
 }
+
+TEST_CASE("a kernel's grid: blocks from its tiles, blocks per SM from the hardware file") {
+  GpuSpec spec = round_spec();  // 100 SMs
+  spec.concurrency.gemm_blocks_per_sm = 2;
+  spec.concurrency.elementwise_blocks_per_sm = 16;
+  const RooflineCostModel m(spec, round_roofline());
+  Graph g;
+  // The classifier of the test above: 2 tiles x 4 split-K slices.
+  TensorId x = add_tensor(g, "x", DType::F32, {32, 2048});
+  TensorId w = add_tensor(g, "w", DType::F32, {1000, 2048});
+  TensorId y = add_tensor(g, "y", DType::F32, {32, 1000});
+  OpId fc = add_op(g, OpKind::Linear, {x, w}, {y}, 2.0 * 32 * 1000 * 2048, 1, 1);
+  const KernelCost c = m.cost(g, g.op(fc));
+  CHECK(c.blocks == 8);
+  CHECK(c.blocks_per_sm == 2);
+  // 1 << 24 elements, 512 per block: 32768 blocks, 16 per SM: 1600 slots, 21 waves.
+  TensorId big = add_tensor(g, "big", DType::F32, {1 << 24});
+  OpId relu = add_op(g, OpKind::Relu, {big}, {big}, 0, 1, 1);
+  CHECK(m.grid(g, g.op(relu)).blocks == 32768);
+  CHECK(m.grid(g, g.op(relu)).blocks_per_sm == 16);
+  // The micro-benchmark's 3x3 convolution, 256 -> 256 channels on 14x14, on an H100's 132 SMs: at batch 1,
+  // 196 x 256 outputs = 4 tiles, K = 2304 allows 4 splits: 16 blocks; at batch 32, 98 tiles x 2 splits.
+  CHECK(tensor_core_blocks(196.0 * 256, 2304, 132, 128 * 128, 512) == 16);
+  CHECK(tensor_core_blocks(32.0 * 196 * 256, 2304, 132, 128 * 128, 512) == 196);
+}

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
 #include "sim/lower.h"
@@ -121,4 +123,39 @@ TEST_CASE("the same inputs give a byte-identical trace") {
   const std::string first = run_json(a);
   CHECK(first == run_json(b));
   CHECK(first.find("\"copies\":[{") != std::string::npos);  // the run did swap
+}
+
+TEST_CASE("the Chrome trace shows kernels of two streams overlapping and an SM occupancy counter") {
+  Graph g;
+  op(g, "left", {}, {}, 1000, 300);
+  op(g, "right", {}, {}, 1000, 300);
+  Program p;
+  p.num_streams = 2;
+  p.num_compute_streams = 2;
+  p.iteration = {{CmdKind::Launch, 0, 0, kNoTensor, -1}, {CmdKind::Launch, 1, 1, kNoTensor, -1}};
+  VirtualDeviceMemory dev(1 << 30);
+  ExactCachePool pool(dev);
+  AttrKernels k;
+  LinearLink l(50.0, 40.0, 300);
+  GpuSpec gpu = fake_gpu();
+  SimContext ctx{g, gpu, k, l, pool, dev};
+  const RunResult r = simulate(p, ctx, SimOptions{});
+  const nlohmann::json c = to_chrome_trace(r.trace, g);
+  std::map<int, std::pair<double, double>> slice;  // by stream: [ts, ts + dur)
+  double peak = 0;
+  int counters = 0;
+  for (const auto& ev : c["traceEvents"]) {
+    if (ev["ph"] == "X" && ev.value("cat", "") != "iteration")
+      slice[ev["tid"].get<int>()] = {ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>()};
+    if (ev["ph"] == "C" && ev["name"] == "SM occupancy") {
+      ++counters;
+      peak = std::max(peak, ev["args"]["occupancy"].get<double>());
+    }
+  }
+  REQUIRE(slice.size() == 2);
+  CHECK(slice[0].first < slice[1].second);  // each starts before the other ends
+  CHECK(slice[1].first < slice[0].second);
+  CHECK(counters >= 2);                     // up when they start, down to 0 when they end
+  CHECK(peak == Approx(0.6));               // 30 + 30 of the 100 SMs
+  CHECK(r.steady_sm_occupancy == Approx(0.6).epsilon(0.01));
 }
