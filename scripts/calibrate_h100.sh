@@ -62,7 +62,8 @@ build/bin/dlsim calibrate "${dirs[@]}" --hw "$input" --out "$tmp/calibrated.yaml
   echo "# NVIDIA H100 SXM5 80GB HBM3, calibrated on a real one (driver 580.159.04, CUDA 13.0, cuDNN 9.14.0) on"
   echo "# 2026-11-23: written by scripts/calibrate_h100.sh$([[ $small_only == 1 ]] && echo " --small-batch-only")${class_model[*]:+ ${class_model[*]}} --models \"$models\""
   echo "# from results/validation/h100-sxm/ (how it was measured, and the error it leaves, are there)."
-  echo "# Fitted: PCIe bandwidths and latency, launch overhead, cudaMalloc/cudaFree (micro.json); kernel_times (median"
+  echo "# Fitted: PCIe bandwidths and latency, launch overhead, cudaMalloc/cudaFree, and concurrent_kernels'"
+  echo "# co_run_slowdown and gemm_blocks_per_sm (the concurrent convolutions) from micro.json; kernel_times (median"
   echo "# device time per op signature, CUDA-graph replays); conv_workspace (what cuDNN's first-choice algorithm needed);"
   if [[ ${#class_model[@]} -gt 0 ]]; then
     echo "# for ops no table entry serves, the datasheet file's per-class efficiencies ([F], fitted to published data on"
