@@ -39,7 +39,7 @@ struct ConcurrencySpec {
   // memory-bound ones slow down in proportion.
   double hbm_share_fraction = 0.9;
   // How much each other kernel resident at the same time slows a kernel (L2, instruction issue, memory latency):
-  // rate = 1 / (1 + co_run_slowdown * (resident kernels - 1)).
+  // rate = 1 / (1 + co_run_slowdown * sum over the others of min(1, its share of the slots / this one's)).
   double co_run_slowdown = 0.0;
   // Launch path under CUDA Graphs (experiment key launch: cuda-graph): one cudaGraphLaunch per iteration, and a
   // small cost per kernel node as the graph's work is fed to the GPU.

@@ -280,7 +280,6 @@ void DeviceModel::schedule_kernels() {
   }
   const double shared = std::max(gpu_.hbm_bandwidth * cs.hbm_share_fraction, largest);
   const double oversubscribed = shared > 0 ? std::max(1.0, demand / shared) : 1.0;
-  const double co_run = 1.0 + cs.co_run_slowdown * static_cast<double>(std::max(running - 1, 0));
   double occupancy = 0;
   for (uint32_t slot : resident_kernels_) {
     Activity& a = acts_[slot];
@@ -291,6 +290,15 @@ void DeviceModel::schedule_kernels() {
       a.rate = 0;
       continue;
     }
+    // Each other resident kernel slows this one by co_run_slowdown, in full when it holds at least as much of
+    // the GPU, in proportion when less (a few blocks beside a full wave hardly disturb it).
+    double others = 0;
+    if (running > 1 && cs.co_run_slowdown > 0)
+      for (uint32_t other : resident_kernels_)
+        if (other != slot && acts_[other].resident > 0)
+          others += std::min(1.0, static_cast<double>(acts_[other].resident) * acts_[other].block_share /
+                                      (static_cast<double>(a.resident) * a.block_share));
+    const double co_run = 1.0 + cs.co_run_slowdown * others;
     const double rate = 1.0 / ((1.0 + a.memory_bound * (oversubscribed - 1.0)) * co_run);
     double next = a.waves.front().v_end;
     for (const Wave& w : a.waves) next = std::min(next, w.v_end);

@@ -17,7 +17,8 @@
 // - Contention between resident kernels, piecewise constant between dispatch events: HBM bandwidth (a kernel's
 //   standalone demand is its bytes over its time, in proportion to its resident blocks; when the demands exceed
 //   concurrency.hbm_share_fraction of the peak, a kernel slows in proportion to how memory-bound it is, its
-//   demand over that bandwidth), and a general slowdown per co-resident kernel (concurrency.co_run_slowdown).
+//   demand over that bandwidth), and a general slowdown per co-resident kernel (concurrency.co_run_slowdown, in
+//   full from one that holds at least as many slots, in proportion from a smaller one).
 //   A kernel's progress is counted in standalone nanoseconds; rates and completions are solved again only when
 //   the resident set or a kernel's blocks change (a wave starts or ends), and a changed completion event
 //   replaces the old one through a generation counter.

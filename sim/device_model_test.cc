@@ -223,11 +223,24 @@ TEST_CASE("device model: memory-bound kernels running together share the HBM ban
 TEST_CASE("device model: each co-resident kernel slows the others by co_run_slowdown") {
   Graph g;
   GpuSpec spec = fake_gpu();
-  spec.concurrency.co_run_slowdown = 0.25;
-  const OpId a = grid_op(g, "a", 1000, 10), b = grid_op(g, "b", 1000, 10), c = grid_op(g, "c", 1000, 10);
-  Bench d(g, 3, spec);
-  for (int s = 0; s < 3; ++s) d.device.enqueue(s, d.launch(s == 0 ? a : s == 1 ? b : c));
-  CHECK(d.drain() == 1500);  // three together: each at 1 / (1 + 2 x 0.25)
+  SECTION("equal kernels slow each other in full") {
+    spec.concurrency.co_run_slowdown = 0.25;
+    const OpId a = grid_op(g, "a", 1000, 10), b = grid_op(g, "b", 1000, 10), c = grid_op(g, "c", 1000, 10);
+    Bench d(g, 3, spec);
+    for (int s = 0; s < 3; ++s) d.device.enqueue(s, d.launch(s == 0 ? a : s == 1 ? b : c));
+    CHECK(d.drain() == 1500);  // three together: each at 1 / (1 + 2 x 0.25)
+  }
+  SECTION("a smaller kernel slows a bigger one in proportion to its share") {
+    spec.concurrency.co_run_slowdown = 0.5;
+    const OpId big = grid_op(g, "big", 1000, 90), small = grid_op(g, "small", 1000, 10);
+    Bench d(g, 2, spec);
+    d.device.enqueue(0, d.launch(big));
+    d.device.enqueue(1, d.launch(small));
+    d.drain();
+    // big: 1 / (1 + 0.5 x 10/90), ends at 1055.6 -> 1056; small: 1 / 1.5 until then (704 ns done), then alone.
+    CHECK(record(d.trace, big).end == 1056);
+    CHECK(record(d.trace, small).end == 1352);
+  }
 }
 
 TEST_CASE("device model: nine streams over eight connections show the false dependency") {
