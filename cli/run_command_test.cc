@@ -51,7 +51,7 @@ TEST_CASE("dlsim run --json reports the launch mode, the streams and the steady-
   auto run = [&](const std::string& launch) {
     {
       std::ofstream f(path);
-      f << "model: resnet50\nbatch: 1\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n"
+      f << "model: resnet50\nbatch: 1\nhw: h100-sxm-datasheet\npool: cnmem\nswap: none\nconcurrency: serial\n"
         << "launch: " << launch << "\n";
     }
     RunCommandOptions o;
@@ -67,8 +67,9 @@ TEST_CASE("dlsim run --json reports the launch mode, the streams and the steady-
   CHECK(eager["launch"] == "eager");
   CHECK(graph["launch"] == "cuda-graph");
   CHECK(eager["streams"] == 1);
-  // At batch 1 the host's launches (4.25 us each) outlast most kernels: a graph replay is faster and keeps
-  // the GPU busier.
+  // At batch 1 on the datasheet file (roofline kernels of 2 us and more) the host's launches (5 us each) outlast
+  // most kernels: a graph replay is faster and keeps the GPU busier. (On the calibrated h100-sxm the batch-1
+  // kernels, scaled from measured batch-32 times, average 4.4 us: the GPU, not the host, sets the pace there.)
   CHECK(graph["iteration_time_us"].get<double>() < eager["iteration_time_us"].get<double>());
   CHECK(eager["sm_occupancy"].get<double>() > 0);
   CHECK(graph["sm_occupancy"].get<double>() > eager["sm_occupancy"].get<double>());
