@@ -73,7 +73,16 @@ bool DeviceModel::advance_stream(int s) {
 const KernelCost& DeviceModel::kernel_cost(OpId op) {
   const auto i = static_cast<size_t>(op);
   if (!cost_known_[i]) {
-    costs_[i] = kernels_.cost(graph_, graph_.op(op));
+    const uint8_t v = variants_.empty() ? 0 : variants_[i];
+    if (v == 0) {
+      costs_[i] = kernels_.cost(graph_, graph_.op(op));
+    } else {
+      const std::vector<KernelVariant> all = kernels_.variants(graph_, graph_.op(op));
+      if (v >= all.size())
+        throw std::invalid_argument("op '" + graph_.op(op).name + "' runs kernel variant " + std::to_string(v) +
+                                    ", the cost model has " + std::to_string(all.size()));
+      costs_[i] = all[v].cost;
+    }
     if (!(costs_[i].sm_fraction > 0 && costs_[i].sm_fraction <= 1) || costs_[i].duration_ns < 0)
       throw std::logic_error("kernel cost model gave op '" + graph_.op(op).name +
                              "' a duration < 0 or an sm_fraction outside (0, 1]");

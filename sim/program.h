@@ -36,6 +36,17 @@ struct Program {
   int num_streams = 1;             // streams 0..num_streams-1 (compute streams first, then copy streams)
   int num_compute_streams = 1;
   int num_events = 0;              // events 0..num_events-1; re-recorded each iteration
+  // Per OpId: which of KernelCostModel::variants each launch runs (a concurrency policy's choice). Empty: every
+  // op runs variant 0, the model's cost().
+  std::vector<uint8_t> kernel_variant;
+  // Per TensorId: the bytes an Alloc of it takes, where a kernel variant changed an op's workspace. Empty: every
+  // tensor's Tensor::bytes.
+  std::vector<uint64_t> tensor_bytes;
 };
+
+// The bytes an Alloc of `t` takes in `p` (Program::tensor_bytes, else the graph's).
+inline uint64_t alloc_bytes(const Program& p, const Graph& g, TensorId t) {
+  return p.tensor_bytes.empty() ? g.tensor(t).bytes : p.tensor_bytes[static_cast<size_t>(t)];
+}
 
 }  // namespace dlsim
