@@ -9,10 +9,10 @@
 // - Parts: the units of a phase sorted by ASAP level (so that a part holds the branches side by side, not one
 //   branch after another as the graph stores them), cut where the graph narrows to one unit (every edge from
 //   earlier units ends at it) or after max_part_ops units (IOS: max_part_size).
-// - Candidates of a stage from the ready units R of a state: every single group (a ready unit and the chain of
-//   units that only it unblocks, 1 to r long: so every serial order is a candidate) and every set of 2 to s groups
-//   of maximal chains drawn from the s ready units with the longest remaining paths. IOS enumerates groups as
-//   an operator with its successors, r and s bounding them the same way.
+// - Candidates of a stage, from the s ready units with the longest remaining paths (s = min(s, max_streams)):
+//   every single group (such a unit and the chain of units that only it unblocks, 1 to r long: so a serial
+//   order, by remaining path, is a candidate) and every set of 2 to s groups of maximal chains. IOS enumerates
+//   groups as an operator with its successors, r and s bounding them the same way.
 // - Stage latency: estimated, not measured: the groups run on their own streams, ops issued round-robin across
 //   groups by the host at launch_overhead_ns each, kernels sharing the SMs max-min fairly by sm_fraction (the
 //   rule of sim/device_model.h, as schedule_estimate.h re-implements it); a stage costs at least its issue time.
@@ -228,11 +228,14 @@ TimeNs IosPlanner::solve(uint32_t done) {
       best.stage = std::move(groups);
     }
   };
+  // Only the s ready units with the longest remaining paths start a group (IOS bounds its candidates with s the
+  // same way). This bounds the states the DP reaches too: a graph whose backward pass is 16 units wide
+  // (DenseNet's gradient sums) would otherwise visit every one of the 2^16 downsets of a part.
+  const int top = std::min({static_cast<int>(ready.size()), std::max(o_.max_num_groups, 1), std::max(o_.max_streams, 1)});
   std::vector<std::vector<int>> chains;
-  for (int u : ready) chains.push_back(chain(u, done));
-  for (const auto& c : chains)  // single groups, every length: the serial orders are among the candidates
+  for (int j = 0; j < top; ++j) chains.push_back(chain(ready[static_cast<size_t>(j)], done));
+  for (const auto& c : chains)  // single groups, every length: a serial order is among the candidates
     for (size_t len = 1; len <= c.size(); ++len) consider({std::vector<int>(c.begin(), c.begin() + static_cast<long>(len))});
-  const int top = std::min({static_cast<int>(ready.size()), o_.max_num_groups, o_.max_streams});
   for (uint32_t subset = 1; subset < (1u << top); ++subset) {
     if ((subset & (subset - 1)) == 0) continue;  // one group: done above
     std::vector<std::vector<int>> groups;
