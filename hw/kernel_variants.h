@@ -12,12 +12,14 @@
 
 namespace dlsim {
 
-// small-grid: half the thread blocks of the default kernel (twice the work per block: bigger tiles or a
-// longer K loop per block). Alone it takes kSmallGridSlowdown times as long: half the SMs would double the time
-// of a kernel that fills the GPU, but the bigger tiles reuse each loaded operand more and the kernel has no
-// ragged last wave, which we take to recover a fifth of it (2 / 1.25 = 1.6). Two of them side by side fill the
-// GPU together.
-constexpr double kSmallGridSlowdown = 1.6;
+// small-grid: half the thread blocks of the default kernel, each doing twice the work (bigger tiles or a longer
+// K loop per block). Alone it takes kSmallGridSlowdown times as long: half the blocks in flight nearly double the
+// time; the bigger tiles reuse each loaded operand more and leave no ragged last wave, which we take to recover
+// 5 % (2 x 0.95 = 1.9). In SM-time (duration x sm_fraction) it is then 5 % cheaper than the default, so a fluid
+// sharing model rewards it only a little; its real value shows under block dispatch in launch order (the
+// "leftover" policy), where a full-grid kernel holds every SM until its tail and a half-grid one leaves room for
+// its sibling from the start. A guess, not a measurement: Rammer's co-scheduled kernels ran 2.7x slower alone.
+constexpr double kSmallGridSlowdown = 1.9;
 // implicit-gemm: cuDNN's IMPLICIT_GEMM algorithm needs no workspace and is the usual fallback under a workspace
 // limit; the faster FFT/Winograd/precomputed algorithms it replaces are typically 1.2-1.5x faster (mu-cuDNN
 // measured 1.21-1.63x whole-network gains from lifting the workspace limit). We take 1.3x, same grid.

@@ -98,11 +98,14 @@ def main():
     ap.add_argument("--out", default="results/concurrency.md")
     a = ap.parse_args()
     sweeps = sorted(glob.glob("configs/sweeps/concurrency-*.yaml"))
+    # the commit the runs are made at (a dirty tree says so)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if subprocess.run(["git", "diff", "--quiet", "HEAD", "--", ".", ":!results"]).returncode != 0:
+        commit += " + uncommitted changes"
     if a.run:
         for s in sweeps:
             print("running", s, file=sys.stderr, flush=True)
             subprocess.run([a.dlsim, "sweep", s], check=True, stdout=subprocess.DEVNULL)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     runs = {}
     for m in MODELS:
         path = f"results/concurrency-{m}/runs.csv"
@@ -118,8 +121,8 @@ def main():
       "hardware file's launch overhead. Pool: pytorch-caching. Iteration times are the steady-state (second) iteration.\n")
     w("Columns: *serial* the serial iteration (ms); *ideal* the critical path of the training DAG with every kernel at its "
       "fastest standalone time on infinite SMs (ms, `ideal_iteration_us`), and *bound* = serial / ideal, the most any "
-      "schedule could gain; then per policy its speed-up over serial (×) and, in brackets, its peak of live bytes over "
-      "serial's (+%). `oom`: the simulated GPU ran out of memory (a result).\n")
+      "schedule could gain; then per policy its speed-up over serial (×) and, in brackets, its peak of live bytes against "
+      "serial's (%). `oom`: the simulated GPU ran out of memory (a result).\n")
     w("Policies: " + ", ".join(f"*{short}* = `{label}`" for label, short in POLICIES) + ".\n")
 
     below_ideal, ios_slower, total = [], [], 0
@@ -156,7 +159,7 @@ def main():
                 key = (m, hw, b)
                 if sp > best_speedup.get(key, (0, ""))[0]:
                     best_speedup[key] = (sp, short)
-                cells.append(f"{sp:.3f} (+{(int(r['peak_live_bytes']) / live - 1) * 100:.1f}%)")
+                cells.append(f"{sp:.3f} ({(int(r['peak_live_bytes']) / live - 1) * 100:+.1f}%)")
             w(f"| {hw} | {b} | {ts / 1000:.3f} | {ideal / 1000:.3f} | {ts / ideal:.2f} | " + " | ".join(cells) + " |")
 
     w("\n## Checks over every row above\n")
