@@ -258,6 +258,20 @@ def main():
                        f"{fmt(speedup('vgg16', hw, b, 'optimizer-overlap'))}, branch {fmt(speedup('vgg16', hw, b, 'branch-streams'))}")
     w("| VGG-16 (a chain forward: every policy keeps its forward on one stream, tests check it): only the training "
       "overlaps can win; branch finds only the backward's dgrad‖wgrad forks | - | " + "; ".join(vgg) + " |")
+    bench = "build/policies/dlsim_policies_benchmark"
+    if os.path.exists(bench):
+        res = subprocess.run([bench, "--benchmark_filter=BM_IosSchedule", "--benchmark_format=json"],
+                             capture_output=True, text=True)
+        if res.returncode == 0:
+            w("\n## How long ios takes to schedule a training graph\n")
+            w("`build/policies/dlsim_policies_benchmark --benchmark_filter=BM_IosSchedule` (default r, s, "
+              "max_part_ops; batch 32; wall time on the machine that made this file, not a quiet one; the target "
+              "is under a second):\n")
+            w("| graph | ops | DP blocks | DP states | stage estimates | wall (ms) |")
+            w("|---|---|---|---|---|---|")
+            for bm in json.loads(res.stdout)["benchmarks"]:
+                w(f"| {bm['name'].split('/')[-1]} | {bm['ops']:.0f} | {bm['parts']:.0f} | {bm['dp_states']:.0f} | "
+                  f"{bm['stage_estimates']:.0f} | {bm['real_time']:.1f} |")
     w("")
     w(WHY)
     with open(a.out, "w") as f:
