@@ -4,12 +4,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <iomanip>
 #include <ostream>
 
 #include "common/config_error.h"
 #include "common/strings.h"
+#include "policies/concurrency/op_dag.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {
@@ -26,6 +28,8 @@ CLI::App* add_model_command(CLI::App& app, ModelCommandOptions& o) {
   cmd->add_option("--memory-format", o.memory_format, "nchw or nhwc")->capture_default_str();
   cmd->add_flag("--json", o.json, "print one JSON object");
   cmd->add_flag("--list", o.list, "list the model zoo");
+  cmd->add_flag("--parallelism", o.parallelism,
+                "the training graph's width per stage (ops that could run at once), forward and backward");
   return cmd;
 }
 
@@ -36,6 +40,41 @@ template <class E, size_t N>
 E choose(const std::string& v, const std::string& option, const std::array<E, N>& values) {
   if (auto e = choice_named(v, values)) return *e;
   throw ConfigError("<command line>", 0, option, "unknown value '" + v + "'; valid: " + choice_names(values));
+}
+
+// The SPAA paper's motivating figure for any model: how many ops each ASAP stage holds.
+int print_parallelism(const ModelCommandOptions& o, const Graph& train, std::ostream& out) {
+  const OpDag dag = op_dag(train);
+  const std::vector<int> fwd = stage_widths(train, dag, {Phase::Forward});
+  const std::vector<int> bwd = stage_widths(train, dag, {Phase::Backward, Phase::Optimizer});
+  const std::vector<int> all = stage_widths(train, dag, {Phase::Forward, Phase::Backward, Phase::Optimizer});
+  auto max_of = [](const std::vector<int>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); };
+  auto mean_of = [](const std::vector<int>& v) {
+    double t = 0;
+    for (int x : v) t += x;
+    return v.empty() ? 0.0 : t / static_cast<double>(v.size());
+  };
+  if (o.json) {
+    nlohmann::json j = {{"model", o.model},
+                        {"batch", o.batch},
+                        {"max_width", max_of(all)},
+                        {"forward", {{"stages", fwd.size()}, {"max_width", max_of(fwd)}, {"widths", fwd}}},
+                        {"backward", {{"stages", bwd.size()}, {"max_width", max_of(bwd)}, {"widths", bwd}}}};
+    out << j.dump(2) << '\n';
+    return 0;
+  }
+  auto row = [&](const char* name, const std::vector<int>& w) {
+    out << name << w.size() << " stages, width max " << max_of(w) << ", mean " << fixed(mean_of(w), 2) << '\n'
+        << "  widths:";
+    for (int x : w) out << ' ' << x;
+    out << '\n';
+  };
+  out << "model                     " << o.model << " (batch " << o.batch << "), ops that could run at once per "
+      << "ASAP stage (ops that launch no kernel not counted)\n";
+  row("forward                   ", fwd);
+  row("backward + optimizer      ", bwd);
+  out << "training graph max width  " << max_of(all) << '\n';
+  return 0;
 }
 
 }  // namespace
@@ -58,6 +97,7 @@ int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostr
   Graph fwd = build_forward_graph(o.model, mo);
   Graph train = make_training_graph(fwd, mo.training);
   ModelSummary s = summarize(fwd, train);
+  if (o.parallelism) return print_parallelism(o, train, out);
   if (o.json) {
     nlohmann::json j = {{"model", o.model},
                         {"batch", o.batch},

@@ -22,6 +22,7 @@ struct ModelCommandOptions {
   std::string memory_format = "nchw";
   bool json = false;
   bool list = false;
+  bool parallelism = false;
 };
 
 CLI::App* add_model_command(CLI::App& app, ModelCommandOptions& o);

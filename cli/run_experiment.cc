@@ -1,6 +1,7 @@
 #include "cli/run_experiment.h"
 
 #include <chrono>
+#include <limits>
 #include <stdexcept>
 
 #include "cli/swap_plan_checker.h"
@@ -10,6 +11,7 @@
 #include "hw/math_path.h"
 #include "hw/measured_workspace.h"
 #include "policies/concurrency/concurrency_policy.h"
+#include "policies/concurrency/op_dag.h"
 #include "policies/pool/pool_policy.h"
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
@@ -35,6 +37,16 @@ ModelOptions model_options(const Experiment& e) {
 
 }  // namespace
 
+void check_max_streams(const Experiment& e) {
+  if (!e.concurrency.params.has("max_streams")) return;
+  const int64_t m = e.concurrency.params.get_int("max_streams");
+  if (m > kMaxHardwareStreams)
+    throw ConfigError(e.file, e.concurrency.line, "concurrency.max_streams",
+                      "max_streams " + std::to_string(m) + " is above the hardware's limit of " +
+                          std::to_string(kMaxHardwareStreams) +
+                          " streams (CUDA_DEVICE_MAX_CONNECTIONS hardware work queues; more streams share queues)");
+}
+
 PreparedExperiment prepare_experiment(const Experiment& e) {
   PreparedExperiment p;
   try {
@@ -52,8 +64,25 @@ PreparedExperiment prepare_experiment(const Experiment& e) {
     p.hw.kernels = make_cost_model(p.hw.spec);
   }
   apply_measured_workspaces(p.graph, p.hw.spec);  // a calibrated file's cuDNN workspaces replace the assumption
+  check_max_streams(e);
   auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
-  p.schedule = conc->schedule(p.graph, *p.hw.kernels);
+  ScheduleContext sc;
+  sc.launch_overhead_ns = p.hw.spec.launch_overhead_ns;
+  // Whole-schedule checks some policies make (ios against serial) run the simulator itself: two iterations,
+  // no swaps (the schedule comes first), the experiment's pool on a fresh device.
+  sc.simulate = [&e, &p](const Schedule& s) {
+    const Program prog = lower(p.graph, s, SwapPlan{});
+    VirtualDeviceMemory dev(p.hw.spec.memory_bytes, p.hw.spec.total_memory_bytes);
+    auto pool = make_pool(e, dev);
+    SimContext ctx{p.graph, p.hw.spec, *p.hw.kernels, *p.hw.link, *pool, dev};
+    SimOptions opt;
+    opt.iterations = 2;
+    opt.record_trace = false;
+    const RunResult r = simulate(prog, ctx, opt);
+    return r.iterations_completed == 2 ? r.steady_iteration_ns : std::numeric_limits<TimeNs>::max();
+  };
+  p.schedule = conc->schedule(p.graph, *p.hw.kernels, sc);
+  p.ideal_ns = critical_path_ns(p.graph, op_dag(p.graph), fastest_durations(p.graph, *p.hw.kernels));
   SwapPlan plan;
   if (e.swap.name != "none") {
     p.swap = plan_swaps(e, p.graph, p.schedule, p.hw);
@@ -99,6 +128,7 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
   out.iteration_time_us = static_cast<double>(r.steady_iteration_ns) / 1000.0;
   out.first_iteration_time_us = r.iteration_ns.empty() ? 0.0 : static_cast<double>(r.iteration_ns.front()) / 1000.0;
   out.peak_live_bytes = r.peak_live_bytes;
+  out.ideal_iteration_us = static_cast<double>(prep.ideal_ns) / 1000.0;
   out.peak_reserved_bytes = r.peak_reserved_bytes;
   // From the device's own counters: a pool's constructor may reserve before the run starts (cnmem does).
   out.device_mallocs = dev.malloc_calls();
@@ -144,6 +174,7 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["streams"] = r.streams;
   j["sm_occupancy"] = r.sm_occupancy;
   j["first_iteration_time_us"] = r.first_iteration_time_us;
+  j["ideal_iteration_us"] = r.ideal_iteration_us;
   j["peak_live_bytes"] = r.peak_live_bytes;
   j["peak_reserved_bytes"] = r.peak_reserved_bytes;
   j["fragmentation"] = r.fragmentation();

@@ -25,6 +25,9 @@ struct ExperimentResult {
   int iterations_run = 0;
   double iteration_time_us = 0;     // steady state: the last complete iteration
   double first_iteration_time_us = 0;
+  // The bound no schedule beats: the critical path of the training DAG with each kernel at its fastest
+  // standalone time, infinite SMs, no launch or allocation cost (policies/concurrency/op_dag.h).
+  double ideal_iteration_us = 0;
   uint64_t peak_live_bytes = 0;     // lower bound for any pool
   uint64_t peak_reserved_bytes = 0; // the most the pool held from the device
   uint64_t device_mallocs = 0;      // cudaMalloc calls over the run
@@ -60,7 +63,10 @@ struct PreparedExperiment {
   Schedule schedule;
   Program program;
   std::optional<SwapPlanning> swap;  // how the swap plan was made (absent for `swap: none`)
+  TimeNs ideal_ns = 0;               // ExperimentResult::ideal_iteration_us, in ns
 };
+// A concurrency policy's max_streams above kMaxHardwareStreams: a ConfigError naming the limit.
+void check_max_streams(const Experiment& e);
 PreparedExperiment prepare_experiment(const Experiment& e);
 
 // The experiment's pool over `device`. A check that needs the device (cnmem's first reservation must be below

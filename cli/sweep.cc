@@ -95,7 +95,8 @@ std::string runs_csv_header() {
   return "model,batch,hw,pool,swap,concurrency,iterations,status,iteration_time_us,peak_live_bytes,"
          "peak_reserved_bytes,fragmentation,device_mallocs,device_frees,alloc_time_us,events,"
          "no_swap_iteration_time_us,no_swap_peak_live_bytes,overhead,swap_target_bytes,swap_limit_met,swap_out_bytes,"
-         "swap_in_bytes,swap_transfers,copy_d2h_busy,copy_h2d_busy,swap_lower_bound_us,swap_planned_peak_bytes,error";
+         "swap_in_bytes,swap_transfers,copy_d2h_busy,copy_h2d_busy,swap_lower_bound_us,swap_planned_peak_bytes,"
+         "ideal_iteration_us,error";
 }
 
 std::string runs_csv_row(const ExperimentResult& r, const std::string& status, const std::string& error) {
@@ -105,7 +106,7 @@ std::string runs_csv_row(const ExperimentResult& r, const std::string& status, c
     << csv_escape(e.swap.label()) << ',' << csv_escape(e.concurrency.label()) << ',' << e.iterations << ','
     << status << ',';
   if (status == "error") {
-    o << ",,,,,,,,,,,,,,,,,,,,";
+    o << ",,,,,,,,,,,,,,,,,,,,,";
   } else {
     o << fixed(r.iteration_time_us, 3) << ',' << r.peak_live_bytes << ',' << r.peak_reserved_bytes << ','
       << fixed(r.fragmentation(), 4) << ',' << r.device_mallocs << ',' << r.device_frees << ','
@@ -127,6 +128,7 @@ std::string runs_csv_row(const ExperimentResult& r, const std::string& status, c
     num("copy_h2d_busy", 4);
     num("swap_lower_bound_us", 3);
     num("swap_planned_peak_bytes", 0);
+    o << fixed(r.ideal_iteration_us, 3) << ',';
   }
   o << csv_escape(status == "oom" ? r.oom_where : error);
   return o.str();

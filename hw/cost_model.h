@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "common/registry.h"
 #include "hw/gpu_spec.h"
@@ -21,10 +23,22 @@ struct KernelCost {
   int blocks_per_sm = 1;
 };
 
+// One implementation (a cuDNN algorithm, a tile configuration) an op can run with. Variant 0 is cost()'s kernel.
+struct KernelVariant {
+  std::string name;
+  KernelCost cost;
+  uint64_t workspace_bytes = 0;  // scratch it needs (variant 0: the op's workspace tensor, if any)
+};
+
 class KernelCostModel {
  public:
   virtual ~KernelCostModel() = default;
   virtual KernelCost cost(const Graph& g, const Op& op) const = 0;
+  // Every kernel the op can run with, variant 0 first (= cost()). The default (hw/kernel_variants.cc) gives
+  // every convolution (forward, backward-data, backward-filter) two more, derived from variant 0: a kernel with
+  // half the thread blocks ("small-grid") and one that needs no workspace ("implicit-gemm"), each slower alone;
+  // every other op has only variant 0. Concurrency policies that choose kernels under co-execution read this.
+  virtual std::vector<KernelVariant> variants(const Graph& g, const Op& op) const;
   // Model-specific figures about a graph for `run --json` (the table: how many ops it has measured). May be empty.
   virtual nlohmann::json report(const Graph& /*g*/) const { return nlohmann::json::object(); }
 };

@@ -93,7 +93,16 @@ bool DeviceModel::advance_connection(int ci) {
 const KernelCost& DeviceModel::kernel_cost(OpId op) {
   const auto i = static_cast<size_t>(op);
   if (!cost_known_[i]) {
-    costs_[i] = kernels_.cost(graph_, graph_.op(op));
+    const uint8_t v = variants_.empty() ? 0 : variants_[i];
+    if (v == 0) {
+      costs_[i] = kernels_.cost(graph_, graph_.op(op));
+    } else {
+      const std::vector<KernelVariant> all = kernels_.variants(graph_, graph_.op(op));
+      if (v >= all.size())
+        throw std::invalid_argument("op '" + graph_.op(op).name + "' runs kernel variant " + std::to_string(v) +
+                                    ", the cost model has " + std::to_string(all.size()));
+      costs_[i] = all[v].cost;
+    }
     const KernelCost& k = costs_[i];
     if (!(k.sm_fraction > 0 && k.sm_fraction <= 1) || k.duration_ns < 0 || k.blocks < 0 || k.blocks_per_sm < 1)
       throw std::logic_error("kernel cost model gave op '" + graph_.op(op).name +

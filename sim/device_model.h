@@ -76,6 +76,9 @@ class DeviceModel {
               int num_streams, int num_events, EventQueue& queue, DeviceListener& listener, Trace* trace,
               const std::vector<int>& priorities = {});
 
+  // Per OpId, the kernel variant each launch runs (Program::kernel_variant; empty: variant 0, the model's cost()).
+  void set_kernel_variants(std::vector<uint8_t> v) { variants_ = std::move(v); }
+
   // Appends a command to a stream's FIFO; it starts at the next settle(). Streams and events are checked by
   // the caller.
   void enqueue(int stream, const StreamCmd& c);
@@ -165,6 +168,7 @@ class DeviceModel {
   EventQueue& queue_;
   DeviceListener& listener_;
   Trace* trace_;
+  std::vector<uint8_t> variants_;
   const bool serial_copies_;  // one copy engine: copies are served one at a time
   TimeNs now_ = 0;
 

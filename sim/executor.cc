@@ -18,7 +18,9 @@ Engine::Engine(const Program& p, const SimContext& c, const SimOptions& o)
       ctx_(c),
       opt_(o),
       device_(c.graph, c.gpu, c.kernels, c.link, p.num_streams, p.num_events, q_, *this,
-              o.record_trace ? &r_.trace : nullptr, p.stream_priority) {}
+              o.record_trace ? &r_.trace : nullptr, p.stream_priority) {
+  device_.set_kernel_variants(p.kernel_variant);
+}
 
 [[noreturn]] void Engine::bad(const std::string& what) const {
   const char* sec = phase_ == Phase::Setup ? "setup" : phase_ == Phase::Iterations ? "iteration" : "teardown";
@@ -204,7 +206,7 @@ bool Engine::host_issue(const Command& c) {
       };
       for (TensorId t : op.inputs) check(t);
       for (TensorId t : op.outputs) check(t);
-      if (op.workspace != kNoTensor && g.tensor(op.workspace).bytes > 0) check(op.workspace);  // 0 B: never allocated
+      if (op.workspace != kNoTensor && alloc_bytes(prog_, g, op.workspace) > 0) check(op.workspace);  // 0 B: never allocated
       break;
     }
     case CmdKind::CopyIn:
@@ -247,39 +249,41 @@ bool Engine::host_issue(const Command& c) {
 
 bool Engine::do_alloc(const Command& c) {
   const Tensor& t = ctx_.graph.tensor(c.tensor);
+  const uint64_t bytes = alloc_bytes(prog_, ctx_.graph, c.tensor);
   const auto ti = static_cast<size_t>(c.tensor);
   if (live_[ti]) bad("alloc of tensor '" + t.name + "', which is already allocated");
   DeviceMemory& d = ctx_.device;
   const DeviceCallCounts before = DeviceCallCounts::read(d);
-  const std::optional<DevPtr> p = ctx_.pool.allocate(AllocRequest{t.bytes, c.stream});
+  const std::optional<DevPtr> p = ctx_.pool.allocate(AllocRequest{bytes, c.stream});
   if (!p) {
     host_stopped_ = true;
     r_.trace.oom = true;
     const std::string where = iteration_ < 0 ? std::string("setup") : "iteration " + std::to_string(iteration_);
-    r_.trace.oom_where = where + ", alloc of tensor '" + t.name + "' (" + std::to_string(t.bytes) +
+    r_.trace.oom_where = where + ", alloc of tensor '" + t.name + "' (" + std::to_string(bytes) +
                          " bytes) on stream " + std::to_string(c.stream);
     return false;
   }
   live_[ti] = 1;
   addr_[ti] = *p;
-  live_bytes_ += t.bytes;
+  live_bytes_ += bytes;
   r_.peak_live_bytes = std::max(r_.peak_live_bytes, live_bytes_);
   if (opt_.record_trace)
-    r_.trace.mem.push_back({iteration_, now_, MemAction::Alloc, c.tensor, *p, t.bytes, d.reserved()});
+    r_.trace.mem.push_back({iteration_, now_, MemAction::Alloc, c.tensor, *p, bytes, d.reserved()});
   return charge_device_calls(before);
 }
 
 bool Engine::do_free(const Command& c) {
   const Tensor& t = ctx_.graph.tensor(c.tensor);
+  const uint64_t bytes = alloc_bytes(prog_, ctx_.graph, c.tensor);
   const auto ti = static_cast<size_t>(c.tensor);
   if (!live_[ti]) bad("free of tensor '" + t.name + "', which is not allocated");
   DeviceMemory& d = ctx_.device;
   const DeviceCallCounts before = DeviceCallCounts::read(d);
   ctx_.pool.deallocate(addr_[ti]);
   live_[ti] = 0;
-  live_bytes_ -= t.bytes;
+  live_bytes_ -= bytes;
   if (opt_.record_trace)
-    r_.trace.mem.push_back({iteration_, now_, MemAction::Free, c.tensor, addr_[ti], t.bytes, d.reserved()});
+    r_.trace.mem.push_back({iteration_, now_, MemAction::Free, c.tensor, addr_[ti], bytes, d.reserved()});
   return charge_device_calls(before);
 }
 

@@ -28,6 +28,7 @@ class Lowerer {
   };
   void check_schedule();
   void compute_lifetimes();
+  void apply_variants();
   void check_swaps();
   void emit(CmdKind k, int stream, OpId op = -1, TensorId t = kNoTensor, int32_t ev = -1);
   void wait_for_op(int stream, int pos);
@@ -98,6 +99,27 @@ void Lowerer::check_schedule() {
     if (st < 0 || st >= s_.num_streams)
       fail("op '" + g_.op(o).name + "' is on stream " + std::to_string(st) + ", outside 0.." + std::to_string(s_.num_streams - 1));
   }
+}
+
+// A kernel variant other than 0 brings its own workspace size: the op's workspace tensor takes it.
+void Lowerer::apply_variants() {
+  if (s_.variant_of.empty()) return;
+  const size_t n = g_.ops().size();
+  if (s_.variant_of.size() != n || s_.variant_workspace_bytes.size() != n)
+    fail("schedule variant_of / variant_workspace_bytes have " + std::to_string(s_.variant_of.size()) + " / " +
+         std::to_string(s_.variant_workspace_bytes.size()) + " entries, the graph " + std::to_string(n) + " ops");
+  p_.kernel_variant = s_.variant_of;
+  bool changed = false;
+  std::vector<uint64_t> bytes;
+  bytes.reserve(g_.tensors().size());
+  for (const Tensor& t : g_.tensors()) bytes.push_back(t.bytes);
+  for (size_t i = 0; i < n; ++i) {
+    const Op& op = g_.ops()[i];
+    if (s_.variant_of[i] == 0 || op.workspace == kNoTensor) continue;
+    bytes[static_cast<size_t>(op.workspace)] = s_.variant_workspace_bytes[i];
+    changed = true;
+  }
+  if (changed) p_.tensor_bytes = std::move(bytes);
 }
 
 void Lowerer::compute_lifetimes() {
@@ -279,7 +301,7 @@ void Lowerer::lower_op(int pos) {
   for (TensorId t : touched)
     if (!g_.tensor(t).persistent && first_[static_cast<size_t>(t)] == pos) alloc(t, s);
   // A workspace of 0 bytes (a calibrated algorithm that needs none) is no allocation at all.
-  const bool ws = op.workspace != kNoTensor && g_.tensor(op.workspace).bytes > 0;
+  const bool ws = op.workspace != kNoTensor && alloc_bytes(p_, g_, op.workspace) > 0;
   if (ws) emit(CmdKind::Alloc, s, -1, op.workspace);
   for (size_t i : extra_before_[static_cast<size_t>(pos)]) extra_copy(plan_.copies[i], pos);
   emit(CmdKind::Launch, s, id);
@@ -408,6 +430,7 @@ Program Lowerer::run() {
   n_ = static_cast<int>(g_.ops().size());
   check_schedule();
   compute_lifetimes();
+  apply_variants();
   check_swaps();
   inline_copies_ = plan_.streams == CopyStreams::Compute;
   const bool swaps = !plan_.empty() && !inline_copies_;

@@ -39,6 +39,17 @@ struct Program {
   // Per stream, CUDA's stream priority: the block scheduler serves kernels of a lower number first
   // (sim/device_model.h). Empty: all streams equal; otherwise one entry per stream.
   std::vector<int> stream_priority;
+  // Per OpId: which of KernelCostModel::variants each launch runs (a concurrency policy's choice). Empty: every
+  // op runs variant 0, the model's cost().
+  std::vector<uint8_t> kernel_variant;
+  // Per TensorId: the bytes an Alloc of it takes, where a kernel variant changed an op's workspace. Empty: every
+  // tensor's Tensor::bytes.
+  std::vector<uint64_t> tensor_bytes;
 };
+
+// The bytes an Alloc of `t` takes in `p` (Program::tensor_bytes, else the graph's).
+inline uint64_t alloc_bytes(const Program& p, const Graph& g, TensorId t) {
+  return p.tensor_bytes.empty() ? g.tensor(t).bytes : p.tensor_bytes[static_cast<size_t>(t)];
+}
 
 }  // namespace dlsim
