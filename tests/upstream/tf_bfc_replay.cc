@@ -106,7 +106,11 @@ TfBfcReplayResult replay_through_tf_bfc(const TfBfcReplayCase& c) {
     if (ours_dev.reserved() != real_dev.reserved())
       return mismatch(step, "reserved " + std::to_string(ours_dev.reserved()) + " B vs TF's " +
                                 std::to_string(real_dev.reserved()));
-    const int64_t pool_bytes = real->GetStats()->pool_bytes.value_or(-1);
+    const tsl::AllocatorStats stats = *real->GetStats();
+    if (static_cast<int64_t>(ours.stats().allocated_bytes) != stats.bytes_in_use)
+      return mismatch(step, "bytes in use " + std::to_string(ours.stats().allocated_bytes) + " vs TF's " +
+                                std::to_string(stats.bytes_in_use));
+    const int64_t pool_bytes = stats.pool_bytes.value_or(-1);
     if (static_cast<int64_t>(report_u64(ours, "reserved_bytes")) != pool_bytes)
       return mismatch(step, "pool bytes " + std::to_string(report_u64(ours, "reserved_bytes")) + " vs TF's " +
                                 std::to_string(pool_bytes));

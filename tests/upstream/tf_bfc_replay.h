@@ -3,7 +3,7 @@
 // bfc_allocator.cc with its AllocatorRetry, built against the TSL stubs in tsl_stub/ and the stub CUDA runtime in
 // cuda_stub/), each on its own simulated device of the same size, and compares them call by call: the address of
 // every allocation (or that both ran out of memory), and after every call the device's reserved bytes, the
-// allocator's pool bytes, and the cudaMalloc (failed ones too) and cudaFree calls.
+// allocator's pool bytes and bytes in use (chunk sizes), and the cudaMalloc (failed ones too) and cudaFree calls.
 // The real allocator is set up as TensorFlow's GPU allocator is: a sub-allocator that cudaMallocs exactly the
 // region asked for and cannot coalesce regions (TF's DeviceMemAllocator), allow_retry_on_failure on, allocations
 // with the default attributes (retry_on_failure), no timing counter. Streams do not matter to it: one BFC
