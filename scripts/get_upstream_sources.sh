@@ -17,8 +17,8 @@ git -C "$dir/cnmem" checkout --quiet "$cnmem_commit"
 echo "cnmem at $cnmem_commit in $dir/cnmem: configure with -DDLSIM_UPSTREAM_CNMEM_DIR=$(cd "$dir/cnmem" && pwd)"
 
 # TensorFlow's BFC allocator: TSL's tsl/framework/ (bfc_allocator, allocator_retry, allocator.h) at the last commit
-# of google/tsl before it moved to openxla/xla as xla/tsl/framework/ (2024-06-17; the BFC allocator has not changed
-# in behaviour since). Only tsl/framework/ is checked out. TSL_REPO may name a local mirror.
+# of google/tsl before it moved to openxla/xla as xla/tsl/framework/ (2024-06-17); the replay has not been run against
+# later XLA versions. Only tsl/framework/ is checked out. TSL_REPO may name a local mirror.
 tsl_commit=8f1df69e1217939e0e9ae907461cea747e80f680
 if [[ ! -d $dir/tsl/.git ]]; then
   git clone --quiet --no-checkout "${TSL_REPO:-https://github.com/google/tsl}" "$dir/tsl"
