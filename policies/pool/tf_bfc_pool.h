@@ -8,14 +8,20 @@
 // - free coalesces with the free physical neighbours inside the same region;
 // - a miss extends the pool by a new region: with allow_growth the first is 2 MiB and region sizes double,
 //   without it the first Extend takes the whole memory limit; a failed cudaMalloc is retried at 0.9x the size
-//   until it would be smaller than the request;
-// - if that fails too and garbage_collection is on, regions without an in-use chunk are freed and Extend retried.
+//   (a float product, as in TF) until it would be smaller than the request;
+// - if that fails too and garbage_collection is on, regions without an in-use chunk are freed and Extend retried;
+// - a failed allocation goes through AllocatorRetry (allow_retry_on_failure, on for TF's GPU allocator): the whole
+//   attempt is made again at once, after a wait of up to 10 s for another thread's free, and a last time: four
+//   attempts, each with its own cudaMalloc calls (the wait itself is not simulated time: nothing else frees).
 // Default allow_growth=false, TF's GPU default: TF grabs (nearly) all of the memory limit at the first
 // allocation, and a faithful baseline must show that. memory_limit_mb=0 means the device capacity (TF itself
 // subtracts a little for the driver; dlsim's capacity already is what the pool may have).
-// Left out: timestamped chunks (freed_before, used by XLA's stream-ordered reuse), the 10-second AllocatorRetry
-// (waits for other threads' frees; a simulation has none), and newer XLA's fragmentation_fraction option and
-// spatial partitioning.
+// Followed: TSL's tsl/framework/bfc_allocator.cc as of 2024-06 (google/tsl 8f1df69, the last before it moved to
+// openxla/xla), on TF's GPU sub-allocator (cudaMalloc per region; regions never coalesce). tests/upstream/ replays
+// simulated traces through that very code and compares every call.
+// Left out: timestamped chunks (freed_before, used by XLA's stream-ordered reuse), the time AllocatorRetry waits,
+// newer XLA's fragmentation_fraction option and spatial partitioning, and the virtual-memory sub-allocator whose
+// regions coalesce.
 #include <array>
 #include <map>
 #include <memory>
@@ -44,6 +50,8 @@ class TfBfcPool : public PoolPolicy {
   static constexpr int kNumBins = 21;
   static constexpr uint64_t kMaxInternalFragmentation = 128ull << 20;
   static constexpr uint64_t kFirstGrowthRegion = 2ull << 20;
+  static constexpr float kBackpedalFactor = 0.9f;
+  static constexpr int kAllocationAttempts = 4;  // the first, AllocatorRetry's two, its last (verbose) one
 
   TfBfcPool(DeviceMemory& device, const TfBfcOptions& options);
   ~TfBfcPool() override;
@@ -70,6 +78,7 @@ class TfBfcPool : public PoolPolicy {
     bool operator()(const Chunk* a, const Chunk* b) const;
   };
 
+  Chunk* attempt(uint64_t rounded);  // TF's AllocateRawInternal: find, extend, collect and extend
   Chunk* find_chunk(uint64_t rounded);
   bool extend(uint64_t rounded);
   bool deallocate_free_regions(uint64_t rounded);
@@ -89,6 +98,7 @@ class TfBfcPool : public PoolPolicy {
   uint64_t extends_ = 0;
   uint64_t backpedals_ = 0;
   uint64_t gc_freed_regions_ = 0;
+  uint64_t retry_waits_ = 0;
   uint64_t splits_ = 0;
 };
 

@@ -122,6 +122,28 @@ TEST_CASE("tf-bfc backs off by 0.9x when the device refuses a region", "[pool][t
   CHECK_FALSE(f.pool.allocate({9 * kMiB, 0}));
 }
 
+TEST_CASE("tf-bfc back-pedals in single precision, as TF does", "[pool][tf-bfc]") {
+  // TF multiplies the size_t by a float 0.9: 1 GiB -> ... -> 570630912 B in float; a double product would give
+  // 570631168 (tests/upstream's replay through TF's bfc_allocator.cc found the difference).
+  Fixture f(600 * kMiB, opts(false, 1024));
+  REQUIRE(f.pool.allocate({kMiB, 0}));
+  CHECK(f.rep("backpedals") == 6);
+  CHECK(f.rep("reserved_bytes") == 570630912);
+}
+
+TEST_CASE("tf-bfc makes a failed allocation four times (AllocatorRetry), each with its cudaMallocs", "[pool][tf-bfc]") {
+  Fixture f(10 * kMiB, opts(true, 16));  // a limit above what the device has
+  REQUIRE(f.pool.allocate({6 * kMiB, 0}));  // an 8 MiB region
+  CHECK(f.dev.malloc_calls() == 1);
+  // 3 MiB: Extend asks for 8 MiB and backs off by 0.9x down to 3.1 MiB, 10 refused cudaMallocs (2 MiB are free on
+  // the device); no free region to collect. TF's AllocatorRetry repeats that attempt at once, after its 10 s wait
+  // and once more: the same 10 cudaMallocs four times, as the real allocator makes them.
+  CHECK_FALSE(f.pool.allocate({3 * kMiB, 0}));
+  CHECK(f.dev.malloc_calls() == 1 + 4 * 10);
+  CHECK(f.rep("retry_waits") == 1);
+  CHECK(f.pool.stats().num_ooms == 1);
+}
+
 TEST_CASE("tf-bfc options come from the registry and are checked", "[pool][tf-bfc]") {
   PoolRegistry r("pool");
   register_tf_bfc(r);

@@ -81,6 +81,41 @@ inline std::vector<AllocTraceOp> cnn_like_trace(uint64_t seed, int layers, int i
   return ops;
 }
 
+// Phases of different tensor sizes, as when a run moves from one model or batch size to another: each phase
+// allocates `per_phase` tensors around its own scale (tiny, medium, large, huge, in a seeded order), frees most
+// soon after (at most 8 live), and keeps one of them to the end of the trace. Pools that grow by regions
+// end up with regions sized for an earlier phase that hold nothing but can block growth: TF's garbage
+// collection and PyTorch's cache release are there for exactly this.
+inline std::vector<AllocTraceOp> phase_change_trace(uint64_t seed, int phases, int per_phase, int streams) {
+  SplitMix64 rng(seed);
+  const uint64_t scales[] = {64 << 10, 2 << 20, 24 << 20, 160 << 20};
+  std::vector<AllocTraceOp> ops;
+  std::vector<uint32_t> kept;
+  uint32_t next_id = 0;
+  for (int ph = 0; ph < phases; ++ph) {
+    const uint64_t scale = scales[rng.below(4)];
+    std::vector<uint32_t> live;
+    for (int i = 0; i < per_phase; ++i) {
+      const uint32_t id = next_id++;
+      const int stream = streams > 1 ? static_cast<int>(rng.below(static_cast<uint64_t>(streams))) : 0;
+      ops.push_back({true, id, rng.between(scale / 2, scale * 3 / 2), stream});
+      if (i == 0) {
+        kept.push_back(id);
+        continue;
+      }
+      live.push_back(id);
+      if (live.size() > 8 || rng.below(3) == 0) {
+        const size_t victim = static_cast<size_t>(rng.below(live.size()));
+        ops.push_back({false, live[victim], 0, 0});
+        live.erase(live.begin() + static_cast<long>(victim));
+      }
+    }
+    for (uint32_t id : live) ops.push_back({false, id, 0, 0});
+  }
+  for (uint32_t id : kept) ops.push_back({false, id, 0, 0});
+  return ops;
+}
+
 // Replays a trace through a pool (a free whose allocation failed is skipped), calling check() every
 // `check_every` operations. Returns the failed allocations and how many were still live at the end (0 for a
 // well-formed trace).

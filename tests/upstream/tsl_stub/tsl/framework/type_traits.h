@@ -1,0 +1,2 @@
+#pragma once
+// Stub: see numeric_types.h.
