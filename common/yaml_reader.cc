@@ -28,9 +28,9 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& file, cons
   }
 }
 
-YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "", "cannot open file");
+namespace {
+template <typename Input>
+YAML::Node parse_yaml(Input& in, const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::Load(in);
@@ -42,6 +42,15 @@ YAML::Node load_yaml_file(const std::string& path) {
   reject_duplicate_keys(root, path, "");
   return root;
 }
+}  // namespace
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, 0, "", "cannot open file");
+  return parse_yaml(in, path);
+}
+
+YAML::Node parse_yaml_text(const std::string& text, const std::string& file) { return parse_yaml(text, file); }
 
 namespace {
 std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string("<non-scalar>"); }
