@@ -74,7 +74,7 @@ seed_files() {
 }
 max_len() {
   case $1 in
-    onnx_model) echo 32768 ;;
+    onnx_model|plan_json|trace_json) echo 32768 ;;
     *) echo 16384 ;;
   esac
 }
