@@ -54,7 +54,7 @@ Trace read_trace_file(const std::string& path) {
 Trace trace_from_text(const std::string& text, const std::string& file) {
   try {
     return trace_from_json(nlohmann::json::parse(text));
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number that overflows
     throw ConfigError(file, 0, "", std::string("not valid JSON: ") + e.what());
   } catch (const std::runtime_error& e) {
     if (dynamic_cast<const ConfigError*>(&e)) throw;

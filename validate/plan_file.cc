@@ -221,7 +221,7 @@ PlanFile plan_from_text(const std::string& text, const std::string& file) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number that overflows (1e999)
     throw ConfigError(file, 0, "", std::string("not valid JSON: ") + e.what());
   }
   return plan_from_json(j, file);
