@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/) with clang into build-fuzz/ and runs one or all of them.
-#   scripts/fuzz.sh [--runs N | --seconds S] [--jobs-nice] [TARGET|all]
+#   scripts/fuzz.sh [--runs N] [--seconds S] [--build-only] [TARGET|all]
 #     TARGET: experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json (default: all)
-#     --runs N      executions per target (default 20000)
-#     --seconds S   run each target for S seconds instead
+#     --runs N      executions per target (default 20000 when neither limit is given)
+#     --seconds S   at most S seconds per target (with --runs: whichever comes first)
 #     --build-only  build, assemble the seed corpora, run nothing
 #   FUZZ_BUILD_DIR   build folder (default build-fuzz)
 #   FUZZ_SANITIZERS  sanitizers of the build (default address,undefined; "" for libFuzzer alone, the fastest)
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_targets=(experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json)
-runs=20000
+runs=
 seconds=
 build_only=0
 targets=()
@@ -36,6 +36,7 @@ while (($#)); do
   esac
 done
 ((${#targets[@]})) || targets=("${all_targets[@]}")
+[[ -n $runs || -n $seconds ]] || runs=20000
 
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 sanitizers=${FUZZ_SANITIZERS-address,undefined}
@@ -96,8 +97,9 @@ for t in "${targets[@]}"; do
   mkdir -p "$seeds" "$build/corpus/$t" "$build/artifacts/$t"
   seed_files "$t" | while read -r f; do cp "$f" "$seeds/$(echo "$f" | tr / _)"; done
   ((build_only)) && continue
-  limit=(-runs="$runs")
-  [[ -n $seconds ]] && limit=(-max_total_time="$seconds")
+  limit=()
+  [[ -n $runs ]] && limit+=(-runs="$runs")
+  [[ -n $seconds ]] && limit+=(-max_total_time="$seconds")
   echo "== fuzz $t (${limit[*]})"
   # shellcheck disable=SC2086  # FUZZ_ARGS is a list of flags
   if ! "$build/fuzz/${t}_fuzzer" "${limit[@]}" -seed=1 -max_len="$(max_len "$t")" -dict="$(dict "$t")" \
