@@ -26,7 +26,7 @@ while (($#)); do
     --seconds) seconds=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
     all) targets=("${all_targets[@]}"); shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *)
       if [[ " ${all_targets[*]} " != *" $1 "* ]]; then
         echo "unknown fuzz target '$1'; valid: ${all_targets[*]}, all" >&2
