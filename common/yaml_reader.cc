@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <utility>
 
 #include "common/strings.h"
 
@@ -28,20 +29,58 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& file, cons
   }
 }
 
-YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "", "cannot open file");
+namespace {
+
+// The most nodes a document may stand for with its aliases expanded: 50 times the largest file dlsim ships
+// (configs/hw/h100-sxm.yaml, about 21,000). Every reader walks the expanded tree.
+constexpr uint64_t kMaxExpandedNodes = 1'000'000;
+
+// The node count of `n` with every alias expanded, saturating above `kMaxExpandedNodes`. An alias is the anchored
+// node itself (yaml-cpp shares it), so a collection is identified by its position and type and counted once:
+// linear in the file, where a plain walk is exponential in the nesting of aliases ("billion laughs").
+uint64_t expanded_nodes(const YAML::Node& n, std::map<std::pair<int, int>, uint64_t>& memo) {
+  if (!n.IsMap() && !n.IsSequence()) return 1;
+  const std::pair<int, int> id{n.Mark().pos, static_cast<int>(n.Type())};
+  if (id.first >= 0) {
+    if (auto it = memo.find(id); it != memo.end()) return it->second;
+  }
+  uint64_t total = 1;
+  for (const auto& child : n) {
+    total += n.IsMap() ? expanded_nodes(child.first, memo) + expanded_nodes(child.second, memo)
+                       : expanded_nodes(child, memo);
+    if (total > kMaxExpandedNodes) break;
+  }
+  if (id.first >= 0) memo[id] = total;
+  return total;
+}
+
+template <typename Input>
+YAML::Node parse_yaml(Input& in, const std::string& path) {
   YAML::Node root;
   try {
     root = YAML::Load(in);
   } catch (const YAML::Exception& e) {
     throw ConfigError(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
   }
+  std::map<std::pair<int, int>, uint64_t> memo;
+  if (expanded_nodes(root, memo) > kMaxExpandedNodes)
+    throw ConfigError(path, yaml_line(root), "",
+                      "the document stands for more than " + std::to_string(kMaxExpandedNodes) +
+                          " nodes once its aliases (*name) are expanded: refused");
   // yaml-cpp keeps both entries of a repeated key and lookups find the first: a silent choice. YAML 1.2 says
   // keys are unique, so a repeat is an error naming both lines.
   reject_duplicate_keys(root, path, "");
   return root;
 }
+}  // namespace
+
+YAML::Node load_yaml_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError(path, 0, "", "cannot open file");
+  return parse_yaml(in, path);
+}
+
+YAML::Node parse_yaml_text(const std::string& text, const std::string& file) { return parse_yaml(text, file); }
 
 namespace {
 std::string scalar_text(const YAML::Node& n) { return n.IsScalar() ? n.Scalar() : std::string("<non-scalar>"); }

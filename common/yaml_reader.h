@@ -15,6 +15,8 @@ namespace dlsim {
 // Loads a YAML file; a missing file, a syntax error or a key given twice in one mapping is a ConfigError with
 // file and line.
 YAML::Node load_yaml_file(const std::string& path);
+// The same for YAML text already in memory (`file` names it in errors): the fuzz targets' entry point.
+YAML::Node parse_yaml_text(const std::string& text, const std::string& file);
 // Throws ConfigError(file, line of the repeat, dotted key path) when any mapping under `node` repeats a key.
 void reject_duplicate_keys(const YAML::Node& node, const std::string& file, const std::string& path);
 

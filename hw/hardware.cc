@@ -26,9 +26,14 @@ YAML::Node merged(const YAML::Node& base, const YAML::Node& over) {
 }  // namespace
 
 Hardware load_hardware(const std::string& name_or_path, const YAML::Node& overrides) {
-  Hardware h;
   const std::string path = resolve_hw_path(name_or_path);
-  h.spec = overrides.IsMap() ? gpu_spec_from_yaml(merged(load_yaml_file(path), overrides), path) : load_gpu_spec(path);
+  const YAML::Node file = load_yaml_file(path);
+  return hardware_from_yaml(overrides.IsMap() ? merged(file, overrides) : file, path);
+}
+
+Hardware hardware_from_yaml(const YAML::Node& node, const std::string& path) {
+  Hardware h;
+  h.spec = gpu_spec_from_yaml(node, path);
   h.kernels = make_cost_model(h.spec);
   h.link = std::make_unique<PcieLink>(h.spec);
   return h;

@@ -25,5 +25,7 @@ std::unique_ptr<KernelCostModel> make_cost_model(const GpuSpec& spec);
 // experiment can vary a field (`hw_override: {pcie: {h2d_pinned_gb_per_s: 25}}`); every value is then
 // checked as the file's own would be.
 Hardware load_hardware(const std::string& name_or_path, const YAML::Node& overrides = YAML::Node());
+// The same from a hardware mapping already parsed (`path` names it in errors and gives the GPU's name).
+Hardware hardware_from_yaml(const YAML::Node& node, const std::string& path);
 
 }  // namespace dlsim

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
@@ -47,13 +48,17 @@ int run_command(const std::string& cmd) {
 Trace read_trace_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError(path, 0, "", "cannot open the trace");
+  return trace_from_text(std::string(std::istreambuf_iterator<char>(in), {}), path);
+}
+
+Trace trace_from_text(const std::string& text, const std::string& file) {
   try {
-    return trace_from_json(nlohmann::json::parse(in));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ConfigError(path, 0, "", std::string("not valid JSON: ") + e.what());
+    return trace_from_json(nlohmann::json::parse(text));
+  } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for a number that overflows
+    throw ConfigError(file, 0, "", std::string("not valid JSON: ") + e.what());
   } catch (const std::runtime_error& e) {
     if (dynamic_cast<const ConfigError*>(&e)) throw;
-    throw ConfigError(path, 0, "", e.what());
+    throw ConfigError(file, 0, "", e.what());
   }
 }
 

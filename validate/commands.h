@@ -39,6 +39,8 @@ int run_compare(const std::string& sim_trace, const std::string& real_trace, con
 
 // Reads a Trace JSON file; errors name the file.
 Trace read_trace_file(const std::string& path);
+// The same for JSON text already in memory (`file` names it in errors): the fuzz targets' entry point.
+Trace trace_from_text(const std::string& text, const std::string& file);
 void write_trace_file(const Trace& t, const std::string& path);
 
 }  // namespace dlsim

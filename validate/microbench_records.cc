@@ -95,7 +95,7 @@ MicrobenchResults read_microbench_file(const std::string& path) {
   if (!in) throw ConfigError(path, 0, "", "cannot open the micro-benchmark file");
   try {
     return microbench_from_json(json::parse(in), path);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number that overflows (1e999)
     throw ConfigError(path, 0, "", std::string("not valid JSON: ") + e.what());
   }
 }

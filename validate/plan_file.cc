@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include "common/config_error.h"
 
@@ -213,13 +214,17 @@ void write_plan_file(const PlanFile& p, const std::string& path) {
 PlanFile read_plan_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError(path, 0, "", "cannot open the plan file");
+  return plan_from_text(std::string(std::istreambuf_iterator<char>(in), {}), path);
+}
+
+PlanFile plan_from_text(const std::string& text, const std::string& file) {
   json j;
   try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw ConfigError(path, 0, "", std::string("not valid JSON: ") + e.what());
+    j = json::parse(text);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number that overflows (1e999)
+    throw ConfigError(file, 0, "", std::string("not valid JSON: ") + e.what());
   }
-  return plan_from_json(j, path);
+  return plan_from_json(j, file);
 }
 
 }  // namespace dlsim

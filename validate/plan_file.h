@@ -34,5 +34,7 @@ PlanFile plan_from_json(const nlohmann::json& j, const std::string& file);
 
 void write_plan_file(const PlanFile& p, const std::string& path);
 PlanFile read_plan_file(const std::string& path);
+// The same for JSON text already in memory (`file` names it in errors): the fuzz targets' entry point.
+PlanFile plan_from_text(const std::string& text, const std::string& file);
 
 }  // namespace dlsim

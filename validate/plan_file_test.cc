@@ -121,3 +121,17 @@ TEST_CASE("plan file: a plan written before total_global_mem_bytes reads it as t
   j["total_global_mem_bytes"] = 1024;
   CHECK_THROWS_WITH(plan_from_json(j, "bad.json"), Catch::Contains("plan.total_global_mem_bytes"));
 }
+
+TEST_CASE("plan file: a number too large for any JSON number type is a ConfigError, not a crash") {
+  // Found by fuzz/plan_json_fuzzer's sibling trace_json: nlohmann throws out_of_range (not parse_error) for 1e999,
+  // and it escaped the loader.
+  for (const std::string text : {"{\"capacity_bytes\": 1e999}", "[1E400]", "{\"warmup\": -1e99999}"}) {
+    try {
+      plan_from_text(text, "p.json");
+      FAIL("expected ConfigError for " << text);
+    } catch (const ConfigError& e) {
+      CHECK(e.file() == "p.json");
+      CHECK(std::string(e.what()).find("not valid JSON") != std::string::npos);
+    }
+  }
+}

@@ -13,6 +13,7 @@
 #ifdef DLSIM_WITH_ONNX
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 #include "workloads/internal/onnx_importer.h"
 #endif
@@ -25,6 +26,10 @@ bool onnx_import_available() { return false; }
 
 Graph import_onnx_forward(const std::string& path, const ModelOptions&) {
   throw ConfigError(path, 0, "model", "dlsim was built without ONNX support (libonnx-dev not found at configure time)");
+}
+
+Graph import_onnx_forward_from_bytes(const std::string&, const std::string& name, const ModelOptions& opts, int) {
+  return import_onnx_forward(name, opts);
 }
 
 #else
@@ -325,11 +330,20 @@ Graph import_onnx_forward(const std::string& path, const ModelOptions& opts) {
   if (opts.batch <= 0) throw ConfigError(path, 0, "batch", "batch size must be positive, got " + std::to_string(opts.batch));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, "", "cannot open the ONNX file");
+  return import_onnx_forward_from_bytes(std::string(std::istreambuf_iterator<char>(in), {}), path, opts);
+}
+
+Graph import_onnx_forward_from_bytes(const std::string& bytes, const std::string& name, const ModelOptions& opts,
+                                     int max_nodes) {
+  if (opts.batch <= 0) throw ConfigError(name, 0, "batch", "batch size must be positive, got " + std::to_string(opts.batch));
   onnx::ModelProto model;
-  if (!model.ParseFromIstream(&in))
-    throw ConfigError(path, 0, "", "not a valid ONNX model: the protobuf does not parse (corrupt or truncated file?)");
-  if (!model.has_graph()) throw ConfigError(path, 0, "graph", "the ONNX model has no graph");
-  return workloads_internal::Importer(path, model, opts).run();
+  if (!model.ParseFromString(bytes))
+    throw ConfigError(name, 0, "", "not a valid ONNX model: the protobuf does not parse (corrupt or truncated file?)");
+  if (!model.has_graph()) throw ConfigError(name, 0, "graph", "the ONNX model has no graph");
+  if (max_nodes > 0 && model.graph().node_size() > max_nodes)
+    throw ConfigError(name, 0, "graph", "the graph has " + std::to_string(model.graph().node_size()) +
+                                            " nodes, more than the limit of " + std::to_string(max_nodes));
+  return workloads_internal::Importer(name, model, opts).run();
 }
 
 #endif

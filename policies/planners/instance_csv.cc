@@ -60,6 +60,9 @@ std::vector<DsaBuffer> read_instance_csv(std::istream& in, const std::string& na
 
   std::vector<DsaBuffer> buffers;
   std::set<int64_t> ids;
+  // Any placement fits under the sum of the sizes; keeping that sum within 2^63 keeps every offset + size a
+  // planner or the checker computes (and the signed arithmetic some planners do on them) from wrapping.
+  uint64_t total_size = 0;
   while (std::getline(in, line)) {
     ++line_no;
     if (trim(line).empty()) continue;
@@ -82,6 +85,11 @@ std::vector<DsaBuffer> read_instance_csv(std::istream& in, const std::string& na
                             "): the live interval [lower, upper) is half-open");
     if (size <= 0) throw ConfigError(name, line_no, "size", "size must be positive, got " + std::to_string(size));
     b.size = static_cast<uint64_t>(size);
+    if (b.size > kMaxInstanceBytes - total_size)
+      throw ConfigError(name, line_no, "size",
+                        "the sizes so far sum past " + std::to_string(kMaxInstanceBytes) +
+                            " bytes (2^63), the most an instance may hold: a placement's addresses would wrap");
+    total_size += b.size;
     if (!ids.insert(b.id).second)
       throw ConfigError(name, line_no, "id", "buffer id " + std::to_string(b.id) + " appears twice");
     buffers.push_back(b);

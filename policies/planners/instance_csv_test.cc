@@ -71,3 +71,16 @@ TEST_CASE("instance CSV: a written solution reads back with the same buffers") {
   CHECK(back[1].id == -1);
   CHECK(back[1].size == 50);
 }
+
+TEST_CASE("instance CSV: sizes summing past 2^63 bytes are an error at the line that crosses it") {
+  // Three buffers of 2^63 - 1 bytes, all live at once: the optimal planner put the third at offset 2^64 - 2, its
+  // end wrapped, and the checker (which compared wrapped addresses) called the placement valid.
+  const std::string big = "9223372036854775807";
+  const ConfigError e = error_of("id,lower,upper,size\n0,0,10," + big + "\n1,0,10,1\n2,0,10," + big + "\n");
+  CHECK(e.line() == 4);
+  CHECK(e.key() == "size");
+  CHECK(e.message() == "the sizes so far sum past 9223372036854775808 bytes (2^63), the most an instance may hold: "
+                       "a placement's addresses would wrap");
+  std::istringstream at_limit("id,lower,upper,size\n0,0,10," + big + "\n1,0,10,1\n");
+  CHECK(read_instance_csv(at_limit, "x.csv").size() == 2);  // exactly 2^63 in all still reads
+}

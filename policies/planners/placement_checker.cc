@@ -1,6 +1,7 @@
 #include "policies/planners/placement_checker.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <tuple>
 
@@ -27,6 +28,10 @@ std::optional<std::string> check_placement(const std::vector<DsaBuffer>& buffers
   std::vector<std::tuple<int64_t, int, size_t>> events;
   for (size_t i = 0; i < buffers.size(); ++i) {
     if (buffers[i].size == 0) continue;  // occupies no byte
+    // A buffer whose end wraps past 2^64 would look like one at low addresses to the sweep below.
+    if (offsets[i] > UINT64_MAX - buffers[i].size)
+      return "buffer " + std::to_string(buffers[i].id) + " at offset " + std::to_string(offsets[i]) + " of " +
+             std::to_string(buffers[i].size) + " bytes ends past 2^64";
     events.emplace_back(buffers[i].lower, 1, i);
     events.emplace_back(buffers[i].upper, 0, i);
   }

@@ -16,3 +16,12 @@ TEST_CASE("the placement checker accepts touching ranges and rejects any shared 
   CHECK(check_placement(b, {0, 149, 150}));        // 11 and 12 share bytes while both live in [4,6)
   CHECK(check_placement(b, {0, 0}));              // wrong number of offsets
 }
+
+TEST_CASE("the placement checker rejects a buffer whose end wraps past 2^64") {
+  // The wrapped end made buffer 2 look like [2^64 - 2, 2^63 - 3): an overlap the sweep could not see.
+  const uint64_t big = (uint64_t{1} << 63) - 1;
+  const std::vector<DsaBuffer> b = {{0, 0, 10, big}, {1, 0, 10, big}, {2, 0, 10, big}};
+  auto bad = check_placement(b, {0, big, 2 * big});
+  REQUIRE(bad);
+  CHECK(*bad == "buffer 2 at offset 18446744073709551614 of 9223372036854775807 bytes ends past 2^64");
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/) with clang into build-fuzz/ and runs one or all of them.
+#   scripts/fuzz.sh [--runs N] [--seconds S] [--build-only] [TARGET|all]
+#     TARGET: experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json (default: all)
+#     --runs N      executions per target (default 20000 when neither limit is given)
+#     --seconds S   at most S seconds per target (with --runs: whichever comes first)
+#     --build-only  build, assemble the seed corpora, run nothing
+#   FUZZ_BUILD_DIR   build folder (default build-fuzz)
+#   FUZZ_SANITIZERS  sanitizers of the build (default address,undefined; "" for libFuzzer alone, the fastest)
+#   FUZZ_ARGS        extra libFuzzer flags, e.g. "-jobs=1 -print_final_stats=1"
+# Each target's corpus grows in $FUZZ_BUILD_DIR/corpus/TARGET; it starts from the seeds assembled in
+# $FUZZ_BUILD_DIR/seeds/TARGET (configs/, tests/data, tests/scenarios, the ONNX test models, fuzz/corpus/TARGET).
+# A crash, sanitizer report, timeout or out-of-memory stops that target, leaves the input in
+# $FUZZ_BUILD_DIR/artifacts/TARGET/ and makes the script exit 1 (after running the other targets).
+# Replay one input: $FUZZ_BUILD_DIR/fuzz/TARGET_fuzzer FILE (from the repository root).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+all_targets=(experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json)
+runs=
+seconds=
+build_only=0
+targets=()
+while (($#)); do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --build-only) build_only=1; shift ;;
+    all) targets=("${all_targets[@]}"); shift ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *)
+      if [[ " ${all_targets[*]} " != *" $1 "* ]]; then
+        echo "unknown fuzz target '$1'; valid: ${all_targets[*]}, all" >&2
+        exit 2
+      fi
+      targets+=("$1"); shift ;;
+  esac
+done
+((${#targets[@]})) || targets=("${all_targets[@]}")
+[[ -n $runs || -n $seconds ]] || runs=20000
+
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+sanitizers=${FUZZ_SANITIZERS-address,undefined}
+if ! command -v clang++ >/dev/null; then
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  echo "installing: clang"
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends clang
+fi
+# -O1 and line tables only (enough for symbolised sanitizer stacks): a shorter build than -O2 -g.
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None \
+  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
+  -DDLSIM_FUZZ=ON -DDLSIM_FUZZ_SANITIZERS="$sanitizers" -DDLSIM_WITH_CUDA=OFF -DDLSIM_BUILD_BENCHMARKS=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]/%/_fuzzer}"
+
+# The seeds: the repository's own inputs of each kind, plus fuzz/corpus/TARGET (what they do not cover).
+seed_files() {
+  local dirs=() pattern='*.yaml'
+  case $1 in
+    experiment_yaml) dirs=(configs/experiments configs/validation configs/validation/swap tests/data); pattern='exp-*.yaml' ;;
+    sweep_yaml) dirs=(configs/sweeps) ;;
+    hardware_yaml) dirs=(configs/hw tests/data); pattern='h*.yaml' ;;
+    onnx_model) dirs=(workloads/testdata/onnx); pattern='*.onnx' ;;
+    instance_csv) dirs=(tests/data); pattern='*.csv' ;;
+    plan_json|trace_json) ;;  # no such files are committed: fuzz/corpus/ holds small ones dlsim wrote
+  esac
+  local d
+  for d in "${dirs[@]}"; do
+    # a configs/ folder holds one kind of file under any name, tests/data/ every kind under a prefix
+    if [[ $d == configs/* ]]; then find "$d" -maxdepth 1 -name '*.yaml'
+    else find "$d" -maxdepth 1 -name "$pattern" -size -32k; fi  # -size: the small ONNX models (-max_len below)
+  done
+  if [[ -d fuzz/corpus/$1 ]]; then find "fuzz/corpus/$1" -type f; fi
+  return 0
+}
+max_len() {
+  case $1 in
+    onnx_model|plan_json|trace_json) echo 32768 ;;
+    *) echo 16384 ;;
+  esac
+}
+dict() {
+  case $1 in
+    *_yaml) echo fuzz/dict/yaml.dict ;;
+    onnx_model) echo fuzz/dict/onnx.dict ;;
+    plan_json|trace_json) echo fuzz/dict/json.dict ;;
+    instance_csv) echo fuzz/dict/csv.dict ;;
+  esac
+}
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+failed=()
+for t in "${targets[@]}"; do
+  seeds="$build/seeds/$t"
+  rm -rf "$seeds"
+  mkdir -p "$seeds" "$build/corpus/$t" "$build/artifacts/$t"
+  seed_files "$t" | while read -r f; do cp "$f" "$seeds/$(echo "$f" | tr / _)"; done
+  ((build_only)) && continue
+  limit=()
+  [[ -n $runs ]] && limit+=(-runs="$runs")
+  [[ -n $seconds ]] && limit+=(-max_total_time="$seconds")
+  echo "== fuzz $t (${limit[*]})"
+  # shellcheck disable=SC2086  # FUZZ_ARGS is a list of flags
+  if ! "$build/fuzz/${t}_fuzzer" "${limit[@]}" -seed=1 -max_len="$(max_len "$t")" -dict="$(dict "$t")" \
+      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/artifacts/$t/" \
+      ${FUZZ_ARGS:-} "$build/corpus/$t" "$seeds" 2>"$build/$t.log"; then
+    tail -n 60 "$build/$t.log"
+    echo "FAILED: fuzz target $t (log: $build/$t.log, input: $build/artifacts/$t/)"
+    failed+=("$t")
+  else
+    grep -E '^(#[0-9]+.*DONE|stat::number_of_executed_units|Done)' "$build/$t.log" | tail -n 2
+  fi
+done
+if ((${#failed[@]})); then
+  echo "fuzz targets that found a crash: ${failed[*]}"
+  exit 1
+fi
