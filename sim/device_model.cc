@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/sim_time.h"
 #include "sim/fluid_share.h"
 
 namespace dlsim {
@@ -15,6 +16,7 @@ DeviceModel::DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCos
     : graph_(graph),
       kernels_(kernels),
       link_(link),
+      gpu_file_(gpu.file),
       queue_(queue),
       listener_(listener),
       trace_(trace),
@@ -117,7 +119,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
   const TimeNs total = link_.copy_time(dir, bytes, /*pinned=*/true);
   a.remaining = static_cast<double>(std::max<TimeNs>(0, total - latency));
   if (latency > 0) {
-    queue_.push(now_ + latency, kLatencyDone, slot, a.generation);
+    queue_.push(add_time(now_, latency, gpu_file_), kLatencyDone, slot, a.generation);
   } else {
     join_group(slot);
   }
@@ -155,8 +157,11 @@ void DeviceModel::resolve_group(int g) {
     if (scratch_rates_[i] == a.rate) continue;
     a.rate = scratch_rates_[i];
     ++a.generation;
-    if (a.rate > 0)
-      queue_.push(now_ + static_cast<TimeNs>(std::ceil(a.remaining / a.rate)), kActivityDone, m[i], a.generation);
+    if (a.rate > 0) {
+      // Clamped before the conversion, so that a time past the clock's bound is add_time's error, not a wrap.
+      const double left = std::min(std::ceil(a.remaining / a.rate), static_cast<double>(kMaxSimTimeNs) + 1.0);
+      queue_.push(add_time(now_, static_cast<TimeNs>(left), gpu_file_), kActivityDone, m[i], a.generation);
+    }
   }
 }
 
