@@ -10,6 +10,7 @@
 
 #include "common/params.h"
 #include "workloads/training.h"
+#include "workloads/zoo.h"
 
 namespace dlsim {
 
@@ -43,6 +44,7 @@ struct Experiment {
   Tf32 tf32 = Tf32::Conv;
   MemoryFormat memory_format = MemoryFormat::NCHW;
   Kernels kernels = Kernels::Eager;
+  int64_t max_graph_nodes = kDefaultMaxGraphNodes;  // an ONNX model's limit on nodes (workloads/zoo.h)
   // Set in code only (dlsim calibrate --published tries fitted efficiencies): kernel-model parameters that replace
   // the hardware file's `roofline:` values.
   std::map<std::string, ParamValue> kernel_model_overrides;
