@@ -93,8 +93,11 @@ bool TfBfcPool::extend(uint64_t rounded) {
   auto p = device_.malloc(bytes);
   while (!p) {  // back-pedal: ask for 90 % until that would not hold the request
     ++backpedals_;
-    bytes = rounded_bytes(static_cast<uint64_t>(static_cast<double>(bytes) * 0.9));
-    if (bytes < rounded) return false;
+    // Below about 2.5 KiB, 90 % rounded up to 256 B is the same size again (2304 B): stop there too, or a nearly
+    // full device is asked for the same region forever.
+    const uint64_t smaller = rounded_bytes(static_cast<uint64_t>(static_cast<double>(bytes) * 0.9));
+    if (smaller >= bytes || smaller < rounded) return false;
+    bytes = smaller;
     p = device_.malloc(bytes);
   }
   if (!increased) curr_region_allocation_bytes_ *= 2;  // doubling regions: the next one is larger
