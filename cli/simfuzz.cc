@@ -113,13 +113,23 @@ Figures simulate_checked(const FuzzCase& c, const FuzzRunOptions& options, FuzzR
   return f;
 }
 
+// The one documented exception to "same inputs, same figures": the optimal planner stops at a wall-clock time
+// limit, so the planned pool's placement under it depends on the machine's speed (its node_limit is the
+// deterministic bound). Found by the determinism check (seed 56912, time_limit_s of 4.6 us).
+bool wall_clock_bound(const FuzzCase& c) {
+  const YAML::Node& e = c.experiment;
+  const YAML::Node pool = e["pool"];
+  return pool.IsMap() && pool["name"] && pool["name"].Scalar() == "planned" && pool["planner"] &&
+         pool["planner"].Scalar() == "optimal";
+}
+
 }  // namespace
 
 FuzzRun run_fuzz_case(const FuzzCase& c, const FuzzRunOptions& options) {
   FuzzRun out;
   try {
     const Figures first = simulate_checked(c, options, out);
-    if (options.check_determinism) {
+    if (options.check_determinism && !wall_clock_bound(c)) {
       FuzzRun again;
       require(simulate_checked(c, options, again) == first, "determinism", "the same case gave different figures");
     }

@@ -9,7 +9,8 @@
 // Anything else is a violation: another exception (a lowering or executor invariant, the swap checker's
 // verdict), a pool invariant broken (CheckedPool, policies/pool/pool_checker.h, wraps the pool on every
 // call), blocks still live after a complete run, reserved < live, a negative or non-monotonic time, or a
-// result that differs when the same case runs again (checked on one run in `determinism_every`). Assertions,
+// result that differs when the same case runs again (checked on one run in `determinism_every`, except under
+// the optimal planner, whose time limit is wall-clock). Assertions,
 // hangs and sanitizer reports end the process: `dlsim simfuzz` prints the seed range so they can be found.
 #include <cstdint>
 #include <functional>
