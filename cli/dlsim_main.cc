@@ -14,6 +14,7 @@
 #include "cli/model_command.h"
 #include "cli/plan_command.h"
 #include "cli/run_command.h"
+#include "cli/simfuzz_command.h"
 #include "cli/sweep_command.h"
 #include "cli/validate_command.h"
 #include "common/config_error.h"
@@ -51,6 +52,7 @@ int main(int argc, char** argv) {
   CalibrateCommandOptions calibrate;
   CompareCommandOptions compare;
   FitCommandOptions fit;
+  SimfuzzCommandOptions simfuzz;
   const std::vector<Subcommand> subcommands = {
       subcommand(app, run, add_run_command, run_run_command),
       subcommand(app, model, add_model_command, run_model_command),
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
       subcommand(app, calibrate, add_calibrate_command, run_calibrate_command),
       subcommand(app, compare, add_compare_command, run_compare_command),
       subcommand(app, fit, add_fit_command, run_fit_command),
+      subcommand(app, simfuzz, add_simfuzz_command, run_simfuzz_command),
   };
 
   try {

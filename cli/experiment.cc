@@ -30,7 +30,7 @@ const std::vector<std::string>& experiment_keys() {
                                                 "pool",          "swap",    "concurrency", "iterations",
                                                 "image_size",    "seq_len", "optimizer", "precision",
                                                 "tf32",          "memory_format", "kernels",
-                                                "launch"};
+                                                "launch",        "max_graph_nodes"};
   return keys;
 }
 
@@ -139,7 +139,10 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
     try {
       load_hardware(e.hw, e.hw_override);
     } catch (const ConfigError& err) {
-      m.fail(err.key().empty() ? "hw_override" : "hw_override." + err.key(), err.message());
+      // The line of the overriding value when the error is about one; else the mapping's.
+      const YAML::Node at = yaml_find_path(e.hw_override, err.key());
+      const int line = at && yaml_line(at) > 0 ? yaml_line(at) : m.line_of("hw_override");
+      throw ConfigError(file, line, err.key().empty() ? "hw_override" : "hw_override." + err.key(), err.message());
     }
   }
 
@@ -157,6 +160,8 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.memory_format = read_choice(m, "memory_format", MemoryFormat::NCHW, kMemoryFormats);
   e.kernels = read_choice(m, "kernels", Kernels::Eager, kKernelChoices);
   e.launch = read_choice(m, "launch", LaunchMode::Eager, kLaunchModes);
+  e.max_graph_nodes = m.get_int("max_graph_nodes", kDefaultMaxGraphNodes);
+  if (e.max_graph_nodes < 1) m.fail("max_graph_nodes", "must be at least 1, got " + std::to_string(e.max_graph_nodes));
   return e;
 }
 

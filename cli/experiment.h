@@ -11,6 +11,7 @@
 #include "common/params.h"
 #include "sim/executor.h"
 #include "workloads/training.h"
+#include "workloads/zoo.h"
 
 namespace dlsim {
 
@@ -45,6 +46,7 @@ struct Experiment {
   MemoryFormat memory_format = MemoryFormat::NCHW;
   Kernels kernels = Kernels::Eager;
   LaunchMode launch = LaunchMode::Eager;  // eager launches, or one CUDA Graph per iteration (sim/executor.h)
+  int64_t max_graph_nodes = kDefaultMaxGraphNodes;  // an ONNX model's limit on nodes (workloads/zoo.h)
   // Set in code only (dlsim calibrate --published tries fitted efficiencies): kernel-model parameters that replace
   // the hardware file's `roofline:` values.
   std::map<std::string, ParamValue> kernel_model_overrides;

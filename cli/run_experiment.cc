@@ -7,6 +7,7 @@
 #include "cli/swap_plan_checker.h"
 #include "cli/swap_planning.h"
 #include "common/config_error.h"
+#include "common/yaml_reader.h"
 #include "hw/hardware.h"
 #include "hw/math_path.h"
 #include "hw/measured_workspace.h"
@@ -32,6 +33,7 @@ ModelOptions model_options(const Experiment& e) {
   mo.training.tf32 = e.tf32;
   mo.training.memory_format = e.memory_format;
   mo.training.kernels = e.kernels;
+  mo.max_graph_nodes = e.max_graph_nodes;
   return mo;
 }
 
@@ -48,14 +50,20 @@ void check_max_streams(const Experiment& e) {
 }
 
 PreparedExperiment prepare_experiment(const Experiment& e) {
-  PreparedExperiment p;
+  Graph g;
   try {
-    p.graph = build_training_graph(e.model, model_options(e));
+    g = build_training_graph(e.model, model_options(e));
   } catch (const ConfigError& err) {
     // The builder names the model and the layer; the experiment file is what the user edits.
     if (e.file.empty() || err.file() == e.file) throw;
     throw ConfigError(e.file, 0, "model", err.what());
   }
+  return prepare_experiment(e, std::move(g));
+}
+
+PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph) {
+  PreparedExperiment p;
+  p.graph = std::move(training_graph);
   p.hw = load_hardware(e.hw, e.hw_override);
   if (!e.kernel_model_overrides.empty()) {
     for (const auto& [k, v] : e.kernel_model_overrides) p.hw.spec.kernel_model_params.set(k, v);
@@ -101,7 +109,32 @@ std::unique_ptr<PoolPolicy> make_pool(const Experiment& e, DeviceMemory& device)
   }
 }
 
+namespace {
+
+// A run-level error about a hardware value (a rate that makes a kernel too long to simulate) names the hardware
+// file and the key; when the experiment's hw_override set that key, the override is what the user edits.
+[[noreturn]] void rethrow_at_override(const Experiment& e, const ConfigError& err) {
+  if (err.key().empty() || !e.hw_override.IsMap() || e.file.empty()) throw err;
+  const YAML::Node set = yaml_find_path(e.hw_override, err.key());
+  if (!set) throw err;
+  throw ConfigError(e.file, yaml_line(set), "hw_override." + err.key(), err.message());
+}
+
+ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts);
+
+}  // namespace
+
 ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
+  try {
+    return run_experiment_as_given(e, artifacts);
+  } catch (const ConfigError& err) {
+    rethrow_at_override(e, err);
+  }
+}
+
+namespace {
+
+ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts) {
   const auto wall_start = std::chrono::steady_clock::now();
   ExperimentResult out;
   out.experiment = e;
@@ -157,6 +190,8 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
   return out;
 }
+
+}  // namespace
 
 nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   const Experiment& e = r.experiment;

@@ -68,6 +68,8 @@ struct PreparedExperiment {
 // A concurrency policy's max_streams above kMaxHardwareStreams: a ConfigError naming the limit.
 void check_max_streams(const Experiment& e);
 PreparedExperiment prepare_experiment(const Experiment& e);
+// The same for a training graph built elsewhere (dlsim simfuzz's random models); e.model is not read.
+PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph);
 
 // The experiment's pool over `device`. A check that needs the device (cnmem's first reservation must be below
 // its capacity) fails only here; its ConfigError is given the experiment's file, the pool's line and key.

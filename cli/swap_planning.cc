@@ -5,6 +5,7 @@
 
 #include "cli/run_experiment.h"
 #include "cli/swap_evaluator.h"
+#include "common/config_error.h"
 #include "policies/pool/virtual_device_memory.h"
 #include "policies/swap/program_load.h"
 #include "policies/swap/swap_lower_bound.h"
@@ -25,6 +26,14 @@ IterationProfile profile_without_swaps(const Experiment& e, const Graph& g, cons
   SimOptions opt;
   opt.iterations = e.iterations;
   const RunResult r = simulate(p, ctx, opt);
+  // A device without a limit still has the pool's own (tf-bfc's memory_limit_mb, pytorch-caching's
+  // memory_fraction): a pool that cannot hold the run without swapping leaves no iteration to plan from (the
+  // profile used to read the first iteration of an empty trace).
+  if (r.iterations_completed < e.iterations)
+    throw ConfigError(e.file, e.pool.line, "pool",
+                      "the swap policy plans from the same run without swapping, and pool '" + e.pool.label() +
+                          "' ran out of memory in it even on a device without a memory limit (" + r.trace.oom_where +
+                          "): its own limit is below what the model needs without swapping; raise it");
   IterationProfile prof;
   prof.order = s.order;
   prof.iteration_ns = r.steady_iteration_ns;

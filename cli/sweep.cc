@@ -31,11 +31,18 @@ std::string csv_escape(const std::string& s) {
 
 }  // namespace
 
-Sweep load_sweep(const std::string& path) { return sweep_from_yaml(load_yaml_file(path), path); }
+Sweep load_sweep(const std::string& path, uint64_t max_points) {
+  return sweep_from_yaml(load_yaml_file(path), path, max_points);
+}
 
-Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path) {
+Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path, uint64_t max_points) {
   YamlMap m(node, path);
-  m.check_keys({"name", "base", "vary"});
+  m.check_keys({"name", "base", "vary", "max_points"});
+  if (max_points == 0) {
+    const int64_t v = m.get_int("max_points", static_cast<int64_t>(kDefaultMaxSweepPoints));
+    if (v < 1) m.fail("max_points", "must be at least 1, got " + std::to_string(v));
+    max_points = static_cast<uint64_t>(v);
+  }
   Sweep s;
   s.file = path;
   s.name = m.get_string("name");
@@ -61,6 +68,15 @@ Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path) {
       s.varied_keys.push_back(key);
     }
   }
+  // The number of points is checked before any is built: each holds a parsed experiment, and a few long lists
+  // multiply to more than memory holds (or than 2^64, hence the overflow-safe product).
+  uint64_t points = 1;
+  bool beyond = false;
+  for (const auto& axis : axes) beyond = beyond || __builtin_mul_overflow(points, axis.second.size(), &points);
+  if (beyond || points > max_points)
+    m.fail("vary", "expands to " + (beyond ? std::string("more than 2^64") : std::to_string(points)) +
+                       " points, above the limit of " + std::to_string(max_points) +
+                       "; raise it with `max_points:` in the sweep file or `dlsim sweep --max-points N`");
   // Odometer over the axes, the last axis fastest.
   std::vector<size_t> idx(axes.size(), 0);
   while (true) {

@@ -2,6 +2,7 @@
 // `dlsim sweep`: the cartesian product of listed values over a base experiment, one simulator run per point,
 // written to results/<name>/runs.csv (a row appended and flushed as each run finishes, so a sweep that dies
 // keeps every finished row) and results/<name>/summary.md.
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <string>
@@ -25,10 +26,16 @@ struct Sweep {
   std::vector<SweepPoint> points;        // first varied key slowest
 };
 
-Sweep load_sweep(const std::string& path);
+// How many points a sweep may expand to unless its file (`max_points:`) or `dlsim sweep --max-points` says
+// otherwise: every point is parsed and held before the first runs, and an accidental product of long lists
+// (10^12 points) must be an error, not an out-of-memory kill.
+inline constexpr uint64_t kDefaultMaxSweepPoints = 100000;
+
+// max_points: the limit on the number of points; 0 = the file's `max_points`, else kDefaultMaxSweepPoints.
+Sweep load_sweep(const std::string& path, uint64_t max_points = 0);
 // Parses a sweep mapping (a whole file, or one embedded in a scenario) and every point it expands to; errors
 // name `path`, the line and the key.
-Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path);
+Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path, uint64_t max_points = 0);
 
 using RunFn = std::function<ExperimentResult(const Experiment&)>;
 

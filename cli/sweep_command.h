@@ -1,6 +1,7 @@
 #pragma once
-// `dlsim sweep SWEEP.yaml [--results-dir DIR]`: every point of a sweep file on the simulator, into
+// `dlsim sweep SWEEP.yaml [--results-dir DIR] [--max-points N]`: every point of a sweep file on the simulator, into
 // DIR/<name>/runs.csv and summary.md (cli/sweep.h). Exit 1 when a run failed. Shape: cli/run_command.h.
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 
@@ -13,6 +14,7 @@ namespace dlsim {
 struct SweepCommandOptions {
   std::string sweep;
   std::string results_dir = "results";
+  uint64_t max_points = 0;  // 0: the file's max_points, else kDefaultMaxSweepPoints (cli/sweep.h)
 };
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& o);

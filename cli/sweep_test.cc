@@ -89,3 +89,26 @@ TEST_CASE("a pool parameter out of range in vary stops the sweep before anything
                                       "vary:\n  pool: [cnmem,\n         {name: cnmem, init_size_mb: -5}]\n");
   CHECK_THROWS_WITH(load_sweep(file), file + ":11: 'pool.init_size_mb': must be in [0, 1073741824], got -5");
 }
+
+TEST_CASE("a sweep that would expand past its point limit is refused before any point is built") {
+  const std::string base = "name: t\nbase:\n  model: resnet50\n  batch: 1\n  hw: h100-sxm\n"
+                           "  pool: cnmem\n  swap: none\n  concurrency: serial\n";
+  // 2 x 3 = 6 points: within the default, above a file's max_points of 5 and a command line's 4.
+  const std::string six = base + "vary:\n  batch: [1, 2]\n  iterations: [1, 2, 3]\n";
+  CHECK(load_sweep(write_temp("six.yaml", six)).points.size() == 6);
+  const std::string capped = write_temp("capped.yaml", "max_points: 5\n" + six);
+  CHECK_THROWS_WITH(load_sweep(capped), capped + ":10: 'vary': expands to 6 points, above the limit of 5; raise it "
+                                                 "with `max_points:` in the sweep file or `dlsim sweep --max-points N`");
+  CHECK(load_sweep(capped, 6).points.size() == 6);  // the command line wins over the file
+  CHECK_THROWS_WITH(load_sweep(write_temp("six2.yaml", six), 4), Catch::Contains("above the limit of 4"));
+  // Five lists of 10,000 values: 10^20 points, more than a 64-bit count holds; the product must not wrap into a
+  // small number that passes.
+  std::string huge = base + "vary:\n";
+  for (const char* key : {"batch", "iterations", "image_size", "seq_len", "optimizer"}) {
+    huge += std::string("  ") + key + ": [";
+    for (int i = 0; i < 10000; ++i) huge += (i ? ", " : "") + std::to_string(i + 1);
+    huge += "]\n";
+  }
+  CHECK_THROWS_WITH(load_sweep(write_temp("huge.yaml", huge)),
+                    Catch::Contains("expands to more than 2^64 points, above the limit of 100000"));
+}

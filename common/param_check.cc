@@ -57,27 +57,40 @@ ParamCheck ParamCheck::numeric(std::function<bool(double)> test, const std::stri
 
 ParamCheck ParamCheck::at_least(double lo) {
   const std::string t = ">= " + number_text(lo);
-  return numeric([lo](double x) { return x >= lo; }, t, t);
+  ParamCheck c = numeric([lo](double x) { return x >= lo; }, t, t);
+  c.lo_ = lo;
+  return c;
 }
 
 ParamCheck ParamCheck::greater_than(double lo) {
   const std::string t = "> " + number_text(lo);
-  return numeric([lo](double x) { return x > lo; }, t, t);
+  ParamCheck c = numeric([lo](double x) { return x > lo; }, t, t);
+  c.lo_ = lo;
+  return c;
 }
 
 ParamCheck ParamCheck::in_range(double lo, double hi) {
   const std::string t = interval('[', lo, hi, ']');
-  return numeric([lo, hi](double x) { return x >= lo && x <= hi; }, t, "in " + t);
+  ParamCheck c = numeric([lo, hi](double x) { return x >= lo && x <= hi; }, t, "in " + t);
+  c.lo_ = lo;
+  c.hi_ = hi;
+  return c;
 }
 
 ParamCheck ParamCheck::above_up_to(double lo, double hi) {
   const std::string t = interval('(', lo, hi, ']');
-  return numeric([lo, hi](double x) { return x > lo && x <= hi; }, t, "in " + t);
+  ParamCheck c = numeric([lo, hi](double x) { return x > lo && x <= hi; }, t, "in " + t);
+  c.lo_ = lo;
+  c.hi_ = hi;
+  return c;
 }
 
 ParamCheck ParamCheck::between(double lo, double hi) {
   const std::string t = interval('(', lo, hi, ')');
-  return numeric([lo, hi](double x) { return x > lo && x < hi; }, t, "in " + t);
+  ParamCheck c = numeric([lo, hi](double x) { return x > lo && x < hi; }, t, "in " + t);
+  c.lo_ = lo;
+  c.hi_ = hi;
+  return c;
 }
 
 ParamCheck ParamCheck::power_of_two() {
@@ -90,7 +103,8 @@ ParamCheck ParamCheck::power_of_two() {
 
 ParamCheck ParamCheck::one_of(std::vector<std::string> choices) {
   std::string text = join(choices);
-  return ParamCheck(
+  std::vector<std::string> kept = choices;
+  ParamCheck c(
       [choices = std::move(choices)](const ParamValue& v) {
         const auto* s = std::get_if<std::string>(&v);
         if (!s) return false;
@@ -99,15 +113,21 @@ ParamCheck ParamCheck::one_of(std::vector<std::string> choices) {
         return false;
       },
       std::move(text), "");
+  c.choices_ = std::move(kept);
+  return c;
 }
 
 ParamCheck ParamCheck::zero_or(const ParamCheck& other) {
-  return ParamCheck(
+  ParamCheck c(
       [test = other.test_](const ParamValue& v) {
         const auto x = as_number(v);
         return (x && *x == 0) || !test || test(v);
       },
       "0 or " + other.text_, "0 or " + other.phrase_);
+  c.lo_ = other.lo_;
+  c.hi_ = other.hi_;
+  c.zero_ok_ = true;
+  return c;
 }
 
 std::optional<std::string> ParamCheck::violation(const ParamValue& v) const {

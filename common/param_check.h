@@ -44,6 +44,12 @@ class ParamCheck {
   // The valid values, for listings: ">= 0", "[0, 1]", "0 or a power of two", "BF, FF"; "" when any value is.
   const std::string& text() const { return text_; }
   bool accepts_any() const { return !test_; }
+  // The declared bounds and choices, for tools that draw valid values (dlsim simfuzz): the interval's ends
+  // (whether each is open or closed is for violation() to say), the strings of one_of, whether 0 is also valid.
+  const std::optional<double>& lower() const { return lo_; }
+  const std::optional<double>& upper() const { return hi_; }
+  const std::vector<std::string>& choices() const { return choices_; }
+  bool zero_allowed() const { return zero_ok_; }
 
  private:
   // phrase: what the message puts after "must be" ("in [0, 1]"); empty for a list of choices.
@@ -54,6 +60,9 @@ class ParamCheck {
   std::function<bool(const ParamValue&)> test_;
   std::string text_;
   std::string phrase_;
+  std::optional<double> lo_, hi_;
+  std::vector<std::string> choices_;
+  bool zero_ok_ = false;
 };
 
 }  // namespace dlsim

@@ -172,4 +172,13 @@ double YamlMap::get_double(const std::string& key, double fb) const { return has
 bool YamlMap::get_bool(const std::string& key, bool fb) const { return has(key) ? get_bool(key) : fb; }
 YamlMap YamlMap::get_map(const std::string& key) const { return YamlMap(get(key), file_, full_key(context_, key)); }
 
+YAML::Node yaml_find_path(const YAML::Node& map, const std::string& dotted) {
+  if (!map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const auto dot = dotted.find('.');
+  const YAML::Node& const_map = map;  // the const operator[] never inserts
+  const YAML::Node child = const_map[dotted.substr(0, dot)];
+  if (!child || dot == std::string::npos) return child;
+  return yaml_find_path(child, dotted.substr(dot + 1));  // recursion, not reassignment: that would rebind
+}
+
 }  // namespace dlsim

@@ -59,5 +59,8 @@ double yaml_to_double(const YAML::Node& n, const std::string& file, const std::s
 bool yaml_to_bool(const YAML::Node& n, const std::string& file, const std::string& key);
 std::string yaml_to_string(const YAML::Node& n, const std::string& file, const std::string& key);
 inline int yaml_line(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+// The node at a dotted path ("pcie.h2d_pinned_gb_per_s") in a mapping, read without modifying it; an undefined
+// node when any part is absent.
+YAML::Node yaml_find_path(const YAML::Node& map, const std::string& dotted);
 
 }  // namespace dlsim

@@ -8,10 +8,12 @@
 #include <sstream>
 
 #include "common/config_error.h"
+#include "common/sim_time.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "hw/cost_model.h"
 #include "hw/math_path.h"
+#include "workloads/shape.h"
 
 namespace dlsim {
 
@@ -43,6 +45,15 @@ double get_non_negative(const YamlMap& m, const std::string& key) {
   return v;
 }
 
+// A time in µs (a latency, an overhead, a fixed cost): non-negative and at most kMaxDurationUs (1e12 µs), so that
+// the simulator's integer-nanosecond arithmetic on it cannot wrap (common/sim_time.h).
+TimeNs get_time_us(const YamlMap& m, const std::string& key) {
+  const double v = get_non_negative(m, key);
+  if (v > kMaxDurationUs)
+    m.fail(key, "must be at most 1e12 us (about 11.6 days, dlsim's limit for one duration), got " + format_number(v));
+  return us_to_ns(v);
+}
+
 int64_t get_int_in_range(const YamlMap& m, const std::string& key, int64_t lo, int64_t hi) {
   int64_t v = m.get_int(key);
   if (v < lo || v > hi)
@@ -52,8 +63,11 @@ int64_t get_int_in_range(const YamlMap& m, const std::string& key, int64_t lo, i
 
 void read_memory(const YamlMap& m, GpuSpec& g) {
   m.check_keys({"total_mib", "context_reserve_mib"});
-  int64_t total = get_int_in_range(m, "total_mib", 1, int64_t{1} << 32);
-  int64_t reserve = get_int_in_range(m, "context_reserve_mib", 0, int64_t{1} << 32);
+  // At most 2^25 MiB (32 TiB): below the simulator's "no memory limit" device (2^46 bytes, cli/swap_planning.h)
+  // and the virtual-memory address ranges (from 2^47, policies/pool/virtual_device_memory.h), which a larger
+  // device's malloc addresses would run into.
+  int64_t total = get_int_in_range(m, "total_mib", 1, kMaxDeviceMib);
+  int64_t reserve = get_int_in_range(m, "context_reserve_mib", 0, kMaxDeviceMib);
   if (reserve >= total) m.fail("context_reserve_mib", "must be less than total_mib");
   g.memory_bytes = static_cast<uint64_t>(total - reserve) * kBytesPerMiB;
   g.total_memory_bytes = static_cast<uint64_t>(total) * kBytesPerMiB;
@@ -156,22 +170,23 @@ void read_pcie(const YamlMap& m, GpuSpec& g) {
   g.pcie_d2h_pinned = get_positive(m, "d2h_pinned_gb_per_s") * kBytesPerGB;
   g.pcie_h2d_pageable = get_positive(m, "h2d_pageable_gb_per_s") * kBytesPerGB;
   g.pcie_d2h_pageable = get_positive(m, "d2h_pageable_gb_per_s") * kBytesPerGB;
-  g.pcie_latency_ns = us_to_ns(get_non_negative(m, "latency_us"));
-  if (m.has("h2d_latency_us")) g.pcie_h2d_latency_ns = us_to_ns(get_non_negative(m, "h2d_latency_us"));
-  if (m.has("d2h_latency_us")) g.pcie_d2h_latency_ns = us_to_ns(get_non_negative(m, "d2h_latency_us"));
+  g.pcie_latency_ns = get_time_us(m, "latency_us");
+  if (m.has("h2d_latency_us")) g.pcie_h2d_latency_ns = get_time_us(m, "h2d_latency_us");
+  if (m.has("d2h_latency_us")) g.pcie_d2h_latency_ns = get_time_us(m, "d2h_latency_us");
 }
 
 // cudaMalloc / cudaFree cost: base + per GiB.
 void read_alloc_cost(const YamlMap& m, TimeNs& base_ns, double& ns_per_gib) {
   m.check_keys({"base_us", "us_per_gib"});
-  base_ns = us_to_ns(get_non_negative(m, "base_us"));
-  ns_per_gib = get_non_negative(m, "us_per_gib") * 1000.0;
+  base_ns = get_time_us(m, "base_us");
+  ns_per_gib = static_cast<double>(get_time_us(m, "us_per_gib"));
 }
 
 // A measured table: a list of {signature, <value_key>, batch_free?, batch?, ...extra keys}; `put(sig, value)`
 // stores the exact entry, `put_scaled(batch_free, batch, value)` the batch-free one.
 template <class Put, class PutScaled>
 void read_measured_table(const YamlMap& top, const std::string& key, const std::string& value_key, int64_t min_value,
+                         int64_t max_value,
                          const std::vector<std::string>& extra_keys, Put put, PutScaled put_scaled) {
   YAML::Node list = top.get(key);
   if (list.IsNull()) return;  // "key:" with nothing after it: an empty table
@@ -184,7 +199,9 @@ void read_measured_table(const YamlMap& top, const std::string& key, const std::
     std::string sig = e.get_string("signature");
     if (sig.empty()) e.fail("signature", "must not be empty");
     const int64_t v = e.get_int(value_key);
-    if (v < min_value) e.fail(value_key, "must be at least " + std::to_string(min_value) + ", got " + std::to_string(v));
+    if (v < min_value || v > max_value)
+      e.fail(value_key, "must be in [" + std::to_string(min_value) + ", " + std::to_string(max_value) + "], got " +
+                            std::to_string(v));
     if (!put(sig, v)) e.fail("signature", "duplicate signature '" + sig + "'");
     if (e.has("batch_free") != e.has("batch")) e.fail(e.has("batch") ? "batch" : "batch_free", "batch_free and batch go together");
     if (e.has("batch_free")) {
@@ -205,14 +222,14 @@ void add_scaled(std::map<std::string, std::vector<std::pair<int64_t, T>>>& m, co
 
 void read_kernel_times(const YamlMap& top, GpuSpec& g) {
   read_measured_table(
-      top, "kernel_times", "ns", 1, {},
+      top, "kernel_times", "ns", 1, kMaxDurationNs, {},
       [&](const std::string& sig, int64_t ns) { return g.kernel_times.emplace(sig, ns).second; },
       [&](const std::string& key, int64_t b, int64_t ns) { add_scaled<TimeNs>(g.kernel_times_by_batch, key, b, ns); });
 }
 
 void read_conv_workspace(const YamlMap& top, GpuSpec& g) {
   read_measured_table(
-      top, "conv_workspace", "bytes", 0, {"algorithm"},
+      top, "conv_workspace", "bytes", 0, static_cast<int64_t>(kMaxTensorBytes), {"algorithm"},
       [&](const std::string& sig, int64_t bytes) {
         return g.conv_workspace.emplace(sig, static_cast<uint64_t>(bytes)).second;
       },
@@ -241,8 +258,8 @@ void read_concurrency(const YamlMap& m, GpuSpec& g) {
     if (!(c.co_run_slowdown >= 0 && c.co_run_slowdown <= 10))
       m.fail("co_run_slowdown", "must be in [0, 10], got " + format_number(c.co_run_slowdown));
   }
-  if (m.has("graph_launch_us")) c.graph_launch_ns = us_to_ns(get_non_negative(m, "graph_launch_us"));
-  if (m.has("graph_node_us")) c.graph_node_ns = us_to_ns(get_non_negative(m, "graph_node_us"));
+  if (m.has("graph_launch_us")) c.graph_launch_ns = get_time_us(m, "graph_launch_us");
+  if (m.has("graph_node_us")) c.graph_node_ns = get_time_us(m, "graph_node_us");
 }
 
 std::filesystem::path hw_dir() {
@@ -271,7 +288,7 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path) {
   read_peaks(m.get_map("peak_tflops"), g);
   read_pcie(m.get_map("pcie"), g);
   g.copy_engines = static_cast<int>(get_int_in_range(m, "copy_engines", 1, 64));
-  g.launch_overhead_ns = us_to_ns(get_non_negative(m, "launch_overhead_us"));
+  g.launch_overhead_ns = get_time_us(m, "launch_overhead_us");
   read_alloc_cost(m.get_map("cudamalloc"), g.malloc_base_ns, g.malloc_ns_per_gib);
   read_alloc_cost(m.get_map("cudafree"), g.free_base_ns, g.free_ns_per_gib);
   if (m.has("concurrent_kernels")) read_concurrency(m.get_map("concurrent_kernels"), g);

@@ -14,6 +14,9 @@ namespace dlsim {
 
 using TimeNs = int64_t;
 
+// The largest device a hardware file may describe (memory.total_mib): 2^25 MiB, 32 TiB.
+inline constexpr int64_t kMaxDeviceMib = int64_t{1} << 25;
+
 // The arithmetic units a kernel runs on (hw/math_path.h says which an op takes).
 enum class MathPath : uint8_t {
   CudaCore,  // fp32 arithmetic on the CUDA cores (every non-matrix op, and matrix ops without tensor cores)

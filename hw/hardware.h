@@ -27,5 +27,7 @@ std::unique_ptr<KernelCostModel> make_cost_model(const GpuSpec& spec);
 Hardware load_hardware(const std::string& name_or_path, const YAML::Node& overrides = YAML::Node());
 // The same from a hardware mapping already parsed (`path` names it in errors and gives the GPU's name).
 Hardware hardware_from_yaml(const YAML::Node& node, const std::string& path);
+// A Hardware from an already-checked spec (its cost and transfer models built from it).
+Hardware hardware_from_spec(GpuSpec spec);
 
 }  // namespace dlsim

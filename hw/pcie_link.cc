@@ -3,6 +3,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/sim_time.h"
+
 namespace dlsim {
 
 PcieLink::PcieLink(const GpuSpec& spec)
@@ -11,7 +13,8 @@ PcieLink::PcieLink(const GpuSpec& spec)
       h2d_pageable_(spec.pcie_h2d_pageable),
       d2h_pageable_(spec.pcie_d2h_pageable),
       h2d_latency_ns_(spec.pcie_h2d_latency_ns >= 0 ? spec.pcie_h2d_latency_ns : spec.pcie_latency_ns),
-      d2h_latency_ns_(spec.pcie_d2h_latency_ns >= 0 ? spec.pcie_d2h_latency_ns : spec.pcie_latency_ns) {
+      d2h_latency_ns_(spec.pcie_d2h_latency_ns >= 0 ? spec.pcie_d2h_latency_ns : spec.pcie_latency_ns),
+      file_(spec.file) {
   // load_gpu_spec already refuses non-positive rates; a hand-built spec must not divide by zero either.
   if (!(h2d_pinned_ > 0 && d2h_pinned_ > 0 && h2d_pageable_ > 0 && d2h_pageable_ > 0))
     throw std::invalid_argument("PcieLink: every PCIe bandwidth in GpuSpec '" + spec.name + "' must be positive");
@@ -28,8 +31,10 @@ TimeNs PcieLink::latency(CopyDir dir) const {
 
 TimeNs PcieLink::copy_time(CopyDir dir, uint64_t bytes, bool pinned) const {
   if (bytes == 0) return 0;
-  double ns = static_cast<double>(bytes) * 1e9 / bandwidth(dir, pinned);
-  return latency(dir) + static_cast<TimeNs>(std::llround(ns));
+  const double ns = static_cast<double>(bytes) * 1e9 / bandwidth(dir, pinned);
+  const char* key = dir == CopyDir::HostToDevice ? (pinned ? "pcie.h2d_pinned_gb_per_s" : "pcie.h2d_pageable_gb_per_s")
+                                                 : (pinned ? "pcie.d2h_pinned_gb_per_s" : "pcie.d2h_pageable_gb_per_s");
+  return latency(dir) + checked_duration_ns(ns, file_, key, "a copy of " + std::to_string(bytes) + " bytes");
 }
 
 }  // namespace dlsim

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/sim_time.h"
+
 namespace dlsim {
 
 std::vector<ParamSpec> RooflineOptions::specs() {
@@ -12,7 +14,7 @@ std::vector<ParamSpec> RooflineOptions::specs() {
       {"memory_efficiency", ParamType::Double, 0.8, "achieved fraction of the peak HBM bandwidth",
        ParamCheck::above_up_to(0, 1)},
       {"kernel_fixed_us", ParamType::Double, 2.0, "least device time of any kernel (ramp-up and tail of a grid)",
-       ParamCheck::at_least(0)},
+       ParamCheck::in_range(0, kMaxDurationUs)},
       {"tensor_tile_elems", ParamType::Int, int64_t{128 * 128},
        "output elements per thread block of a tensor-core GEMM/conv kernel (a 128x128 tile)",
        ParamCheck::at_least(1)},
@@ -113,10 +115,15 @@ KernelCost RooflineCostModel::cost(const Graph& g, const Op& op) const {
   const double me = per_class ? options_.classes.memory_for(cls, options_.memory_efficiency) : options_.memory_efficiency;
   const double compute_s = op.flops / (path_peak(spec_, path) * ce * share);
   const double memory_s = bytes / (spec_.hbm_bandwidth * me * share);
-  c.duration_ns = static_cast<TimeNs>(std::llround(std::max(compute_s, memory_s) * 1e9)) + options_.kernel_fixed_ns;
+  // Checked conversions (common/sim_time.h): a tiny rate in the file makes a duration no integer clock holds,
+  // and the error names the rate that did it.
+  const std::string what = "kernel '" + op.name + "'";
+  c.duration_ns = checked_duration_ns(std::max(compute_s, memory_s) * 1e9, spec_.file,
+                                      compute_s >= memory_s ? "peak_tflops" : "hbm_bandwidth_gb_per_s", what) +
+                  options_.kernel_fixed_ns;
   if (!per_class)
-    c.duration_ns =
-        std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(static_cast<double>(c.duration_ns) * measured->second)));
+    c.duration_ns = std::max<TimeNs>(1, checked_duration_ns(static_cast<double>(c.duration_ns) * measured->second,
+                                                            spec_.file, "roofline.op_class_scale", what));
   return c;
 }
 

@@ -1,5 +1,7 @@
 #include "hw/table_cost_model.h"
 
+#include "common/sim_time.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <optional>
@@ -22,7 +24,8 @@ std::optional<TimeNs> scaled_time(const GpuSpec& spec, const std::string& key, i
   const double fixed = static_cast<double>(std::min(kernel_fixed_ns, best->second));
   const double t = fixed + (static_cast<double>(best->second) - fixed) * static_cast<double>(n) /
                                static_cast<double>(best->first);
-  return std::max<TimeNs>(1, static_cast<TimeNs>(std::llround(t)));
+  return std::max<TimeNs>(1, checked_duration_ns(t, spec.file, "kernel_times", "the time of '" + key + "' scaled to batch " +
+                                                                         std::to_string(n)));
 }
 
 }  // namespace

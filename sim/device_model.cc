@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/sim_time.h"
+
 namespace dlsim {
 
 namespace {
@@ -24,6 +26,7 @@ DeviceModel::DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCos
       gpu_(gpu),
       kernels_(kernels),
       link_(link),
+      gpu_file_(gpu.file),
       queue_(queue),
       listener_(listener),
       trace_(trace),
@@ -142,7 +145,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
   const TimeNs total = link_.copy_time(dir, bytes, /*pinned=*/true);
   a.remaining = static_cast<double>(std::max<TimeNs>(0, total - latency));
   if (latency > 0) {
-    queue_.push(now_ + latency, kLatencyDone, slot, a.generation);
+    queue_.push(add_time(now_, latency, gpu_file_), kLatencyDone, slot, a.generation);
   } else {
     join_group(slot);
   }
@@ -315,8 +318,10 @@ void DeviceModel::schedule_kernels() {
     a.rate = rate;
     a.event_v = next;
     ++a.generation;
-    const double ns = std::max(0.0, (next - kProgressSlack - a.v) / rate);
-    queue_.push(now_ + static_cast<TimeNs>(std::ceil(ns)), kActivityDone, slot, a.generation);
+    // Clamped before the conversion, so that a time past the clock's bound is add_time's error, not a wrap.
+    const double ns = std::min(std::max(0.0, std::ceil((next - kProgressSlack - a.v) / rate)),
+                               static_cast<double>(kMaxSimTimeNs) + 1.0);
+    queue_.push(add_time(now_, static_cast<TimeNs>(ns), gpu_file_), kActivityDone, slot, a.generation);
   }
   set_occupancy(std::min(occupancy, 1.0));
 }
@@ -360,8 +365,11 @@ void DeviceModel::resolve_group(int g) {
     if (rate == a.rate) continue;
     a.rate = rate;
     ++a.generation;
-    if (a.rate > 0)
-      queue_.push(now_ + static_cast<TimeNs>(std::ceil(a.remaining / a.rate)), kActivityDone, m[i], a.generation);
+    if (a.rate > 0) {
+      // Clamped before the conversion, so that a time past the clock's bound is add_time's error, not a wrap.
+      const double left = std::min(std::ceil(a.remaining / a.rate), static_cast<double>(kMaxSimTimeNs) + 1.0);
+      queue_.push(add_time(now_, static_cast<TimeNs>(left), gpu_file_), kActivityDone, m[i], a.generation);
+    }
   }
 }
 

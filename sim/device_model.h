@@ -165,6 +165,7 @@ class DeviceModel {
   const GpuSpec& gpu_;
   const KernelCostModel& kernels_;
   const TransferModel& link_;
+  const std::string& gpu_file_;  // named by the error when a time would pass the clock's bound
   EventQueue& queue_;
   DeviceListener& listener_;
   Trace* trace_;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "common/sim_time.h"
+
 #include "sim/internal/engine.h"
 
 namespace dlsim {
@@ -159,7 +161,7 @@ void Engine::settle() {
   device_.settle(now_);
   if (wait_ == HostWait::DeviceIdle && device_.idle()) {
     wait_ = HostWait::None;
-    resume_host_at(now_ + cost_after_idle_);
+    resume_host_at(add_time(now_, cost_after_idle_, ctx_.gpu.file));
   } else if (wait_ == HostWait::Event && device_.records_done(wait_event_) >= wait_record_) {
     wait_ = HostWait::None;
     resume_host_at(now_);
@@ -243,7 +245,7 @@ bool Engine::host_issue(const Command& c) {
   has_pending_ = true;
   pending_stream_ = c.stream;
   pending_cmd_ = s;
-  resume_host_at(now_ + overhead);
+  resume_host_at(add_time(now_, overhead, ctx_.gpu.file));
   return false;
 }
 
@@ -303,7 +305,8 @@ bool Engine::charge_device_calls(const DeviceCallCounts& before) {
                              gpu.malloc_ns_per_gib * bytes_in / kGiB;
   const double free_cost = static_cast<double>(frees) * static_cast<double>(gpu.free_base_ns) +
                            gpu.free_ns_per_gib * bytes_out / kGiB;
-  const auto cost = static_cast<TimeNs>(std::llround(malloc_cost + free_cost));
+  const TimeNs cost = checked_duration_ns(malloc_cost + free_cost, gpu.file, mallocs > 0 ? "cudamalloc" : "cudafree",
+                                          "an allocator call's cudaMalloc/cudaFree");
   in_alloc_call_ = true;
   alloc_call_start_ = now_;
   alloc_call_iteration_ = iteration_;
@@ -312,7 +315,7 @@ bool Engine::charge_device_calls(const DeviceCallCounts& before) {
     cost_after_idle_ = cost;
     return false;
   }
-  resume_host_at(now_ + cost);
+  resume_host_at(add_time(now_, cost, ctx_.gpu.file));
   return false;
 }
 

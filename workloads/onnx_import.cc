@@ -16,6 +16,7 @@
 #include <iterator>
 
 #include "workloads/internal/onnx_importer.h"
+#include "workloads/shape.h"
 #endif
 
 namespace dlsim {
@@ -104,7 +105,9 @@ Value tensor_value(const onnx::TensorProto& t, const std::string& file, const st
   v.shape.assign(t.dims().begin(), t.dims().end());
   for (int64_t d : v.shape)
     if (d < 0) throw ConfigError(file, 0, what, "tensor has a negative dimension");
-  int64_t n = numel(v.shape);
+  const std::optional<int64_t> count = checked_numel(v.shape);
+  if (!count) throw ConfigError(file, 0, what, "tensor of shape " + shape_str(v.shape) + " has more than 2^63 elements");
+  const int64_t n = *count;
   if (n > kMaxFoldedElements) throw ConfigError(file, 0, what, "constant of " + std::to_string(n) + " elements is too large to fold");
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     throw ConfigError(file, 0, what, "constant stored as external data, which the importer does not read");
@@ -154,6 +157,14 @@ void Importer::add_initializer(const onnx::TensorProto& t) {
     v.kind = Value::Kind::Param;
     v.shape.assign(t.dims().begin(), t.dims().end());
     v.source = t.name();
+    // Checked before anything reads its size: a weight of 2^70 elements must be an error, not a wrapped count
+    // (the builder refuses any tensor above kMaxTensorBytes when the weight is used).
+    for (int64_t d : v.shape)
+      if (d < 0) throw ConfigError(path_, 0, t.name(), "initializer has a negative dimension");
+    const std::optional<int64_t> n = checked_numel(v.shape);
+    if (!n || static_cast<uint64_t>(*n) > kMaxTensorBytes)
+      throw ConfigError(path_, 0, t.name(), "initializer of shape " + shape_str(v.shape) +
+                                                " holds more than 2^50 elements, dlsim's limit per tensor");
     // Scalars and short vectors keep their values so that an op may also read them as constants.
     if (numel(v.shape) <= 16 && t.data_location() != onnx::TensorProto::EXTERNAL &&
         (t.has_raw_data() || t.float_data_size() > 0 || t.double_data_size() > 0))
@@ -277,6 +288,14 @@ const onnx::NodeProto* Importer::sole_consumer(const std::string& value) const {
 Graph Importer::run() {
   const onnx::GraphProto& g = model_.graph();
   if (g.node_size() == 0) throw ConfigError(path_, 0, "graph", "the model's graph has no nodes");
+  // Checked before any node is read: each becomes one or more ops of the forward graph and about three in the
+  // training graph, each with its tensors.
+  if (g.node_size() > opts_.max_graph_nodes || g.initializer_size() > opts_.max_graph_nodes)
+    throw ConfigError(path_, 0, "graph",
+                      "the graph has " + std::to_string(g.node_size()) + " nodes and " +
+                          std::to_string(g.initializer_size()) + " initializers, above the limit of " +
+                          std::to_string(opts_.max_graph_nodes) +
+                          "; raise it with `max_graph_nodes:` in the experiment or `dlsim model --max-graph-nodes N`");
   if (g.output_size() == 0) throw ConfigError(path_, 0, "graph", "the model's graph has no outputs");
   for (const auto& t : g.initializer()) add_initializer(t);
   for (const auto& in : g.input())

@@ -220,6 +220,28 @@ TEST_CASE("a tiny hand-made ONNX model imports with its weights as initializers"
   CHECK(g.ops()[1].attrs.get("inplace") == 1);
 }
 
+TEST_CASE("an ONNX graph above the node limit, or with a weight past 2^50 elements, is refused before it is built") {
+  const std::string path = tiny_cnn().save("limited.onnx");  // five nodes, three initializers
+  ModelOptions opts = batch_of(2);
+  opts.max_graph_nodes = 4;
+  CHECK(error_of([&] { import_onnx_forward(path, opts); }) ==
+        path + ": 'graph': the graph has 5 nodes and 3 initializers, above the limit of 4; raise it with "
+               "`max_graph_nodes:` in the experiment or `dlsim model --max-graph-nodes N`");
+  opts.max_graph_nodes = 5;
+  CHECK(import_onnx_forward(path, opts).ops().size() == 6);  // the limit is inclusive
+
+  // A weight of 2^35 x 2^35 elements (2^70): its element count does not even fit an int64.
+  Tiny t = tiny_cnn();
+  auto* w = t.g->add_initializer();  // by hand: Tiny::weight would write its 2^70 values
+  w->set_name("huge");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(int64_t{1} << 35);
+  w->add_dims(int64_t{1} << 35);
+  const std::string huge = t.save("huge-weight.onnx");
+  CHECK_THAT(error_of([&] { import_onnx_forward(huge, batch_of(1)); }),
+             Catch::Contains(huge) && Catch::Contains("'huge'") && Catch::Contains("more than 2^50 elements"));
+}
+
 TEST_CASE("ONNX import errors name the file and the node") {
   SECTION("an unsupported op") {
     std::string path = tiny_cnn("Sigmoid").save("unsupported.onnx");

@@ -9,11 +9,19 @@
 
 namespace dlsim {
 
+// The default of ModelOptions::max_graph_nodes: 100 times the largest zoo model's ONNX export (GPT-2 small's
+// about 2,500 nodes after constant folding; BERT-large's about 4,000).
+inline constexpr int64_t kDefaultMaxGraphNodes = 1000000;
+
 struct ModelOptions {
   int64_t batch = 32;
   int64_t image_size = 0;  // 0: the model's default (224, 299 for inception_v3, 32 for CIFAR)
   int64_t seq_len = 0;     // 0: the model's default
   TrainingOptions training;
+  // The most nodes (and initializers) an ONNX file may hold: checked before the graph is built, so that a file
+  // of a billion nodes is an error naming this limit rather than an out-of-memory kill. Raised by the
+  // experiment's `max_graph_nodes` or `dlsim model --max-graph-nodes`.
+  int64_t max_graph_nodes = kDefaultMaxGraphNodes;
 };
 
 struct ModelInfo {

@@ -94,9 +94,12 @@ bool TfBfcPool::extend(uint64_t rounded) {
   while (!p) {  // back-pedal: ask for 90 % until that would not hold the request
     ++backpedals_;
     // In single precision, as TF computes it (size_t times a float constant): at GiB sizes a float's ulp is 64 B
-    // or more, so a double product lands on another 256-B multiple (tests/upstream's replay found it).
-    bytes = rounded_bytes(static_cast<uint64_t>(static_cast<float>(bytes) * kBackpedalFactor));
-    if (bytes < rounded) return false;
+    // or more, so a double product lands on another 256-B multiple (tests/upstream's replay found it). Below about
+    // 2.5 KiB, 90 % rounded up to 256 B is the same size again (2304 B): stop there, or a nearly full device is
+    // asked for the same region forever (the pinned TSL loops there; XLA's later code guards it too).
+    const uint64_t smaller = rounded_bytes(static_cast<uint64_t>(static_cast<float>(bytes) * kBackpedalFactor));
+    if (smaller >= bytes || smaller < rounded) return false;
+    bytes = smaller;
     p = device_.malloc(bytes);
   }
   if (!increased) curr_region_allocation_bytes_ *= 2;  // doubling regions: the next one is larger

@@ -158,3 +158,19 @@ TEST_CASE("tf-bfc options come from the registry and are checked", "[pool][tf-bf
   pool->allocate({1, 0});
   CHECK(dev.reserved() == 2 * kMiB);
 }
+
+TEST_CASE("tf-bfc: the back-pedal stops when 90 % no longer shrinks the region (a full small device)", "[pool][tf-bfc]") {
+  // Found by dlsim simfuzz (seed 606): a 1 MiB device under a far larger memory_limit. Once the device is nearly
+  // full, the back-pedal reached a region of 2304 B, whose 90 % rounds up to 2304 B again, and asked the device
+  // for it forever.
+  Fixture f(kMiB, opts(false, 1024, /*gc=*/false));
+  int served = 0;
+  bool refused = false;
+  for (int i = 0; i < 100000 && !refused; ++i) {
+    if (f.pool.allocate({2304, 0})) ++served;
+    else refused = true;
+  }
+  CHECK(refused);
+  CHECK(served > 0);
+  f.pool.check_now();
+}

@@ -10,7 +10,7 @@ std::vector<ParamSpec> MemoryLimit::specs() {
        "memory limit as a fraction of the no-swap peak of live bytes (0: not set)", ParamCheck::in_range(0, 1)},
       {"limit_mb", ParamType::Int, int64_t{0},
        "memory limit in MiB of live bytes; wins over limit_fraction (0: not set; neither set: the device capacity)",
-       ParamCheck::at_least(0)},
+       ParamCheck::in_range(0, kMaxMebibytes)},
   };
 }
 

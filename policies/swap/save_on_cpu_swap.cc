@@ -72,14 +72,21 @@ SwapResult SaveOnCpuSwap::plan(const SwapContext& ctx) {
     bool first = true;
     for (const auto& node : nodes) {
       const NodeUse& u = node.second;
-      if (u.first - 1 > held_until) {
+      // The unpack comes before the first read of any op since the last device use, not only the node's own: the
+      // layout transposes the memory-format pass puts before a 16-bit convolution's backward read the saved NCHW
+      // tensor, but their node is the convolution, whose forward read only the transposed copy, so the reads
+      // above do not count them.
+      int needed = u.first;
+      for (int w : load.uses(t))
+        if (w > held_until && w < needed) needed = w;
+      if (needed - 1 > held_until) {
         SwapAction a;
         a.tensor = t;
         a.out_after = held_until;
         a.free_after = held_until;
         a.copy_out = first && written_after_pack;  // the packed copy is current unless a forward op rewrote it
-        a.in_issue_after = u.first - 1;
-        a.in_needed_by = u.first;
+        a.in_issue_after = needed - 1;
+        a.in_needed_by = needed;
         out.plan.actions.push_back(a);
       } else {
         out.plan.copies.push_back({t, u.first, false});  // unpacked at once into the live copy
