@@ -93,6 +93,15 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   p.ideal_ns = critical_path_ns(p.graph, op_dag(p.graph), fastest_durations(p.graph, *p.hw.kernels));
   SwapPlan plan;
   if (e.swap.name != "none") {
+    // Swapping beside several compute streams is not supported yet: a tensor freed after its copy-out on one
+    // stream can be handed by a pool that is not stream-ordered (cnmem) to another stream's tensor before the
+    // copy has ended (the simulation fuzzer found it). Refused, not run wrong.
+    if (p.schedule.num_streams > 1)
+      throw ConfigError(e.file, e.concurrency.line, "concurrency",
+                        "swap policy '" + e.swap.name + "' runs with one compute stream; concurrency '" +
+                            e.concurrency.name + "' scheduled " + std::to_string(p.schedule.num_streams) +
+                            " streams (swapping beside concurrent streams is not supported yet: use "
+                            "concurrency: serial, or swap: none)");
     p.swap = plan_swaps(e, p.graph, p.schedule, p.hw);
     plan = p.swap->result.plan;
   }
