@@ -32,48 +32,54 @@ POLICIES = [
 ]
 
 
-# Why dlsim's numbers differ from the published ones. Written against the device model this script's sweeps ran
-# with (the fluid SM-sharing model, see the header of the file it writes); the lead regenerates the numbers after
-# the concurrent-kernel device model lands, and the reasons below say which of them that model changes.
+# Why dlsim's numbers differ from the published ones, written against the block-dispatch device model
+# (sim/device_model.h: grids in waves, oldest grid first, leftover overlap in the last wave, shared HBM, a co-run
+# slowdown, hardware queues). Numbers quoted here are read from the tables this script writes; re-read them when
+# the device model or a hardware file's `concurrent_kernels:` block changes.
 WHY = """## Why the numbers differ
 
-- **The device model conserves SM-time once the GPU is full.** Kernels on different streams share the SMs as a
-  fluid, max-min fairly by `sm_fraction`: kernels that together ask for less than the GPU run side by side at full
-  speed; once they ask for more, each slows in proportion and the total SM-time is unchanged. So an overlap pays only
-  where the serial schedule leaves SMs idle: small kernels (batch 1 to 8, the late small-spatial layers, the
-  optimizer's per-parameter updates) beside others. That is why every gain above shrinks with the batch, as IOS's
-  did (1.57× at batch 1 to 1.06× at 128), and why `optimizer-overlap` is exactly 1.000× everywhere: the updates'
-  small demands are met in full, and the saturated main stream gives up exactly the SM-time they take (at batch 1
-  the host's launches are the bottleneck instead). The model has no "leftover" block dispatch (a full-grid cuDNN
-  kernel holding every SM until its tail), no interference in L2 or HBM and no limit of hardware queues; the
-  concurrent-kernel device model (branch c12-device) adds them, and its regenerated table is the one to compare.
+- **Which constants are measured.** The H100's concurrency constants are fitted (`dlsim calibrate` from the
+  measured two- and three-convolution micro-benchmarks: `gemm_blocks_per_sm` 1, `co_run_slowdown` 0.312, RMS
+  error 4.0 % over the four measured speed-ups); the V100's are the [A] defaults (`gemm_blocks_per_sm` 2,
+  `co_run_slowdown` 0: kernels side by side do not slow each other). So the V100 rows are the optimistic ones: at
+  batch 32 and 128 they gain more than the H100's (Inception-v3 b128: critical-path 1.17× on the V100, 1.06× on the
+  H100), which no measurement supports yet. Every IOS comparison below is on the V100, and it is uncalibrated.
+- **Where the gains come from.** A full-grid kernel holds every SM until its last wave drains; only then do the
+  next stream's blocks start (leftover overlap). Gains therefore come from the last waves and from kernels too small
+  to fill the GPU (batch 1 to 8, late small-spatial layers, backward-filter kernels beside backward-data ones),
+  and they shrink with the batch: IOS's 1.57× at batch 1 falling to 1.06× at 128 has the same shape here (ios on the
+  V100 1.28× → 1.04×).
 - **Training, not inference.** IOS, Rammer and the SqueezeNet observation are inference at batch 1: the forward pass
   alone, where the branch convolutions are most of the time. A training iteration adds the backward pass (about
   twice the forward's work: the branches mirrored, dgrad‖wgrad pairs, gradient sums) and the optimizer. Our ios
   schedules the backward pass too, which IOS never did. On Inception-v3 at batch 1 on the V100 the bound
   (serial / ideal) is itself only about 2.5×.
-- **Launch cost.** At batch 1 many kernels are shorter than the host's launch overhead (the hardware files'
-  `launch_overhead_us`, the eager framework path); the host is then the bottleneck and no device-side concurrency
-  helps (DenseNet-121 and GoogLeNet at batch 1: 1.000×). IOS ran on its own C++ runtime, closer to CUDA-graph
-  launch costs.
+- **Launch cost.** These sweeps run `launch: eager`: at batch 1 many kernels are shorter than the host's launch
+  overhead, the host is the bottleneck and device-side concurrency cannot help (DenseNet-121, GoogLeNet and
+  SqueezeNet at batch 1: 1.000×). IOS ran on its own C++ runtime, closer to `launch: cuda-graph`, where the
+  device model's own benchmark shows GoogLeNet at batch 1 going from 2.36 ms on one stream to 1.39 ms on eight.
 - **Estimated, not measured, stages.** IOS measures every candidate stage on the GPU; dlsim's ios takes stage costs
-  from a fluid estimate of the same device model (policies/concurrency/schedule_estimate.h) and then checks its
-  schedule against serial with the simulator. It is not always the best policy here: its stages end where a
-  longer-running group ends, which the simpler stream assignments (branch-streams, critical-path) never wait for,
-  since lowering puts events only on real edges.
-- **SqueezeNet: greedy is not slower here.** IOS measured greedy concurrency 12 % slower than sequential on
-  SqueezeNet at batch 1; the causes (full-grid kernels blocking each other in dispatch order, interference) are
-  what the fluid model lacks, so branch-streams can at worst tie with serial (plus its events).
-- **dgrad‖wgrad on ResNet-50.** MXNet saw 2-3 % at batch 32 on a V100 and nothing at 256. In dlsim the roofline
-  gives both kernels of most layers a full GPU at batch 32 (the backward-filter kernel splits its long reduction
-  until every SM has a block), so under SM-time conservation the pair gains about nothing at 32 already; where a
-  gain shows (batch 1-8) it comes from the layers whose kernels do not fill the GPU.
-- **algorithm-aware** wins where it does because its small-grid variant (half the blocks, 1.9× slower alone) is 5 %
-  cheaper in SM-time than the default kernel, a documented assumption (hw/kernel_variants.h) rather than a
-  measurement; on two side-by-side full-GPU kernels that is at most about 5 %. Its larger gains belong to a
-  block-dispatch model.
+  from an estimate (policies/concurrency/schedule_estimate.h) written for the earlier fluid SM-sharing model, not
+  for block dispatch, and then checks its schedule against serial with the simulator. That estimate is why ios is
+  often behind critical-path here; fitting it to the block-dispatch model is open work.
+- **SqueezeNet: greedy is not slower here.** IOS measured greedy concurrency 12 % slower than sequential at batch 1
+  on the V100; here batch 1 is launch-bound (above), so every policy ties with serial. The causes IOS gives
+  (kernels blocking each other in dispatch order, interference) are now in the model but need a GPU-bound case
+  and measured V100 constants to show.
+- **dgrad‖wgrad on ResNet-50.** MXNet saw 2-3 % at batch 32 on a V100 and nothing at 256: dlsim gives 2.5 % at
+  batch 32 on the calibrated H100 and 1.0 % at 256, the published size and trend; the V100's 5.6 % at 32 is the
+  uncalibrated constants' optimism (first point).
+- **optimizer-overlap is exactly 1.000× in every row**, to the nanosecond, although its schedule uses two streams.
+  The cause is not yet understood and is being looked into; until then this column says nothing about the
+  overlap of updates with the backward pass.
+- **algorithm-aware** equals its base (branch-streams) in every row: under block dispatch the simulator never
+  confirms its estimate's choice of the small-grid or implicit-GEMM variants (1.9× and 1.3× slower alone, assumed,
+  hw/kernel_variants.h), so it keeps the default kernels.
+- **VGG-16** (a chain forward; every policy keeps its forward on one stream, a test checks it): only the training
+  overlaps can win, and critical-path, which places backward-data, backward-filter and updates freely, wins 11 % on
+  the H100 at batch 32 against dgrad‖wgrad's 1.2 %.
 - **The SPAA paper's point holds**: the speed-up of every policy stays far below the graph's width (backward widths
-  of 5 to 24 against at most about 1.4×), because the kernels that could run at once mostly fill the GPU each.
+  of 5 to 24 against at most about 1.5×), because the kernels that could run at once mostly fill the GPU each.
 """
 
 
@@ -134,9 +140,11 @@ def main():
     w = out.append
     w("# Stream concurrency in training: what each policy gains, and what it costs in memory\n")
     w(f"Made by `scripts/concurrency_tables.py --run` at commit `{commit}` (the sweeps `configs/sweeps/concurrency-*.yaml`, "
-      "`dlsim sweep` each, then this script). The device model is the one of that commit: kernels on different streams "
-      "share the SMs as a fluid, max-min fairly by their `sm_fraction`; the host issues launches one at a time at the "
-      "hardware file's launch overhead. Pool: pytorch-caching. Iteration times are the steady-state (second) iteration.\n")
+      "`dlsim sweep` each, then this script). The device model is the one of that commit: kernels as grids of thread "
+      "blocks dispatched in waves, oldest grid first (a later stream's kernel gets SMs as the earlier one's last wave "
+      "drains), HBM bandwidth shared, a co-run slowdown, streams over the hardware's queues; the host issues launches "
+      "one at a time at the hardware file's launch overhead (`launch: eager`). Pool: pytorch-caching. Iteration times "
+      "are the steady-state (second) iteration.\n")
     w("Columns: *serial* the serial iteration (ms); *ideal* the critical path of the training DAG with every kernel at its "
       "fastest standalone time on infinite SMs (ms, `ideal_iteration_us`), and *bound* = serial / ideal, the most any "
       "schedule could gain; then per policy its speed-up over serial (×) and, in brackets, its peak of live bytes "
