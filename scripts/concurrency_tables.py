@@ -69,9 +69,14 @@ WHY = """## Why the numbers differ
 - **dgrad‖wgrad on ResNet-50.** MXNet saw 2-3 % at batch 32 on a V100 and nothing at 256: dlsim gives 2.5 % at
   batch 32 on the calibrated H100 and 1.0 % at 256, the published size and trend; the V100's 5.6 % at 32 is the
   uncalibrated constants' optimism (first point).
-- **optimizer-overlap is exactly 1.000× in every row**, to the nanosecond, although its schedule uses two streams.
-  The cause is not yet understood and is being looked into; until then this column says nothing about the
-  overlap of updates with the backward pass.
+- **optimizer-overlap is exactly 1.000× in every row**, to the nanosecond, although its updates do run on a side
+  stream during the backward pass. The cause is in dlsim's lowering, not in the GPU: each update is the last use of
+  its gradient, which was allocated on the main stream, and lowering frees such a tensor by making its allocation
+  stream wait for the other streams that used it (sim/lower.h) — so the main stream stops at every update until it
+  ends. In the trace of ResNet-50 at batch 32 on the H100, the main stream's gaps add up to exactly the side
+  stream's 867 µs of updates. PyTorch's `record_stream` instead defers only the block's reuse, without stopping the
+  stream; modelling that (a free that waits in the pool, not on the stream) is open work, and it holds back every
+  multi-stream policy somewhat, most of all this one.
 - **algorithm-aware** equals its base (branch-streams) in every row: under block dispatch the simulator never
   confirms its estimate's choice of the small-grid or implicit-GEMM variants (1.9× and 1.3× slower alone, assumed,
   hw/kernel_variants.h), so it keeps the default kernels.
