@@ -8,12 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/experiment.h"
-#include "cli/run_experiment.h"
-#include "policies/pool/testing/recording_pool.h"
-#include "policies/pool/virtual_device_memory.h"
-#include "sim/executor.h"
 #include "tests/upstream/cnmem_replay.h"
+#include "tests/upstream/recorded_run.h"
 
 using namespace dlsim;
 using dlsim::testing::AllocTraceOp;
@@ -33,23 +29,8 @@ CnmemOptions options(uint64_t init_mb, bool cannot_grow = false, bool cannot_ste
   return o;
 }
 
-// The allocation calls a simulated run makes, recorded at the pool while dlsim's own cnmem serves them.
-struct Recorded {
-  std::vector<AllocTraceOp> ops;
-  uint64_t capacity = 0;
-  uint64_t total = 0;
-};
-Recorded record_run(const std::string& yaml, const CnmemOptions& o) {
-  const Experiment e = experiment_from_yaml(YAML::Load(yaml), "<replay>");
-  PreparedExperiment prep = prepare_experiment(e);
-  VirtualDeviceMemory dev(prep.hw.spec.memory_bytes, prep.hw.spec.total_memory_bytes);
-  testing::RecordingPool pool(std::make_unique<CnmemPool>(dev, o));
-  SimContext ctx{prep.graph, prep.hw.spec, *prep.hw.kernels, *prep.hw.link, pool, dev};
-  SimOptions opt;
-  opt.iterations = e.iterations;
-  opt.record_trace = false;
-  simulate(prep.program, ctx, opt);
-  return {pool.ops(), prep.hw.spec.memory_bytes, prep.hw.spec.total_memory_bytes};
+upstream::RecordedRun record_run(const std::string& yaml, const CnmemOptions& o) {
+  return upstream::record_run(yaml, [&](DeviceMemory& dev) { return std::make_unique<CnmemPool>(dev, o); });
 }
 
 void check(const upstream::CnmemReplayCase& c) {
@@ -88,7 +69,7 @@ TEST_CASE("upstream cnmem: simulated training runs, call for call", "[upstream][
   };
   for (const Run& run : runs) {
     SECTION(run.label) {
-      Recorded rec = record_run(run.yaml, run.o);
+      upstream::RecordedRun rec = record_run(run.yaml, run.o);
       check({run.label, rec.capacity, rec.total, run.o, rec.ops});
     }
   }
