@@ -190,11 +190,15 @@ TimeNs IosPlanner::stage_cost(const std::vector<std::vector<int>>& groups) {
       if (rem[j] < 0 && head[j] < q[j].size()) next = std::min(next, issue[j][head[j]]);
     if (next == std::numeric_limits<double>::infinity()) break;
     const double dt = next - now;
+    const double before = now;
     now = next;
     for (size_t x = 0; x < who.size(); ++x) {
       const size_t j = who[x];
+      // Decided on the completion time, not the residue: at 1e15 ns a double's step exceeds it and `now` would
+      // stop moving (schedule_estimate.cc has the same rule; the simulation fuzzer's seed 201568).
+      const bool ends = before + rem[j] / rates[x] <= next;
       rem[j] -= dt * rates[x];
-      if (rem[j] <= 1e-6) {
+      if (ends || rem[j] <= 1e-6) {
         rem[j] = -1;
         ++head[j];
       }

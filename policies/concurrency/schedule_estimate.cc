@@ -86,12 +86,17 @@ TimeNs estimate_ops(const EstimateInput& in, const std::vector<OpId>& order, con
       }
     if (next == std::numeric_limits<double>::infinity()) break;  // not reachable for a topological order
     const double dt = next - now;
+    const double before = now;
     now = next;
     std::vector<size_t> still;
     for (size_t j = 0; j < running.size(); ++j) {
       const size_t i = running[j];
+      // Whether it ends at `next` is decided on the completion time itself, not on what is left after the
+      // subtraction: at long times (1e15 ns) a double's step exceeds the residue, `now` would stop moving and the
+      // loop would never end (the simulation fuzzer's seed 201568).
+      const bool ends = before + remaining[i] / rates[j] <= next;
       remaining[i] -= dt * rates[j];
-      if (remaining[i] > 1e-6) {
+      if (!ends && remaining[i] > 1e-6) {
         still.push_back(i);
         continue;
       }
