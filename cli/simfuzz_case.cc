@@ -217,7 +217,14 @@ FuzzCase generate_fuzz_case(uint64_t seed) {
   e["pool"] = draw_policy(pool_registry(), r);
   // Half the cases swap: the other half exercise pools and schedules without the swap machinery.
   e["swap"] = r.chance(0.5) ? YAML::Node("none") : draw_policy(swap_registry(), r, "none");
-  e["concurrency"] = draw_policy(concurrency_registry(), r);
+  // Mostly what a run accepts, so that most cases reach the simulator; one case in ten keeps the refusals tested
+  // (a swap policy beside a multi-stream schedule, max_streams above the hardware's limit).
+  const bool swaps = e["swap"].IsMap() || e["swap"].as<std::string>() != "none";
+  YAML::Node conc = swaps && !r.chance(0.1) ? YAML::Node("serial") : draw_policy(concurrency_registry(), r);
+  if (conc.IsMap() && conc["max_streams"] && conc["max_streams"].as<int64_t>() > kMaxHardwareStreams &&
+      !r.chance(0.1))
+    conc["max_streams"] = r.uniform(1, kMaxHardwareStreams);
+  e["concurrency"] = conc;
   e["iterations"] = r.uniform(1, 3);
   if (r.chance(0.3)) e["optimizer"] = r.pick(std::vector<std::string>{"sgd-momentum", "adam"});
   if (r.chance(0.4)) e["precision"] = r.pick(std::vector<std::string>{"fp32", "mixed-fp16", "mixed-bf16", "bf16"});
