@@ -95,6 +95,16 @@ E read_choice(const YamlMap& m, const std::string& key, E fallback, const std::a
 
 }  // namespace
 
+TrainingOptions training_options(const Experiment& e) {
+  TrainingOptions t;
+  t.optimizer = e.optimizer;
+  t.precision = e.precision;
+  t.tf32 = e.tf32;
+  t.memory_format = e.memory_format;
+  t.kernels = e.kernels;
+  return t;
+}
+
 Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file) {
   YamlMap m(node, file);
   m.check_keys(experiment_keys());

@@ -58,5 +58,8 @@ const std::vector<std::string>& experiment_keys();
 Experiment load_experiment(const std::string& path);
 // Parses a mapping (a whole file, or one point of a sweep). Every error names file, line and key.
 Experiment experiment_from_yaml(const YAML::Node& map, const std::string& file);
+// How the experiment's training graph is synthesised (optimizer, precision, TF32, memory format, kernels): the
+// one mapping from experiment keys to TrainingOptions, for the zoo's models and for other forward graphs alike.
+TrainingOptions training_options(const Experiment& e);
 
 }  // namespace dlsim

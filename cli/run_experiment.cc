@@ -28,11 +28,7 @@ ModelOptions model_options(const Experiment& e) {
   mo.batch = e.batch;
   mo.image_size = e.image_size;
   mo.seq_len = e.seq_len;
-  mo.training.optimizer = e.optimizer;
-  mo.training.precision = e.precision;
-  mo.training.tf32 = e.tf32;
-  mo.training.memory_format = e.memory_format;
-  mo.training.kernels = e.kernels;
+  mo.training = training_options(e);
   mo.max_graph_nodes = e.max_graph_nodes;
   return mo;
 }

@@ -48,12 +48,7 @@ struct Figures {
 
 Figures simulate_checked(const FuzzCase& c, const FuzzRunOptions& options, FuzzRun& out) {
   const Experiment e = fuzz_experiment(c, options.file);
-  TrainingOptions t;
-  t.optimizer = e.optimizer;
-  t.precision = e.precision;
-  t.tf32 = e.tf32;
-  t.memory_format = e.memory_format;
-  t.kernels = e.kernels;
+  const TrainingOptions t = training_options(e);
   PreparedExperiment p = prepare_experiment(e, make_training_graph(build_fuzz_forward(c, t, e.batch), t));
   out.ops = p.graph.ops().size();
 
