@@ -18,7 +18,16 @@
 //   DeviceMemory counters: cudaMalloc blocks the host for malloc_base_ns + malloc_ns_per_gib * GiB per call;
 //   cudaFree first waits until every stream is idle (it synchronizes the device), then costs free_base_ns +
 //   free_ns_per_gib * GiB. A pool hit costs the host nothing. Frees are stream-ordered (PyTorch): the
-//   memory is reusable by later work on the allocation stream at once, so no device-side action is needed.
+//   memory is reusable by later work on the tensor's allocation stream at once. With several streams:
+//   - a tensor that RecordStream named other streams for is held at its Free: the executor records an event on
+//     each of those streams, and the memory returns to the pool at the first Alloc after all have completed
+//     (PyTorch's insert_events/process_events). An Alloc the pool refuses while memory is held makes the host
+//     wait for every held free's events, return them, and try once more (synchronize_and_free_events), and
+//     only then is out of memory;
+//   - a pool that hands memory freed on one stream to an allocation on another (one not kept per stream, as
+//     cnmem's root or a planned arena) gets the event a framework would insert: the new owner's stream waits
+//     until the old owner's allocation stream has passed the Free. PyTorch's per-stream pools never need it.
+//   These events are the executor's own (one per stream, beyond the Program's) and cost the host nothing.
 // - RecordEvent/WaitEvent follow CUDA: a wait waits for the most recent record issued before it (no record:
 //   no wait). SyncEvent blocks the host until that record completes. Event calls cost the host nothing.
 // - The host may run ahead of the device without bound: CUDA's limit on queued launches (about a thousand)
