@@ -175,6 +175,10 @@ void Engine::settle() {
   } else if (wait_ == HostWait::Event && device_.records_done(wait_event_) >= wait_record_) {
     wait_ = HostWait::None;
     resume_host_at(now_);
+  } else if (wait_ == HostWait::QueueRoom &&
+             device_.queued(wait_stream_) < ctx_.gpu.concurrency.launch_queue_depth) {
+    wait_ = HostWait::None;
+    resume_host_at(now_);
   } else if (wait_ == HostWait::HeldFrees &&
              std::all_of(held_.begin(), held_.end(), [&](const HeldFree& h) { return held_free_done(h); })) {
     wait_ = HostWait::None;
@@ -250,7 +254,15 @@ bool Engine::host_issue(const Command& c) {
     case CmdKind::Free: return do_free(c);
     case CmdKind::RecordStream: return do_record_stream(c);
   }
-  // a kernel launch or an async copy: the host pays the call, then the command joins its stream
+  // a kernel launch or an async copy: the host pays the call, then the command joins its stream; eagerly, a
+  // stream whose launch queue is full makes the call block until the stream's oldest command is done
+  const int depth = ctx_.gpu.concurrency.launch_queue_depth;
+  if (opt_.launch == LaunchMode::Eager && depth > 0 && device_.queued(c.stream) >= depth) {
+    wait_ = HostWait::QueueRoom;
+    wait_stream_ = c.stream;
+    reissue_ = true;
+    return false;
+  }
   const TimeNs overhead =
       opt_.launch == LaunchMode::CudaGraph ? ctx_.gpu.concurrency.graph_node_ns : ctx_.gpu.launch_overhead_ns;
   if (overhead <= 0) {
@@ -319,15 +331,14 @@ bool Engine::do_free(const Command& c) {
     ctx_.pool.deallocate(addr_[ti]);
     return charge_device_calls(before);
   }
-  const int a = alloc_stream_[ti];
-  HeldFree h{addr_[ti], bytes, mark(a), {}};
-  for (int16_t u : used_on_[ti]) h.waits.push_back(mark(u));
+  FreeMarks marks{mark(alloc_stream_[ti])};
+  for (int16_t u : used_on_[ti]) marks.push_back(mark(u));
   used_on_[ti].clear();
-  if (!h.waits.empty()) {  // back to the pool once those streams are past this point (release_done_frees)
-    held_.push_back(std::move(h));
+  if (marks.size() > 1 && ctx_.pool.holds_frees_for_other_streams()) {  // back once those streams are past it
+    held_.push_back(HeldFree{addr_[ti], bytes, std::move(marks)});
     return true;
   }
-  give_back(h.addr, h.bytes, h.freed_at);
+  give_back(addr_[ti], bytes, std::move(marks));
   return charge_device_calls(before);
 }
 
@@ -355,7 +366,7 @@ bool Engine::mark_done(const StreamMark& m) const {
 }
 
 bool Engine::held_free_done(const HeldFree& h) const {
-  return std::all_of(h.waits.begin(), h.waits.end(), [&](const StreamMark& m) { return mark_done(m); });
+  return std::all_of(h.marks.begin() + 1, h.marks.end(), [&](const StreamMark& m) { return mark_done(m); });
 }
 
 // PyTorch's process_events, at the start of every allocation: held memory whose streams are past it returns to
@@ -363,26 +374,28 @@ bool Engine::held_free_done(const HeldFree& h) const {
 void Engine::release_done_frees() {
   size_t kept = 0;
   for (size_t i = 0; i < held_.size(); ++i) {
-    if (held_free_done(held_[i])) give_back(held_[i].addr, held_[i].bytes, held_[i].freed_at);
+    if (held_free_done(held_[i])) give_back(held_[i].addr, held_[i].bytes, std::move(held_[i].marks));
     else if (kept++ != i) held_[kept - 1] = std::move(held_[i]);  // never onto itself: that empties the waits
   }
   held_.resize(kept);
 }
 
-void Engine::give_back(DevPtr addr, uint64_t bytes, const StreamMark& freed_at) {
+void Engine::give_back(DevPtr addr, uint64_t bytes, FreeMarks marks) {
   ctx_.pool.deallocate(addr);
-  freed_.add(addr, bytes, freed_at);
+  freed_.add(addr, bytes, std::move(marks));
 }
 
-// A pool that does not keep streams apart (cnmem's root, a planned arena) may hand memory freed on one stream to
-// an allocation on another: the new owner's stream waits until the old owner's allocation stream has passed the
-// Free (the event a framework records at the free), unless it already has.
+// Memory whose last owner was used on other streams than `stream` (a stream-blind pool moving it across
+// streams, or a planned slot reused while its readers on other streams may still run): `stream` waits until
+// each of them has passed the old owner's Free (the event a framework records there), unless it already has.
 void Engine::order_after_freed(DevPtr addr, uint64_t bytes, int stream) {
   std::vector<uint64_t> wait_for(static_cast<size_t>(prog_.num_streams), 0);
-  freed_.take(addr, bytes, [&](const StreamMark& m) {
-    if (m.stream == stream || mark_done(m)) return;
-    uint64_t& w = wait_for[static_cast<size_t>(m.stream)];
-    w = std::max(w, m.record);
+  freed_.take(addr, bytes, [&](const FreeMarks& marks) {
+    for (const StreamMark& m : marks) {
+      if (m.stream == stream || mark_done(m)) continue;
+      uint64_t& w = wait_for[static_cast<size_t>(m.stream)];
+      w = std::max(w, m.record);
+    }
   });
   for (size_t u = 0; u < wait_for.size(); ++u) {
     if (wait_for[u] == 0) continue;

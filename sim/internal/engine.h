@@ -30,7 +30,7 @@ struct DeviceCallCounts {
 enum class Phase { Setup, Iterations, Teardown, Done };
 
 // What a blocked host waits for.
-enum class HostWait { None, DeviceIdle, Event, HeldFrees };
+enum class HostWait { None, DeviceIdle, Event, HeldFrees, QueueRoom };
 
 // A point in one stream's work: the `record`-th record of the engine's own marker event of that stream
 // (sim/executor.cc: each stream has one, beyond the Program's events). Marks complete in stream order.
@@ -39,13 +39,16 @@ struct StreamMark {
   uint64_t record = 0;
 };
 
+// Where every stream that used a freed tensor was at its Free: its allocation stream first, then the streams
+// RecordStream named. A reuse of the memory on another stream than one of these waits for that mark.
+using FreeMarks = std::vector<StreamMark>;
+
 // Memory a Free gave up while other streams may still touch it (RecordStream): it returns to the pool when
-// every mark in `waits` has completed (PyTorch's insert_events / process_events).
+// every mark but the allocation stream's has completed (PyTorch's insert_events / process_events).
 struct HeldFree {
   DevPtr addr = 0;
   uint64_t bytes = 0;
-  StreamMark freed_at;  // the allocation stream at the Free, for later reuse by other streams
-  std::vector<StreamMark> waits;
+  FreeMarks marks;
 };
 
 
@@ -67,7 +70,7 @@ class Engine : private DeviceListener {
   bool mark_done(const StreamMark& m) const;
   bool held_free_done(const HeldFree& h) const;
   void release_done_frees();  // hands every held free whose streams are past it to the pool
-  void give_back(DevPtr addr, uint64_t bytes, const StreamMark& freed_at);  // pool.deallocate + the range's mark
+  void give_back(DevPtr addr, uint64_t bytes, FreeMarks marks);  // pool.deallocate + the range's marks
   void order_after_freed(DevPtr addr, uint64_t bytes, int stream);  // waits of `stream` for earlier owners
   bool charge_device_calls(const DeviceCallCounts& before);
   void end_of_section();
@@ -100,6 +103,7 @@ class Engine : private DeviceListener {
   HostWait wait_ = HostWait::None;
   int32_t wait_event_ = -1;
   uint64_t wait_record_ = 0;
+  int wait_stream_ = 0;  // HostWait::QueueRoom: the stream whose launch queue is full
   TimeNs cost_after_idle_ = 0;
   bool in_alloc_call_ = false;
   TimeNs alloc_call_start_ = 0;
@@ -123,7 +127,7 @@ class Engine : private DeviceListener {
   int32_t first_marker_event_ = 0;          // stream s's marker event is first_marker_event_ + s
   std::vector<uint64_t> marks_issued_;      // per stream
   std::vector<HeldFree> held_;              // in Free order
-  FreedRanges<StreamMark> freed_;           // where each range the pool took back was freed
+  FreedRanges<FreeMarks> freed_;            // where each range the pool took back was freed
 };
 
 }  // namespace dlsim::sim_internal

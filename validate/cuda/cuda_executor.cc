@@ -100,14 +100,13 @@ class Executor {
   struct HeldFree {
     DevPtr addr = 0;
     uint64_t bytes = 0;
-    FreeMark freed_at;
-    std::vector<cudaEvent_t> waits;
+    std::vector<FreeMark> marks;  // the allocation stream's first
   };
   bool multi_stream_ = false;
   std::vector<int16_t> alloc_stream_;          // by TensorId
   std::vector<std::vector<int16_t>> used_on_;  // by TensorId: streams named by RecordStream
   std::vector<HeldFree> held_;
-  FreedRanges<FreeMark> freed_;
+  FreedRanges<std::vector<FreeMark>> freed_;
   RecycledEvents free_events_;
   cudaEvent_t base_ = nullptr;
   Trace trace_;
@@ -390,8 +389,8 @@ cudaEvent_t Executor::record_free_event(int stream) {
 }
 
 bool Executor::held_free_done(const HeldFree& h) {
-  for (cudaEvent_t e : h.waits) {
-    const cudaError_t q = cudaEventQuery(e);
+  for (size_t i = 1; i < h.marks.size(); ++i) {
+    const cudaError_t q = cudaEventQuery(h.marks[i].event);
     if (q == cudaErrorNotReady) return false;
     DLSIM_CK(q, "querying a held free's event");
   }
@@ -406,10 +405,10 @@ void Executor::release_held(bool wait) {
   for (size_t i = 0; i < held_.size(); ++i) {
     HeldFree& h = held_[i];
     if (wait)
-      for (cudaEvent_t e : h.waits) DLSIM_CK(cudaEventSynchronize(e), "waiting for a held free's event");
+      for (const FreeMark& m : h.marks) DLSIM_CK(cudaEventSynchronize(m.event), "waiting for a held free's event");
     if (wait || held_free_done(h)) {
       pool_->deallocate(h.addr);
-      freed_.add(h.addr, h.bytes, h.freed_at);
+      freed_.add(h.addr, h.bytes, h.marks);
     } else if (kept++ != i) {
       held_[kept - 1] = std::move(h);  // never onto itself: that empties the waits
     }
@@ -424,21 +423,22 @@ void Executor::free_memory(TensorId t) {
     pool_->deallocate(addr);
     return;
   }
-  HeldFree h{addr, g_.tensor(t).bytes, {alloc_stream_[ti], record_free_event(alloc_stream_[ti])}, {}};
-  for (int16_t u : used_on_[ti]) h.waits.push_back(record_free_event(u));
+  HeldFree h{addr, g_.tensor(t).bytes, {{alloc_stream_[ti], record_free_event(alloc_stream_[ti])}}};
+  for (int16_t u : used_on_[ti]) h.marks.push_back({u, record_free_event(u)});
   used_on_[ti].clear();
-  if (!h.waits.empty()) {
+  if (h.marks.size() > 1 && pool_->holds_frees_for_other_streams()) {
     held_.push_back(std::move(h));
     return;
   }
   pool_->deallocate(addr);
-  freed_.add(h.addr, h.bytes, h.freed_at);
+  freed_.add(h.addr, h.bytes, h.marks);
 }
 
 void Executor::order_after_freed(DevPtr addr, uint64_t bytes, int stream) {
-  freed_.take(addr, bytes, [&](const FreeMark& m) {
-    if (m.stream != stream)
-      DLSIM_CK(cudaStreamWaitEvent(streams_[static_cast<size_t>(stream)], m.event, 0), "ordering a reuse after a free");
+  freed_.take(addr, bytes, [&](const std::vector<FreeMark>& marks) {
+    for (const FreeMark& m : marks)
+      if (m.stream != stream)
+        DLSIM_CK(cudaStreamWaitEvent(streams_[static_cast<size_t>(stream)], m.event, 0), "ordering a reuse after a free");
   });
 }
 
