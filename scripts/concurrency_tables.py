@@ -42,13 +42,13 @@ WHY = """## Why the numbers differ
   measured two- and three-convolution micro-benchmarks: `gemm_blocks_per_sm` 1, `co_run_slowdown` 0.312, RMS
   error 4.0 % over the four measured speed-ups); the V100's are the [A] defaults (`gemm_blocks_per_sm` 2,
   `co_run_slowdown` 0: kernels side by side do not slow each other). So the V100 rows are the optimistic ones: at
-  batch 32 and 128 they gain more than the H100's (Inception-v3 b128: critical-path 1.17× on the V100, 1.06× on the
+  batch 32 and 128 they gain more than the H100's (Inception-v3 b128: critical-path 1.16× on the V100, 1.07× on the
   H100), which no measurement supports yet. Every IOS comparison below is on the V100, and it is uncalibrated.
 - **Where the gains come from.** A full-grid kernel holds every SM until its last wave drains; only then do the
   next stream's blocks start (leftover overlap). Gains therefore come from the last waves and from kernels too small
   to fill the GPU (batch 1 to 8, late small-spatial layers, backward-filter kernels beside backward-data ones),
   and they shrink with the batch: IOS's 1.57× at batch 1 falling to 1.06× at 128 has the same shape here (ios on the
-  V100 1.28× → 1.04×).
+  V100 1.28× → 1.05×).
 - **Training, not inference.** IOS, Rammer and the SqueezeNet observation are inference at batch 1: the forward pass
   alone, where the branch convolutions are most of the time. A training iteration adds the backward pass (about
   twice the forward's work: the branches mirrored, dgrad‖wgrad pairs, gradient sums) and the optimizer. Our ios
@@ -66,25 +66,39 @@ WHY = """## Why the numbers differ
   on the V100; here batch 1 is launch-bound (above), so every policy ties with serial. The causes IOS gives
   (kernels blocking each other in dispatch order, interference) are now in the model but need a GPU-bound case
   and measured V100 constants to show.
-- **dgrad‖wgrad on ResNet-50.** MXNet saw 2-3 % at batch 32 on a V100 and nothing at 256: dlsim gives 2.5 % at
-  batch 32 on the calibrated H100 and 1.0 % at 256, the published size and trend; the V100's 5.6 % at 32 is the
-  uncalibrated constants' optimism (first point).
-- **optimizer-overlap is exactly 1.000× in every row**, to the nanosecond, although its updates do run on a side
-  stream during the backward pass. The cause is in dlsim's lowering, not in the GPU: each update is the last use of
-  its gradient, which was allocated on the main stream, and lowering frees such a tensor by making its allocation
-  stream wait for the other streams that used it (sim/lower.h) — so the main stream stops at every update until it
-  ends. In the trace of ResNet-50 at batch 32 on the H100, the main stream's gaps add up to exactly the side
-  stream's 867 µs of updates. PyTorch's `record_stream` instead defers only the block's reuse, without stopping the
-  stream; modelling that (a free that waits in the pool, not on the stream) is open work, and it holds back every
-  multi-stream policy somewhat, most of all this one.
-- **algorithm-aware** equals its base (branch-streams) in every row: under block dispatch the simulator never
-  confirms its estimate's choice of the small-grid or implicit-GEMM variants (1.9× and 1.3× slower alone, assumed,
-  hw/kernel_variants.h), so it keeps the default kernels.
+- **What concurrency costs in memory is mostly held frees, not workspaces.** PyTorch's caching allocator keeps
+  blocks per stream, and a tensor that another stream used (`record_stream`) goes back to the pool only once that
+  stream is past its free. An eager host runs far ahead of the GPU at these batch sizes (launches cost
+  microseconds, kernels hundreds of them), so at any moment many freed activations wait for the side stream to
+  catch up while the main stream allocates fresh memory. That is why branch-streams reserves +150 to +160 % over
+  serial on ResNet-50 at batch 32 and 128 on the H100 for the same live bytes, and dgrad‖wgrad +63 %. The amount
+  grows for about five iterations as the host gets ahead (six are run) and is bounded by CUDA's launch queue (1024
+  commands per stream, [A]); a run without that bound held more every iteration. Where the GPU is full the pool
+  waits for held memory before it gives up (PyTorch's synchronize-and-retry), so the figure stops near the
+  capacity and the time pays instead (the V100 rows at batch 128: +2 to +28 %). FSDP's `limit_all_gathers` exists
+  for the same effect of a host running ahead.
+- **dgrad‖wgrad on ResNet-50.** MXNet saw 2-3 % at batch 32 on a V100 and nothing at 256: dlsim gives 4.8 % at
+  batch 32 on the calibrated H100 and 4.5 % at 256 (the V100's 16.6 % at 32 is the uncalibrated constants'
+  optimism, first point). Before frees were held per stream (until this commit's parent) the figure was 2.5 %:
+  the allocation stream used to wait for the side stream at each free, serialising part of the overlap. MXNet's
+  +2-3 % memory came from a memory plan made in advance: with dlsim's `planned` pool (slots reused after an event,
+  never held) dgrad‖wgrad keeps serial's reserved bytes exactly and gains 1.2 % on the H100, 3.0 % on the V100;
+  the reuse events are the false dependencies a static plan pays for its memory.
+- **optimizer-overlap** gains 2.9 % on ResNet-50 at batch 32 on the H100, and from 0.1 % (ResNet-50, batch 128,
+  V100) to 17.5 % (GoogLeNet, batch 8, H100) at batch 8 and up, with reserved bytes within a few percent of
+  serial's (BERT-base up to +18 %): each update is the last use of its gradient, and the side stream's updates now
+  run beside the backward pass. It was exactly 1.000× everywhere while the lowering made the main stream wait for
+  the side stream at every free of a gradient the side stream had read.
+- **algorithm-aware** equals its base (branch-streams) in every row but two (SqueezeNet at batch 8: 1.343× against
+  1.342× on the H100, 1.387× against 1.372× on the V100): under block dispatch the simulator rarely confirms its
+  estimate's choice of the small-grid or implicit-GEMM variants (1.9× and 1.3× slower alone, assumed,
+  hw/kernel_variants.h), so it mostly keeps the default kernels.
 - **VGG-16** (a chain forward; every policy keeps its forward on one stream, a test checks it): only the training
-  overlaps can win, and critical-path, which places backward-data, backward-filter and updates freely, wins 11 % on
-  the H100 at batch 32 against dgrad‖wgrad's 1.2 %.
+  overlaps can win: on the H100 at batch 32 dgrad‖wgrad 11.6 %, critical-path (which places backward-data,
+  backward-filter and updates freely) 11.2 %, optimizer-overlap 0.4 %; their reserved memory triples (+197 to +208 %:
+  VGG-16's large activations are held for the side stream).
 - **The SPAA paper's point holds**: the speed-up of every policy stays far below the graph's width (backward widths
-  of 5 to 24 against at most about 1.5×), because the kernels that could run at once mostly fill the GPU each.
+  of 5 to 24 against at most 1.61×, Inception-v3 at batch 8 on the uncalibrated V100), because the kernels that could run at once mostly fill the GPU each.
 """
 
 
