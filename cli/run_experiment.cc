@@ -17,6 +17,7 @@
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
 #include "sim/lower.h"
+#include "sim/memory_reuse_check.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {
@@ -157,7 +158,9 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   SimOptions opt;
   opt.iterations = e.iterations;
   opt.launch = e.launch;
-  opt.record_trace = artifacts != nullptr || prep.swap.has_value();  // a swap run reads its copies off the trace
+  // A swap run reads its copies off the trace; a run on several streams is checked for memory reuse on it.
+  const bool streams = program.num_compute_streams > 1;
+  opt.record_trace = artifacts != nullptr || prep.swap.has_value() || streams;
   RunResult r = simulate(program, ctx, opt);
 
   out.oom = r.trace.oom;
@@ -186,6 +189,13 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
     if (!check.ok())
       throw std::logic_error("swap plan of '" + e.swap.label() + "' failed the independent check: " + check.problems.front() +
                              (check.problems.size() > 1 ? " (and " + std::to_string(check.problems.size() - 1) + " more)" : ""));
+  }
+  if (streams) {  // memory moved between streams only after the events that order it; a violation is a bug
+    const std::vector<std::string> races = check_memory_reuse(g, program, r.trace);
+    if (!races.empty())
+      throw std::logic_error("the run on " + std::to_string(program.num_compute_streams) + " streams failed the memory " +
+                             "reuse check: " + races.front() +
+                             (races.size() > 1 ? " (and " + std::to_string(races.size() - 1) + " more)" : ""));
   }
   if (artifacts) {
     artifacts->trace = std::move(r.trace);

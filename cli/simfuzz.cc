@@ -6,6 +6,7 @@
 
 #include "cli/run_experiment.h"
 #include "cli/swap_plan_checker.h"
+#include "sim/memory_reuse_check.h"
 #include "cli/swap_planning.h"
 #include "common/config_error.h"
 #include "policies/pool/pool_checker.h"
@@ -96,6 +97,9 @@ Figures simulate_checked(const FuzzCase& c, const FuzzRunOptions& options, FuzzR
     const SwapCheck check = check_swapped_run(p.graph, p.program, r.trace, figures["pinned_host_bytes"].get<uint64_t>());
     require(check.ok(), "swap check", check.ok() ? "" : check.problems.front());
   }
+  // Memory across streams: no device work on memory an earlier tensor's work still touches.
+  const std::vector<std::string> races = check_memory_reuse(p.graph, p.program, r.trace);
+  require(races.empty(), "memory reuse", races.empty() ? "" : races.front());
   Figures f;
   f.oom = r.trace.oom;
   f.iterations = r.iterations_completed;

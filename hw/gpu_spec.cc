@@ -241,7 +241,7 @@ void read_conv_workspace(const YamlMap& top, GpuSpec& g) {
 // `concurrent_kernels:` (optional, every key optional with ConcurrencySpec's default).
 void read_concurrency(const YamlMap& m, GpuSpec& g) {
   m.check_keys({"max_connections", "gemm_blocks_per_sm", "elementwise_blocks_per_sm", "hbm_share_fraction",
-                "co_run_slowdown", "graph_launch_us", "graph_node_us"});
+                "co_run_slowdown", "graph_launch_us", "graph_node_us", "launch_queue_depth"});
   ConcurrencySpec& c = g.concurrency;
   if (m.has("max_connections")) c.max_connections = static_cast<int>(get_int_in_range(m, "max_connections", 1, 32));
   if (m.has("gemm_blocks_per_sm"))
@@ -260,6 +260,8 @@ void read_concurrency(const YamlMap& m, GpuSpec& g) {
   }
   if (m.has("graph_launch_us")) c.graph_launch_ns = get_time_us(m, "graph_launch_us");
   if (m.has("graph_node_us")) c.graph_node_ns = get_time_us(m, "graph_node_us");
+  if (m.has("launch_queue_depth"))
+    c.launch_queue_depth = static_cast<int>(get_int_in_range(m, "launch_queue_depth", 0, 1 << 20));
 }
 
 std::filesystem::path hw_dir() {

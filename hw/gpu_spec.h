@@ -48,6 +48,10 @@ struct ConcurrencySpec {
   // small cost per kernel node as the graph's work is fed to the GPU.
   TimeNs graph_launch_ns = 10000;
   TimeNs graph_node_ns = 100;
+  // Commands a stream holds queued but not finished before a further launch into it blocks the host (CUDA's
+  // launch queue: about a thousand kernels per stream, stackoverflow.com/q/53970187). It bounds how far an
+  // eager host runs ahead of the GPU, and so how many cross-stream frees it can hold at once. 0: no bound.
+  int launch_queue_depth = 1024;
   bool operator==(const ConcurrencySpec&) const = default;
 };
 

@@ -42,13 +42,13 @@ WHY = """## Why the numbers differ
   measured two- and three-convolution micro-benchmarks: `gemm_blocks_per_sm` 1, `co_run_slowdown` 0.312, RMS
   error 4.0 % over the four measured speed-ups); the V100's are the [A] defaults (`gemm_blocks_per_sm` 2,
   `co_run_slowdown` 0: kernels side by side do not slow each other). So the V100 rows are the optimistic ones: at
-  batch 32 and 128 they gain more than the H100's (Inception-v3 b128: critical-path 1.17× on the V100, 1.06× on the
+  batch 32 and 128 they gain more than the H100's (Inception-v3 b128: critical-path 1.16× on the V100, 1.07× on the
   H100), which no measurement supports yet. Every IOS comparison below is on the V100, and it is uncalibrated.
 - **Where the gains come from.** A full-grid kernel holds every SM until its last wave drains; only then do the
   next stream's blocks start (leftover overlap). Gains therefore come from the last waves and from kernels too small
   to fill the GPU (batch 1 to 8, late small-spatial layers, backward-filter kernels beside backward-data ones),
   and they shrink with the batch: IOS's 1.57× at batch 1 falling to 1.06× at 128 has the same shape here (ios on the
-  V100 1.28× → 1.04×).
+  V100 1.28× → 1.05×).
 - **Training, not inference.** IOS, Rammer and the SqueezeNet observation are inference at batch 1: the forward pass
   alone, where the branch convolutions are most of the time. A training iteration adds the backward pass (about
   twice the forward's work: the branches mirrored, dgrad‖wgrad pairs, gradient sums) and the optimizer. Our ios
@@ -66,25 +66,39 @@ WHY = """## Why the numbers differ
   on the V100; here batch 1 is launch-bound (above), so every policy ties with serial. The causes IOS gives
   (kernels blocking each other in dispatch order, interference) are now in the model but need a GPU-bound case
   and measured V100 constants to show.
-- **dgrad‖wgrad on ResNet-50.** MXNet saw 2-3 % at batch 32 on a V100 and nothing at 256: dlsim gives 2.5 % at
-  batch 32 on the calibrated H100 and 1.0 % at 256, the published size and trend; the V100's 5.6 % at 32 is the
-  uncalibrated constants' optimism (first point).
-- **optimizer-overlap is exactly 1.000× in every row**, to the nanosecond, although its updates do run on a side
-  stream during the backward pass. The cause is in dlsim's lowering, not in the GPU: each update is the last use of
-  its gradient, which was allocated on the main stream, and lowering frees such a tensor by making its allocation
-  stream wait for the other streams that used it (sim/lower.h) — so the main stream stops at every update until it
-  ends. In the trace of ResNet-50 at batch 32 on the H100, the main stream's gaps add up to exactly the side
-  stream's 867 µs of updates. PyTorch's `record_stream` instead defers only the block's reuse, without stopping the
-  stream; modelling that (a free that waits in the pool, not on the stream) is open work, and it holds back every
-  multi-stream policy somewhat, most of all this one.
-- **algorithm-aware** equals its base (branch-streams) in every row: under block dispatch the simulator never
-  confirms its estimate's choice of the small-grid or implicit-GEMM variants (1.9× and 1.3× slower alone, assumed,
-  hw/kernel_variants.h), so it keeps the default kernels.
+- **What concurrency costs in memory is mostly held frees, not workspaces.** PyTorch's caching allocator keeps
+  blocks per stream, and a tensor that another stream used (`record_stream`) goes back to the pool only once that
+  stream is past its free. An eager host runs far ahead of the GPU at these batch sizes (launches cost
+  microseconds, kernels hundreds of them), so at any moment many freed activations wait for the side stream to
+  catch up while the main stream allocates fresh memory. That is why branch-streams reserves +150 to +160 % over
+  serial on ResNet-50 at batch 32 and 128 on the H100 for the same live bytes, and dgrad‖wgrad +63 %. The amount
+  grows for about five iterations as the host gets ahead (six are run) and is bounded by CUDA's launch queue (1024
+  commands per stream, [A]); a run without that bound held more every iteration. Where the GPU is full the pool
+  waits for held memory before it gives up (PyTorch's synchronize-and-retry), so the figure stops near the
+  capacity and the time pays instead (the V100 rows at batch 128: +2 to +28 %). FSDP's `limit_all_gathers` exists
+  for the same effect of a host running ahead.
+- **dgrad‖wgrad on ResNet-50.** MXNet saw 2-3 % at batch 32 on a V100 and nothing at 256: dlsim gives 4.8 % at
+  batch 32 on the calibrated H100 and 4.5 % at 256 (the V100's 16.6 % at 32 is the uncalibrated constants'
+  optimism, first point). Before frees were held per stream (until this commit's parent) the figure was 2.5 %:
+  the allocation stream used to wait for the side stream at each free, serialising part of the overlap. MXNet's
+  +2-3 % memory came from a memory plan made in advance: with dlsim's `planned` pool (slots reused after an event,
+  never held) dgrad‖wgrad keeps serial's reserved bytes exactly and gains 1.2 % on the H100, 3.0 % on the V100;
+  the reuse events are the false dependencies a static plan pays for its memory.
+- **optimizer-overlap** gains 2.9 % on ResNet-50 at batch 32 on the H100, and from 0.1 % (ResNet-50, batch 128,
+  V100) to 17.5 % (GoogLeNet, batch 8, H100) at batch 8 and up, with reserved bytes within a few percent of
+  serial's (BERT-base up to +18 %): each update is the last use of its gradient, and the side stream's updates now
+  run beside the backward pass. It was exactly 1.000× everywhere while the lowering made the main stream wait for
+  the side stream at every free of a gradient the side stream had read.
+- **algorithm-aware** equals its base (branch-streams) in every row but two (SqueezeNet at batch 8: 1.343× against
+  1.342× on the H100, 1.387× against 1.372× on the V100): under block dispatch the simulator rarely confirms its
+  estimate's choice of the small-grid or implicit-GEMM variants (1.9× and 1.3× slower alone, assumed,
+  hw/kernel_variants.h), so it mostly keeps the default kernels.
 - **VGG-16** (a chain forward; every policy keeps its forward on one stream, a test checks it): only the training
-  overlaps can win, and critical-path, which places backward-data, backward-filter and updates freely, wins 11 % on
-  the H100 at batch 32 against dgrad‖wgrad's 1.2 %.
+  overlaps can win: on the H100 at batch 32 dgrad‖wgrad 11.6 %, critical-path (which places backward-data,
+  backward-filter and updates freely) 11.2 %, optimizer-overlap 0.4 %; their reserved memory triples (+197 to +208 %:
+  VGG-16's large activations are held for the side stream).
 - **The SPAA paper's point holds**: the speed-up of every policy stays far below the graph's width (backward widths
-  of 5 to 24 against at most about 1.5×), because the kernels that could run at once mostly fill the GPU each.
+  of 5 to 24 against at most 1.61×, Inception-v3 at batch 8 on the uncalibrated V100), because the kernels that could run at once mostly fill the GPU each.
 """
 
 
@@ -148,15 +162,17 @@ def main():
       "`dlsim sweep` each, then this script). The device model is the one of that commit: kernels as grids of thread "
       "blocks dispatched in waves, oldest grid first (a later stream's kernel gets SMs as the earlier one's last wave "
       "drains), HBM bandwidth shared, a co-run slowdown, streams over the hardware's queues; the host issues launches "
-      "one at a time at the hardware file's launch overhead (`launch: eager`). Pool: pytorch-caching. Iteration times "
-      "are the steady-state (second) iteration.\n")
+      "one at a time at the hardware file's launch overhead (`launch: eager`), running ahead of the GPU until a "
+      "stream's launch queue holds 1024 commands. Pool: pytorch-caching. Six iterations each: times are the last "
+      "(steady-state) iteration's, memory the peak over all six.\n")
     w("Columns: *serial* the serial iteration (ms); *ideal* the critical path of the training DAG with every kernel at its "
       "fastest standalone time on infinite SMs (ms, `ideal_iteration_us`), and *bound* = serial / ideal, the most any "
       "schedule could gain; then per policy its speed-up over serial (×) and, in brackets, its peak of live bytes "
-      "and its peak reserved by the pool, each against serial's (%). Concurrency shows in the reserved figure: a "
-      "block freed on one stream is reused by another only after an event, so each stream that runs convolutions "
-      "keeps its own workspaces; the live peak moves only where a policy reorders ops (branch outputs kept to the "
-      "join, or freed sooner). `oom`: the simulated GPU ran out of memory (a result).\n")
+      "and its peak reserved by the pool, each against serial's (%). Concurrency shows in the reserved figure: the "
+      "caching pool keeps blocks per stream, so each stream that runs convolutions keeps its own workspaces, and a "
+      "tensor another stream used is held at its free until that stream is past it (`record_stream`), while the "
+      "host runs ahead; the live peak moves only where a policy reorders ops (branch outputs kept to the join, or "
+      "freed sooner). `oom`: the simulated GPU ran out of memory (a result).\n")
     w("Policies: " + ", ".join(f"*{short}* = `{label}`" for label, short in POLICIES) + ".\n")
 
     below_ideal, ios_slower, total = [], [], 0
@@ -241,11 +257,21 @@ def main():
     w(f"| IOS: greedy concurrency makes SqueezeNet slower (batch 1, V100) | 0.88× (0.86 → 0.98 ms) | branch-streams: "
       f"{fmt(speedup('squeezenet1_1', 'v100-sxm2-16gb', 1, 'branch-streams'))}, ios "
       f"{fmt(speedup('squeezenet1_1', 'v100-sxm2-16gb', 1, 'ios'))} |")
-    extra = {}
+    extra, planned = {}, {}
     for hw in ["h100-sxm", "v100-sxm2-16gb"]:
         for pol in ["serial", "dgrad-wgrad"]:
             extra[(hw, pol)] = run_yaml(a.dlsim, f"{{model: resnet50, batch: 256, hw: {hw}, pool: pytorch-caching, "
-                                                 f"swap: none, concurrency: {pol}, iterations: 2}}")
+                                                 f"swap: none, concurrency: {pol}, iterations: 6}}")
+            # MXNet plans its memory in advance: the `planned` pool, whose slots are reused after an event, not held
+            planned[(hw, pol)] = run_yaml(a.dlsim, f"{{model: resnet50, batch: 32, hw: {hw}, pool: planned, "
+                                                   f"swap: none, concurrency: {pol}, iterations: 6}}")
+
+    def planned_row(hw):
+        s, r = planned[(hw, "serial")], planned[(hw, "dgrad-wgrad")]
+        if s["oom"] or r["oom"]:
+            return f"{hw}: oom"
+        return (f"{hw} {s['iteration_time_us'] / r['iteration_time_us']:.3f}×, reserved "
+                f"{(r['peak_reserved_bytes'] / s['peak_reserved_bytes'] - 1) * 100:+.1f}%")
 
     def dw256(hw):
         s, r = extra[(hw, "serial")], extra[(hw, "dgrad-wgrad")]
@@ -263,6 +289,9 @@ def main():
 
     w(f"| MXNet #14006 dgrad‖wgrad memory, ResNet-50 batch 32 | about +2–3 % (workspaces no longer shared) | "
       f"peak reserved h100 {mem('resnet50', 'h100-sxm', 32, 'dgrad-wgrad')}, v100 {mem('resnet50', 'v100-sxm2-16gb', 32, 'dgrad-wgrad')} |")
+    w(f"| MXNet #14006 dgrad‖wgrad memory, with a memory plan made in advance as MXNet's (`planned` pool: a freed slot is "
+      f"reused after an event, not held), ResNet-50 batch 32 | about +2–3 % | {planned_row('h100-sxm')}; "
+      f"{planned_row('v100-sxm2-16gb')} |")
     w(f"| MXNet #14006 dgrad‖wgrad, ResNet-50 batch 256 | ~1.00× | h100 {dw256('h100-sxm')}, v100 {dw256('v100-sxm2-16gb')} |")
     vgg = []
     for hw in ["h100-sxm", "v100-sxm2-16gb"]:

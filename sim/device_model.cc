@@ -42,6 +42,7 @@ DeviceModel::DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCos
   }
   connections_.resize(std::min(streams, static_cast<size_t>(connections)));
   records_done_.assign(static_cast<size_t>(std::max(num_events, 0)), 0);
+  queued_.assign(static_cast<size_t>(std::max(num_streams, 1)), 0);
   costs_.assign(graph.ops().size(), KernelCost{});
   cost_known_.assign(graph.ops().size(), 0);
 }
@@ -49,6 +50,7 @@ DeviceModel::DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCos
 void DeviceModel::enqueue(int stream, const StreamCmd& c) {
   connections_[static_cast<size_t>(stream_connection_[static_cast<size_t>(stream)])].fifo.push_back({stream, c});
   ++pending_;
+  ++queued_[static_cast<size_t>(stream)];
 }
 
 void DeviceModel::settle(TimeNs now) {
@@ -88,7 +90,7 @@ bool DeviceModel::advance_connection(int ci) {
       return recorded;
     }
     conn.fifo.pop_front();
-    command_done(c.iteration);
+    command_done(q.stream, c.iteration);
   }
   return recorded;
 }
@@ -396,11 +398,12 @@ void DeviceModel::finish_activity(uint32_t slot) {
   Connection& conn = connections_[static_cast<size_t>(stream_connection_[static_cast<size_t>(a.stream)])];
   conn.busy = false;
   conn.fifo.pop_front();
-  command_done(c.iteration);
+  command_done(a.stream, c.iteration);
 }
 
-void DeviceModel::command_done(int iteration) {
+void DeviceModel::command_done(int stream, int iteration) {
   --pending_;
+  --queued_[static_cast<size_t>(stream)];
   listener_.command_done(iteration);
 }
 

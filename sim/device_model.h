@@ -89,6 +89,8 @@ class DeviceModel {
   void handle(const Event& e, TimeNs now);
   // Nothing queued or running on any stream.
   bool idle() const { return pending_ == 0; }
+  // Commands of `stream` enqueued and not yet done (CUDA's launch queue of that stream).
+  int64_t queued(int stream) const { return queued_[static_cast<size_t>(stream)]; }
   // How many records of `event` have completed (records complete in order of issue).
   uint64_t records_done(int32_t event) const { return records_done_[static_cast<size_t>(event)]; }
   // The share of the GPU's block slots the resident kernels hold now, in [0, 1], and its integral over time
@@ -157,7 +159,7 @@ class DeviceModel {
   void join_group(uint32_t slot);
   void resolve_group(int g);
   void finish_activity(uint32_t slot);
-  void command_done(int iteration);
+  void command_done(int stream, int iteration);
   void set_occupancy(double occupancy);
   const KernelCost& kernel_cost(OpId op);
 
@@ -182,6 +184,7 @@ class DeviceModel {
   uint64_t arrivals_ = 0;
   std::vector<uint64_t> records_done_;
   int64_t pending_ = 0;  // commands enqueued and not yet done
+  std::vector<int64_t> queued_;  // the same per stream
   std::vector<KernelCost> costs_;  // by op, computed on first launch
   std::vector<uint8_t> cost_known_;
   double occupancy_ = 0, occupancy_integral_ = 0;

@@ -19,7 +19,8 @@ Engine::Engine(const Program& p, const SimContext& c, const SimOptions& o)
     : prog_(p),
       ctx_(c),
       opt_(o),
-      device_(c.graph, c.gpu, c.kernels, c.link, p.num_streams, p.num_events, q_, *this,
+      device_(c.graph, c.gpu, c.kernels, c.link, p.num_streams,
+              std::max(p.num_events, 0) + (p.num_streams > 1 ? p.num_streams : 0), q_, *this,
               o.record_trace ? &r_.trace : nullptr, p.stream_priority) {
   device_.set_kernel_variants(p.kernel_variant);
 }
@@ -43,6 +44,11 @@ RunResult Engine::run() {
                                 " entries for " + std::to_string(prog_.num_streams) + " streams");
   addr_.assign(g.tensors().size(), 0);
   live_.assign(g.tensors().size(), 0);
+  alloc_stream_.assign(g.tensors().size(), 0);
+  used_on_.assign(g.tensors().size(), {});
+  multi_stream_ = prog_.num_streams > 1;
+  first_marker_event_ = std::max(prog_.num_events, 0);
+  marks_issued_.assign(static_cast<size_t>(prog_.num_streams), 0);
   records_issued_.assign(static_cast<size_t>(std::max(prog_.num_events, 0)), 0);
   pending_.assign(static_cast<size_t>(n) + 2, 0);
   host_done_.assign(static_cast<size_t>(n) + 2, 0);
@@ -122,7 +128,8 @@ void Engine::host_step() {
     }
     const Command& c = section()[pc_];
     const bool go_on = host_issue(c);
-    ++pc_;
+    if (reissue_) reissue_ = false;
+    else ++pc_;
     if (!go_on) return;
   }
 }
@@ -149,6 +156,9 @@ void Engine::end_of_section() {
     iteration_ = opt_.iterations;
   } else {
     phase_ = Phase::Done;
+    // Memory still held for other streams goes back to the pool: the device drains before the run ends.
+    for (const HeldFree& h : held_) ctx_.pool.deallocate(h.addr);
+    held_.clear();
   }
 }
 
@@ -163,6 +173,14 @@ void Engine::settle() {
     wait_ = HostWait::None;
     resume_host_at(add_time(now_, cost_after_idle_, ctx_.gpu.file));
   } else if (wait_ == HostWait::Event && device_.records_done(wait_event_) >= wait_record_) {
+    wait_ = HostWait::None;
+    resume_host_at(now_);
+  } else if (wait_ == HostWait::QueueRoom &&
+             device_.queued(wait_stream_) < ctx_.gpu.concurrency.launch_queue_depth) {
+    wait_ = HostWait::None;
+    resume_host_at(now_);
+  } else if (wait_ == HostWait::HeldFrees &&
+             std::all_of(held_.begin(), held_.end(), [&](const HeldFree& h) { return held_free_done(h); })) {
     wait_ = HostWait::None;
     resume_host_at(now_);
   }
@@ -194,7 +212,7 @@ bool Engine::host_issue(const Command& c) {
   if (is_event && (c.event < 0 || c.event >= static_cast<int32_t>(records_issued_.size())))
     bad("event " + std::to_string(c.event) + " out of range");
   const bool uses_tensor = c.kind == CmdKind::Alloc || c.kind == CmdKind::Free || c.kind == CmdKind::CopyIn ||
-                           c.kind == CmdKind::CopyOut;
+                           c.kind == CmdKind::CopyOut || c.kind == CmdKind::RecordStream;
   if (uses_tensor && (c.tensor < 0 || static_cast<size_t>(c.tensor) >= g.tensors().size()))
     bad("tensor " + std::to_string(c.tensor) + " out of range");
 
@@ -234,8 +252,17 @@ bool Engine::host_issue(const Command& c) {
     }
     case CmdKind::Alloc: return do_alloc(c);
     case CmdKind::Free: return do_free(c);
+    case CmdKind::RecordStream: return do_record_stream(c);
   }
-  // a kernel launch or an async copy: the host pays the call, then the command joins its stream
+  // a kernel launch or an async copy: the host pays the call, then the command joins its stream; eagerly, a
+  // stream whose launch queue is full makes the call block until the stream's oldest command is done
+  const int depth = ctx_.gpu.concurrency.launch_queue_depth;
+  if (opt_.launch == LaunchMode::Eager && depth > 0 && device_.queued(c.stream) >= depth) {
+    wait_ = HostWait::QueueRoom;
+    wait_stream_ = c.stream;
+    reissue_ = true;
+    return false;
+  }
   const TimeNs overhead =
       opt_.launch == LaunchMode::CudaGraph ? ctx_.gpu.concurrency.graph_node_ns : ctx_.gpu.launch_overhead_ns;
   if (overhead <= 0) {
@@ -256,7 +283,18 @@ bool Engine::do_alloc(const Command& c) {
   if (live_[ti]) bad("alloc of tensor '" + t.name + "', which is already allocated");
   DeviceMemory& d = ctx_.device;
   const DeviceCallCounts before = DeviceCallCounts::read(d);
+  release_done_frees();
   const std::optional<DevPtr> p = ctx_.pool.allocate(AllocRequest{bytes, c.stream});
+  if (!p && !held_.empty()) {
+    // PyTorch, before it gives up, synchronizes on the events of every held block (release_cached_blocks ->
+    // synchronize_and_free_events) and tries again: the host waits for the streams, then reissues the Alloc.
+    wait_ = HostWait::HeldFrees;
+    reissue_ = true;
+    in_alloc_call_ = true;
+    alloc_call_start_ = now_;
+    alloc_call_iteration_ = iteration_;
+    return false;
+  }
   if (!p) {
     host_stopped_ = true;
     r_.trace.oom = true;
@@ -265,8 +303,11 @@ bool Engine::do_alloc(const Command& c) {
                          " bytes) on stream " + std::to_string(c.stream);
     return false;
   }
+  if (multi_stream_) order_after_freed(*p, bytes, c.stream);
   live_[ti] = 1;
   addr_[ti] = *p;
+  alloc_stream_[ti] = c.stream;
+  used_on_[ti].clear();
   live_bytes_ += bytes;
   r_.peak_live_bytes = std::max(r_.peak_live_bytes, live_bytes_);
   if (opt_.record_trace)
@@ -281,12 +322,90 @@ bool Engine::do_free(const Command& c) {
   if (!live_[ti]) bad("free of tensor '" + t.name + "', which is not allocated");
   DeviceMemory& d = ctx_.device;
   const DeviceCallCounts before = DeviceCallCounts::read(d);
-  ctx_.pool.deallocate(addr_[ti]);
+  // The tensor is dead for the program now (PyTorch's memory_allocated drops at free); its memory may be held.
   live_[ti] = 0;
   live_bytes_ -= bytes;
   if (opt_.record_trace)
     r_.trace.mem.push_back({iteration_, now_, MemAction::Free, c.tensor, addr_[ti], bytes, d.reserved()});
+  if (!multi_stream_) {
+    ctx_.pool.deallocate(addr_[ti]);
+    return charge_device_calls(before);
+  }
+  FreeMarks marks{mark(alloc_stream_[ti])};
+  for (int16_t u : used_on_[ti]) marks.push_back(mark(u));
+  used_on_[ti].clear();
+  if (marks.size() > 1 && ctx_.pool.holds_frees_for_other_streams()) {  // back once those streams are past it
+    held_.push_back(HeldFree{addr_[ti], bytes, std::move(marks)});
+    return true;
+  }
+  give_back(addr_[ti], bytes, std::move(marks));
   return charge_device_calls(before);
+}
+
+bool Engine::do_record_stream(const Command& c) {
+  const auto ti = static_cast<size_t>(c.tensor);
+  if (!live_[ti]) bad("record_stream of tensor '" + ctx_.graph.tensor(c.tensor).name + "', which is not allocated");
+  auto& on = used_on_[ti];
+  // The allocation stream needs no event (frees are ordered on it), and a stream is named once (a set in PyTorch).
+  if (c.stream != alloc_stream_[ti] && std::find(on.begin(), on.end(), c.stream) == on.end()) on.push_back(c.stream);
+  return true;
+}
+
+StreamMark Engine::mark(int stream) {
+  StreamCmd s;
+  s.kind = CmdKind::RecordEvent;
+  s.iteration = iteration_;
+  s.event = first_marker_event_ + stream;
+  s.record = ++marks_issued_[static_cast<size_t>(stream)];
+  enqueue(stream, s);
+  return {stream, s.record};
+}
+
+bool Engine::mark_done(const StreamMark& m) const {
+  return device_.records_done(first_marker_event_ + m.stream) >= m.record;
+}
+
+bool Engine::held_free_done(const HeldFree& h) const {
+  return std::all_of(h.marks.begin() + 1, h.marks.end(), [&](const StreamMark& m) { return mark_done(m); });
+}
+
+// PyTorch's process_events, at the start of every allocation: held memory whose streams are past it returns to
+// the pool (in free order).
+void Engine::release_done_frees() {
+  size_t kept = 0;
+  for (size_t i = 0; i < held_.size(); ++i) {
+    if (held_free_done(held_[i])) give_back(held_[i].addr, held_[i].bytes, std::move(held_[i].marks));
+    else if (kept++ != i) held_[kept - 1] = std::move(held_[i]);  // never onto itself: that empties the waits
+  }
+  held_.resize(kept);
+}
+
+void Engine::give_back(DevPtr addr, uint64_t bytes, FreeMarks marks) {
+  ctx_.pool.deallocate(addr);
+  freed_.add(addr, bytes, std::move(marks));
+}
+
+// Memory whose last owner was used on other streams than `stream` (a stream-blind pool moving it across
+// streams, or a planned slot reused while its readers on other streams may still run): `stream` waits until
+// each of them has passed the old owner's Free (the event a framework records there), unless it already has.
+void Engine::order_after_freed(DevPtr addr, uint64_t bytes, int stream) {
+  std::vector<uint64_t> wait_for(static_cast<size_t>(prog_.num_streams), 0);
+  freed_.take(addr, bytes, [&](const FreeMarks& marks) {
+    for (const StreamMark& m : marks) {
+      if (m.stream == stream || mark_done(m)) continue;
+      uint64_t& w = wait_for[static_cast<size_t>(m.stream)];
+      w = std::max(w, m.record);
+    }
+  });
+  for (size_t u = 0; u < wait_for.size(); ++u) {
+    if (wait_for[u] == 0) continue;
+    StreamCmd s;
+    s.kind = CmdKind::WaitEvent;
+    s.iteration = iteration_;
+    s.event = first_marker_event_ + static_cast<int32_t>(u);
+    s.record = wait_for[u];
+    enqueue(stream, s);
+  }
 }
 
 // Charges the host for the device calls the pool made since `before`. A cudaMalloc, and a page mapped for an

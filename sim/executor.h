@@ -18,11 +18,23 @@
 //   DeviceMemory counters: cudaMalloc blocks the host for malloc_base_ns + malloc_ns_per_gib * GiB per call;
 //   cudaFree first waits until every stream is idle (it synchronizes the device), then costs free_base_ns +
 //   free_ns_per_gib * GiB. A pool hit costs the host nothing. Frees are stream-ordered (PyTorch): the
-//   memory is reusable by later work on the allocation stream at once, so no device-side action is needed.
+//   memory is reusable by later work on the tensor's allocation stream at once. With several streams:
+//   - a tensor that RecordStream named other streams for is held at its Free: the executor records an event on
+//     each of those streams, and the memory returns to the pool at the first Alloc after all have completed
+//     (PyTorch's insert_events/process_events). An Alloc the pool refuses while memory is held makes the host
+//     wait for every held free's events, return them, and try once more (synchronize_and_free_events), and
+//     only then is out of memory. Pools that follow a placement made in advance (planned, smartpool:
+//     PoolPolicy::holds_frees_for_other_streams) get the memory back at once instead, and the next owner's
+//     stream waits for those streams (below), as MXNet's engine orders a planned block's reuse after its readers;
+//   - memory reused on another stream than its last owner's streams (a pool not kept per stream, as cnmem's
+//     root, or a planned slot) gets the event a framework would insert: the new owner's stream waits until each
+//     of those streams has passed the old owner's Free. PyTorch's per-stream pools never need it.
+//   These events are the executor's own (one per stream, beyond the Program's) and cost the host nothing.
 // - RecordEvent/WaitEvent follow CUDA: a wait waits for the most recent record issued before it (no record:
 //   no wait). SyncEvent blocks the host until that record completes. Event calls cost the host nothing.
-// - The host may run ahead of the device without bound: CUDA's limit on queued launches (about a thousand)
-//   is not modelled; it would only delay a host that is already that far ahead.
+// - The host runs ahead of the device until a stream's launch queue is full (concurrency.launch_queue_depth
+//   commands queued and not done, about a thousand): an eager launch into it then blocks the host until the
+//   stream's oldest command is done. Under launch: cuda-graph the host is not bounded (a replay issues nothing).
 // - An allocation the pool cannot satisfy stops the host (Trace::oom and oom_where say where); the work
 //   already queued on the device still completes, so iterations finished before the failure are reported.
 #include <array>

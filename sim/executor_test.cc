@@ -63,6 +63,27 @@ TEST_CASE("a stream runs its kernels in FIFO order after the host's launch overh
   CHECK(run.r.iteration_ns == std::vector<TimeNs>{2100});
 }
 
+TEST_CASE("a launch into a full launch queue blocks the host until the stream's oldest command is done") {
+  Graph g;
+  std::vector<OpId> k;
+  for (int i = 0; i < 5; ++i) k.push_back(op(g, "k" + std::to_string(i), {}, {}, 1000));
+  const TensorId x = tensor(g, "x", 1000);
+  Program p;
+  for (OpId o : k) p.iteration.push_back(launch(o));
+  p.iteration.push_back(cmd(CmdKind::Alloc, x));
+  p.iteration.push_back(cmd(CmdKind::Free, x));
+  GpuSpec spec = fake_gpu();
+  spec.malloc_base_ns = 0;
+  spec.concurrency.launch_queue_depth = 2;  // k0 running and k1 queued fill it: k2 waits for k0's end
+  Run<DirectPool> bounded(g, p, spec);
+  for (int i = 0; i < 5; ++i) CHECK(bounded.op(k[static_cast<size_t>(i)]).start == 1000 * i);  // the GPU never idles
+  CHECK(bounded.r.trace.mem.at(0).time == 3000);  // the host issued k4 when k2 ended, then allocated
+  spec.concurrency.launch_queue_depth = 0;        // unbounded: the host is done issuing at once
+  Run<DirectPool> free_running(g, p, spec);
+  CHECK(free_running.r.trace.mem.at(0).time == 0);
+  CHECK(free_running.r.iteration_ns == bounded.r.iteration_ns);
+}
+
 TEST_CASE("kernels on two streams share the SMs block by block, the older grid first") {
   auto two = [](int64_t sm0, int64_t sm1) {
     Graph g;

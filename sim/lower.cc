@@ -33,7 +33,7 @@ class Lowerer {
   void emit(CmdKind k, int stream, OpId op = -1, TensorId t = kNoTensor, int32_t ev = -1);
   void wait_for_op(int stream, int pos);
   void note_use(std::vector<Use>& uses, int stream, int pos);
-  void wait_for_other_users(TensorId t, int stream);
+  void record_other_users(TensorId t, int stream);
   void alloc(TensorId t, int stream);
   void free_tensor(TensorId t);
   void lower_op(int pos);
@@ -250,12 +250,13 @@ void Lowerer::note_use(std::vector<Use>& uses, int stream, int pos) {
   uses.push_back({stream, pos});
 }
 
-// Before the memory of `t` can be reused on `stream`, every other stream's use of it must be done.
-void Lowerer::wait_for_other_users(TensorId t, int stream) {
+// Names every other stream that used `t` since its allocation (PyTorch's record_stream), in stream order: the
+// Free then holds the memory until those streams are past it, instead of making the allocation stream wait.
+void Lowerer::record_other_users(TensorId t, int stream) {
   std::vector<Use> uses = users_[static_cast<size_t>(t)];
   std::sort(uses.begin(), uses.end(), [](const Use& a, const Use& b) { return a.stream < b.stream; });
   for (const Use& u : uses)
-    if (u.stream != stream) wait_for_op(stream, u.pos);
+    if (u.stream != stream) emit(CmdKind::RecordStream, u.stream, -1, t);
 }
 
 void Lowerer::alloc(TensorId t, int stream) {
@@ -269,7 +270,7 @@ void Lowerer::alloc(TensorId t, int stream) {
 
 void Lowerer::free_tensor(TensorId t) {
   const int a = alloc_stream_[static_cast<size_t>(t)];
-  if (multi_) wait_for_other_users(t, a);
+  if (multi_) record_other_users(t, a);
   emit(CmdKind::Free, a, -1, t);
 }
 

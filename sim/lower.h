@@ -11,8 +11,9 @@
 //   the same stream pair, and for swapped-in tensors the op needs; Alloc (on s) of every non-persistent
 //   tensor first used here; Alloc of the workspace; Launch; RecordEvent (multi-stream programs record after
 //   every launch; records nobody waits for are dropped at the end); Free of the workspace; Free of every
-//   non-persistent tensor last used here, after making its allocation stream wait for the other streams
-//   that used it (PyTorch's record_stream rule, done with events). At the end of a multi-stream iteration
+//   non-persistent tensor last used here, on its allocation stream, after a RecordStream for each other stream
+//   that used it (PyTorch's record_stream: the memory returns to the pool only once those streams are past
+//   the free; the allocation stream does not wait, sim/executor.h). At the end of a multi-stream iteration
 //   stream 0 joins every other stream and every stream waits for that join, so iterations do not overlap
 //   on the device (the next iteration reads weights the optimizer writes).
 // swaps (policies/swap/swap_policy.h), CopyStreams::Dedicated: after op `out_after`, the D2H stream waits for

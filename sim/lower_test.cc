@@ -153,12 +153,20 @@ TEST_CASE("lowering on two streams inserts an event for every cross-stream depen
   check_cross_stream_waits(m.g, s, p);
   CHECK(p.num_streams == 2);
   CHECK(p.num_events > 0);
-  // a is allocated on stream 0 and read on stream 1: stream 0 waits for c1 before a is freed
+  // a is allocated on stream 0 and read on stream 1: its free names stream 1 (RecordStream) and is issued on
+  // stream 0, which does not wait for c1 for it (the executor holds the memory instead)
   const size_t free_a = index_of(p, CmdKind::Free, m.a);
+  CHECK(p.iteration[free_a].stream == 0);
+  REQUIRE(free_a > 0);
+  CHECK(p.iteration[free_a - 1].kind == CmdKind::RecordStream);
+  CHECK(p.iteration[free_a - 1].tensor == m.a);
+  CHECK(p.iteration[free_a - 1].stream == 1);
   bool waited = false;
   for (size_t i = index_of(p, CmdKind::Launch, 1); i < free_a; ++i)
     waited |= p.iteration[i].kind == CmdKind::WaitEvent && p.iteration[i].stream == 0;
-  CHECK(waited);
+  CHECK_FALSE(waited);
+  for (const Command& c : p.iteration)  // only for tensors another stream used: a, and b (made on 1, read on 0)
+    if (c.kind == CmdKind::RecordStream) CHECK((c.tensor == m.a || c.tensor == m.b));
   // every event that is waited for is recorded, and nothing is recorded in vain
   std::set<int32_t> recorded, waited_for;
   for (const Command& c : p.iteration) {

@@ -12,6 +12,7 @@ const char* to_string(CmdKind k) {
     case CmdKind::RecordEvent: return "record_event";
     case CmdKind::WaitEvent: return "wait_event";
     case CmdKind::SyncEvent: return "sync_event";
+    case CmdKind::RecordStream: return "record_stream";
   }
   return "?";
 }

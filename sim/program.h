@@ -12,12 +12,16 @@ namespace dlsim {
 enum class CmdKind : uint8_t {
   Launch,       // launch op `op` on `stream` (host pays the launch overhead)
   Alloc,        // allocate `tensor` through the pool, for use on `stream` (host call; may block)
-  Free,         // free `tensor` through the pool (host call; stream-ordered reuse, as PyTorch's allocator)
+  Free,         // free `tensor` through the pool (host call; stream-ordered reuse on the tensor's allocation stream,
+                //   as PyTorch's allocator; after its RecordStream commands, see there)
   CopyOut,      // copy `tensor` device -> host on copy stream `stream`
   CopyIn,       // copy `tensor` host -> device on copy stream `stream`
   RecordEvent,  // record `event` on `stream`
   WaitEvent,    // make `stream` wait for `event` (does not block the host)
   SyncEvent,    // the host waits until `event` completes (cudaEventSynchronize)
+  RecordStream, // `tensor` is also used on `stream` (PyTorch's Tensor.record_stream; host bookkeeping only): its
+                //   next Free records an event on `stream` and returns the memory to the pool only once that event
+                //   has completed, so that no later allocation reuses memory the stream may still touch
 };
 const char* to_string(CmdKind k);
 

@@ -48,7 +48,7 @@ std::vector<Command> commands_from_json(const json& a, const std::string& file, 
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string w = where + "[" + std::to_string(i) + "]";
     Command c;
-    c.kind = enum_from(get<std::string>(a[i], "kind", file, w), CmdKind::SyncEvent, file, w + ".kind");
+    c.kind = enum_from(get<std::string>(a[i], "kind", file, w), CmdKind::RecordStream, file, w + ".kind");
     c.stream = get<int16_t>(a[i], "stream", file, w);
     c.op = get<OpId>(a[i], "op", file, w);
     c.tensor = get<TensorId>(a[i], "tensor", file, w);
@@ -195,7 +195,7 @@ PlanFile plan_from_json(const json& j, const std::string& file) {
       if (c.kind == CmdKind::Launch && (c.op < 0 || c.op >= n_ops))
         throw ConfigError(file, 0, "plan.program", "launch of op " + std::to_string(c.op) + " out of range");
       if ((c.kind == CmdKind::Alloc || c.kind == CmdKind::Free || c.kind == CmdKind::CopyIn ||
-           c.kind == CmdKind::CopyOut) && (c.tensor < 0 || c.tensor >= n_tensors))
+           c.kind == CmdKind::CopyOut || c.kind == CmdKind::RecordStream) && (c.tensor < 0 || c.tensor >= n_tensors))
         throw ConfigError(file, 0, "plan.program", "command on tensor " + std::to_string(c.tensor) + " out of range");
       if ((c.kind == CmdKind::RecordEvent || c.kind == CmdKind::WaitEvent || c.kind == CmdKind::SyncEvent) &&
           (c.event < 0 || c.event >= p.program.num_events))

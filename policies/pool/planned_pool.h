@@ -36,6 +36,7 @@ class PlannedPool : public PoolPolicy {
   void iteration_end(int iteration) override;
   const PoolStats& stats() const override { return arena_.stats(); }
   nlohmann::json report() const override;
+  bool holds_frees_for_other_streams() const override { return false; }  // a planned slot is reused, not held
 
  private:
   void make_plan();

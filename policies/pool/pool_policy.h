@@ -80,6 +80,12 @@ class PoolPolicy {
   virtual const PoolStats& stats() const = 0;
   // Pool-specific figures for reports (e.g. smartpool: pattern found at, fallbacks). May be empty.
   virtual nlohmann::json report() const { return nlohmann::json::object(); }
+  // What the executor does with a tensor that other streams also used when it is freed (sim/executor.h):
+  // true: hold it back from the pool until those streams are past the free (PyTorch's record_stream), for pools
+  // that place blocks as requests come; false: return it at once and order every later reuse after those
+  // streams, for pools that follow a placement made in advance (a planned slot cannot wait for a held block;
+  // MXNet's engine likewise orders a planned block's reuse after its readers).
+  virtual bool holds_frees_for_other_streams() const { return true; }
 };
 
 using PoolRegistry = Registry<PoolPolicy, DeviceMemory&>;

@@ -12,7 +12,9 @@
 //   release_cached_blocks (= empty_cache: every unsplit cached segment) and retry (num_alloc_retries), then OOM.
 // - expandable_segments (pytorch_caching_expandable.cc): one growing segment per (stream, pool) instead of one
 //   segment per cudaMalloc; see that file for the rules.
-// Left out: record_stream's cross-stream events (dlsim frees are stream-ordered on the allocating stream), free-memory
+// record_stream's events (insert_events at a free, process_events at each allocation, synchronize_and_free_events
+// before giving up) are the executor's, for every pool (sim/executor.h): the pool sees the free when they are done.
+// Left out: free-memory
 // callbacks, CUDA-graph private pools, and the cudaMallocAsync backend.
 #include <map>
 #include <memory>

@@ -39,6 +39,7 @@ class SmartPool : public PoolPolicy {
   void deallocate(DevPtr p) override;
   const PoolStats& stats() const override { return arena_.stats(); }
   nlohmann::json report() const override;
+  bool holds_frees_for_other_streams() const override { return false; }  // a planned offset is reused, not held
 
   bool planned() const { return switched_; }
 

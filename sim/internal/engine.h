@@ -11,6 +11,7 @@
 
 #include "sim/device_model.h"
 #include "sim/event_queue.h"
+#include "sim/freed_ranges.h"
 #include "sim/executor.h"
 
 namespace dlsim::sim_internal {
@@ -29,7 +30,28 @@ struct DeviceCallCounts {
 enum class Phase { Setup, Iterations, Teardown, Done };
 
 // What a blocked host waits for.
-enum class HostWait { None, DeviceIdle, Event };
+enum class HostWait { None, DeviceIdle, Event, HeldFrees, QueueRoom };
+
+// A point in one stream's work: the `record`-th record of the engine's own marker event of that stream
+// (sim/executor.cc: each stream has one, beyond the Program's events). Marks complete in stream order.
+struct StreamMark {
+  int stream = 0;
+  uint64_t record = 0;
+};
+
+// Where every stream that used a freed tensor was at its Free: its allocation stream first, then the streams
+// RecordStream named. A reuse of the memory on another stream than one of these waits for that mark.
+using FreeMarks = std::vector<StreamMark>;
+
+// Memory a Free gave up while other streams may still touch it (RecordStream): it returns to the pool when
+// every mark but the allocation stream's has completed (PyTorch's insert_events / process_events).
+struct HeldFree {
+  DevPtr addr = 0;
+  uint64_t bytes = 0;
+  FreeMarks marks;
+};
+
+
 
 class Engine : private DeviceListener {
  public:
@@ -43,6 +65,13 @@ class Engine : private DeviceListener {
   bool host_issue(const Command& c);  // false: the host is busy or blocked; a later event resumes it
   bool do_alloc(const Command& c);
   bool do_free(const Command& c);
+  bool do_record_stream(const Command& c);
+  StreamMark mark(int stream);  // records the stream's marker event now
+  bool mark_done(const StreamMark& m) const;
+  bool held_free_done(const HeldFree& h) const;
+  void release_done_frees();  // hands every held free whose streams are past it to the pool
+  void give_back(DevPtr addr, uint64_t bytes, FreeMarks marks);  // pool.deallocate + the range's marks
+  void order_after_freed(DevPtr addr, uint64_t bytes, int stream);  // waits of `stream` for earlier owners
   bool charge_device_calls(const DeviceCallCounts& before);
   void end_of_section();
   void resume_host_at(TimeNs t);
@@ -74,6 +103,7 @@ class Engine : private DeviceListener {
   HostWait wait_ = HostWait::None;
   int32_t wait_event_ = -1;
   uint64_t wait_record_ = 0;
+  int wait_stream_ = 0;  // HostWait::QueueRoom: the stream whose launch queue is full
   TimeNs cost_after_idle_ = 0;
   bool in_alloc_call_ = false;
   TimeNs alloc_call_start_ = 0;
@@ -84,11 +114,20 @@ class Engine : private DeviceListener {
   std::vector<TimeNs> iter_start_, iter_end_;
   std::vector<double> occupancy_at_start_, occupancy_at_end_;  // DeviceModel::occupancy_integral there
   bool graph_launch_due_ = false;  // launch: cuda-graph and an iteration begins: the host pays the graph launch
+  bool reissue_ = false;  // the command just issued runs again when the host resumes (an allocation retried)
 
   // memory state
   std::vector<DevPtr> addr_;
   std::vector<uint8_t> live_;
+  std::vector<int16_t> alloc_stream_;                 // TensorId -> the stream it was allocated for
+  std::vector<std::vector<int16_t>> used_on_;         // TensorId -> other streams named by RecordStream
   uint64_t live_bytes_ = 0;
+  // Cross-stream memory safety (programs with several streams): markers, held frees, freed ranges.
+  bool multi_stream_ = false;
+  int32_t first_marker_event_ = 0;          // stream s's marker event is first_marker_event_ + s
+  std::vector<uint64_t> marks_issued_;      // per stream
+  std::vector<HeldFree> held_;              // in Free order
+  FreedRanges<FreeMarks> freed_;            // where each range the pool took back was freed
 };
 
 }  // namespace dlsim::sim_internal

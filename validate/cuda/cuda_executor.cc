@@ -8,6 +8,7 @@
 #include "common/config_error.h"
 #include "hw/op_signature.h"
 #include "policies/pool/pool_policy.h"
+#include "sim/freed_ranges.h"
 #include "validate/arena_device_memory.h"
 #include "validate/cuda/cuda_check.h"
 #include "validate/cuda/device_info.h"
@@ -40,6 +41,21 @@ struct Events {
     ev.push_back(e);
     return e;
   }
+};
+
+// Events without timing, handed out again once every one of them is known to have completed (after a device
+// synchronisation): the events of frees, one per free, without creating one per free per iteration.
+struct RecycledEvents {
+  Events owned;
+  size_t used = 0;
+  cudaEvent_t take() { return used < owned.ev.size() ? owned.ev[used++] : (++used, owned.make(false)); }
+  void all_done() { used = 0; }
+};
+
+// Where a freed range's last owner was: an event recorded on its allocation stream at the free.
+struct FreeMark {
+  int stream = 0;
+  cudaEvent_t event = nullptr;
 };
 
 // fill_random's kind for a tensor type: floats as floats, anything else as nonzero random bytes.
@@ -79,6 +95,19 @@ class Executor {
   std::map<TensorId, std::unique_ptr<HostBuffer>> host_;
   std::map<TensorId, int64_t> index_range_;
   std::vector<std::optional<DevPtr>> addr_;  // by TensorId
+  // Memory across streams, as the simulator does it (sim/executor.h): frees held for the streams RecordStream
+  // named, and the event a stream-blind pool's reuse on another stream waits for. Only with several streams.
+  struct HeldFree {
+    DevPtr addr = 0;
+    uint64_t bytes = 0;
+    std::vector<FreeMark> marks;  // the allocation stream's first
+  };
+  bool multi_stream_ = false;
+  std::vector<int16_t> alloc_stream_;          // by TensorId
+  std::vector<std::vector<int16_t>> used_on_;  // by TensorId: streams named by RecordStream
+  std::vector<HeldFree> held_;
+  FreedRanges<std::vector<FreeMark>> freed_;
+  RecycledEvents free_events_;
   cudaEvent_t base_ = nullptr;
   Trace trace_;
   std::chrono::steady_clock::time_point t0_;
@@ -109,6 +138,12 @@ class Executor {
   void record(cudaEvent_t e, cudaStream_t s, const std::string& ctx) {
     DLSIM_CK(capturing_ ? cudaEventRecordWithFlags(e, s, cudaEventRecordExternal) : cudaEventRecord(e, s), ctx);
   }
+  cudaEvent_t record_free_event(int stream);
+  bool held_free_done(const HeldFree& h);
+  void release_held(bool wait);  // wait: synchronize on every held free first; else only the completed ones
+  void free_memory(TensorId t);
+  void order_after_freed(DevPtr addr, uint64_t bytes, int stream);
+  void device_synchronized();  // every event has completed: held memory returns, events are reused
   bool eager_iteration(int i, std::vector<std::pair<OpRecord, Span>>& ops,
                        std::vector<std::pair<CopyRecord, Span>>& copies);
   bool graph_iterations();
@@ -154,6 +189,9 @@ void Executor::setup_device() {
   DLSIM_CK(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "");  // PyTorch's default: no TF32 for matmuls
   base_ = events_.make(true);
   addr_.assign(g_.tensors().size(), std::nullopt);
+  multi_stream_ = plan_.program.num_streams > 1;
+  alloc_stream_.assign(g_.tensors().size(), 0);
+  used_on_.assign(g_.tensors().size(), {});
   host_launch_ns_.assign(g_.ops().size(), 0.0);
   index_range_ = index_ranges(g_);
 }
@@ -222,14 +260,22 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
     switch (c.kind) {
       case CmdKind::Alloc: {
         const Tensor& t = g_.tensor(c.tensor);
+        release_held(false);
         auto p = pool_->allocate({t.bytes, c.stream});
+        if (!p && !held_.empty() && !capturing_) {  // PyTorch's synchronize_and_free_events, then once more
+          release_held(true);
+          p = pool_->allocate({t.bytes, c.stream});
+        }
         if (!p) {
           trace_.oom = true;
           trace_.oom_where = "iteration " + std::to_string(iteration) + ", alloc of tensor '" + t.name + "' (" +
                              std::to_string(t.bytes) + " bytes)" + arena_note();
           return false;
         }
+        if (multi_stream_) order_after_freed(*p, t.bytes, c.stream);
         addr_[static_cast<size_t>(t.id)] = *p;
+        alloc_stream_[static_cast<size_t>(t.id)] = c.stream;
+        used_on_[static_cast<size_t>(t.id)].clear();
         if (record)
           trace_.mem.push_back({iteration, host_ns(), MemAction::Alloc, t.id, *p, t.bytes, mem_->reserved()});
         // Weights, optimizer state and inputs start random (never zeros); activations are written by their ops.
@@ -240,9 +286,16 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
         const Tensor& t = g_.tensor(c.tensor);
         auto& a = addr_[static_cast<size_t>(t.id)];
         if (!a) throw CudaError("free of tensor '" + t.name + "' that is not allocated");
-        pool_->deallocate(*a);
         if (record) trace_.mem.push_back({iteration, host_ns(), MemAction::Free, t.id, *a, t.bytes, mem_->reserved()});
+        free_memory(t.id);
         a.reset();
+        break;
+      }
+      case CmdKind::RecordStream: {
+        const auto ti = static_cast<size_t>(c.tensor);
+        if (!addr_[ti]) throw CudaError("record_stream of tensor '" + g_.tensor(c.tensor).name + "' that is not allocated");
+        auto& on = used_on_[ti];
+        if (c.stream != alloc_stream_[ti] && std::find(on.begin(), on.end(), c.stream) == on.end()) on.push_back(c.stream);
         break;
       }
       case CmdKind::Launch: {
@@ -329,6 +382,72 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
   return true;
 }
 
+cudaEvent_t Executor::record_free_event(int stream) {
+  cudaEvent_t e = free_events_.take();
+  DLSIM_CK(cudaEventRecord(e, streams_[static_cast<size_t>(stream)]), "free event on stream " + std::to_string(stream));
+  return e;
+}
+
+bool Executor::held_free_done(const HeldFree& h) {
+  for (size_t i = 1; i < h.marks.size(); ++i) {
+    const cudaError_t q = cudaEventQuery(h.marks[i].event);
+    if (q == cudaErrorNotReady) return false;
+    DLSIM_CK(q, "querying a held free's event");
+  }
+  return true;
+}
+
+// PyTorch's process_events at every allocation (nothing while a capture is under way: captured events cannot be
+// queried; the memory then returns after the capture).
+void Executor::release_held(bool wait) {
+  if (capturing_) return;
+  size_t kept = 0;
+  for (size_t i = 0; i < held_.size(); ++i) {
+    HeldFree& h = held_[i];
+    if (wait)
+      for (const FreeMark& m : h.marks) DLSIM_CK(cudaEventSynchronize(m.event), "waiting for a held free's event");
+    if (wait || held_free_done(h)) {
+      pool_->deallocate(h.addr);
+      freed_.add(h.addr, h.bytes, h.marks);
+    } else if (kept++ != i) {
+      held_[kept - 1] = std::move(h);  // never onto itself: that empties the waits
+    }
+  }
+  held_.resize(kept);
+}
+
+void Executor::free_memory(TensorId t) {
+  const auto ti = static_cast<size_t>(t);
+  const DevPtr addr = *addr_[ti];
+  if (!multi_stream_) {
+    pool_->deallocate(addr);
+    return;
+  }
+  HeldFree h{addr, g_.tensor(t).bytes, {{alloc_stream_[ti], record_free_event(alloc_stream_[ti])}}};
+  for (int16_t u : used_on_[ti]) h.marks.push_back({u, record_free_event(u)});
+  used_on_[ti].clear();
+  if (h.marks.size() > 1 && pool_->holds_frees_for_other_streams()) {
+    held_.push_back(std::move(h));
+    return;
+  }
+  pool_->deallocate(addr);
+  freed_.add(h.addr, h.bytes, h.marks);
+}
+
+void Executor::order_after_freed(DevPtr addr, uint64_t bytes, int stream) {
+  freed_.take(addr, bytes, [&](const std::vector<FreeMark>& marks) {
+    for (const FreeMark& m : marks)
+      if (m.stream != stream)
+        DLSIM_CK(cudaStreamWaitEvent(streams_[static_cast<size_t>(stream)], m.event, 0), "ordering a reuse after a free");
+  });
+}
+
+void Executor::device_synchronized() {
+  release_held(true);
+  freed_.clear();
+  free_events_.all_done();
+}
+
 bool Executor::eager_iteration(int i, std::vector<std::pair<OpRecord, Span>>& ops,
                                std::vector<std::pair<CopyRecord, Span>>& copies) {
   const bool measured = i >= plan_.warmup;
@@ -346,6 +465,7 @@ bool Executor::eager_iteration(int i, std::vector<std::pair<OpRecord, Span>>& op
   }
   DLSIM_CK(cudaEventRecord(whole.end, streams_[0]), "iteration end");
   DLSIM_CK(cudaDeviceSynchronize(), "after iteration " + std::to_string(i));
+  device_synchronized();
   pool_->iteration_end(i);
   if (measured && ok) {
     trace_.iterations.push_back({event_ns(whole.begin), event_ns(whole.end)});
@@ -381,6 +501,8 @@ bool Executor::graph_iterations() {
   cudaGraph_t graph = nullptr;
   DLSIM_CK(cudaStreamEndCapture(streams_[0], &graph), "ending the capture");
   capturing_ = false;
+  DLSIM_CK(cudaDeviceSynchronize(), "after the capture");
+  device_synchronized();
   pool_->iteration_end(plan_.warmup);
   if (!ok) {
     cudaGraphDestroy(graph);
