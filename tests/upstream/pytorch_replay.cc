@@ -81,7 +81,13 @@ PytorchReplayResult replay_through_pytorch(const PytorchReplayCase& c) {
       streams.insert(op.stream);
       ++r.allocations;
       auto mine = ours.allocate({op.bytes, op.stream});
-      void* theirs = real->malloc(op.bytes, op.stream);
+      void* theirs = nullptr;
+      try {
+        theirs = real->malloc(op.bytes, op.stream);
+      } catch (const std::runtime_error& e) {
+        return mismatch(step, "alloc of " + std::to_string(op.bytes) + " B on stream " + std::to_string(op.stream) +
+                                  ": dlsim " + (mine ? "allocated" : "ran out of memory") + ", " + e.what());
+      }
       if (mine.has_value() != (theirs != nullptr))
         return mismatch(step, "alloc of " + std::to_string(op.bytes) + " B on stream " + std::to_string(op.stream) +
                                   (mine ? ": dlsim allocated, PyTorch ran out of memory"

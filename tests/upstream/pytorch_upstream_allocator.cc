@@ -37,6 +37,8 @@ void* RealPytorchAllocator::malloc(uint64_t bytes, int stream) {
     return b->ptr;
   } catch (const c10::OutOfMemoryError&) {
     return nullptr;
+  } catch (const c10::Error& e) {  // an internal assert or a failed check: not an answer dlsim can give
+    throw std::runtime_error(std::string("PyTorch raised c10::Error: ") + e.what());
   }
 }
 

@@ -29,7 +29,8 @@ class RealPytorchAllocator {
   RealPytorchAllocator(const RealPytorchAllocator&) = delete;
   RealPytorchAllocator& operator=(const RealPytorchAllocator&) = delete;
 
-  void* malloc(uint64_t bytes, int stream);  // nullptr: PyTorch raised OutOfMemoryError
+  // nullptr: PyTorch raised OutOfMemoryError; any other c10::Error comes out as std::runtime_error.
+  void* malloc(uint64_t bytes, int stream);
   void free(void* p);
   void empty_cache();                        // torch.cuda.empty_cache()
   void set_memory_fraction(double fraction);  // torch.cuda.set_per_process_memory_fraction
