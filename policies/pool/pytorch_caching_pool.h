@@ -1,7 +1,9 @@
 #pragma once
 // `pytorch-caching`: PyTorch's CUDACachingAllocator (native backend, c10/cuda/CUDACachingAllocator.cpp),
 // one device, modelled with its constants and rules (checked call by call against the upstream file at
-// pytorch/pytorch 001074d by tests/upstream/, see its README):
+// pytorch/pytorch 001074d by tests/upstream/, see its README; two rules follow later PyTorch, which that version
+// lacks: max_non_split_rounding, and release_available_cached_blocks passing over expandable segments' blocks
+// where 001074d trips an internal assert):
 // - round_size: 512 B multiples (or roundup_power2_divisions steps); <= 1 MiB goes to the small pool
 //   (2 MiB segments), larger to the large pool (20 MiB segments below 10 MiB, else 2 MiB-rounded segments);
 // - best fit in an ordered set keyed by (stream, size, address), blocks never shared across streams;
