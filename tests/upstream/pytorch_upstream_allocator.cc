@@ -62,3 +62,8 @@ RealPytorchStats RealPytorchAllocator::stats() const {
 }
 
 }  // namespace dlsim::upstream
+
+// PyTorch leaks each allocator's trace buffer on purpose (TraceEntryRingBuffer: it may hold Python state at exit).
+// It expects one allocator per device per process; the replay makes one per trace, so LeakSanitizer would report
+// each buffer. Nothing else of the allocator outlives it (the destructor frees every block and empties the cache).
+extern "C" const char* __lsan_default_suppressions() { return "leak:TraceEntryRingBuffer"; }
