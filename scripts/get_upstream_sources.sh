@@ -2,7 +2,8 @@
 # Fetches the upstream allocators' sources that tests/upstream/ replays traces through, at the commits the
 # checks were written against, into ${UPSTREAM_DIR:-../upstream} (outside the checkout: not our code).
 #   scripts/get_upstream_sources.sh
-#   scripts/build.sh -DDLSIM_UPSTREAM_CNMEM_DIR=../upstream/cnmem -DDLSIM_UPSTREAM_TF_BFC_DIR=../upstream/tsl
+#   scripts/build.sh -DDLSIM_UPSTREAM_CNMEM_DIR=../upstream/cnmem -DDLSIM_UPSTREAM_TF_BFC_DIR=../upstream/tsl \
+#                    -DDLSIM_UPSTREAM_PYTORCH_DIR=../upstream/pytorch
 #   ctest --test-dir build -R upstream -V
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,3 +27,21 @@ if [[ ! -d $dir/tsl/.git ]]; then
 fi
 git -C "$dir/tsl" checkout --quiet "$tsl_commit"
 echo "TSL at $tsl_commit in $dir/tsl: configure with -DDLSIM_UPSTREAM_TF_BFC_DIR=$(cd "$dir/tsl" && pwd)"
+
+# PyTorch's caching allocator: two files, not a clone (the repository is several GB). CUDACachingAllocator.cpp at
+# pytorch/pytorch 001074d (the version dlsim's pytorch-caching was written from; it predates max_non_split_rounding)
+# and the CUDAAllocatorConfig.h whose accessors that file calls (5e8d0b1). The sha256 sums are those of the files
+# the replay was run against (tests/upstream/README.md); a different download is reported, not used silently.
+mkdir -p "$dir/pytorch/c10/cuda"
+while read -r commit path sum; do
+  if [[ ! -f $dir/pytorch/$path ]]; then
+    curl -fsSL "https://raw.githubusercontent.com/pytorch/pytorch/$commit/$path" -o "$dir/pytorch/$path"
+  fi
+  if [[ $(sha256sum "$dir/pytorch/$path" | cut -d' ' -f1) != "$sum" ]]; then
+    echo "warning: $dir/pytorch/$path is not the file the replay was checked against (sha256 $sum)" >&2
+  fi
+done <<'FILES'
+001074d25084fdb87a799823e395a50f5ec044d3 c10/cuda/CUDACachingAllocator.cpp 04fb8a51dd4deb31c536ece74618e4811cc38c3dddea47eb4340af838ba71e2c
+5e8d0b136bdc73d23c48ce92a7c848213ea55d5c c10/cuda/CUDAAllocatorConfig.h 558cf5324035c00779fd4c85fe31daf954cff1f716a805b65a45263099a80177
+FILES
+echo "PyTorch allocator files in $dir/pytorch: configure with -DDLSIM_UPSTREAM_PYTORCH_DIR=$(cd "$dir/pytorch" && pwd)"

@@ -1,6 +1,6 @@
 // PyTorch's expandable_segments:True (c10/cuda/CUDACachingAllocator.cpp, ExpandableSegment and the allocator's
 // find_expandable_block / map_block / unmap_block), on DeviceMemory's virtual-memory calls:
-// - a segment is one address range per (stream, pool) of ceil(1.125 x device memory / page) pages, reserved on
+// - a segment is one address range per (stream, pool) of ceil(1.125 x totalGlobalMem / page) pages, reserved on
 //   the first miss of that stream and pool; page = 2 MiB (small pool) or 20 MiB (large pool), one physical
 //   allocation (cuMemCreate + cuMemMap) each;
 // - a miss maps pages at the lowest address where free and unmapped space together fit the request (holes left
@@ -51,7 +51,8 @@ PytorchCachingPool::Block* PytorchCachingPool::find_expandable_block(BlockPool& 
   }
   // No segment of this stream and pool has room: reserve a new one.
   const uint64_t page = pool.small ? kSmallBuffer : kLargeBuffer;
-  const uint64_t total = device_.capacity();
+  // Sized from cudaDeviceProp::totalGlobalMem (the whole device), not from what the device offers the pool.
+  const uint64_t total = device_.total_global_mem();
   // ExpandableSegment's max_handles = ceil((total + total / 8) / page), written so it cannot overflow.
   const uint64_t pages = total / page + (total % page + total / 8 + page - 1) / page;
   const uint64_t va = pages * page;

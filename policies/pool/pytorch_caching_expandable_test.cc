@@ -22,8 +22,8 @@ PytorchCachingOptions expandable() {
 }
 
 struct Fixture {
-  explicit Fixture(uint64_t capacity, PytorchCachingOptions o = expandable())
-      : dev(capacity), pool(dev, [o](DeviceMemory& d) { return std::make_unique<PytorchCachingPool>(d, o); }) {}
+  explicit Fixture(uint64_t capacity, PytorchCachingOptions o = expandable(), uint64_t total_global_mem = 0)
+      : dev(capacity, total_global_mem), pool(dev, [o](DeviceMemory& d) { return std::make_unique<PytorchCachingPool>(d, o); }) {}
   PytorchCachingPool& torch() { return static_cast<PytorchCachingPool&>(pool.inner()); }
   uint64_t rep(const char* key) const { return pool.report()[key].get<uint64_t>(); }
   DevPtr alloc(uint64_t bytes, int stream = 0) { return pool.allocate({bytes, stream}).value(); }
@@ -195,6 +195,18 @@ TEST_CASE("expandable segments: out of memory unmaps other streams' free pages, 
   CHECK(g.dev.mapped() == 0);
   CHECK(g.pool.stats().num_ooms == 1);
   g.pool.check_now();
+}
+
+// PyTorch reserves 1 1/8 of cudaDeviceProp::totalGlobalMem of address space per segment; dlsim used the capacity
+// left after the CUDA context, so a second segment started lower than PyTorch's (found by the upstream replay).
+TEST_CASE("expandable segments reserve 1.125 x totalGlobalMem of addresses, not of the capacity",
+          "[pool][pytorch][expandable]") {
+  Fixture f(900 * kMiB, expandable(), kGiB);
+  const DevPtr small = f.alloc(4096);       // the small pool's segment: 2 MiB pages
+  const DevPtr large = f.alloc(4 * kMiB);   // the large pool's: a second range, after the first
+  const uint64_t small_range = 576 * (2 * kMiB);  // ceil(1.125 GiB / 2 MiB) pages
+  CHECK(large - small == small_range);
+  CHECK(f.dev.reserved_address_bytes() == small_range + 58 * (20 * kMiB));  // ceil(1.125 GiB / 20 MiB) = 58
 }
 
 TEST_CASE("expandable segments: memory_fraction still tests the cudaMalloc size", "[pool][pytorch][expandable]") {

@@ -27,7 +27,7 @@ std::vector<ParamSpec> PytorchCachingOptions::specs() {
        "memory_fraction)",
        ParamCheck::zero_or(ParamCheck::between(0, 1))},
       {"memory_fraction", ParamType::Double, 0.0,
-       "set_per_process_memory_fraction: cap reserved memory at this fraction of the device (0: not set)",
+       "set_per_process_memory_fraction: cap reserved memory at this fraction of totalGlobalMem (0: not set)",
        ParamCheck::in_range(0, 1)},
       {"expandable_segments", ParamType::Bool, false,
        "one growing segment per stream and pool, 2/20 MiB pages mapped on demand (needs virtual-memory support)"},
@@ -146,8 +146,7 @@ PytorchCachingPool::Block* PytorchCachingPool::alloc_block(BlockPool& pool, int 
                                                            uint64_t alloc_size, bool is_retry) {
   if (is_retry) ++alloc_retries_;
   // PyTorch tests the fraction with the cudaMalloc size even when it would map pages instead.
-  if (options_.memory_fraction > 0.0 &&
-      static_cast<double>(reserved_ + alloc_size) > options_.memory_fraction * static_cast<double>(device_.capacity()))
+  if (options_.memory_fraction > 0.0 && reserved_ + alloc_size > allowed_memory_maximum())
     return nullptr;  // over the per-process fraction: refused without calling CUDA
   if (options_.expandable_segments) {
     Block* b = try_allocate_expandable_block(pool, stream, size);
@@ -163,6 +162,13 @@ PytorchCachingPool::Block* PytorchCachingPool::alloc_block(BlockPool& pool, int 
   ++segments_;
   reserved_ += alloc_size;
   return new_block(*p, alloc_size, stream, pool.small);
+}
+
+// set_per_process_memory_fraction takes its fraction of the total that cudaMemGetInfo reports, which is the whole
+// device (totalGlobalMem, the CUDA context's share included), not what is free for the pool, and truncates it to
+// whole bytes (the upstream replay, tests/upstream/README.md, found the capacity-based cap too low).
+uint64_t PytorchCachingPool::allowed_memory_maximum() const {
+  return static_cast<uint64_t>(options_.memory_fraction * static_cast<double>(device_.total_global_mem()));
 }
 
 void PytorchCachingPool::release_block(Block* b) {
@@ -223,8 +229,9 @@ void PytorchCachingPool::release_cached_blocks() {
 }
 
 void PytorchCachingPool::garbage_collect_cached_blocks() {
-  const auto gc_threshold = static_cast<uint64_t>(options_.garbage_collection_threshold * options_.memory_fraction *
-                                                  static_cast<double>(device_.capacity()));
+  // A fraction of the allowed maximum, itself already truncated to whole bytes (as PyTorch computes both).
+  const auto gc_threshold = static_cast<uint64_t>(options_.garbage_collection_threshold *
+                                                  static_cast<double>(allowed_memory_maximum()));
   if (reserved_ <= gc_threshold) return;
   const uint64_t target = reserved_ - gc_threshold;
   uint64_t total_age = 0;

@@ -1,6 +1,9 @@
 #pragma once
 // `pytorch-caching`: PyTorch's CUDACachingAllocator (native backend, c10/cuda/CUDACachingAllocator.cpp),
-// one device, modelled with its constants and rules:
+// one device, modelled with its constants and rules (checked call by call against the upstream file at
+// pytorch/pytorch 001074d by tests/upstream/, see its README; two rules follow later PyTorch, which that version
+// lacks: max_non_split_rounding, and release_available_cached_blocks passing over expandable segments' blocks
+// where 001074d trips an internal assert):
 // - round_size: 512 B multiples (or roundup_power2_divisions steps); <= 1 MiB goes to the small pool
 //   (2 MiB segments), larger to the large pool (20 MiB segments below 10 MiB, else 2 MiB-rounded segments);
 // - best fit in an ordered set keyed by (stream, size, address), blocks never shared across streams;
@@ -8,7 +11,7 @@
 // - split: small pool iff the rest >= 512 B; large pool iff request < max_split_size and rest > 1 MiB;
 //   the request takes the low part; free merges with free neighbours of the same segment;
 // - on a miss: garbage collection (only with a threshold and a memory fraction), cudaMalloc (refused above
-//   the fraction), then release_available_cached_blocks (only with max_split_size) and retry, then
+//   the fraction, which is of totalGlobalMem as cudaMemGetInfo reports it, not of the capacity left to the pool), then release_available_cached_blocks (only with max_split_size) and retry, then
 //   release_cached_blocks (= empty_cache: every unsplit cached segment) and retry (num_alloc_retries), then OOM.
 // - expandable_segments (pytorch_caching_expandable.cc): one growing segment per (stream, pool) instead of one
 //   segment per cudaMalloc; see that file for the rules.
@@ -109,6 +112,7 @@ class PytorchCachingPool : public PoolPolicy {
   void release_pool(BlockPool& pool);
   void release_block(Block* b);
   void garbage_collect_cached_blocks();
+  uint64_t allowed_memory_maximum() const;  // memory_fraction x totalGlobalMem, whole bytes
   bool should_split(const Block* b, uint64_t size) const;
   void free_block(Block* b);
   uint64_t try_merge_blocks(BlockPool& pool, Block* dst, Block* src);

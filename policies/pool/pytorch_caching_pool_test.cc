@@ -13,8 +13,8 @@ namespace {
 constexpr uint64_t kGiB = 1024 * kMiB;
 
 struct Fixture {
-  explicit Fixture(uint64_t capacity, PytorchCachingOptions o = {})
-      : dev(capacity), pool(dev, [o](DeviceMemory& d) { return std::make_unique<PytorchCachingPool>(d, o); }) {}
+  explicit Fixture(uint64_t capacity, PytorchCachingOptions o = {}, uint64_t total_global_mem = 0)
+      : dev(capacity, total_global_mem), pool(dev, [o](DeviceMemory& d) { return std::make_unique<PytorchCachingPool>(d, o); }) {}
   PytorchCachingPool& torch() { return static_cast<PytorchCachingPool&>(pool.inner()); }
   uint64_t rep(const char* key) const { return pool.report()[key].get<uint64_t>(); }
   VirtualDeviceMemory dev;
@@ -178,6 +178,32 @@ TEST_CASE("pytorch-caching: memory_fraction refuses a segment without calling cu
   CHECK_FALSE(f.pool.allocate({5 * kMiB, 0}));  // a 20 MiB segment would exceed 64 MiB
   CHECK(f.dev.malloc_calls() == 1);
   CHECK(f.pool.stats().num_ooms == 1);
+}
+
+// PyTorch takes the fraction of cudaMemGetInfo's total, the whole device (totalGlobalMem), truncated to whole bytes,
+// and garbage collection's threshold as a fraction of that. dlsim took it of the capacity left after the CUDA
+// context, which refused segments PyTorch grants (found by the upstream replay, tests/upstream/README.md).
+TEST_CASE("pytorch-caching: memory_fraction is of totalGlobalMem, not of the capacity left to the pool",
+          "[pool][pytorch]") {
+  PytorchCachingOptions o;
+  o.memory_fraction = 0.25;  // of 320 MiB: 80 MiB allowed, though the pool has only 256 MiB of it
+  Fixture f(256 * kMiB, o, 320 * kMiB);
+  REQUIRE(f.pool.allocate({60 * kMiB, 0}));
+  REQUIRE(f.pool.allocate({5 * kMiB, 0}));  // a 20 MiB segment: 80 MiB reserved, not above 80 MiB
+  CHECK(f.rep("reserved_bytes") == 80 * kMiB);
+  CHECK_FALSE(f.pool.allocate({16 * kMiB, 0}));  // a 16 MiB segment would exceed it
+  CHECK(f.dev.malloc_calls() == 2);
+
+  // Garbage collection starts above threshold x allowed: 0.5 x 80 MiB = 40 MiB here (of the capacity: 32 MiB).
+  PytorchCachingOptions g;
+  g.memory_fraction = 0.25;
+  g.garbage_collection_threshold = 0.5;
+  Fixture h(256 * kMiB, g, 320 * kMiB);
+  const DevPtr a = *h.pool.allocate({36 * kMiB, 0});
+  h.pool.deallocate(a);
+  REQUIRE(h.pool.allocate({12 * kMiB, 1}));  // a miss with 36 MiB reserved: under 40 MiB, nothing collected
+  CHECK(h.rep("gc_released_blocks") == 0);
+  CHECK(h.rep("reserved_bytes") == 48 * kMiB);
 }
 
 TEST_CASE("pytorch-caching: small blocks split down to 512 B, empty_cache returns whole segments", "[pool][pytorch]") {

@@ -1,5 +1,6 @@
 #pragma once
-// A stand-in for the CUDA runtime API header holding only what NVIDIA's cnmem (src/cnmem.cpp) calls, so that the
+// A stand-in for the CUDA runtime API header holding only what NVIDIA's cnmem (src/cnmem.cpp) calls (PyTorch's
+// caching allocator needs more: pytorch_stub/cuda_runtime_api.h adds it), so that the
 // real cnmem compiles without CUDA and its cudaMalloc/cudaFree land on a simulated device (cuda_stub.cc).
 // Declarations follow the CUDA runtime API's documented signatures; nothing here is NVIDIA's code.
 #include <cstddef>
@@ -18,6 +19,9 @@ typedef struct CUstream_st* cudaStream_t;
 struct cudaDeviceProp {
   char name[256];
   size_t totalGlobalMem;
+  int pciDomainID;  // PyTorch's out-of-memory report reads these (for NVML, which the replay lacks)
+  int pciBusID;
+  int pciDeviceID;
 };
 
 #define cudaStreamNonBlocking 0x01

@@ -16,6 +16,7 @@ void use_device(DeviceMemory* device) {
   g_calls = {};
 }
 const StubRuntimeCalls& stub_calls() { return g_calls; }
+DeviceMemory* current_device() { return g_device; }
 
 }  // namespace dlsim::upstream
 

@@ -26,6 +26,7 @@ struct StubRuntimeCalls {
 // The device the stub's cudaMalloc/cudaFree use until the next call (nullptr: every cudaMalloc fails).
 // cudaGetDeviceProperties reports its total_global_mem(). Resets the call counts.
 void use_device(DeviceMemory* device);
+DeviceMemory* current_device();  // the device use_device set (nullptr: none)
 const StubRuntimeCalls& stub_calls();
 
 }  // namespace dlsim::upstream
