@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (fuzz/) with clang into build-fuzz/ and runs one or all of them.
+# Builds the libFuzzer targets (fuzz/) with clang and runs one or all of them.
 #   scripts/fuzz.sh [--runs N] [--seconds S] [--build-only] [TARGET|all]
 #     TARGET: experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json (default: all)
 #     --runs N      executions per target (default 20000 when neither limit is given)
 #     --seconds S   at most S seconds per target (with --runs: whichever comes first)
 #     --build-only  build, assemble the seed corpora, run nothing
-#   FUZZ_BUILD_DIR   build folder (default build-fuzz)
-#   FUZZ_SANITIZERS  sanitizers of the build (default address,undefined; "" for libFuzzer alone, the fastest)
+#   FUZZ_SANITIZERS  unset or address,undefined (the default): the sanitizer build, build-asan/, configured as
+#                    scripts/test.sh --sanitize configures it (scripts/sanitize-build.sh), so CI's fuzz step reuses
+#                    what the tests built; anything else, e.g. "" (libFuzzer alone, the fastest, for long
+#                    campaigns): a separate build, build-fuzz/
+#   FUZZ_BUILD_DIR   build folder (default: build-asan or build-fuzz, above)
 #   FUZZ_ARGS        extra libFuzzer flags, e.g. "-jobs=1 -print_final_stats=1"
 # Each target's corpus grows in $FUZZ_BUILD_DIR/corpus/TARGET; it starts from the seeds assembled in
 # $FUZZ_BUILD_DIR/seeds/TARGET (configs/, tests/data, tests/scenarios, the ONNX test models, fuzz/corpus/TARGET).
@@ -26,7 +29,7 @@ while (($#)); do
     --seconds) seconds=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
     all) targets=("${all_targets[@]}"); shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *)
       if [[ " ${all_targets[*]} " != *" $1 "* ]]; then
         echo "unknown fuzz target '$1'; valid: ${all_targets[*]}, all" >&2
@@ -38,19 +41,18 @@ done
 ((${#targets[@]})) || targets=("${all_targets[@]}")
 [[ -n $runs || -n $seconds ]] || runs=20000
 
-build=${FUZZ_BUILD_DIR:-build-fuzz}
 sanitizers=${FUZZ_SANITIZERS-address,undefined}
-if ! command -v clang++ >/dev/null; then
-  sudo_cmd=()
-  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
-  echo "installing: clang"
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends clang
+if ! command -v clang++ >/dev/null; then scripts/install-deps.sh; fi
+source scripts/sanitize-build.sh
+if [[ $sanitizers == address,undefined ]]; then
+  build=${FUZZ_BUILD_DIR:-$sanitize_build_dir}
+  cmake_args=("${sanitize_cmake_args[@]}")
+else
+  build=${FUZZ_BUILD_DIR:-build-fuzz}
+  cmake_args=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None "-DCMAKE_CXX_FLAGS=-O1 -gline-tables-only"
+    -DDLSIM_FUZZ=ON -DDLSIM_FUZZ_SANITIZERS="$sanitizers" -DDLSIM_WITH_CUDA=OFF -DDLSIM_BUILD_BENCHMARKS=OFF)
 fi
-# -O1 and line tables only (enough for symbolised sanitizer stacks): a shorter build than -O2 -g.
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=None \
-  -DCMAKE_CXX_FLAGS="-O1 -gline-tables-only" \
-  -DDLSIM_FUZZ=ON -DDLSIM_FUZZ_SANITIZERS="$sanitizers" -DDLSIM_WITH_CUDA=OFF -DDLSIM_BUILD_BENCHMARKS=OFF >/dev/null
+cmake -S . -B "$build" -G Ninja "${cmake_args[@]}" >/dev/null
 cmake --build "$build" -j"$(nproc)" --target "${targets[@]/%/_fuzzer}"
 
 # The seeds: the repository's own inputs of each kind, plus fuzz/corpus/TARGET (what they do not cover).
@@ -88,8 +90,6 @@ dict() {
   esac
 }
 
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 failed=()
 for t in "${targets[@]}"; do
   seeds="$build/seeds/$t"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages dlsim builds with. Safe to run again: does nothing when all are present.
+# Installs the Debian packages dlsim builds with (clang: the sanitizer and fuzz build, scripts/sanitize-build.sh).
+# Safe to run again: does nothing when all are present.
 # The CUDA Toolkit and cuDNN are not Debian packages: on these machines they live in /usr/local/cuda, and the
 # build uses them when found (cmake -DDLSIM_WITH_CUDA=OFF builds without).
 set -euo pipefail
 packages=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential clang cmake ninja-build ccache pkg-config
   libboost-graph-dev libyaml-cpp-dev catch2 libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
