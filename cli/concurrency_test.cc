@@ -319,6 +319,29 @@ TEST_CASE("frees held for other streams cost memory, bounded by the launch queue
   CHECK(planned.iteration_time_us >= held.iteration_time_us);
 }
 
+TEST_CASE("ios's dynamic program is bounded: past max_work it stops with an error naming what to change") {
+  ModelOptions mo;
+  mo.batch = 32;
+  const Graph g = build_training_graph("inception_v3", mo);
+  const Hardware hw = load_hardware("h100-sxm");
+  const OpDag dag = op_dag(g);
+  const OpCosts costs = op_costs(g, *hw.kernels);
+  IosOptions o;
+  IosStats st;
+  ios_schedule(g, dag, costs, o, &st);
+  CHECK(st.work > 0);
+  CHECK(st.work * 100 < o.max_work);  // the default bound leaves the default parameters a hundredfold headroom
+  o.max_work = st.work / 2;
+  try {
+    ios_schedule(g, dag, costs, o);
+    FAIL("ios ran past its work bound");
+  } catch (const ScheduleLimitError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("passed max_work (" + std::to_string(o.max_work)) != std::string::npos);
+    CHECK(what.find("lower r (3), s (3) or max_part_ops (16), or raise max_work") != std::string::npos);
+  }
+}
+
 TEST_CASE("kernel variants reach the program and the device: variant, workspace and time") {
   // The plumbing algorithm-aware relies on, tested on a schedule that picks variants itself (whether
   // algorithm-aware keeps any depends on the device model: it drops them when the simulator disagrees).

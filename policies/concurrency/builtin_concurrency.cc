@@ -42,7 +42,11 @@ std::vector<ParamSpec> ios_specs() {
   return {max_streams_spec(8),
           {"r", ParamType::Int, int64_t{3}, "max_group_size: ops (units) in one group of a stage", ParamCheck::in_range(1, 16)},
           {"s", ParamType::Int, int64_t{3}, "max_num_groups: groups in one stage", ParamCheck::in_range(1, 8)},
-          {"max_part_ops", ParamType::Int, int64_t{16}, "units in one block of the dynamic program", ParamCheck::in_range(2, 24)}};
+          {"max_part_ops", ParamType::Int, int64_t{16}, "units in one block of the dynamic program", ParamCheck::in_range(2, 24)},
+          {"max_work", ParamType::Int, int64_t{100'000'000},
+           "the dynamic program's work bound: units of candidate stages looked at plus ops estimated; past it ios "
+           "stops with an error",
+           ParamCheck::in_range(1000, int64_t{1} << 50)}};
 }
 
 // The schedule of one of the base policies, with its own parameters at their defaults but for max_streams.
@@ -105,6 +109,7 @@ IosOptions ios_options(const Params& p) {
   o.max_group_size = static_cast<int>(p.get_int("r"));
   o.max_num_groups = static_cast<int>(p.get_int("s"));
   o.max_part_ops = static_cast<int>(p.get_int("max_part_ops"));
+  o.max_work = static_cast<uint64_t>(p.get_int("max_work"));
   return o;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "common/registry.h"
@@ -31,6 +32,12 @@ struct ScheduleContext {
   // pool), where the caller can provide it (the CLI does). Policies that choose between whole schedules use it
   // to keep a promise the estimate alone cannot (ios: never slower than serial); empty: they trust the estimate.
   std::function<TimeNs(const Schedule&)> simulate;
+};
+
+// A policy that would run past a bound on its own work (ios's dynamic program): the message names the parameter
+// to change. run_experiment reports it as a ConfigError at the experiment's `concurrency` key.
+struct ScheduleLimitError : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 
 class ConcurrencyPolicy {

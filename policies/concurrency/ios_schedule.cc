@@ -147,6 +147,13 @@ TimeNs IosPlanner::stage_cost(const std::vector<std::vector<int>>& groups) {
     for (int u : gr) key.push_back(static_cast<char>(u));
     key.push_back(static_cast<char>(127));
   }
+  st_.work += key.size();  // looking a candidate up costs its size, remembered or not
+  if (st_.work > o_.max_work)
+    throw ScheduleLimitError("ios: the dynamic program passed max_work (" + std::to_string(o_.max_work) +
+                             " units of candidate stages looked at) after " + std::to_string(st_.states) +
+                             " states; lower r (" + std::to_string(o_.max_group_size) + "), s (" +
+                             std::to_string(o_.max_num_groups) + ") or max_part_ops (" + std::to_string(o_.max_part_ops) +
+                             "), or raise max_work");
   if (auto it = stage_memo_.find(key); it != stage_memo_.end()) return it->second;
   ++st_.stage_estimates;
   const size_t k = groups.size();
@@ -154,6 +161,7 @@ TimeNs IosPlanner::stage_cost(const std::vector<std::vector<int>>& groups) {
   for (size_t j = 0; j < k; ++j)
     for (int u : groups[j])
       for (OpId o : units_[static_cast<size_t>(local_[static_cast<size_t>(u)])].ops) q[j].push_back(o);
+  for (const auto& v : q) st_.work += v.size();  // an estimate steps once per op
   // issue positions, round-robin by depth
   std::vector<std::vector<double>> issue(k);
   size_t pos = 0, depth = 0, total = 0;

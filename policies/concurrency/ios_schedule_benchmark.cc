@@ -27,6 +27,7 @@ static void BM_IosSchedule(benchmark::State& state, const std::string& model, in
   state.counters["parts"] = static_cast<double>(st.parts);
   state.counters["dp_states"] = static_cast<double>(st.states);
   state.counters["stage_estimates"] = static_cast<double>(st.stage_estimates);
+  state.counters["work"] = static_cast<double>(st.work);
 }
 BENCHMARK_CAPTURE(BM_IosSchedule, inception_v3_b32, std::string("inception_v3"), 32)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_IosSchedule, densenet121_b32, std::string("densenet121"), 32)->Unit(benchmark::kMillisecond);

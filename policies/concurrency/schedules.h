@@ -25,9 +25,15 @@ struct IosOptions {
   int max_num_groups = 3;  // s: groups in one stage
   int max_part_ops = 16;   // the DP's unit: a block of at most this many ops (IOS: max_part_size)
   TimeNs launch_overhead_ns = 0;
+  // A bound on the dynamic program's work: the units of every candidate stage it looks at (remembered or not)
+  // plus the ops of every stage it estimates. With r, s and max_part_ops near their maxima the DP grows
+  // exponentially (minutes on a 100-layer graph): past this ios stops with ScheduleLimitError, which names the
+  // parameters to lower or this one to raise.
+  uint64_t max_work = 100'000'000;
 };
 struct IosStats {
   size_t parts = 0, states = 0, stage_estimates = 0;
+  uint64_t work = 0;  // what IosOptions::max_work bounds
   TimeNs estimated_ns = 0;  // the DP's sum of stage costs
 };
 // ios (ios_schedule.cc): IOS's dynamic program (Ding et al., MLSys'21) over the training graph.
