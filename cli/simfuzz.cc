@@ -6,12 +6,12 @@
 
 #include "cli/run_experiment.h"
 #include "cli/swap_plan_checker.h"
-#include "sim/memory_reuse_check.h"
 #include "cli/swap_planning.h"
 #include "common/config_error.h"
 #include "policies/pool/pool_checker.h"
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
+#include "sim/memory_reuse_check.h"
 #include "workloads/training.h"
 
 namespace dlsim {

@@ -169,21 +169,23 @@ void Engine::enqueue(int stream, const StreamCmd& c) {
 
 void Engine::settle() {
   device_.settle(now_);
-  if (wait_ == HostWait::DeviceIdle && device_.idle()) {
-    wait_ = HostWait::None;
-    resume_host_at(add_time(now_, cost_after_idle_, ctx_.gpu.file));
-  } else if (wait_ == HostWait::Event && device_.records_done(wait_event_) >= wait_record_) {
-    wait_ = HostWait::None;
-    resume_host_at(now_);
-  } else if (wait_ == HostWait::QueueRoom &&
-             device_.queued(wait_stream_) < ctx_.gpu.concurrency.launch_queue_depth) {
-    wait_ = HostWait::None;
-    resume_host_at(now_);
-  } else if (wait_ == HostWait::HeldFrees &&
-             std::all_of(held_.begin(), held_.end(), [&](const HeldFree& h) { return held_free_done(h); })) {
-    wait_ = HostWait::None;
-    resume_host_at(now_);
+  if (wait_ == HostWait::None || !host_wait_over()) return;
+  // After cudaFree's device synchronisation the host still pays the call itself; the other waits end at once.
+  const TimeNs at = wait_ == HostWait::DeviceIdle ? add_time(now_, cost_after_idle_, ctx_.gpu.file) : now_;
+  wait_ = HostWait::None;
+  resume_host_at(at);
+}
+
+bool Engine::host_wait_over() const {
+  switch (wait_) {
+    case HostWait::None: return true;
+    case HostWait::DeviceIdle: return device_.idle();
+    case HostWait::Event: return device_.records_done(wait_event_) >= wait_record_;
+    case HostWait::QueueRoom: return device_.queued(wait_stream_) < ctx_.gpu.concurrency.launch_queue_depth;
+    case HostWait::HeldFrees:
+      return std::all_of(held_.begin(), held_.end(), [&](const HeldFree& h) { return held_free_done(h); });
   }
+  return false;
 }
 
 void Engine::command_done(int iteration) {
@@ -389,7 +391,8 @@ void Engine::give_back(DevPtr addr, uint64_t bytes, FreeMarks marks) {
 // streams, or a planned slot reused while its readers on other streams may still run): `stream` waits until
 // each of them has passed the old owner's Free (the event a framework records there), unless it already has.
 void Engine::order_after_freed(DevPtr addr, uint64_t bytes, int stream) {
-  std::vector<uint64_t> wait_for(static_cast<size_t>(prog_.num_streams), 0);
+  std::vector<uint64_t>& wait_for = wait_for_;  // per stream, the latest mark to wait for (0: none)
+  wait_for.assign(static_cast<size_t>(prog_.num_streams), 0);
   freed_.take(addr, bytes, [&](const FreeMarks& marks) {
     for (const StreamMark& m : marks) {
       if (m.stream == stream || mark_done(m)) continue;

@@ -25,8 +25,8 @@ struct IosOptions {
   int max_num_groups = 3;  // s: groups in one stage
   int max_part_ops = 16;   // the DP's unit: a block of at most this many ops (IOS: max_part_size)
   TimeNs launch_overhead_ns = 0;
-  // A bound on the dynamic program's work: the units of every candidate stage it looks at (remembered or not)
-  // plus the ops of every stage it estimates. With r, s and max_part_ops near their maxima the DP grows
+  // A bound on the dynamic program's work: the size of every candidate stage it looks at, remembered or not (its
+  // units plus one per group: the length of its memo key), plus the ops of every stage it estimates. With r, s and max_part_ops near their maxima the DP grows
   // exponentially (minutes on a 100-layer graph): past this ios stops with ScheduleLimitError, which names the
   // parameters to lower or this one to raise.
   uint64_t max_work = 100'000'000;

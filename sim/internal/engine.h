@@ -51,8 +51,6 @@ struct HeldFree {
   FreeMarks marks;
 };
 
-
-
 class Engine : private DeviceListener {
  public:
   static constexpr uint16_t kHostStep = 0;  // the event type of the host's next step; the rest are the device's
@@ -77,6 +75,7 @@ class Engine : private DeviceListener {
   void resume_host_at(TimeNs t);
   void enqueue(int stream, const StreamCmd& c);
   void settle();  // the device as far as it goes at now_, then wake the host if what it waits for happened
+  bool host_wait_over() const;  // what the blocked host waits for has happened
   void command_done(int iteration) override;  // DeviceListener
   void maybe_close_iteration(int i);
   [[noreturn]] void bad(const std::string& what) const;
@@ -128,6 +127,7 @@ class Engine : private DeviceListener {
   std::vector<uint64_t> marks_issued_;      // per stream
   std::vector<HeldFree> held_;              // in Free order
   FreedRanges<FreeMarks> freed_;            // where each range the pool took back was freed
+  std::vector<uint64_t> wait_for_;          // order_after_freed's scratch, kept to spare an allocation per Alloc
 };
 
 }  // namespace dlsim::sim_internal
