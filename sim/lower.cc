@@ -38,6 +38,7 @@ class Lowerer {
   void free_tensor(TensorId t);
   void lower_op(int pos);
   void copy_out(size_t a);
+  void wait_before_copy_out(int st, TensorId t);
   void copy_in(size_t a);
   void extra_copy(const ExtraCopy& c, int pos);
   void check_copy_out(size_t a, const std::vector<size_t>& earlier);
@@ -62,6 +63,8 @@ class Lowerer {
   std::vector<std::vector<Use>> users_, writers_;  // TensorId -> last use/write per stream since its alloc
   std::vector<int32_t> copied_in_event_;  // TensorId -> event after its copy-in, -1 none
   std::vector<int32_t> host_copy_event_;  // TensorId -> event after its latest copy to the host, -1 none
+  std::vector<int32_t> alloc_event_;      // TensorId -> event right after its allocation, -1 none
+  std::vector<bool> copied_to_host_;      // TensorId -> the plan copies it to the host somewhere
   std::vector<std::vector<int>> waited_;  // [stream][other stream] -> highest position already waited for
   // swap bookkeeping, by position
   std::vector<std::vector<size_t>> outs_at_, frees_at_, ins_at_, needs_at_;
@@ -266,6 +269,11 @@ void Lowerer::alloc(TensorId t, int stream) {
   writers_[i].clear();
   copied_in_event_[i] = -1;
   emit(CmdKind::Alloc, stream, -1, t);
+  alloc_event_[i] = -1;
+  if (copied_to_host_[i] && multi_ && !inline_copies_) {  // unused records are pruned at the end
+    alloc_event_[i] = next_event_++;
+    emit(CmdKind::RecordEvent, stream, -1, kNoTensor, alloc_event_[i]);
+  }
 }
 
 void Lowerer::free_tensor(TensorId t) {
@@ -324,6 +332,19 @@ void Lowerer::lower_op(int pos) {
   for (size_t a : ins_at_[static_cast<size_t>(pos)]) copy_in(a);
 }
 
+// A copy to the host reads the tensor after its last writes and its copy-in. A tensor that nothing wrote since
+// its allocation in this iteration (a graph input such as the labels) still got memory handed over in stream order
+// on its allocation stream, perhaps just freed by an op there that is still running: the copy stream waits for the
+// event recorded right after that allocation (simulation fuzzer, seed 4755014: the labels' copy-out read memory
+// the input's last reader was still using).
+void Lowerer::wait_before_copy_out(int st, TensorId t) {
+  const auto ti = static_cast<size_t>(t);
+  for (const Use& w : writers_[ti]) wait_for_op(st, w.pos);
+  if (!inline_copies_ && copied_in_event_[ti] >= 0) emit(CmdKind::WaitEvent, st, -1, kNoTensor, copied_in_event_[ti]);
+  if (writers_[ti].empty() && copied_in_event_[ti] < 0 && alloc_event_[ti] >= 0)
+    emit(CmdKind::WaitEvent, st, -1, kNoTensor, alloc_event_[ti]);
+}
+
 // Copy-out after the tensor's last writes: on the D2H stream, or in line on its allocation stream.
 void Lowerer::copy_out(size_t a) {
   const SwapAction& x = plan_.actions[a];
@@ -331,8 +352,7 @@ void Lowerer::copy_out(size_t a) {
   const TensorId t = x.tensor;
   const auto ti = static_cast<size_t>(t);
   const int st = inline_copies_ ? alloc_stream_[ti] : d2h_;
-  for (const Use& w : writers_[ti]) wait_for_op(st, w.pos);
-  if (!inline_copies_ && copied_in_event_[ti] >= 0) emit(CmdKind::WaitEvent, st, -1, kNoTensor, copied_in_event_[ti]);
+  wait_before_copy_out(st, t);
   emit(CmdKind::CopyOut, st, -1, t);
   const int32_t done = inline_copies_ ? next_event_++ : out_done_[a];
   emit(CmdKind::RecordEvent, st, -1, kNoTensor, done);
@@ -367,8 +387,7 @@ void Lowerer::extra_copy(const ExtraCopy& c, int pos) {
   const int s = stream_at(pos);
   if (c.to_host) {
     const int st = inline_copies_ ? s : d2h_;
-    for (const Use& w : writers_[ti]) wait_for_op(st, w.pos);
-    if (!inline_copies_ && copied_in_event_[ti] >= 0) emit(CmdKind::WaitEvent, st, -1, kNoTensor, copied_in_event_[ti]);
+    wait_before_copy_out(st, c.tensor);
     emit(CmdKind::CopyOut, st, -1, c.tensor);
     const int32_t done = next_event_++;
     emit(CmdKind::RecordEvent, st, -1, kNoTensor, done);
@@ -453,6 +472,12 @@ Program Lowerer::run() {
   writers_.assign(nt, {});
   copied_in_event_.assign(nt, -1);
   host_copy_event_.assign(nt, -1);
+  alloc_event_.assign(nt, -1);
+  copied_to_host_.assign(nt, false);
+  for (const SwapAction& x : plan_.actions)
+    if (x.copy_out) copied_to_host_[static_cast<size_t>(x.tensor)] = true;
+  for (const ExtraCopy& c : plan_.copies)
+    if (c.to_host) copied_to_host_[static_cast<size_t>(c.tensor)] = true;
   waited_.assign(static_cast<size_t>(p_.num_streams), std::vector<int>(static_cast<size_t>(p_.num_streams), -1));
   Graph::Dag dag;
   if (multi_) {

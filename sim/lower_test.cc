@@ -8,6 +8,7 @@
 
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
+#include "sim/memory_reuse_check.h"
 #include "sim/testing/fakes.h"
 #include "workloads/zoo.h"
 
@@ -277,6 +278,51 @@ TEST_CASE("a swap plan lowers to copy-out, free, alloc, copy-in and waits") {
   const RunResult without = simulate(lower(m.g, serial(m.g), SwapPlan{}), ctx2, SimOptions{});
   CHECK(without.peak_live_bytes == 2001000);  // big, tmp and s3 at f4
   CHECK(with.peak_live_bytes == 1002000);     // big, s1 and s2 at f2; s3, big and y at f5
+}
+
+TEST_CASE("a copy-out of a tensor nothing wrote waits for its allocation, not only for its writers") {
+  // x and lab are graph inputs (no op writes them). x dies at f0, a long kernel; lab, first used at f1, gets x's
+  // memory back in stream order on stream 0 while f0 still reads it. The D2H stream must not copy lab out
+  // before f0 is done (simulation fuzzer, seed 4755014), yet may overlap f1.
+  Graph g;
+  const TensorId x = tensor(g, "x", 1000), lab = tensor(g, "lab", 1000), h = tensor(g, "h", 1000),
+                 s = tensor(g, "s", 1000), t = tensor(g, "t", 1000), y = tensor(g, "y", 1000);
+  op(g, "f0", {x}, {h}, 50000);
+  op(g, "f1", {h, lab}, {s}, 50000);
+  op(g, "f2", {s}, {t}, 1000);
+  op(g, "f3", {t, lab}, {y}, 1000);
+  SwapPlan plan;
+  plan.actions.push_back({lab, 1, 2, 3});
+  const Program p = lower(g, serial(g), plan);
+  check_liveness(g, p);
+
+  VirtualDeviceMemory dev(1 << 30);
+  ExactCachePool pool(dev);
+  AttrKernels k;
+  LinearLink l(10.0, 10.0, 1000);
+  GpuSpec gpu = fake_gpu();
+  gpu.malloc_base_ns = 0;
+  SimContext ctx{g, gpu, k, l, pool, dev};
+  SimOptions opt;
+  opt.record_trace = true;
+  const RunResult r = simulate(p, ctx, opt);
+  REQUIRE(r.iterations_completed == 1);
+  uint64_t x_at = 0, lab_at = 1;
+  for (const MemRecord& m : r.trace.mem)
+    if (m.action == MemAction::Alloc && m.tensor == x) x_at = m.address;
+    else if (m.action == MemAction::Alloc && m.tensor == lab && lab_at == 1) lab_at = m.address;
+  REQUIRE(lab_at == x_at);  // the hazard is there: lab reuses x's memory
+  OpRecord f0, f1;
+  for (const OpRecord& o : r.trace.ops) {
+    if (o.op == 0) f0 = o;
+    if (o.op == 1) f1 = o;
+  }
+  REQUIRE(!r.trace.copies.empty());
+  const CopyRecord& co = r.trace.copies.front();
+  REQUIRE(co.to_host);
+  CHECK(co.start >= f0.end);
+  CHECK(co.start < f1.end);  // ordered after the allocation, not after f1 that reads it
+  CHECK(check_memory_reuse(g, p, r.trace).empty());
 }
 
 TEST_CASE("lowering rejects swap actions that do not fit") {
