@@ -22,6 +22,7 @@
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
 #include "sim/lower.h"
+#include "sim/stage_simulation.h"
 #include "workloads/zoo.h"
 
 using namespace dlsim;
@@ -182,6 +183,9 @@ TEST_CASE("on a chain every policy is the serial schedule and takes the serial t
   ScheduleContext sc;
   sc.launch_overhead_ns = hw.spec.launch_overhead_ns;
   sc.simulate = simulate_one;
+  sc.simulate_stage = [&](const std::vector<std::vector<OpId>>& groups) {
+    return simulate_stage(g, hw.spec, *hw.kernels, *hw.link, groups, hw.spec.launch_overhead_ns);
+  };
   const Schedule serial = serial_schedule_of(g);
   const TimeNs t_serial = simulate_one(serial);
   REQUIRE(t_serial > 0);
@@ -317,6 +321,34 @@ TEST_CASE("frees held for other streams cost memory, bounded by the launch queue
   CHECK(planned.peak_reserved_bytes == planned_serial.peak_reserved_bytes);
   CHECK(planned.iteration_time_us <= planned_serial.iteration_time_us);
   CHECK(planned.iteration_time_us >= held.iteration_time_us);
+}
+
+TEST_CASE("ios prices its stages on the device model where the caller offers it, with the estimate when asked") {
+  ModelOptions mo;
+  mo.batch = 8;
+  const Graph g = build_training_graph("googlenet", mo);
+  const Hardware hw = load_hardware("h100-sxm");
+  int64_t stages = 0;
+  ScheduleContext sc;
+  sc.launch_overhead_ns = hw.spec.launch_overhead_ns;
+  sc.simulate_stage = [&](const std::vector<std::vector<OpId>>& groups) {
+    ++stages;
+    for (const auto& gr : groups) REQUIRE_FALSE(gr.empty());
+    return simulate_stage(g, hw.spec, *hw.kernels, *hw.link, groups, hw.spec.launch_overhead_ns);
+  };
+  const auto& ios = concurrency_registry().get("ios");
+  Params p(ios.params);
+  CHECK(p.get_string("stage_costs") == "simulator");  // the default
+  const Schedule simulated = ios.factory(p)->schedule(g, *hw.kernels, sc);
+  CHECK(stages > 1000);  // every candidate stage the DP looks at once (memoised), hundreds of blocks
+  CHECK(simulated.num_streams > 1);
+  stages = 0;
+  p.set("stage_costs", std::string("estimate"));
+  const Schedule estimated = ios.factory(p)->schedule(g, *hw.kernels, sc);
+  CHECK(stages == 0);
+  CHECK(estimated.num_streams > 1);
+  p.set("stage_costs", std::string("measured"));
+  CHECK_THROWS_WITH(check_params(ios.params, p, "ios"), Catch::Contains("simulator"));
 }
 
 TEST_CASE("ios's dynamic program is bounded: past max_work it stops with an error naming what to change") {

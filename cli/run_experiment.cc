@@ -18,6 +18,7 @@
 #include "sim/executor.h"
 #include "sim/lower.h"
 #include "sim/memory_reuse_check.h"
+#include "sim/stage_simulation.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {
@@ -85,6 +86,10 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
     opt.record_trace = false;
     const RunResult r = simulate(prog, ctx, opt);
     return r.iterations_completed == 2 ? r.steady_iteration_ns : std::numeric_limits<TimeNs>::max();
+  };
+  // Candidate stages (ios) on the device model alone: no pool, no host beyond the launches.
+  sc.simulate_stage = [&p](const std::vector<std::vector<OpId>>& groups) {
+    return simulate_stage(p.graph, p.hw.spec, *p.hw.kernels, *p.hw.link, groups, p.hw.spec.launch_overhead_ns);
   };
   try {
     p.schedule = conc->schedule(p.graph, *p.hw.kernels, sc);

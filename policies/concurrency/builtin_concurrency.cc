@@ -44,10 +44,16 @@ std::vector<ParamSpec> ios_specs() {
           {"s", ParamType::Int, int64_t{3}, "max_num_groups: groups in one stage", ParamCheck::in_range(1, 8)},
           {"max_part_ops", ParamType::Int, int64_t{16}, "units in one block of the dynamic program", ParamCheck::in_range(2, 24)},
           {"max_work", ParamType::Int, int64_t{100'000'000},
-           "the dynamic program's work bound: units of candidate stages looked at plus ops estimated; past it ios "
+           "the dynamic program's work bound: units of candidate stages looked at plus ops priced; past it ios "
            "stops with an error",
-           ParamCheck::in_range(1000, int64_t{1} << 50)}};
+           ParamCheck::in_range(1000, int64_t{1} << 50)},
+          {"stage_costs", ParamType::String, std::string("simulator"),
+           "how a candidate stage is priced: simulator (the device model runs it: block dispatch, tail overlap, HBM "
+           "sharing) or estimate (max-min fair SM shares, faster)",
+           ParamCheck::one_of({"simulator", "estimate"})}};
 }
+
+IosOptions with_context(IosOptions o, const ScheduleContext& ctx);
 
 // The schedule of one of the base policies, with its own parameters at their defaults but for max_streams.
 Schedule base_schedule(const std::string& base, int max_streams, const Graph& g, const OpDag& dag,
@@ -95,9 +101,7 @@ class Ios : public ConcurrencyPolicy {
   explicit Ios(IosOptions o) : o_(o) {}
   Schedule schedule(const Graph& g, const KernelCostModel& cost, const ScheduleContext& ctx) override {
     const OpDag dag = op_dag(g);
-    IosOptions o = o_;
-    o.launch_overhead_ns = ctx.launch_overhead_ns;
-    return no_slower_than_serial(ios_schedule(g, dag, op_costs(g, cost), o), g, dag, cost, ctx);
+    return no_slower_than_serial(ios_schedule(g, dag, op_costs(g, cost), with_context(o_, ctx)), g, dag, cost, ctx);
   }
  private:
   IosOptions o_;
@@ -110,6 +114,14 @@ IosOptions ios_options(const Params& p) {
   o.max_num_groups = static_cast<int>(p.get_int("s"));
   o.max_part_ops = static_cast<int>(p.get_int("max_part_ops"));
   o.max_work = static_cast<uint64_t>(p.get_int("max_work"));
+  o.simulate_stages = p.get_string("stage_costs") == "simulator";
+  return o;
+}
+
+// ios's options for a run: the launch cost, and the simulator pricing the stages where asked for and offered.
+IosOptions with_context(IosOptions o, const ScheduleContext& ctx) {
+  o.launch_overhead_ns = ctx.launch_overhead_ns;
+  if (o.simulate_stages) o.stage_time = ctx.simulate_stage;
   return o;
 }
 
@@ -157,8 +169,7 @@ Schedule base_schedule(const std::string& base, int max_streams, const Graph& g,
   if (base == "critical-path") return critical_path_schedule(g, dag, op_costs(g, cost), max_streams);
   IosOptions o = ios_options(Params(ios_specs()));
   o.max_streams = max_streams;
-  o.launch_overhead_ns = ctx.launch_overhead_ns;
-  return no_slower_than_serial(ios_schedule(g, dag, op_costs(g, cost), o), g, dag, cost, ctx);
+  return no_slower_than_serial(ios_schedule(g, dag, op_costs(g, cost), with_context(o, ctx)), g, dag, cost, ctx);
 }
 
 int streams(const Params& p) { return static_cast<int>(p.get_int("max_streams")); }

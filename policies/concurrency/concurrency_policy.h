@@ -32,6 +32,10 @@ struct ScheduleContext {
   // pool), where the caller can provide it (the CLI does). Policies that choose between whole schedules use it
   // to keep a promise the estimate alone cannot (ios: never slower than serial); empty: they trust the estimate.
   std::function<TimeNs(const Schedule&)> simulate;
+  // The simulated latency of one stage on an idle GPU: each group a chain of ops on its own stream, the host
+  // issuing them round-robin across groups (sim/stage_simulation.h). Where the caller provides it (the CLI
+  // does), ios prices its candidate stages with it; empty: with the estimate (schedule_estimate.h).
+  std::function<TimeNs(const std::vector<std::vector<OpId>>&)> simulate_stage;
 };
 
 // A policy that would run past a bound on its own work (ios's dynamic program): the message names the parameter

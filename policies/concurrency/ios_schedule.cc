@@ -13,9 +13,11 @@
 //   every single group (such a unit and the chain of units that only it unblocks, 1 to r long: so a serial
 //   order, by remaining path, is a candidate) and every set of 2 to s groups of maximal chains. IOS enumerates
 //   groups as an operator with its successors, r and s bounding them the same way.
-// - Stage latency: estimated, not measured: the groups run on their own streams, ops issued round-robin across
-//   groups by the host at launch_overhead_ns each, kernels sharing the SMs max-min fairly by sm_fraction (the
-//   rule of sim/device_model.h, as schedule_estimate.h re-implements it); a stage costs at least its issue time.
+// - Stage latency: simulated, not measured: the groups run on their own streams, ops issued round-robin across
+//   groups by the host at launch_overhead_ns each. IosOptions::stage_time prices a stage (the CLI passes the
+//   device model of sim/device_model.h, sim/stage_simulation.h: block dispatch, tail-only overlap of full-GPU
+//   kernels, shared HBM bandwidth); without it, a fluid estimate with kernels sharing the SMs max-min fairly by
+//   sm_fraction (schedule_estimate.h's rule). A stage costs at least its issue time.
 //   Memoised per part. The stages run without IOS's device-wide barrier: lowering puts events on the edges.
 #include <algorithm>
 #include <limits>
@@ -162,6 +164,11 @@ TimeNs IosPlanner::stage_cost(const std::vector<std::vector<int>>& groups) {
     for (int u : groups[j])
       for (OpId o : units_[static_cast<size_t>(local_[static_cast<size_t>(u)])].ops) q[j].push_back(o);
   for (const auto& v : q) st_.work += v.size();  // an estimate steps once per op
+  if (o_.stage_time) {
+    const TimeNs cost = o_.stage_time(q);
+    stage_memo_.emplace(std::move(key), cost);
+    return cost;
+  }
   // issue positions, round-robin by depth
   std::vector<std::vector<double>> issue(k);
   size_t pos = 0, depth = 0, total = 0;

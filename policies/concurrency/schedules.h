@@ -30,9 +30,13 @@ struct IosOptions {
   // exponentially (minutes on a 100-layer graph): past this ios stops with ScheduleLimitError, which names the
   // parameters to lower or this one to raise.
   uint64_t max_work = 100'000'000;
+  // The latency of a candidate stage (its groups' ops, each group in order); empty: the fluid estimate.
+  // simulate_stages (the `stage_costs: simulator` parameter) asks the policy to take ScheduleContext's.
+  std::function<TimeNs(const std::vector<std::vector<OpId>>&)> stage_time;
+  bool simulate_stages = true;
 };
 struct IosStats {
-  size_t parts = 0, states = 0, stage_estimates = 0;
+  size_t parts = 0, states = 0, stage_estimates = 0;  // stage_estimates: stages priced (simulated or estimated)
   uint64_t work = 0;  // what IosOptions::max_work bounds
   TimeNs estimated_ns = 0;  // the DP's sum of stage costs
 };
