@@ -98,17 +98,7 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   }
   p.ideal_ns = critical_path_ns(p.graph, op_dag(p.graph), fastest_durations(p.graph, *p.hw.kernels));
   SwapPlan plan;
-  if (e.swap.name != "none") {
-    // Swapping beside several compute streams is not supported yet: the swap lowering orders a copy-in against
-    // the stream of the op that first needs the tensor, and frees after a copy-out against the allocation
-    // stream, while other streams read it too (with this refusal lifted the simulation fuzzer found 10
-    // violations in 3,293 cases). Refused, not run wrong.
-    if (p.schedule.num_streams > 1)
-      throw ConfigError(e.file, e.concurrency.line, "concurrency",
-                        "swap policy '" + e.swap.name + "' runs with one compute stream; concurrency '" +
-                            e.concurrency.name + "' scheduled " + std::to_string(p.schedule.num_streams) +
-                            " streams (swapping beside concurrent streams is not supported yet: use "
-                            "concurrency: serial, or swap: none)");
+  if (e.swap.name != "none") {  // on the schedule's streams, one or several (the lowering orders copies on all)
     p.swap = plan_swaps(e, p.graph, p.schedule, p.hw);
     plan = p.swap->result.plan;
   }

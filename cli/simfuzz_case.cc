@@ -217,10 +217,11 @@ FuzzCase generate_fuzz_case(uint64_t seed) {
   e["pool"] = draw_policy(pool_registry(), r);
   // Half the cases swap: the other half exercise pools and schedules without the swap machinery.
   e["swap"] = r.chance(0.5) ? YAML::Node("none") : draw_policy(swap_registry(), r, "none");
-  // Mostly what a run accepts, so that most cases reach the simulator; one case in ten keeps the refusals tested
-  // (a swap policy beside a multi-stream schedule, max_streams above the hardware's limit).
+  // A swapping case runs serial half the time (what most swap studies do), else any schedule beside it.
   const bool swaps = e["swap"].IsMap() || e["swap"].as<std::string>() != "none";
-  YAML::Node conc = swaps && !r.chance(0.1) ? YAML::Node("serial") : draw_policy(concurrency_registry(), r);
+  YAML::Node conc = swaps && r.chance(0.5) ? YAML::Node("serial") : draw_policy(concurrency_registry(), r);
+  // Mostly what a run accepts, so that most cases reach the simulator; one case in ten keeps the refusal of
+  // max_streams above the hardware's limit tested.
   if (conc.IsMap() && conc["max_streams"] && conc["max_streams"].as<int64_t>() > kMaxHardwareStreams &&
       !r.chance(0.1))
     conc["max_streams"] = r.uniform(1, kMaxHardwareStreams);

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "sim/copy_matching.h"
+
 namespace dlsim {
 
 namespace {
@@ -74,28 +76,17 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
   std::map<OpId, OpRecord> ops;
   for (const OpRecord& r : tr.ops)
     if (r.iteration == last) ops[r.op] = r;
-  std::map<std::pair<TensorId, bool>, std::vector<CopyRecord>> copies;  // (tensor, to_host) -> by start
-  for (const CopyRecord& c : tr.copies)
-    if (c.iteration == last) copies[{c.tensor, c.to_host}].push_back(c);
-  for (auto& [k, v] : copies) std::sort(v.begin(), v.end(), [](const CopyRecord& a, const CopyRecord& b) { return a.start < b.start; });
   std::vector<MemRecord> mem;
   for (const MemRecord& m : tr.mem)
     if (m.iteration == last) mem.push_back(m);
 
   const std::vector<Command>& cmds = p.iteration;
   // Per command: its copy record or op record; per Alloc/Free: its memory record.
-  std::vector<const CopyRecord*> copy_of(cmds.size(), nullptr);
+  const std::vector<const CopyRecord*> copy_of = match_copies(cmds, tr, last);
   std::vector<const MemRecord*> mem_of(cmds.size(), nullptr);
-  std::map<std::pair<TensorId, bool>, size_t> seen;
   size_t m = 0;
   for (size_t i = 0; i < cmds.size(); ++i) {
     const Command& c = cmds[i];
-    if (c.kind == CmdKind::CopyOut || c.kind == CmdKind::CopyIn) {
-      const auto key = std::make_pair(c.tensor, c.kind == CmdKind::CopyOut);
-      auto& v = copies[key];
-      const size_t k = seen[key]++;
-      if (k < v.size()) copy_of[i] = &v[k];
-    }
     if ((c.kind == CmdKind::Alloc || c.kind == CmdKind::Free) && m < mem.size()) mem_of[i] = &mem[m++];
   }
   auto name = [&](TensorId t) { return "'" + g.tensor(t).name + "'"; };

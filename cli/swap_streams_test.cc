@@ -1,6 +1,8 @@
 // Swap policies on a schedule of two compute streams (ops alternate between them; the lowering adds the events):
-// every plan lowers, runs through the independent checker, and keeps the peak its load promises. The concurrency
-// registry has only `serial` so far, so the schedule is made here.
+// every plan lowers, runs through the independent checkers (swap and memory reuse), and keeps the peak its load
+// promises. The alternating schedule is made here because it crosses streams at every edge; the registered
+// concurrency policies beside swapping are run end to end by the simulation fuzzer and a scenario
+// (tests/scenarios/swap/googlenet-vdnn-beside-branch-streams.yaml).
 #include <catch2/catch.hpp>
 
 #include "cli/experiment.h"
@@ -12,6 +14,7 @@
 #include "policies/swap/program_load.h"
 #include "sim/executor.h"
 #include "sim/lower.h"
+#include "sim/memory_reuse_check.h"
 
 using namespace dlsim;
 
@@ -41,6 +44,7 @@ TEST_CASE("swap plans on a two-stream schedule pass the independent checker and 
     SimContext ctx{p.graph, p.hw.spec, *p.hw.kernels, *p.hw.link, *pool, dev};
     SimOptions opt;
     opt.iterations = 2;
+    opt.record_trace = true;
     const RunResult run = simulate(program, ctx, opt);
     REQUIRE(run.iterations_completed == 2);
     CHECK(run.peak_live_bytes == ProgramLoad(p.graph, s.order).peak_with(r.plan, s.stream_of));
@@ -52,6 +56,9 @@ TEST_CASE("swap plans on a two-stream schedule pass the independent checker and 
     const SwapCheck check = check_swapped_run(p.graph, program, run.trace, hosted);
     INFO((check.problems.empty() ? std::string() : check.problems.front()));
     CHECK(check.ok());
+    const std::vector<std::string> races = check_memory_reuse(p.graph, program, run.trace);
+    INFO((races.empty() ? std::string() : races.front()));
+    CHECK(races.empty());
     CHECK_FALSE(r.plan.empty());
   }
 }

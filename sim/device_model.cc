@@ -385,7 +385,7 @@ void DeviceModel::finish_activity(uint32_t slot) {
     if (a.kernel) {
       trace_->ops.push_back({c.iteration, c.op, a.stream, a.start, now_});
     } else {
-      trace_->copies.push_back({c.iteration, c.tensor, a.to_host, graph_.tensor(c.tensor).bytes, a.start, now_});
+      trace_->copies.push_back({c.iteration, c.tensor, a.to_host, graph_.tensor(c.tensor).bytes, a.start, now_, a.stream});
     }
   }
   if (a.kernel) {

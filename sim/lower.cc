@@ -14,6 +14,8 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what) { throw std::invalid_argument("lower: " + what); }
 
+constexpr int kMaxLoweredStreams = 62;  // compute streams; the hardware has 32 queues (kMaxHardwareStreams)
+
 // Each op's position-numbered event (event id = position) is recorded right after its launch; swap and join
 // events are numbered after them. Records that no wait refers to are dropped at the end.
 class Lowerer {
@@ -39,6 +41,7 @@ class Lowerer {
   void lower_op(int pos);
   void copy_out(size_t a);
   void wait_before_copy_out(int st, TensorId t);
+  void arrived(TensorId t, int stream);
   void copy_in(size_t a);
   void extra_copy(const ExtraCopy& c, int pos);
   void check_copy_out(size_t a, const std::vector<size_t>& earlier);
@@ -64,6 +67,11 @@ class Lowerer {
   std::vector<int32_t> copied_in_event_;  // TensorId -> event after its copy-in, -1 none
   std::vector<int32_t> host_copy_event_;  // TensorId -> event after its latest copy to the host, -1 none
   std::vector<int32_t> alloc_event_;      // TensorId -> event right after its allocation, -1 none
+  // TensorId -> event after the latest copy of its data onto the device (swap copy-in or extra copy-in), -1 none,
+  // and the streams already ordered after it (bit per stream): every op that touches the tensor on another
+  // stream waits for it too, not only the op the copy was for.
+  std::vector<int32_t> arrival_event_;
+  std::vector<uint64_t> arrival_waited_;
   std::vector<bool> copied_to_host_;      // TensorId -> the plan copies it to the host somewhere
   std::vector<std::vector<int>> waited_;  // [stream][other stream] -> highest position already waited for
   // swap bookkeeping, by position
@@ -86,7 +94,9 @@ void Lowerer::emit(CmdKind k, int stream, OpId op, TensorId t, int32_t ev) {
 
 void Lowerer::check_schedule() {
   const size_t n = g_.ops().size();
-  if (s_.num_streams < 1) fail("schedule has num_streams " + std::to_string(s_.num_streams) + " (must be >= 1)");
+  if (s_.num_streams < 1 || s_.num_streams > kMaxLoweredStreams)
+    fail("schedule has num_streams " + std::to_string(s_.num_streams) + " (must be 1 to " +
+         std::to_string(kMaxLoweredStreams) + ": the lowering keeps sets of streams in 64 bits, beside two copy streams)");
   if (s_.order.size() != n)
     fail("schedule order has " + std::to_string(s_.order.size()) + " ops, the graph " + std::to_string(n));
   if (s_.stream_of.size() != n)
@@ -268,6 +278,8 @@ void Lowerer::alloc(TensorId t, int stream) {
   users_[i].clear();
   writers_[i].clear();
   copied_in_event_[i] = -1;
+  arrival_event_[i] = -1;
+  arrival_waited_[i] = 0;
   emit(CmdKind::Alloc, stream, -1, t);
   alloc_event_[i] = -1;
   if (copied_to_host_[i] && multi_ && !inline_copies_) {  // unused records are pruned at the end
@@ -300,13 +312,22 @@ void Lowerer::lower_op(int pos) {
     }
   }
   if (!inline_copies_)
-    for (size_t a : needs_at_[static_cast<size_t>(pos)]) emit(CmdKind::WaitEvent, s, -1, kNoTensor, in_done_[a]);
+    for (size_t a : needs_at_[static_cast<size_t>(pos)]) {
+      emit(CmdKind::WaitEvent, s, -1, kNoTensor, in_done_[a]);
+      arrival_waited_[static_cast<size_t>(plan_.actions[a].tensor)] |= uint64_t{1} << s;
+    }
 
   std::vector<TensorId> touched;  // inputs then outputs, each once
   for (TensorId t : op.inputs)
     if (std::find(touched.begin(), touched.end(), t) == touched.end()) touched.push_back(t);
   for (TensorId t : op.outputs)
     if (std::find(touched.begin(), touched.end(), t) == touched.end()) touched.push_back(t);
+  for (TensorId t : touched) {  // data a copy brought back, read or overwritten on another stream
+    const auto ti = static_cast<size_t>(t);
+    if (arrival_event_[ti] < 0 || (arrival_waited_[ti] >> s & 1)) continue;
+    emit(CmdKind::WaitEvent, s, -1, kNoTensor, arrival_event_[ti]);
+    arrival_waited_[ti] |= uint64_t{1} << s;
+  }
   for (TensorId t : touched)
     if (!g_.tensor(t).persistent && first_[static_cast<size_t>(t)] == pos) alloc(t, s);
   // A workspace of 0 bytes (a calibrated algorithm that needs none) is no allocation at all.
@@ -370,6 +391,7 @@ void Lowerer::copy_in(size_t a) {
   if (inline_copies_) {  // in stream order behind the alloc; only another stream's copy-out needs an event
     if (multi_ && host_copy >= 0) emit(CmdKind::WaitEvent, c, -1, kNoTensor, host_copy);
     emit(CmdKind::CopyIn, c, -1, x.tensor);
+    arrived(x.tensor, c);
     return;
   }
   const int32_t alloc_point = next_event_++;  // the memory may be reused from work queued on c before this
@@ -379,6 +401,17 @@ void Lowerer::copy_in(size_t a) {
   emit(CmdKind::CopyIn, h2d_, -1, x.tensor);
   emit(CmdKind::RecordEvent, h2d_, -1, kNoTensor, in_done_[a]);
   copied_in_event_[ti] = in_done_[a];
+  arrival_event_[ti] = in_done_[a];  // the op it is for waits at its launch (needs_at_)
+  arrival_waited_[ti] = 0;
+}
+
+// The data of `t` just arrived in stream order on `stream`: other streams that touch it later wait for this point.
+void Lowerer::arrived(TensorId t, int stream) {
+  if (!multi_) return;
+  const auto ti = static_cast<size_t>(t);
+  arrival_event_[ti] = next_event_++;
+  emit(CmdKind::RecordEvent, stream, -1, kNoTensor, arrival_event_[ti]);
+  arrival_waited_[ti] = uint64_t{1} << stream;
 }
 
 // A copy that changes no residency: to the host right after the op at `pos`, to the device right before it.
@@ -405,6 +438,10 @@ void Lowerer::extra_copy(const ExtraCopy& c, int pos) {
     emit(CmdKind::RecordEvent, st, -1, kNoTensor, done);
     emit(CmdKind::WaitEvent, s, -1, kNoTensor, done);
     copied_in_event_[ti] = done;
+    arrival_event_[ti] = done;
+    arrival_waited_[ti] = uint64_t{1} << s;
+  } else {
+    arrived(c.tensor, s);
   }
 }
 
@@ -473,6 +510,8 @@ Program Lowerer::run() {
   copied_in_event_.assign(nt, -1);
   host_copy_event_.assign(nt, -1);
   alloc_event_.assign(nt, -1);
+  arrival_event_.assign(nt, -1);
+  arrival_waited_.assign(nt, 0);
   copied_to_host_.assign(nt, false);
   for (const SwapAction& x : plan_.actions)
     if (x.copy_out) copied_to_host_[static_cast<size_t>(x.tensor)] = true;
@@ -485,15 +524,21 @@ Program Lowerer::run() {
     dag_ = &dag;
   }
 
+  // A persistent tensor lives on its home stream from the setup on: where its last round trip of an iteration
+  // leaves it, so that each iteration starts as the previous one ended.
+  const std::vector<int> home = persistent_home_streams(g_, s_.order, s_.stream_of, plan_);
   out_ = &p_.setup;
   for (const Tensor& t : g_.tensors())
-    if (t.persistent) emit(CmdKind::Alloc, 0, -1, t.id);
+    if (t.persistent) {
+      alloc_stream_[static_cast<size_t>(t.id)] = home[static_cast<size_t>(t.id)];
+      emit(CmdKind::Alloc, home[static_cast<size_t>(t.id)], -1, t.id);
+    }
   out_ = &p_.iteration;
   for (int i = 0; i < n_; ++i) lower_op(i);
   if (multi_) join_streams();
   out_ = &p_.teardown;
   for (const Tensor& t : g_.tensors())
-    if (t.persistent) emit(CmdKind::Free, 0, -1, t.id);
+    if (t.persistent) emit(CmdKind::Free, alloc_stream_[static_cast<size_t>(t.id)], -1, t.id);
   prune_events();
   return std::move(p_);
 }

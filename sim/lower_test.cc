@@ -325,6 +325,53 @@ TEST_CASE("a copy-out of a tensor nothing wrote waits for its allocation, not on
   CHECK(check_memory_reuse(g, p, r.trace).empty());
 }
 
+TEST_CASE("swapping beside two streams: every stream that touches a copied-in tensor waits for the copy") {
+  // big is swapped out after f1 and back for f5 (stream 0); g on stream 1 also reads it after f5. g must wait
+  // for the copy-in too, not only f5. A swapped weight w, used on stream 1, is allocated in the setup on the
+  // stream its round trip leaves it on (stream 1), so that every iteration starts as the previous one ended.
+  Chain m;
+  const TensorId w = tensor(m.g, "w", 4096, true), z = tensor(m.g, "z", 1000);
+  op(m.g, "g", {m.big, w}, {z}, 1000);  // op 6
+  Schedule s = serial(m.g);
+  s.num_streams = 2;
+  s.stream_of[6] = 1;
+  SwapPlan plan;
+  plan.actions.push_back({m.big, 1, 4, 5});
+  plan.actions.push_back({w, 0, 4, 6});
+  const Program p = lower(m.g, s, plan);
+  check_liveness(m.g, p);
+  const size_t copy_in = index_of(p, CmdKind::CopyIn, m.big);
+  const int32_t done = p.iteration[copy_in + 1].event;  // recorded right after the copy
+  REQUIRE(p.iteration[copy_in + 1].kind == CmdKind::RecordEvent);
+  bool waited = false;
+  for (size_t i = copy_in; i < index_of(p, CmdKind::Launch, 6); ++i)
+    waited |= p.iteration[i].kind == CmdKind::WaitEvent && p.iteration[i].stream == 1 && p.iteration[i].event == done;
+  CHECK(waited);
+  for (const Command& c : p.setup)
+    if (c.tensor == w) CHECK(c.stream == 1);
+  for (const Command& c : p.teardown)
+    if (c.tensor == w) CHECK(c.stream == 1);
+
+  VirtualDeviceMemory dev(1 << 30);
+  ExactCachePool pool(dev);
+  AttrKernels k;
+  LinearLink l(10.0, 10.0, 1000);
+  GpuSpec gpu = fake_gpu();
+  SimContext ctx{m.g, gpu, k, l, pool, dev};
+  SimOptions opt;
+  opt.iterations = 2;
+  opt.record_trace = true;
+  const RunResult r = simulate(p, ctx, opt);
+  REQUIRE(r.iterations_completed == 2);
+  CHECK(check_memory_reuse(m.g, p, r.trace).empty());
+  TimeNs in_end = 0, g_start = 0;
+  for (const CopyRecord& c : r.trace.copies)
+    if (c.iteration == 1 && c.tensor == m.big && !c.to_host) in_end = c.end;
+  for (const OpRecord& o : r.trace.ops)
+    if (o.iteration == 1 && o.op == 6) g_start = o.start;
+  CHECK(g_start >= in_end);
+}
+
 TEST_CASE("lowering rejects swap actions that do not fit") {
   Chain m;
   SwapPlan plan;

@@ -4,6 +4,8 @@
 #include <limits>
 #include <map>
 
+#include "sim/copy_matching.h"
+
 namespace dlsim {
 
 namespace {
@@ -28,23 +30,19 @@ std::vector<std::string> check_memory_reuse(const Graph& g, const Program& p, co
   std::map<OpId, const OpRecord*> ops;
   for (const OpRecord& r : tr.ops)
     if (r.iteration == it) ops[r.op] = &r;
-  std::map<std::pair<TensorId, bool>, std::vector<const CopyRecord*>> copies;  // (tensor, to_host), by start
-  for (const CopyRecord& c : tr.copies)
-    if (c.iteration == it) copies[{c.tensor, c.to_host}].push_back(&c);
-  for (auto& [k, v] : copies)
-    std::sort(v.begin(), v.end(), [](const CopyRecord* a, const CopyRecord* b) { return a->start < b->start; });
+  const std::vector<const CopyRecord*> copy_of = match_copies(p.iteration, tr, it);
   std::vector<const MemRecord*> mem;
   for (const MemRecord& m : tr.mem)
     if (m.iteration == it) mem.push_back(&m);
 
   std::vector<Lifetime> lives;
   std::vector<int> current(g.tensors().size(), -1);  // TensorId -> its lifetime, while allocated
-  std::map<std::pair<TensorId, bool>, size_t> copies_seen;
   size_t m = 0;
   auto touch = [&](TensorId t, TimeNs start, TimeNs end) {
     if (t != kNoTensor && current[static_cast<size_t>(t)] >= 0) lives[static_cast<size_t>(current[static_cast<size_t>(t)])].touch(start, end);
   };
-  for (const Command& c : p.iteration) {
+  for (size_t i = 0; i < p.iteration.size(); ++i) {
+    const Command& c = p.iteration[i];
     switch (c.kind) {
       case CmdKind::Alloc:
         if (m >= mem.size()) return problems;  // a trace without memory records: nothing to check
@@ -66,13 +64,9 @@ std::vector<std::string> check_memory_reuse(const Graph& g, const Program& p, co
         break;
       }
       case CmdKind::CopyIn:
-      case CmdKind::CopyOut: {
-        const auto key = std::make_pair(c.tensor, c.kind == CmdKind::CopyOut);
-        const size_t k = copies_seen[key]++;
-        const auto& v = copies[key];
-        if (k < v.size()) touch(c.tensor, v[k]->start, v[k]->end);
+      case CmdKind::CopyOut:
+        if (copy_of[i]) touch(c.tensor, copy_of[i]->start, copy_of[i]->end);
         break;
-      }
       default: break;
     }
   }

@@ -32,13 +32,15 @@ json to_json(const Trace& t) {
                    {"reserved_after", r.reserved_after}});
   j["mem"] = std::move(mem);
   json copies = json::array();
-  for (const auto& r : t.copies)
+  for (const auto& r : t.copies) {
     copies.push_back({{"iteration", r.iteration},
                       {"tensor", r.tensor},
                       {"to_host", r.to_host},
                       {"bytes", r.bytes},
                       {"start", r.start},
                       {"end", r.end}});
+    if (r.stream >= 0) copies.back()["stream"] = r.stream;
+  }
   j["copies"] = std::move(copies);
   return j;
 }
@@ -119,6 +121,8 @@ Trace trace_from_json(const json& j) {
     const json& c = copies[i];
     t.copies.push_back({field<int>(c, w, "iteration"), field<TensorId>(c, w, "tensor"), field<bool>(c, w, "to_host"),
                         field<uint64_t>(c, w, "bytes"), field<TimeNs>(c, w, "start"), field<TimeNs>(c, w, "end")});
+    // Optional: traces written before copies named their stream have none (-1: matched on tensor and direction).
+    if (c.contains("stream")) t.copies.back().stream = field<int>(c, w, "stream");
   }
   return t;
 }

@@ -40,6 +40,7 @@ struct CopyRecord {
   uint64_t bytes = 0;
   TimeNs start = 0;
   TimeNs end = 0;
+  int stream = -1;  // the stream it ran on; -1 in a trace written before copies named theirs
 };
 
 // A value that holds from `time` until the next sample (the simulator's SM occupancy).

@@ -69,6 +69,22 @@ uint64_t ProgramLoad::peak_with(const SwapPlan& plan, const std::vector<int>& st
   return l.empty() ? 0 : *std::max_element(l.begin(), l.end());
 }
 
+std::vector<int> persistent_home_streams(const Graph& g, const std::vector<OpId>& order, const std::vector<int>& stream_of,
+                                         const SwapPlan& plan) {
+  std::vector<int> home(g.tensors().size(), -1);
+  std::vector<int> last_out(g.tensors().size(), -1);
+  for (const Tensor& t : g.tensors())
+    if (t.persistent) home[static_cast<size_t>(t.id)] = 0;
+  for (const SwapAction& x : plan.actions) {
+    const auto ti = static_cast<size_t>(x.tensor);
+    if (ti >= home.size() || home[ti] < 0 || x.out_after < last_out[ti]) continue;
+    if (x.in_needed_by < 0 || static_cast<size_t>(x.in_needed_by) >= order.size()) continue;
+    last_out[ti] = x.out_after;
+    home[ti] = stream_of[static_cast<size_t>(order[static_cast<size_t>(x.in_needed_by)])];
+  }
+  return home;
+}
+
 std::vector<int> resolve_free_points(const Graph& g, const std::vector<OpId>& order, const std::vector<int>& stream_of,
                                      const SwapPlan& plan) {
   const size_t na = plan.actions.size();
@@ -80,13 +96,13 @@ std::vector<int> resolve_free_points(const Graph& g, const std::vector<OpId>& or
   std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
     return plan.actions[a].out_after < plan.actions[b].out_after;
   });
-  std::vector<int> stream(g.tensors().size(), -1);
+  std::vector<int> stream = persistent_home_streams(g, order, stream_of, plan);
   auto stream_at = [&](int pos) { return stream_of[static_cast<size_t>(order[static_cast<size_t>(pos)])]; };
   for (size_t i = 0; i < order.size(); ++i) {  // first use
     const Op& op = g.op(order[i]);
     for (const auto* v : {&op.inputs, &op.outputs})
       for (TensorId t : *v)
-        if (stream[static_cast<size_t>(t)] < 0) stream[static_cast<size_t>(t)] = g.tensor(t).persistent ? 0 : stream_at(static_cast<int>(i));
+        if (stream[static_cast<size_t>(t)] < 0) stream[static_cast<size_t>(t)] = stream_at(static_cast<int>(i));
   }
   for (size_t a : idx) {
     const SwapAction& x = plan.actions[a];

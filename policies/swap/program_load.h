@@ -41,10 +41,16 @@ class ProgramLoad {
   std::vector<std::vector<int>> uses_, writes_;
 };
 
+// The stream a persistent tensor is allocated on when an iteration starts: where its last swap round trip of
+// the iteration brings it back (the stream of the op its last copy-in serves), else stream 0. The setup allocates
+// it there, so that every iteration starts as the one before it ended. Indexed by TensorId; -1 for the others.
+std::vector<int> persistent_home_streams(const Graph& g, const std::vector<OpId>& order, const std::vector<int>& stream_of,
+                                         const SwapPlan& plan);
+
 // The position after which each action's tensor is freed: free_after when set, else the lowering's default
 // (after the next op on the tensor's allocation stream before in_issue_after, else at in_issue_after). The
-// allocation stream is the stream of the tensor's first use (stream 0 for a persistent tensor), then that of
-// the op a copy-in served. sim/lower.cc frees there; ProgramLoad counts it there.
+// allocation stream is the stream of the tensor's first use (a persistent tensor's home stream, above), then
+// that of the op a copy-in served. sim/lower.cc frees there; ProgramLoad counts it there.
 std::vector<int> resolve_free_points(const Graph& g, const std::vector<OpId>& order, const std::vector<int>& stream_of,
                                      const SwapPlan& plan);
 

@@ -356,7 +356,7 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
         DLSIM_CK(cudaMemcpyAsync(out ? h : d, out ? d : h, t.bytes, out ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice, s), ctx);
         if (record) {
           this->record(sp.end, s, ctx);
-          copies.push_back({CopyRecord{iteration, t.id, out, t.bytes, 0, 0}, sp});
+          copies.push_back({CopyRecord{iteration, t.id, out, t.bytes, 0, 0, c.stream}, sp});
         }
         break;
       }
