@@ -13,6 +13,8 @@
 #include "cli/list_command.h"
 #include "cli/model_command.h"
 #include "cli/plan_command.h"
+#include "cli/plot_command.h"
+#include "cli/plot_memory_command.h"
 #include "cli/run_command.h"
 #include "cli/simfuzz_command.h"
 #include "cli/sweep_command.h"
@@ -53,6 +55,8 @@ int main(int argc, char** argv) {
   CompareCommandOptions compare;
   FitCommandOptions fit;
   SimfuzzCommandOptions simfuzz;
+  PlotCommandOptions plot;
+  PlotMemoryCommandOptions plot_memory;
   const std::vector<Subcommand> subcommands = {
       subcommand(app, run, add_run_command, run_run_command),
       subcommand(app, model, add_model_command, run_model_command),
@@ -64,6 +68,8 @@ int main(int argc, char** argv) {
       subcommand(app, compare, add_compare_command, run_compare_command),
       subcommand(app, fit, add_fit_command, run_fit_command),
       subcommand(app, simfuzz, add_simfuzz_command, run_simfuzz_command),
+      subcommand(app, plot, add_plot_command, run_plot_command),
+      subcommand(app, plot_memory, add_plot_memory_command, run_plot_memory_command),
   };
 
   try {

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "cli/experiment.h"
+#include "cli/memory_snapshot.h"
 #include "cli/run_experiment.h"
 #include "common/config_error.h"
 #include "common/strings.h"
@@ -17,19 +18,23 @@ CLI::App* add_run_command(CLI::App& app, RunCommandOptions& o) {
   cmd->add_option("EXPERIMENT", o.experiment, "experiment file")->required()->check(CLI::ExistingFile);
   cmd->add_flag("--json", o.json, "print one JSON object");
   cmd->add_option("--chrome-trace", o.chrome_trace, "write a Chrome/Perfetto trace of the run");
+  cmd->add_option("--memory-snapshot", o.memory_snapshot,
+                  "write the run's allocation history as a PyTorch memory snapshot (pickle; pytorch.org/memory_viz)");
   return cmd;
 }
 
 int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream& err) {
   Experiment e = load_experiment(o.experiment);
   RunArtifacts artifacts;
-  ExperimentResult r = run_experiment(e, o.chrome_trace.empty() ? nullptr : &artifacts);
+  const bool want_artifacts = !o.chrome_trace.empty() || !o.memory_snapshot.empty();
+  ExperimentResult r = run_experiment(e, want_artifacts ? &artifacts : nullptr);
   for (const std::string& w : r.warnings) err << "dlsim: warning: " << w << '\n';
   if (!o.chrome_trace.empty()) {
     std::ofstream f(o.chrome_trace);
     if (!f) throw ConfigError(o.chrome_trace, 0, "--chrome-trace", "cannot write");
     f << to_chrome_trace(artifacts.trace, artifacts.graph).dump() << '\n';
   }
+  if (!o.memory_snapshot.empty()) write_memory_snapshot(o.memory_snapshot, artifacts, e.iterations);
   if (o.json) {
     out << to_json(r).dump(2) << '\n';
     return r.oom ? 3 : 0;

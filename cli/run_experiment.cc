@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "cli/swap_plan_checker.h"
@@ -152,8 +153,16 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   out.ops = g.ops().size();
   out.tensors = g.tensors().size();
 
-  VirtualDeviceMemory dev(hw.spec.memory_bytes, hw.spec.total_memory_bytes);
-  auto pool = make_pool(e, dev);
+  VirtualDeviceMemory device(hw.spec.memory_bytes, hw.spec.total_memory_bytes);
+  // With artifacts, the pool's calls and its cudaMallocs are logged too (for `dlsim run --memory-snapshot`);
+  // the recorders pass every call through, so the run is the same.
+  std::optional<LoggingDeviceMemory> logging_device;
+  if (artifacts) logging_device.emplace(device, artifacts->allocations);
+  DeviceMemory& dev = logging_device ? static_cast<DeviceMemory&>(*logging_device) : device;
+  auto inner_pool = make_pool(e, dev);
+  std::optional<LoggingPool> logging_pool;
+  if (artifacts) logging_pool.emplace(*inner_pool, artifacts->allocations);
+  PoolPolicy* pool = logging_pool ? static_cast<PoolPolicy*>(&*logging_pool) : inner_pool.get();
   SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
   SimOptions opt;
   opt.iterations = e.iterations;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/allocation_recorder.h"
 #include "cli/experiment.h"
 #include "cli/swap_planning.h"
 #include "hw/hardware.h"
@@ -54,6 +55,7 @@ struct ExperimentResult {
 struct RunArtifacts {
   Graph graph;
   Trace trace;
+  AllocationLog allocations;  // the pool's calls and the device calls beneath them (cli/allocation_recorder.h)
 };
 
 // The compiled experiment: what both backends execute.

@@ -37,7 +37,7 @@ Sweep load_sweep(const std::string& path, uint64_t max_points) {
 
 Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path, uint64_t max_points) {
   YamlMap m(node, path);
-  m.check_keys({"name", "base", "vary", "max_points"});
+  m.check_keys({"name", "base", "vary", "max_points", "plots"});
   if (max_points == 0) {
     const int64_t v = m.get_int("max_points", static_cast<int64_t>(kDefaultMaxSweepPoints));
     if (v < 1) m.fail("max_points", "must be at least 1, got " + std::to_string(v));
@@ -48,6 +48,7 @@ Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path, uint64_t 
   s.name = m.get_string("name");
   if (s.name.empty() || s.name.find_first_of("/\\ ") != std::string::npos || s.name == "." || s.name == "..")
     m.fail("name", "must be a plain folder name (no slashes or spaces)");
+  if (m.has("plots")) s.plots = sweep_plots_from_yaml(m.get("plots"), path);
   YAML::Node base = m.get("base");
   YamlMap base_map(base, path, "base");
   std::vector<std::pair<std::string, std::vector<YAML::Node>>> axes;
@@ -196,6 +197,7 @@ int run_sweep(const Sweep& s, const SweepOptions& opt, const RunFn& run, std::os
     }
   }
   std::ofstream(dir / "summary.md", std::ios::trunc) << md.str();
+  draw_sweep_plots(s.plots, dir, s.file);
   if (!opt.quiet) log << "wrote " << (dir / "runs.csv").string() << " and " << (dir / "summary.md").string() << '\n';
   return errors;
 }

@@ -11,6 +11,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/run_experiment.h"
+#include "cli/sweep_plots.h"
 
 namespace dlsim {
 
@@ -24,6 +25,7 @@ struct Sweep {
   std::string name;
   std::vector<std::string> varied_keys;  // in file order
   std::vector<SweepPoint> points;        // first varied key slowest
+  std::vector<SweepPlot> plots;          // `plots:`, drawn after the runs (cli/sweep_plots.h)
 };
 
 // How many points a sweep may expand to unless its file (`max_points:`) or `dlsim sweep --max-points` says

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages dlsim builds with (clang: the sanitizer and fuzz build, scripts/sanitize-build.sh).
+# Installs the Debian packages dlsim builds with (clang: the sanitizer and fuzz build, scripts/sanitize-build.sh),
+# and those its figures need: python3-matplotlib draws them (`dlsim plot`, a sweep's `plots:`), python3-torch's
+# memory-snapshot reader checks `dlsim run --memory-snapshot` in the tests.
 # Safe to run again: does nothing when all are present.
 # The CUDA Toolkit and cuDNN are not Debian packages: on these machines they live in /usr/local/cuda, and the
 # build uses them when found (cmake -DDLSIM_WITH_CUDA=OFF builds without).
@@ -9,6 +11,7 @@ packages=(
   libboost-graph-dev libyaml-cpp-dev catch2 libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
+  python3-matplotlib python3-torch
 )
 missing=()
 for p in "${packages[@]}"; do

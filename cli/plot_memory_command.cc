@@ -1,0 +1,79 @@
+#include "cli/plot_memory_command.h"
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <filesystem>
+#include <ostream>
+
+#include "cli/experiment.h"
+#include "cli/memory_snapshot.h"
+#include "cli/python_script.h"
+#include "cli/run_experiment.h"
+#include "common/strings.h"
+
+namespace dlsim {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Removes the temporary snapshot however the drawing ends.
+struct RemoveOnExit {
+  std::filesystem::path path;
+  ~RemoveOnExit() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove(path, ec);
+  }
+};
+
+}  // namespace
+
+CLI::App* add_plot_memory_command(CLI::App& app, PlotMemoryCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand("plot-memory", "draw a run's live and reserved memory over time, by tensor kind");
+  cmd->add_option("INPUT", o.input, "an experiment (YAML, simulated first) or a memory snapshot (.pickle)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--out", o.out, "the figure: FIG.png or FIG.svg (repeatable)")
+      ->required()
+      ->allow_extra_args(false);  // one value per --out: a later positional is not taken for a figure
+  cmd->add_option("--title", o.title, "the figure's title (default: the experiment)");
+  return cmd;
+}
+
+int run_plot_memory_command(const PlotMemoryCommandOptions& o, std::ostream& out, std::ostream& err) {
+  std::string snapshot = o.input;
+  std::string title = o.title;
+  RemoveOnExit temp;
+  if (!ends_with(o.input, ".pickle")) {
+    const Experiment e = load_experiment(o.input);
+    RunArtifacts artifacts;
+    const ExperimentResult r = run_experiment(e, &artifacts);
+    for (const std::string& w : r.warnings) err << "dlsim: warning: " << w << '\n';
+    temp.path = std::filesystem::temp_directory_path() /
+                ("dlsim-plot-memory-" + std::to_string(getpid()) + ".pickle");
+    write_memory_snapshot(temp.path.string(), artifacts, e.iterations);
+    snapshot = temp.path.string();
+    if (title.empty())
+      title = e.model + " batch " + std::to_string(e.batch) + " on " + e.hw_label() + ", pool " + e.pool.label() +
+              (e.swap.label() == "none" ? std::string() : ", swap " + e.swap.label()) + " (dlsim, " +
+              std::to_string(e.iterations) + (e.iterations == 1 ? " iteration" : " iterations") + (r.oom ? ", out of memory" : "") + ")";
+  }
+  std::vector<std::string> args = {snapshot};
+  if (!title.empty()) {
+    args.emplace_back("--title");
+    args.push_back(title);
+  }
+  for (const std::string& f : o.out) {
+    args.emplace_back("--out");
+    args.push_back(f);
+  }
+  const int rc = run_python_script("plot_memory.py", args);
+  if (rc == 0)
+    for (const std::string& f : o.out) out << "wrote " << f << '\n';
+  return rc;
+}
+
+}  // namespace dlsim

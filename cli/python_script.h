@@ -1,0 +1,21 @@
+#pragma once
+// Runs one of dlsim's Python scripts (scripts/*.py) with Debian's /usr/bin/python3: the figures are drawn by
+// matplotlib there, from the CSV and pickle files the C++ side writes (docs: README "Figures").
+// Where they are found, each overridable from the environment for an installed binary or another Python:
+//   DLSIM_PYTHON       the interpreter (default /usr/bin/python3: the `python3` on PATH may lack matplotlib)
+//   DLSIM_SCRIPTS_DIR  the folder of the scripts (default $DLSIM_SOURCE_DIR/scripts, else the source tree's)
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace dlsim {
+
+std::filesystem::path python_interpreter();
+std::filesystem::path scripts_dir();
+
+// Runs `python script args...` and waits; the script's stdout and stderr are the caller's. Returns its exit
+// status. Throws ConfigError (naming the variable that sets it) when the interpreter or the script is missing,
+// or the script was killed by a signal.
+int run_python_script(const std::string& script, const std::vector<std::string>& args);
+
+}  // namespace dlsim
