@@ -9,6 +9,7 @@
 #include <map>
 #include <vector>
 
+#include "policies/pool/forwarding_device_memory.h"
 #include "policies/pool/pool_policy.h"
 
 namespace dlsim {
@@ -45,31 +46,15 @@ class AllocationLog {
   std::vector<AllocationEvent> events_;
 };
 
-class LoggingDeviceMemory : public DeviceMemory {
+class LoggingDeviceMemory : public ForwardingDeviceMemory {
  public:
-  LoggingDeviceMemory(DeviceMemory& inner, AllocationLog& log) : inner_(inner), log_(log) {}
+  LoggingDeviceMemory(DeviceMemory& inner, AllocationLog& log) : ForwardingDeviceMemory(inner), log_(log) {}
   std::optional<DevPtr> malloc(uint64_t bytes) override;
   void free(DevPtr p) override;
-  uint64_t capacity() const override { return inner_.capacity(); }
-  uint64_t total_global_mem() const override { return inner_.total_global_mem(); }
-  uint64_t reserved() const override { return inner_.reserved(); }
-  uint64_t peak_reserved() const override { return inner_.peak_reserved(); }
-  uint64_t malloc_calls() const override { return inner_.malloc_calls(); }
-  uint64_t free_calls() const override { return inner_.free_calls(); }
-  uint64_t bytes_malloced() const override { return inner_.bytes_malloced(); }
-  uint64_t bytes_freed() const override { return inner_.bytes_freed(); }
-  bool supports_virtual_memory() const override { return inner_.supports_virtual_memory(); }
-  std::optional<DevPtr> reserve_address_range(uint64_t bytes) override { return inner_.reserve_address_range(bytes); }
-  void release_address_range(DevPtr at) override { inner_.release_address_range(at); }
   bool map_pages(DevPtr at, uint64_t bytes) override;
   void unmap_pages(DevPtr at, uint64_t bytes) override;
-  uint64_t map_calls() const override { return inner_.map_calls(); }
-  uint64_t unmap_calls() const override { return inner_.unmap_calls(); }
-  uint64_t bytes_mapped() const override { return inner_.bytes_mapped(); }
-  uint64_t bytes_unmapped() const override { return inner_.bytes_unmapped(); }
 
  private:
-  DeviceMemory& inner_;
   AllocationLog& log_;
   std::map<DevPtr, uint64_t> sizes_;  // live mallocs: cudaFree takes only the pointer
 };

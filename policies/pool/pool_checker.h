@@ -15,6 +15,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "policies/pool/forwarding_device_memory.h"
 #include "policies/pool/pool_policy.h"
 
 namespace dlsim {
@@ -25,29 +26,16 @@ class PoolInvariantError : public std::logic_error {
 };
 
 // Forwards to another DeviceMemory and remembers each live range by the size the pool asked for.
-class RecordingDeviceMemory : public DeviceMemory {
+class RecordingDeviceMemory : public ForwardingDeviceMemory {
  public:
-  explicit RecordingDeviceMemory(DeviceMemory& inner) : inner_(inner), baseline_(inner.reserved()) {}
+  explicit RecordingDeviceMemory(DeviceMemory& inner) : ForwardingDeviceMemory(inner), baseline_(inner.reserved()) {}
 
   std::optional<DevPtr> malloc(uint64_t bytes) override;
   void free(DevPtr p) override;
-  uint64_t capacity() const override { return inner_.capacity(); }
-  uint64_t total_global_mem() const override { return inner_.total_global_mem(); }
-  uint64_t reserved() const override { return inner_.reserved(); }
-  uint64_t peak_reserved() const override { return inner_.peak_reserved(); }
-  uint64_t malloc_calls() const override { return inner_.malloc_calls(); }
-  uint64_t free_calls() const override { return inner_.free_calls(); }
-  uint64_t bytes_malloced() const override { return inner_.bytes_malloced(); }
-  uint64_t bytes_freed() const override { return inner_.bytes_freed(); }
-  bool supports_virtual_memory() const override { return inner_.supports_virtual_memory(); }
   std::optional<DevPtr> reserve_address_range(uint64_t bytes) override;
   void release_address_range(DevPtr at) override;
   bool map_pages(DevPtr at, uint64_t bytes) override;
   void unmap_pages(DevPtr at, uint64_t bytes) override;
-  uint64_t map_calls() const override { return inner_.map_calls(); }
-  uint64_t unmap_calls() const override { return inner_.unmap_calls(); }
-  uint64_t bytes_mapped() const override { return inner_.bytes_mapped(); }
-  uint64_t bytes_unmapped() const override { return inner_.bytes_unmapped(); }
 
   struct Range {
     uint64_t bytes;    // what the pool asked for: the most it may use
@@ -67,7 +55,6 @@ class RecordingDeviceMemory : public DeviceMemory {
   std::function<void(DevPtr, uint64_t)> on_free;
 
  private:
-  DeviceMemory& inner_;
   uint64_t baseline_;
   std::map<DevPtr, Range> ranges_;
   std::map<DevPtr, uint64_t> mapped_;
