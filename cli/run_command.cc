@@ -52,8 +52,12 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
   out << "iteration time    " << fixed(r.iteration_time_us / 1000.0, 3) << " ms (steady state, " << r.iterations_run
       << " iterations run; first " << fixed(r.first_iteration_time_us / 1000.0, 3) << " ms)\n"
       << "peak live         " << mib(r.peak_live_bytes) << " MiB  (lower bound for any pool)\n"
-      << "peak reserved     " << mib(r.peak_reserved_bytes) << " MiB  (fragmentation "
-      << fixed(r.fragmentation() * 100.0, 1) << "%)\n"
+      << "peak reserved     " << mib(r.peak_reserved_bytes) << " MiB  ("
+      << (r.reserved_up_front()
+              ? "reserved up front by the pool's configuration, " + mib(r.up_front_reserved_bytes) +
+                    " MiB: not fragmentation"
+              : "fragmentation " + fixed(r.fragmentation() * 100.0, 1) + "%")
+      << ")\n"
       << "cudaMalloc calls  " << r.device_mallocs << ", cudaFree calls " << r.device_frees << '\n'
       << "allocator time    " << fixed(r.alloc_time_us, 1) << " us in the steady-state iteration\n"
       ;

@@ -188,6 +188,7 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   out.sm_occupancy = r.steady_sm_occupancy;
   out.streams = program.num_streams;
   out.pool_report = pool->report();
+  out.up_front_reserved_bytes = pool->up_front_bytes();
   out.kernel_model = hw.spec.kernel_model;
   out.kernel_report = hw.kernels->report(g);
   out.warnings = precision_warnings(hw.spec, g);
@@ -237,6 +238,9 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["peak_live_bytes"] = r.peak_live_bytes;
   j["peak_reserved_bytes"] = r.peak_reserved_bytes;
   j["fragmentation"] = r.fragmentation();
+  j["up_front_reserved_bytes"] = r.up_front_reserved_bytes;
+  // What the excess of peak reserved over peak live is: the pool's own reservation, or fragmentation.
+  j["reserved_excess"] = r.reserved_up_front() ? "reserved up front" : "fragmentation";
   j["device_mallocs"] = r.device_mallocs;
   j["device_frees"] = r.device_frees;
   j["alloc_time_us"] = r.alloc_time_us;

@@ -46,9 +46,15 @@ struct ExperimentResult {
   // Precision choices the GPU cannot honour and what runs instead (hw/math_path.h's precision_warnings).
   std::vector<std::string> warnings;
   nlohmann::json swap = nlohmann::json::object();  // a swap run's figures (cli/swap_planning.h); empty without
+  // What the pool took by its configuration, not by demand (PoolPolicy::up_front_bytes): cnmem's first region,
+  // tf-bfc's whole memory limit without allow_growth; 0 for pools that grow on demand.
+  uint64_t up_front_reserved_bytes = 0;
   double fragmentation() const {    // reserved / live - 1
     return peak_live_bytes ? static_cast<double>(peak_reserved_bytes) / static_cast<double>(peak_live_bytes) - 1.0 : 0.0;
   }
+  // The pool never held more than it reserved up front: its excess over the live peak is that reservation, not
+  // fragmentation (a pool that grows on demand), and reports label it so.
+  bool reserved_up_front() const { return up_front_reserved_bytes > 0 && peak_reserved_bytes <= up_front_reserved_bytes; }
 };
 
 // What a caller may keep besides the figures: the training graph and the full trace (for timelines).

@@ -55,6 +55,7 @@ class CnmemPool : public PoolPolicy {
   void deallocate(DevPtr p) override;  // throws std::logic_error on a pointer it did not hand out
   const PoolStats& stats() const override { return stats_; }
   nlohmann::json report() const override;
+  uint64_t up_front_bytes() const override { return initial_reservation_; }  // cnmemInit's region
 
  private:
   struct Block {

@@ -76,6 +76,7 @@ class CheckedPool : public PoolPolicy {
   void iteration_end(int iteration) override { pool_->iteration_end(iteration); }
   const PoolStats& stats() const override { return pool_->stats(); }
   nlohmann::json report() const override { return pool_->report(); }
+  uint64_t up_front_bytes() const override { return pool_->up_front_bytes(); }
   bool holds_frees_for_other_streams() const override { return pool_->holds_frees_for_other_streams(); }
 
   PoolPolicy& inner() { return *pool_; }

@@ -86,6 +86,10 @@ class PoolPolicy {
   // streams, for pools that follow a placement made in advance (a planned slot cannot wait for a held block;
   // MXNet's engine likewise orders a planned block's reuse after its readers).
   virtual bool holds_frees_for_other_streams() const { return true; }
+  // Device bytes the pool took by its configuration rather than by demand: cnmem's cnmemInit region, tf-bfc's
+  // first region without allow_growth (the whole memory limit). 0 for pools that grow on demand. A peak reserved
+  // no larger than this is a reservation, not fragmentation (reports say so; issue 14's honest labels).
+  virtual uint64_t up_front_bytes() const { return 0; }
 };
 
 using PoolRegistry = Registry<PoolPolicy, DeviceMemory&>;

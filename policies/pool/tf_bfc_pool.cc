@@ -103,7 +103,7 @@ bool TfBfcPool::extend(uint64_t rounded) {
     p = device_.malloc(bytes);
   }
   if (!increased) curr_region_allocation_bytes_ *= 2;  // doubling regions: the next one is larger
-  ++extends_;
+  if (extends_++ == 0) first_region_bytes_ = bytes;
   total_region_allocated_bytes_ += bytes;
   regions_.emplace(*p, bytes);
   insert_free(new_chunk(*p, bytes));

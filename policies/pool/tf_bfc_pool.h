@@ -61,6 +61,8 @@ class TfBfcPool : public PoolPolicy {
   void deallocate(DevPtr p) override;  // throws std::logic_error on a pointer it did not hand out
   const PoolStats& stats() const override { return stats_; }
   nlohmann::json report() const override;
+  // Without allow_growth the first region is the whole memory limit (or what the back-pedal got of it).
+  uint64_t up_front_bytes() const override { return options_.allow_growth ? 0 : first_region_bytes_; }
 
   static uint64_t rounded_bytes(uint64_t bytes);
   static int bin_for_size(uint64_t bytes);
@@ -88,6 +90,7 @@ class TfBfcPool : public PoolPolicy {
 
   DeviceMemory& device_;
   TfBfcOptions options_;
+  uint64_t first_region_bytes_ = 0;  // the size of the first region it got (0 before the first allocation)
   PoolStats stats_;
   uint64_t memory_limit_;
   uint64_t curr_region_allocation_bytes_;

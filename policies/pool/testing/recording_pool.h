@@ -35,6 +35,7 @@ class RecordingPool : public PoolPolicy {
   void iteration_end(int iteration) override { inner_->iteration_end(iteration); }
   const PoolStats& stats() const override { return inner_->stats(); }
   nlohmann::json report() const override { return inner_->report(); }
+  uint64_t up_front_bytes() const override { return inner_->up_front_bytes(); }
   bool holds_frees_for_other_streams() const override { return inner_->holds_frees_for_other_streams(); }
 
   const std::vector<AllocTraceOp>& ops() const { return ops_; }

@@ -1,0 +1,45 @@
+// Issue 14's honest labels: a pool that reserves by its configuration (cnmem's cnmemInit region, tf-bfc's whole
+// memory limit without allow_growth) shows its excess over the live peak as a reservation, not as fragmentation;
+// a pool that grows on demand (or one that outgrew its first reservation) shows fragmentation.
+#include <catch2/catch.hpp>
+
+#include <yaml-cpp/yaml.h>
+
+#include "cli/experiment.h"
+#include "cli/run_experiment.h"
+
+using namespace dlsim;
+
+namespace {
+
+ExperimentResult run_with(const std::string& pool) {
+  return run_experiment(experiment_from_yaml(
+      YAML::Load("{model: cifar-resnet20, batch: 32, hw: h100-sxm, swap: none, concurrency: serial, iterations: 2, pool: " +
+                 pool + "}"),
+      "excess"));
+}
+
+}  // namespace
+
+TEST_CASE("a pool's up-front reservation is labelled as such, fragmentation only for pools that grow on demand") {
+  const ExperimentResult cnmem = run_with("cnmem");  // cnmemInit: half of totalGlobalMem
+  CHECK(cnmem.up_front_reserved_bytes > 30ull << 30);
+  CHECK(cnmem.peak_reserved_bytes == cnmem.up_front_reserved_bytes);
+  CHECK(cnmem.reserved_up_front());
+
+  const ExperimentResult tf = run_with("tf-bfc");  // no allow_growth: the whole memory limit at the first call
+  CHECK(tf.up_front_reserved_bytes > 70ull << 30);
+  CHECK(tf.reserved_up_front());
+
+  const ExperimentResult small = run_with("{name: cnmem, init_size_mb: 1}");  // outgrows its 1 MiB
+  CHECK(small.up_front_reserved_bytes == 1u << 20);
+  CHECK(small.peak_reserved_bytes > small.up_front_reserved_bytes);
+  CHECK_FALSE(small.reserved_up_front());
+
+  for (const char* grows : {"{name: tf-bfc, allow_growth: true}", "pytorch-caching", "cuda-malloc"}) {
+    INFO(grows);
+    const ExperimentResult r = run_with(grows);
+    CHECK(r.up_front_reserved_bytes == 0);
+    CHECK_FALSE(r.reserved_up_front());
+  }
+}
