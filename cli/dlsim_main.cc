@@ -15,6 +15,7 @@
 #include "cli/plan_command.h"
 #include "cli/plot_command.h"
 #include "cli/plot_memory_command.h"
+#include "cli/report_command.h"
 #include "cli/run_command.h"
 #include "cli/simfuzz_command.h"
 #include "cli/sweep_command.h"
@@ -57,6 +58,7 @@ int main(int argc, char** argv) {
   SimfuzzCommandOptions simfuzz;
   PlotCommandOptions plot;
   PlotMemoryCommandOptions plot_memory;
+  ReportCommandOptions report;
   const std::vector<Subcommand> subcommands = {
       subcommand(app, run, add_run_command, run_run_command),
       subcommand(app, model, add_model_command, run_model_command),
@@ -70,6 +72,7 @@ int main(int argc, char** argv) {
       subcommand(app, simfuzz, add_simfuzz_command, run_simfuzz_command),
       subcommand(app, plot, add_plot_command, run_plot_command),
       subcommand(app, plot_memory, add_plot_memory_command, run_plot_memory_command),
+      subcommand(app, report, add_report_command, run_report_command),
   };
 
   try {

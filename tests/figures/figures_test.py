@@ -7,6 +7,7 @@ Runs with Debian's /usr/bin/python3, which has python3-matplotlib and python3-to
 the snapshot is checked with torch 1.13's own reader (torch.cuda._memory_viz.stats, which asserts that each
 segment's blocks add up to its size).
 """
+import csv
 import json
 import os
 import pickle
@@ -239,6 +240,60 @@ class MemorySnapshot(unittest.TestCase):
             r = dlsim("plot-memory", bad, "--out", os.path.join(d, "x.png"))
             self.assertEqual(r.returncode, 2)
             self.assertIn("expected a dict with 'device_traces'", r.stderr)
+
+
+class Report(unittest.TestCase):
+    def test_report_of_a_sweep_with_figures(self):
+        with tempfile.TemporaryDirectory() as d:
+            sweep = os.path.join(d, "default")
+            subprocess.run(["cp", "-r", os.path.join(ROOT, "results", "default"), sweep], check=True)
+            r = dlsim("report", sweep)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            md = open(os.path.join(sweep, "report.md")).read()
+            self.assertIn("| model (varied) | `resnet50`, `vgg16` |", md)
+            self.assertIn("| pool (varied) | `cuda-malloc`, `cnmem` |", md)
+            self.assertIn("| batch | `32` |", md)
+            # the best pool per model by iteration time, with its margin over the runner-up, from runs.csv
+            rows = list(csv.DictReader(open(os.path.join(sweep, "runs.csv"))))
+            for model in ("resnet50", "vgg16"):
+                t = {x["pool"]: float(x["iteration_time_us"]) for x in rows if x["model"] == model}
+                best, other = sorted(t, key=t.get)
+                margin = (t[other] - t[best]) / t[other] * 100
+                self.assertIn(f"| model {model} | {best} | {t[best] / 1000:.3f} ms | {margin:.1f} % | {other} |", md)
+            self.assertIn("![peak-memory.png](peak-memory.png)", md)  # the sweep's own figures, with captions
+            page = open(os.path.join(sweep, "report.html")).read()
+            self.assertEqual(page.count("data:image/png;base64,"), 2)  # inline: one file to send
+            self.assertIn("<table>", page)
+            first = (md, page)
+            self.assertEqual(dlsim("report", sweep).returncode, 0)  # the same bytes again
+            self.assertEqual(first, (open(os.path.join(sweep, "report.md")).read(),
+                                     open(os.path.join(sweep, "report.html")).read()))
+
+    def test_report_draws_a_figure_when_the_sweep_has_none(self):
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run(["cp", CSV, os.path.join(d, "runs.csv")], check=True)
+            r = dlsim("report", d, "--metric", "peak_reserved_bytes")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            md = open(os.path.join(d, "report.md")).read()
+            self.assertIn("best by peak reserved memory", md)
+            self.assertIn("![report-figure.png](report-figure.png)", md)
+            self.assertGreater(os.path.getsize(os.path.join(d, "report-figure.png")), 5000)
+
+    def test_bad_input(self):
+        with tempfile.TemporaryDirectory() as d:
+            r = dlsim("report", d)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("runs.csv: no such file", r.stderr)
+            subprocess.run(["cp", CSV, os.path.join(d, "runs.csv")], check=True)
+            r = dlsim("report", d, "--metric", "speed")
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("--metric speed: not a metric", r.stderr)
+            self.assertIn("iteration_time_us", r.stderr)  # the columns are listed
+            with open(os.path.join(d, "runs.csv"), "w") as f:
+                f.write("a,b\n1,2\n")
+            r = dlsim("report", d)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("not a dlsim runs.csv", r.stderr)
 
 
 if __name__ == "__main__":
