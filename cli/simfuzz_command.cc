@@ -5,6 +5,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -33,7 +34,7 @@ CLI::App* add_simfuzz_command(CLI::App& app, SimfuzzCommandOptions& o) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))->capture_default_str();
   cmd->add_option("--progress", o.progress_every, "print a progress line every n runs (0: never)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  cmd->add_option("--hang-seconds", o.hang_seconds, "a case running longer than this is a hang: print its seed, exit 4 (0: no limit)")
+  cmd->add_option("--hang-seconds", o.hang_seconds, "a case using more CPU time than this is a hang: print its seed, exit 4 (0: no limit)")
       ->check(CLI::Range(int64_t{0}, int64_t{86400}))->capture_default_str();
   cmd->add_flag("--verbose", o.verbose, "print one line per case before it runs");
   return cmd;
@@ -41,18 +42,28 @@ CLI::App* add_simfuzz_command(CLI::App& app, SimfuzzCommandOptions& o) {
 
 namespace {
 
-// The seed in flight, preformatted, for the signal handlers: a hang (the alarm), an assertion (abort) or a crash
-// ends the process, and the one thing worth printing then is which seed did it.
+// The seed in flight, preformatted, for the signal handlers: a hang (the CPU-time timer), an assertion (abort) or a
+// crash ends the process, and the one thing worth printing then is which seed did it.
 char g_in_flight[160] = "simfuzz: no case running\n";
 
 extern "C" void report_in_flight(int sig) {
-  const char* what = sig == SIGALRM ? "simfuzz: HANG (no result within --hang-seconds) in " : "simfuzz: CRASH in ";
+  const char* what = sig == SIGPROF ? "simfuzz: HANG (no result within --hang-seconds of CPU time) in " : "simfuzz: CRASH in ";
   if (::write(STDERR_FILENO, what, std::strlen(what)) < 0 ||
       ::write(STDERR_FILENO, g_in_flight, std::strlen(g_in_flight)) < 0) {
   }
-  if (sig == SIGALRM) _exit(4);
+  if (sig == SIGPROF) _exit(4);
   std::signal(sig, SIG_DFL);
   std::raise(sig);
+}
+
+// Arms (seconds > 0) or disarms the process's CPU-time timer, whose SIGPROF reports a hang.
+void set_cpu_timer(double seconds) {
+  itimerval t{};
+  if (seconds > 0) {
+    t.it_value.tv_sec = static_cast<time_t>(seconds);
+    t.it_value.tv_usec = static_cast<suseconds_t>((seconds - static_cast<double>(t.it_value.tv_sec)) * 1e6);
+  }
+  setitimer(ITIMER_PROF, &t, nullptr);
 }
 
 void write_case(const FuzzCase& c, const std::string& path, const std::string& note) {
@@ -91,7 +102,7 @@ int run_simfuzz_command(const SimfuzzCommandOptions& o, std::ostream& out, std::
   int64_t violations = 0, done = 0;
   uint64_t events = 0;
   if (!o.shrink_to.empty()) std::filesystem::create_directories(o.shrink_to);
-  std::signal(SIGALRM, report_in_flight);
+  std::signal(SIGPROF, report_in_flight);
   for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) std::signal(sig, report_in_flight);
   for (int64_t i = 0; i < o.runs; ++i) {
     const uint64_t seed = o.seed + static_cast<uint64_t>(i);
@@ -99,11 +110,13 @@ int run_simfuzz_command(const SimfuzzCommandOptions& o, std::ostream& out, std::
     const FuzzCase c = generate_fuzz_case(seed);
     std::snprintf(g_in_flight, sizeof g_in_flight, "seed %llu (dlsim simfuzz --seed %llu --runs 1)\n",
                   static_cast<unsigned long long>(seed), static_cast<unsigned long long>(seed));
-    if (o.hang_seconds > 0) alarm(static_cast<unsigned>(o.hang_seconds));
+    // The limit is CPU time (ITIMER_PROF: user and system), not wall time: a campaign at nice 19 beside builds gets
+    // a sliver of a core, and a 2-second case then took over 120 s of wall time (a false hang, seed 12,010,042).
+    set_cpu_timer(o.hang_seconds);
     FuzzRunOptions ro;
     ro.check_determinism = o.determinism_every > 0 && seed % static_cast<uint64_t>(o.determinism_every) == 0;
     const FuzzRun r = run_fuzz_case(c, ro);
-    alarm(0);
+    set_cpu_timer(0);
     ++done;
     ++counts[r.outcome];
     events += r.events;

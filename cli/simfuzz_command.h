@@ -25,7 +25,7 @@ struct SimfuzzCommandOptions {
   int64_t max_violations = 10;    // stop after this many
   int64_t determinism_every = 16; // run every n-th case twice and compare (0: never)
   int64_t progress_every = 0;     // print a progress line every n runs (0: never)
-  int64_t hang_seconds = 300;     // a case that runs longer is a hang (exit 4, its seed on stderr)
+  int64_t hang_seconds = 300;     // a case that uses more CPU time is a hang (exit 4, its seed on stderr)
   bool verbose = false;           // one line per run
 };
 
