@@ -9,6 +9,7 @@ packages=(
   libboost-graph-dev libyaml-cpp-dev catch2 libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
+  openmpi-bin libopenmpi-dev
 )
 missing=()
 for p in "${packages[@]}"; do
