@@ -30,14 +30,16 @@ kill_and_resume() {  # kill_and_resume ROWS|@SECONDS
   fi
   kill -KILL "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  rows=$(($(wc -l <"$csv") - 1))
+  rows=0
+  [[ -f $csv ]] && rows=$(($(wc -l <"$csv") - 1))  # killed before it wrote anything: no file, or a header
+  ((rows < 0)) && rows=0
   echo "killed at $1: $rows of $total rows on disk"
   if ((rows >= total)); then
     echo "the sweep finished before the kill: it is too short for this test" >&2
     exit 1
   fi
   "$dlsim" sweep "$sweep" --jobs 2 --results-dir "$dir" --resume >"$work/resume.log"
-  grep -q "^resuming .*: $rows of $total points done" "$work/resume.log" || {
+  grep -q -e "^resuming .*: $rows of $total points done" -e "^nothing to resume" "$work/resume.log" || {
     echo "unexpected resume log:" >&2
     head -3 "$work/resume.log" >&2
     exit 1
@@ -48,5 +50,5 @@ kill_and_resume() {  # kill_and_resume ROWS|@SECONDS
 
 kill_and_resume 1
 kill_and_resume $((total / 2))
-kill_and_resume @0.5
+kill_and_resume @0.3
 echo "every resumed runs.csv equals the uninterrupted one"
