@@ -4,7 +4,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <tuple>
 
 #include "common/yaml_reader.h"
@@ -41,7 +40,9 @@ YAML::Node merged(const YAML::Node& base, const YAML::Node& over) {
 // lock; what is built from the copies (cost models, links) happens outside it.
 struct ParsedHardwareFile {
   YAML::Node document;
-  std::optional<GpuSpec> spec;  // read on the first load without overrides (overrides may complete a file)
+  // Read on the first load without overrides (overrides may complete a file); copied by each load outside the
+  // lock (a calibrated file's spec holds thousands of measured kernel times).
+  std::shared_ptr<const GpuSpec> spec;
 };
 
 std::mutex& hardware_cache_mutex() {
@@ -74,10 +75,11 @@ Hardware load_hardware(const std::string& name_or_path, const YAML::Node& overri
     lock.unlock();
     return hardware_from_yaml(document, path);
   }
-  if (!file->spec) file->spec = gpu_spec_from_yaml(file->document, path);  // an error leaves it unset: thrown again
-  GpuSpec spec = *file->spec;
+  if (!file->spec)  // an error leaves it unset: thrown again
+    file->spec = std::make_shared<const GpuSpec>(gpu_spec_from_yaml(file->document, path));
+  const std::shared_ptr<const GpuSpec> spec = file->spec;
   lock.unlock();
-  return hardware_from_spec(std::move(spec));
+  return hardware_from_spec(*spec);
 }
 
 Hardware hardware_from_yaml(const YAML::Node& node, const std::string& path) {
