@@ -49,6 +49,9 @@ int run_sweep_command(const SweepCommandOptions& o, std::ostream& out, std::ostr
   if (o.mpi && !mpi_built()) throw ConfigError("<command line>", 0, "--mpi", mpi_not_built_message());
   if (o.mpi && (!o.shard.empty() || !o.merge.empty()))
     throw ConfigError("<command line>", 0, "--mpi", "runs the whole sweep: leave out --shard and --merge");
+  if (o.mpi && o.jobs)
+    throw ConfigError("<command line>", 0, "--jobs",
+                      "with --mpi each rank runs one point at a time: start more ranks (mpirun -np N) instead");
   if (!o.merge.empty() && (o.resume || !o.shard.empty()))
     throw ConfigError("<command line>", 0, "--merge", "joins finished shards: leave out --resume and --shard");
   SweepOptions opt;
