@@ -22,27 +22,29 @@ GraphCache::Key GraphCache::key_of(const Experiment& e) {
 
 std::shared_ptr<const Graph> GraphCache::get(const Experiment& e) {
   const Key key = key_of(e);
-  std::promise<std::shared_ptr<const Graph>> build;
-  std::shared_future<std::shared_ptr<const Graph>> graph;
-  bool builder = false;
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    auto it = graphs_.find(key);
-    if (it == graphs_.end()) {
-      it = graphs_.emplace(key, build.get_future().share()).first;
-      builder = true;
-      ++builds_;
-    }
-    graph = it->second;
-  }
-  if (builder) {  // outside the lock: other keys build meanwhile; callers of this one wait in get()
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto [it, first] = graphs_.try_emplace(key);
+  Entry& entry = it->second;
+  if (first) {
+    ++builds_;
+    lock.unlock();  // other keys build meanwhile; callers of this one wait below
+    std::shared_ptr<const Graph> graph;
+    std::exception_ptr error;
     try {
-      build.set_value(std::make_shared<const Graph>(build_experiment_graph(e)));
+      graph = std::make_shared<const Graph>(build_experiment_graph(e));
     } catch (...) {
-      build.set_exception(std::current_exception());
+      error = std::current_exception();
     }
+    lock.lock();
+    entry.graph = std::move(graph);
+    entry.error = error;
+    entry.ready = true;
+    built_.notify_all();
+  } else {
+    built_.wait(lock, [&entry] { return entry.ready; });
   }
-  return graph.get();
+  if (entry.error) std::rethrow_exception(entry.error);
+  return entry.graph;
 }
 
 size_t GraphCache::builds() const {

@@ -2,7 +2,8 @@
 // The training graphs of a sweep, each built once per (model, batch, model options) and shared by every point
 // and thread that needs it. A sweep over pools, swap and concurrency policies or hardware runs the same graph
 // many times; building it (and, for an ONNX model, reading the file) was a large part of a small point's time.
-#include <future>
+#include <condition_variable>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,8 +29,16 @@ class GraphCache {
   // max_graph_nodes (file: an ONNX model's error names the experiment file).
   using Key = std::tuple<std::string, int64_t, int64_t, int64_t, int, int, int, int, int, int64_t, std::string>;
   static Key key_of(const Experiment& e);
+  struct Entry {
+    bool ready = false;
+    std::shared_ptr<const Graph> graph;
+    std::exception_ptr error;
+  };
+  // One lock and condition for all entries (plain mutex and condition variable rather than std::future: thread
+  // checkers such as Helgrind follow them, and a build is rare next to the runs that use it).
   mutable std::mutex mutex_;
-  std::map<Key, std::shared_future<std::shared_ptr<const Graph>>> graphs_;
+  std::condition_variable built_;
+  std::map<Key, Entry> graphs_;  // std::map: an entry stays where it is while others are added
   size_t builds_ = 0;
 };
 
