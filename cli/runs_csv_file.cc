@@ -33,11 +33,10 @@ void write_fully(int fd, const std::string& text, const std::string& path) {
 }  // namespace
 
 RunsCsvFile RunsCsvFile::create(const std::string& path, const std::string& header) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) fail(path, "cannot create");
-  RunsCsvFile f(path, fd);
-  f.append(header);
-  return f;
+  // The header goes in by rename: a kill at any moment leaves the old file, or one with a complete header that
+  // --resume accepts, never an empty or half-written one that it would have to refuse.
+  write_file_atomically(path, header + "\n");
+  return append_to(path, header.size() + 1);
 }
 
 RunsCsvFile RunsCsvFile::append_to(const std::string& path, uint64_t keep_bytes) {

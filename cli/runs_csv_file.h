@@ -12,7 +12,7 @@ namespace dlsim {
 
 class RunsCsvFile {
  public:
-  // Creates `path` (emptying an existing file) and writes `header` as its first line.
+  // Replaces `path` by a file holding `header` as its first line (atomically: write_file_atomically).
   static RunsCsvFile create(const std::string& path, const std::string& header);
   // Opens an existing file to append to, first cutting it to its first `keep_bytes` bytes (a torn last line).
   static RunsCsvFile append_to(const std::string& path, uint64_t keep_bytes);
