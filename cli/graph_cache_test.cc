@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -74,7 +76,7 @@ TEST_CASE("a run from the cache gives the same result as one that builds its own
 }
 
 TEST_CASE("a real sweep on two threads writes the same files as on one") {
-  const fs::path dir = fs::temp_directory_path() / "dlsim_graph_cache_test";
+  const fs::path dir = fs::temp_directory_path() / ("dlsim_graph_cache_test_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   const fs::path file = dir / "real.yaml";

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -15,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 fs::path temp_file(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / "dlsim_runs_csv_file_test";
+  const fs::path dir = fs::temp_directory_path() / ("dlsim_runs_csv_file_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir / name;
 }

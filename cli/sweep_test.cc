@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,7 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 std::string write_temp(const std::string& name, const std::string& text) {
-  fs::path dir = fs::temp_directory_path() / "dlsim_sweep_test";
+  fs::path dir = fs::temp_directory_path() / ("dlsim_sweep_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   fs::path p = dir / name;
   std::ofstream(p) << text;
@@ -42,7 +44,7 @@ TEST_CASE("a sweep expands to the cartesian product, first key slowest") {
 TEST_CASE("a run that fails becomes an error row and the sweep goes on") {
   Sweep s = load_sweep(write_temp("s.yaml", kSweep));
   SweepOptions opt;
-  opt.results_dir = (fs::temp_directory_path() / "dlsim_sweep_test" / "results").string();
+  opt.results_dir = (fs::temp_directory_path() / ("dlsim_sweep_test_" + std::to_string(::getpid())) / "results").string();
   opt.quiet = true;
   int calls = 0;
   std::ostringstream log;
@@ -139,7 +141,7 @@ const char* kBigSweep =
     "  pool: [cuda-malloc, cnmem, {name: cnmem, init_size_mb: 64}, pytorch-caching]\n  iterations: [1, 2, 3]\n";
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / "dlsim_sweep_test" / name;
+  const fs::path d = fs::temp_directory_path() / ("dlsim_sweep_test_" + std::to_string(::getpid())) / name;
   fs::remove_all(d);
   return d;
 }
