@@ -187,7 +187,7 @@ TEST_CASE("runs.csv and summary.md are byte for byte the same for any number of 
   }
 }
 
-TEST_CASE("--resume runs only the points without a row and ends with the uninterrupted runs.csv") {
+TEST_CASE("a resumed sweep (--resume) runs only the points without a row and ends with the uninterrupted runs.csv") {
   const Sweep s = load_sweep(write_temp("big.yaml", kBigSweep));
   std::ostringstream log;
   const fs::path full = fresh_dir("resume-full");
@@ -227,7 +227,7 @@ TEST_CASE("--resume runs only the points without a row and ends with the uninter
   CHECK(slurp(part / "big" / "runs.csv") == expected);
 }
 
-TEST_CASE("--resume refuses a runs.csv it cannot read or did not write, and leaves it as it is") {
+TEST_CASE("a resumed sweep (--resume) refuses a runs.csv it cannot read or did not write, and leaves it as it is") {
   const Sweep s = load_sweep(write_temp("big.yaml", kBigSweep));
   std::ostringstream log;
   const fs::path d = fresh_dir("resume-bad");
