@@ -5,6 +5,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "cli/graph_cache.h"
 #include "cli/swap_plan_checker.h"
 #include "cli/swap_planning.h"
 #include "common/config_error.h"
@@ -48,17 +49,17 @@ void check_max_streams(const Experiment& e) {
                           " streams (CUDA_DEVICE_MAX_CONNECTIONS hardware work queues; more streams share queues)");
 }
 
-PreparedExperiment prepare_experiment(const Experiment& e) {
-  Graph g;
+Graph build_experiment_graph(const Experiment& e) {
   try {
-    g = build_training_graph(e.model, model_options(e));
+    return build_training_graph(e.model, model_options(e));
   } catch (const ConfigError& err) {
     // The builder names the model and the layer; the experiment file is what the user edits.
     if (e.file.empty() || err.file() == e.file) throw;
     throw ConfigError(e.file, 0, "model", err.what());
   }
-  return prepare_experiment(e, std::move(g));
 }
+
+PreparedExperiment prepare_experiment(const Experiment& e) { return prepare_experiment(e, build_experiment_graph(e)); }
 
 PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph) {
   PreparedExperiment p;
@@ -127,13 +128,13 @@ namespace {
   throw ConfigError(e.file, yaml_line(set), "hw_override." + err.key(), err.message());
 }
 
-ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts);
+ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs);
 
 }  // namespace
 
-ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
+ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs) {
   try {
-    return run_experiment_as_given(e, artifacts);
+    return run_experiment_as_given(e, artifacts, graphs);
   } catch (const ConfigError& err) {
     rethrow_at_override(e, err);
   }
@@ -141,12 +142,12 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts) {
 
 namespace {
 
-ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts) {
+ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs) {
   const auto wall_start = std::chrono::steady_clock::now();
   ExperimentResult out;
   out.experiment = e;
 
-  PreparedExperiment prep = prepare_experiment(e);
+  PreparedExperiment prep = graphs ? prepare_experiment(e, Graph(*graphs->get(e))) : prepare_experiment(e);
   Graph& g = prep.graph;
   const Hardware& hw = prep.hw;
   const Program& program = prep.program;

@@ -76,6 +76,9 @@ struct PreparedExperiment {
 // A concurrency policy's max_streams above kMaxHardwareStreams: a ConfigError naming the limit.
 void check_max_streams(const Experiment& e);
 PreparedExperiment prepare_experiment(const Experiment& e);
+// The experiment's training graph, as prepare_experiment(e) builds it: a builder's error that names another file
+// (the zoo, an ONNX file) is given the experiment's file and key `model`.
+Graph build_experiment_graph(const Experiment& e);
 // The same for a training graph built elsewhere (dlsim simfuzz's random models); e.model is not read.
 PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph);
 
@@ -83,8 +86,11 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
 // its capacity) fails only here; its ConfigError is given the experiment's file, the pool's line and key.
 std::unique_ptr<PoolPolicy> make_pool(const Experiment& e, DeviceMemory& device);
 
-// artifacts != nullptr: record the full trace (slower) and hand it over with the graph.
-ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts = nullptr);
+class GraphCache;
+// artifacts != nullptr: record the full trace (slower) and hand it over with the graph. graphs != nullptr: the
+// training graph comes from (and is built once into) that cache (cli/graph_cache.h; `dlsim sweep`), a copy per
+// run since hardware-specific steps (measured workspaces) modify it. Safe to call from several threads at once.
+ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts = nullptr, GraphCache* graphs = nullptr);
 // Everything `dlsim run --json` prints. with_wall_time=false drops sim_wall_ms (for byte-identical outputs).
 nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time = true);
 

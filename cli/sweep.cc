@@ -1,10 +1,17 @@
 #include "cli/sweep.h"
 
+#include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <mutex>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
+#include "cli/csv_line.h"
+#include "cli/runs_csv_file.h"
+#include "cli/sweep_progress.h"
+#include "cli/sweep_resume.h"
+#include "cli/sweep_runner.h"
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
@@ -20,13 +27,6 @@ YAML::Node merged(const YAML::Node& base, const std::vector<std::pair<std::strin
   YAML::Node out = YAML::Clone(base);
   for (const auto& [k, v] : overrides) out[k] = YAML::Clone(v);
   return out;
-}
-
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += (c == '"') ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 }  // namespace
@@ -108,20 +108,42 @@ Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path, uint64_t 
   }
 }
 
-std::string runs_csv_header() {
-  return "model,batch,hw,pool,swap,concurrency,iterations,status,iteration_time_us,peak_live_bytes,"
-         "peak_reserved_bytes,fragmentation,device_mallocs,device_frees,alloc_time_us,events,"
-         "no_swap_iteration_time_us,no_swap_peak_live_bytes,overhead,swap_target_bytes,swap_limit_met,swap_out_bytes,"
-         "swap_in_bytes,swap_transfers,copy_d2h_busy,copy_h2d_busy,swap_lower_bound_us,swap_planned_peak_bytes,"
-         "ideal_iteration_us,error";
+namespace {
+
+const char* const kKeyColumns =
+    "model,batch,hw,pool,swap,concurrency,iterations,image_size,seq_len,optimizer,precision,tf32,memory_format,"
+    "kernels,launch,max_graph_nodes";
+
+}  // namespace
+
+size_t runs_csv_key_columns() {
+  const std::string k = kKeyColumns;
+  return static_cast<size_t>(std::count(k.begin(), k.end(), ',')) + 1;
 }
 
-std::string runs_csv_row(const ExperimentResult& r, const std::string& status, const std::string& error) {
-  const Experiment& e = r.experiment;
+std::string runs_csv_header() {
+  std::string h = kKeyColumns;
+  h += ",status,iteration_time_us,peak_live_bytes,"
+       "peak_reserved_bytes,fragmentation,device_mallocs,device_frees,alloc_time_us,events,"
+       "no_swap_iteration_time_us,no_swap_peak_live_bytes,overhead,swap_target_bytes,swap_limit_met,swap_out_bytes,"
+       "swap_in_bytes,swap_transfers,copy_d2h_busy,copy_h2d_busy,swap_lower_bound_us,swap_planned_peak_bytes,"
+       "ideal_iteration_us,error";
+  return h;
+}
+
+std::string runs_csv_key(const Experiment& e) {
   std::ostringstream o;
   o << csv_escape(e.model) << ',' << e.batch << ',' << csv_escape(e.hw_label()) << ',' << csv_escape(e.pool.label()) << ','
     << csv_escape(e.swap.label()) << ',' << csv_escape(e.concurrency.label()) << ',' << e.iterations << ','
-    << status << ',';
+    << e.image_size << ',' << e.seq_len << ',' << to_string(e.optimizer) << ',' << to_string(e.precision) << ','
+    << to_string(e.tf32) << ',' << to_string(e.memory_format) << ',' << to_string(e.kernels) << ','
+    << to_string(e.launch) << ',' << e.max_graph_nodes;
+  return o.str();
+}
+
+std::string runs_csv_row(const ExperimentResult& r, const std::string& status, const std::string& error) {
+  std::ostringstream o;
+  o << runs_csv_key(r.experiment) << ',' << status << ',';
   if (status == "error") {
     o << ",,,,,,,,,,,,,,,,,,,,,";
   } else {
@@ -147,59 +169,217 @@ std::string runs_csv_row(const ExperimentResult& r, const std::string& status, c
     num("swap_planned_peak_bytes", 0);
     o << fixed(r.ideal_iteration_us, 3) << ',';
   }
-  o << csv_escape(status == "oom" ? r.oom_where : error);
+  // One line per row whatever the message: the file is read back line by line (--resume, --merge).
+  std::string message = status == "oom" ? r.oom_where : error;
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  std::replace(message.begin(), message.end(), '\r', ' ');
+  o << csv_escape(message);
   return o.str();
 }
 
-int run_sweep(const Sweep& s, const SweepOptions& opt, const RunFn& run, std::ostream& log) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::path(opt.results_dir) / s.name;
-  fs::create_directories(dir);
-  std::ofstream csv(dir / "runs.csv", std::ios::trunc);
-  if (!csv) throw ConfigError((dir / "runs.csv").string(), 0, "", "cannot write");
-  csv << runs_csv_header() << '\n' << std::flush;
+PointRow run_point(const Experiment& e, const RunFn& run) {
+  ExperimentResult r;
+  r.experiment = e;
+  PointRow row;
+  row.status = "ok";
+  try {
+    r = run(e);
+    r.experiment = e;
+    if (r.oom) row.status = "oom";
+  } catch (const std::exception& ex) {
+    row.status = "error";
+    row.error = ex.what();
+  }
+  row.line = runs_csv_row(r, row.status, row.error);
+  return row;
+}
 
+PointExecutor thread_executor(const Sweep& s, const RunFn& run, int jobs, const std::atomic<bool>* stop) {
+  return [&s, run, jobs, stop](const std::vector<size_t>& todo, const RowSink& sink) {
+    run_on_threads(todo.size(), jobs, [&](size_t k) { sink(todo[k], run_point(s.points[todo[k]].parsed, run)); }, stop);
+  };
+}
+
+namespace {
+
+std::string describe(const Experiment& e) {
+  std::string d = e.model;
+  d += " b" + std::to_string(e.batch) + " " + e.hw_label() + " " + e.pool.label() + " " + e.swap.label() + " " +
+       e.concurrency.label();
+  return d;
+}
+
+std::string ordered_csv(const std::vector<std::string>& rows) {
+  std::string text = runs_csv_header();
+  text += '\n';
+  for (const auto& r : rows) {
+    text += r;
+    text += '\n';
+  }
+  return text;
+}
+
+int error_rows(const std::vector<std::string>& rows) {
+  const size_t status = runs_csv_key_columns();
+  std::vector<std::string> f;
+  int errors = 0;
+  for (const auto& r : rows) errors += split_csv_line(r, f) && f.size() > status && f[status] == "error";
+  return errors;
+}
+
+}  // namespace
+
+std::string sweep_results_dir(const Sweep& s, const SweepOptions& opt) {
+  std::filesystem::path dir = std::filesystem::path(opt.results_dir) / s.name;
+  if (opt.shard.count > 1) dir /= opt.shard.folder();
+  return dir.string();
+}
+
+SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opt, const RunFn& run, std::ostream& log) {
+  return run_sweep(s, opt, thread_executor(s, run, opt.jobs, opt.stop), log);
+}
+
+SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opt, const PointExecutor& execute, std::ostream& log) {
+  namespace fs = std::filesystem;
+  const fs::path dir = sweep_results_dir(s, opt);
+  const std::string csv_path = (dir / "runs.csv").string();
+  SweepOutcome out;
+
+  // This process's points, and the key of each (empty: another shard's).
+  std::vector<std::string> wanted(s.points.size());
+  for (size_t i = 0; i < s.points.size(); ++i)
+    if (opt.shard.owns(i)) {
+      wanted[i] = runs_csv_key(s.points[i].parsed);
+      ++out.points;
+    }
+
+  std::vector<std::optional<std::string>> rows(s.points.size());
+  std::optional<RunsCsvFile> file;
+  if (opt.resume && fs::exists(csv_path)) {
+    // Read and matched before anything is written: a foreign or unreadable file is an error and stays untouched.
+    const RunsCsvRows found = read_runs_csv(csv_path, runs_csv_header());
+    rows = match_rows({found}, wanted, runs_csv_key_columns());
+    file.emplace(RunsCsvFile::append_to(csv_path, found.intact_bytes));
+    for (const auto& r : rows) out.resumed += r.has_value();
+    if (!opt.quiet)
+      log << "resuming " << csv_path << ": " << out.resumed << " of " << out.points << " points done"
+          << (found.torn_last_line ? " (a torn last line dropped)" : "") << '\n';
+  } else {
+    if (opt.resume && !opt.quiet) log << "nothing to resume in " << csv_path << ": starting the sweep\n";
+    fs::create_directories(dir);
+    file.emplace(RunsCsvFile::create(csv_path, runs_csv_header()));
+  }
+
+  std::vector<size_t> todo;
+  for (size_t i = 0; i < s.points.size(); ++i)
+    if (!wanted[i].empty() && !rows[i]) todo.push_back(i);
+
+  SweepProgress progress(log, opt.quiet ? SweepProgress::Style::Quiet
+                              : opt.terminal ? SweepProgress::Style::Terminal
+                                             : SweepProgress::Style::Lines,
+                         out.points, out.resumed);
+  std::mutex rows_mutex;
+  execute(todo, [&](size_t point, PointRow row) {
+    file->append(row.line);  // first on disk: a kill after this line loses nothing
+    {
+      const std::lock_guard<std::mutex> lock(rows_mutex);
+      rows[point] = row.line;
+      ++out.ran;
+    }
+    progress.finished(describe(s.points[point].parsed),
+                      row.status == "error" ? "error (" + row.error + ")" : row.status, row.status == "error");
+  });
+  progress.close();
+  file.reset();
+
+  std::vector<std::string> ordered;
+  for (size_t i = 0; i < s.points.size(); ++i)
+    if (rows[i]) ordered.push_back(*rows[i]);
+  write_file_atomically(csv_path, ordered_csv(ordered));
+  out.errors = error_rows(ordered);
+  out.stopped = ordered.size() < out.points;
+  if (out.stopped) {
+    log << "stopped: " << ordered.size() << " of " << out.points << " points done, their rows in " << csv_path << '\n';
+    if (!opt.resume_command.empty()) log << "to finish the sweep: " << opt.resume_command << '\n';
+    return out;
+  }
+  write_file_atomically((dir / "summary.md").string(), sweep_summary(s, ordered));
+  draw_sweep_plots(s.plots, dir, s.file);  // figures beside summary.md, linked from it
+  if (!opt.quiet) log << "wrote " << csv_path << " and " << (dir / "summary.md").string() << '\n';
+  return out;
+}
+
+int merge_sweep(const Sweep& s, const std::vector<std::string>& inputs, const std::string& results_dir, std::ostream& log) {
+  namespace fs = std::filesystem;
+  std::vector<RunsCsvRows> files;
+  for (const auto& in : inputs) {
+    const std::string path = fs::is_directory(in) ? (fs::path(in) / "runs.csv").string() : in;
+    files.push_back(read_runs_csv(path, runs_csv_header()));
+    if (files.back().torn_last_line)
+      throw ConfigError(path, 0, "", "its last line is torn (the shard was killed): finish it with --resume first");
+  }
+  std::vector<std::string> wanted;
+  for (const auto& p : s.points) wanted.push_back(runs_csv_key(p.parsed));
+  const auto rows = match_rows(files, wanted, runs_csv_key_columns());
+  std::vector<std::string> ordered;
+  size_t missing = 0;
+  std::string first_missing;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i]) {
+      ordered.push_back(*rows[i]);
+    } else if (missing++ == 0) {
+      first_missing = describe(s.points[i].parsed);
+    }
+  }
+  if (missing)
+    throw ConfigError(s.file, 0, "", std::to_string(missing) + " of " + std::to_string(s.points.size()) +
+                                         " points have no row in the merged files (the first: " + first_missing +
+                                         "); merge every shard, finishing unfinished ones with --resume");
+  const fs::path dir = fs::path(results_dir) / s.name;
+  fs::create_directories(dir);
+  write_file_atomically((dir / "runs.csv").string(), ordered_csv(ordered));
+  write_file_atomically((dir / "summary.md").string(), sweep_summary(s, ordered));
+  draw_sweep_plots(s.plots, dir, s.file);
+  log << "merged " << files.size() << " files, " << ordered.size() << " rows: wrote " << (dir / "runs.csv").string()
+      << " and " << (dir / "summary.md").string() << '\n';
+  return error_rows(ordered);
+}
+
+std::string sweep_summary(const Sweep& s, const std::vector<std::string>& rows) {
+  std::vector<std::string> names;
+  split_csv_line(runs_csv_header(), names);
+  auto column = [&](const char* name) {
+    return static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  const size_t model = column("model"), batch = column("batch"), hw = column("hw"), pool = column("pool"),
+               swap = column("swap"), concurrency = column("concurrency"), status = column("status"),
+               iteration = column("iteration_time_us"), live = column("peak_live_bytes"),
+               reserved = column("peak_reserved_bytes"), mallocs = column("device_mallocs"),
+               alloc = column("alloc_time_us");
   std::ostringstream md;
-  md << "# Sweep `" << s.name << "`\n\nFrom `" << s.file << "`: " << s.points.size()
+  md << "# Sweep `" << s.name << "`\n\nFrom `" << s.file << "`: " << rows.size()
      << " runs on the simulator. Memory in MiB; fragmentation = peak reserved / peak live - 1 "
         "(peak live is the lower bound for any pool).\n\n"
      << "| model | batch | hw | pool | swap | concurrency | status | iteration (ms) | peak live | peak reserved | "
         "fragmentation | cudaMalloc calls | allocator time (us) |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  int errors = 0;
-  for (size_t i = 0; i < s.points.size(); ++i) {
-    const Experiment& e = s.points[i].parsed;
-    ExperimentResult r;
-    r.experiment = e;
-    std::string status = "ok", error;
-    try {
-      r = run(e);
-      r.experiment = e;
-      if (r.oom) status = "oom";
-    } catch (const std::exception& ex) {
-      status = "error";
-      error = ex.what();
-      ++errors;
-    }
-    csv << runs_csv_row(r, status, error) << '\n' << std::flush;
-    if (!opt.quiet)
-      log << "[" << (i + 1) << "/" << s.points.size() << "] " << e.model << " b" << e.batch << " " << e.hw_label() << " "
-          << e.pool.label() << " " << e.swap.label() << " " << e.concurrency.label() << ": " << status
-          << (status == "error" ? " (" + error + ")" : "") << '\n';
-    md << "| " << e.model << " | " << e.batch << " | " << e.hw_label() << " | " << e.pool.label() << " | " << e.swap.label()
-       << " | " << e.concurrency.label() << " | " << status << " | ";
-    if (status == "error") {
+  std::vector<std::string> f;
+  for (const auto& row : rows) {
+    split_csv_line(row, f);
+    md << "| " << f[model] << " | " << f[batch] << " | " << f[hw] << " | " << f[pool] << " | " << f[swap] << " | "
+       << f[concurrency] << " | " << f[status] << " | ";
+    if (f[status] == "error") {
       md << "| | | | | |\n";
-    } else {
-      md << fixed(r.iteration_time_us / 1000.0, 3) << " | " << mib(r.peak_live_bytes) << " | "
-         << mib(r.peak_reserved_bytes) << " | " << fixed(r.fragmentation() * 100.0, 1) << "% | " << r.device_mallocs
-         << " | " << fixed(r.alloc_time_us, 1) << " |\n";
+      continue;
     }
+    // From the row's own figures, so that a resumed or merged sweep's summary is the same as an uninterrupted one.
+    const uint64_t live_bytes = std::stoull(f[live]), reserved_bytes = std::stoull(f[reserved]);
+    const double fragmentation =
+        live_bytes ? static_cast<double>(reserved_bytes) / static_cast<double>(live_bytes) - 1.0 : 0.0;
+    md << fixed(std::stod(f[iteration]) / 1000.0, 3) << " | " << mib(live_bytes) << " | " << mib(reserved_bytes) << " | "
+       << fixed(fragmentation * 100.0, 1) << "% | " << f[mallocs] << " | " << fixed(std::stod(f[alloc]), 1) << " |\n";
   }
-  std::ofstream(dir / "summary.md", std::ios::trunc) << md.str();
-  draw_sweep_plots(s.plots, dir, s.file);
-  if (!opt.quiet) log << "wrote " << (dir / "runs.csv").string() << " and " << (dir / "summary.md").string() << '\n';
-  return errors;
+  return md.str();
 }
 
 }  // namespace dlsim

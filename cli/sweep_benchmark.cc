@@ -4,8 +4,11 @@
 #include <benchmark/benchmark.h>
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
+#include <sstream>
 #include <string>
 
+#include "cli/graph_cache.h"
 #include "cli/sweep.h"
 
 namespace {
@@ -28,5 +31,34 @@ void BM_LoadSweep(benchmark::State& state) {
   state.counters["points"] = static_cast<double>(state.range(0) * 40);
 }
 BENCHMARK(BM_LoadSweep)->Arg(5)->Arg(50)->Arg(200)->Unit(benchmark::kMillisecond);
+
+// Running a sweep on 1, 2 and 4 threads (`dlsim sweep --jobs`): 40 small points of many iterations each, on the
+// simulator, rows written to a temporary results folder. The wall time should fall with the threads up to the
+// number of free cores (scripts/sweep_speedup.sh measures the same on the 1,000-point sweep).
+void BM_RunSweepJobs(benchmark::State& state) {
+  const YAML::Node doc = YAML::Load(
+      "name: jobs\n"
+      "base: {model: cifar-resnet20, batch: 32, hw: h100-sxm, pool: cnmem, swap: none, concurrency: serial,"
+      " iterations: 200}\n"
+      "vary:\n  model: [cifar-alexnet, cifar-resnet20]\n  batch: [16, 64]\n"
+      "  pool: [cuda-malloc, cnmem, pytorch-caching, {name: tf-bfc, allow_growth: true}, smartpool]\n"
+      "  iterations: [100, 300]\n");
+  const dlsim::Sweep s = dlsim::sweep_from_yaml(doc, "jobs.yaml");
+  dlsim::SweepOptions opt;
+  opt.results_dir = (std::filesystem::temp_directory_path() / "dlsim_sweep_benchmark").string();
+  opt.quiet = true;
+  opt.jobs = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    dlsim::GraphCache graphs;
+    std::ostringstream log;
+    const auto out = dlsim::run_sweep(
+        s, opt, [&graphs](const dlsim::Experiment& e) { return dlsim::run_experiment(e, nullptr, &graphs); }, log);
+    benchmark::DoNotOptimize(out.ran);
+  }
+  state.counters["points"] = static_cast<double>(s.points.size());
+  state.counters["points/s"] =
+      benchmark::Counter(static_cast<double>(s.points.size()), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_RunSweepJobs)->Arg(1)->Arg(2)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

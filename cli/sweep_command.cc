@@ -1,9 +1,17 @@
 #include "cli/sweep_command.h"
 
-#include <CLI/CLI.hpp>
+#include <unistd.h>
 
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/graph_cache.h"
 #include "cli/run_experiment.h"
 #include "cli/sweep.h"
+#include "cli/sweep_interrupt.h"
+#include "cli/sweep_mpi.h"
+#include "cli/sweep_runner.h"
+#include "common/config_error.h"
 
 namespace dlsim {
 
@@ -14,15 +22,57 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& o) {
   cmd->add_option("--max-points", o.max_points,
                   "most points the sweep may expand to (default: the file's max_points, else 100000)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  cmd->add_option("--jobs,-j", o.jobs, "points run at once on threads (default: the core count)")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_flag("--resume", o.resume, "skip the points whose rows are already in runs.csv");
+  cmd->add_option("--shard", o.shard, "run shard I of N (I/N, 1 <= I <= N): every N-th point, into <name>/shard-I-of-N/");
+  cmd->add_flag("--mpi", o.mpi, "spread the points over the ranks of `mpirun -np N dlsim sweep FILE --mpi`");
+  cmd->add_option("--merge", o.merge, "join the runs.csv of these shard folders into <name>/ instead of running");
   return cmd;
 }
 
+namespace {
+
+// The command line that goes on from where a stopped sweep stopped.
+std::string resume_command(const SweepCommandOptions& o) {
+  std::string c = "dlsim sweep " + o.sweep;
+  if (o.results_dir != "results") c += " --results-dir " + o.results_dir;
+  if (o.max_points) c += " --max-points " + std::to_string(o.max_points);
+  if (o.jobs) c += " --jobs " + std::to_string(o.jobs);
+  if (!o.shard.empty()) c += " --shard " + o.shard;
+  return c + " --resume";
+}
+
+}  // namespace
+
 int run_sweep_command(const SweepCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
-  Sweep s = load_sweep(o.sweep, o.max_points);  // checks every point before anything runs
+  if (o.mpi && !mpi_built()) throw ConfigError("<command line>", 0, "--mpi", mpi_not_built_message());
+  if (o.mpi && (!o.shard.empty() || !o.merge.empty()))
+    throw ConfigError("<command line>", 0, "--mpi", "runs the whole sweep: leave out --shard and --merge");
+  if (o.mpi && o.jobs)
+    throw ConfigError("<command line>", 0, "--jobs",
+                      "with --mpi each rank runs one point at a time: start more ranks (mpirun -np N) instead");
+  if (!o.merge.empty() && (o.resume || !o.shard.empty()))
+    throw ConfigError("<command line>", 0, "--merge", "joins finished shards: leave out --resume and --shard");
   SweepOptions opt;
   opt.results_dir = o.results_dir;
-  int errors = run_sweep(s, opt, [](const Experiment& e) { return run_experiment(e); }, out);
-  return errors ? 1 : 0;
+  opt.resume = o.resume;
+  if (!o.shard.empty()) opt.shard = parse_shard(o.shard);
+  Sweep s = load_sweep(o.sweep, o.max_points);  // checks every point before anything runs
+  if (!o.merge.empty()) return merge_sweep(s, o.merge, o.results_dir, out) ? 1 : 0;
+
+  GraphCache graphs;  // each (model, batch, options) graph built once, shared by the threads
+  const RunFn run = [&graphs](const Experiment& e) { return run_experiment(e, nullptr, &graphs); };
+  if (o.mpi) return run_sweep_mpi(s, opt, run, out);
+
+  opt.jobs = o.jobs ? o.jobs : core_count();
+  opt.terminal = &out == &std::cout && ::isatty(STDOUT_FILENO);
+  opt.resume_command = resume_command(o);
+  StopOnSignal stop;
+  opt.stop = &stop.requested();
+  const SweepOutcome r = run_sweep(s, opt, run, out);
+  if (r.stopped) return 130;
+  return r.errors ? 1 : 0;
 }
 
 }  // namespace dlsim

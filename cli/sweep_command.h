@@ -1,9 +1,12 @@
 #pragma once
-// `dlsim sweep SWEEP.yaml [--results-dir DIR] [--max-points N]`: every point of a sweep file on the simulator, into
-// DIR/<name>/runs.csv and summary.md (cli/sweep.h). Exit 1 when a run failed. Shape: cli/run_command.h.
+// `dlsim sweep SWEEP.yaml [--results-dir DIR] [--max-points N] [--jobs N] [--resume] [--shard I/N] [--mpi]
+//  [--merge DIR...]`: every point of a sweep file on the simulator, into DIR/<name>/runs.csv and summary.md
+// (cli/sweep.h). Exit 1 when a run failed, 130 when stopped by Ctrl-C (resume with --resume). Shape:
+// cli/run_command.h.
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -15,6 +18,11 @@ struct SweepCommandOptions {
   std::string sweep;
   std::string results_dir = "results";
   uint64_t max_points = 0;  // 0: the file's max_points, else kDefaultMaxSweepPoints (cli/sweep.h)
+  int jobs = 0;             // 0: the core count
+  bool resume = false;
+  std::string shard;        // "I/N"; empty: every point
+  bool mpi = false;
+  std::vector<std::string> merge;  // shard folders to join instead of running
 };
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& o);

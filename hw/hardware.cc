@@ -2,8 +2,8 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
-#include <optional>
 #include <tuple>
 
 #include "common/yaml_reader.h"
@@ -34,32 +34,52 @@ YAML::Node merged(const YAML::Node& base, const YAML::Node& over) {
 // took most of a small experiment's time, twice per run, and every sweep point and fuzz case loads it again).
 // Keyed by path, size and modification time, so that a file edited between loads is read afresh; the document
 // is never modified (merged() works on a clone) and the spec is copied out.
+// Thread-safe (`dlsim sweep --jobs N` loads hardware from several threads): an entry is shared, never handed out
+// as a reference into the map (a bound clear() would leave it dangling), and everything that reads or fills an
+// entry (the yaml-cpp document, whose nodes share one memory pool, and the lazily parsed spec) does so under the
+// lock; what is built from the copies (cost models, links) happens outside it.
 struct ParsedHardwareFile {
   YAML::Node document;
-  std::optional<GpuSpec> spec;  // read on the first load without overrides (overrides may complete a file)
+  // Read on the first load without overrides (overrides may complete a file); copied by each load outside the
+  // lock (a calibrated file's spec holds thousands of measured kernel times).
+  std::shared_ptr<const GpuSpec> spec;
 };
 
-ParsedHardwareFile& parsed_hardware_file(const std::string& path) {
+std::mutex& hardware_cache_mutex() {
   static std::mutex mutex;
-  static std::map<std::tuple<std::string, uintmax_t, std::filesystem::file_time_type>, ParsedHardwareFile> cache;
+  return mutex;
+}
+
+// Call with hardware_cache_mutex() held.
+std::shared_ptr<ParsedHardwareFile> parsed_hardware_file(const std::string& path) {
+  static std::map<std::tuple<std::string, uintmax_t, std::filesystem::file_time_type>, std::shared_ptr<ParsedHardwareFile>>
+      cache;
   std::error_code ec;
   const auto key = std::make_tuple(path, std::filesystem::file_size(path, ec), std::filesystem::last_write_time(path, ec));
-  const std::lock_guard<std::mutex> lock(mutex);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  ParsedHardwareFile f;
-  f.document = load_yaml_file(path);
+  auto f = std::make_shared<ParsedHardwareFile>();
+  f->document = load_yaml_file(path);
   if (cache.size() >= 64) cache.clear();  // bound: a long sweep over generated files
-  return cache.emplace(key, std::move(f)).first->second;
+  cache.emplace(key, f);
+  return f;
 }
 
 }  // namespace
 
 Hardware load_hardware(const std::string& name_or_path, const YAML::Node& overrides) {
   const std::string path = resolve_hw_path(name_or_path);
-  ParsedHardwareFile& file = parsed_hardware_file(path);
-  if (overrides.IsMap()) return hardware_from_yaml(merged(file.document, overrides), path);
-  if (!file.spec) file.spec = gpu_spec_from_yaml(file.document, path);  // an error leaves it unset: thrown again
-  return hardware_from_spec(*file.spec);
+  std::unique_lock<std::mutex> lock(hardware_cache_mutex());
+  const std::shared_ptr<ParsedHardwareFile> file = parsed_hardware_file(path);
+  if (overrides.IsMap()) {
+    YAML::Node document = merged(file->document, overrides);  // a clone: read outside the lock
+    lock.unlock();
+    return hardware_from_yaml(document, path);
+  }
+  if (!file->spec)  // an error leaves it unset: thrown again
+    file->spec = std::make_shared<const GpuSpec>(gpu_spec_from_yaml(file->document, path));
+  const std::shared_ptr<const GpuSpec> spec = file->spec;
+  lock.unlock();
+  return hardware_from_spec(*spec);
 }
 
 Hardware hardware_from_yaml(const YAML::Node& node, const std::string& path) {

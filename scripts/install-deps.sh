@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-matplotlib python3-torch
+  openmpi-bin libopenmpi-dev
 )
 missing=()
 for p in "${packages[@]}"; do
