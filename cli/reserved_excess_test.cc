@@ -5,8 +5,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "cli/csv_line.h"
 #include "cli/experiment.h"
 #include "cli/run_experiment.h"
+#include "cli/sweep.h"
+#include "common/strings.h"
 
 using namespace dlsim;
 
@@ -42,4 +45,27 @@ TEST_CASE("a pool's up-front reservation is labelled as such, fragmentation only
     CHECK(r.up_front_reserved_bytes == 0);
     CHECK_FALSE(r.reserved_up_front());
   }
+}
+
+TEST_CASE("a sweep's rows and summary label a reservation as such, and fragmentation as fragmentation") {
+  const ExperimentResult cnmem = run_with("cnmem");
+  const ExperimentResult caching = run_with("pytorch-caching");
+  const std::string header = runs_csv_header();
+  CHECK(header.find(",up_front_reserved_bytes,reserved_excess,error") != std::string::npos);
+  const std::string a = runs_csv_row(cnmem, "ok", ""), b = runs_csv_row(caching, "ok", "");
+  CHECK(a.find("," + std::to_string(cnmem.up_front_reserved_bytes) + ",reserved up front,") != std::string::npos);
+  CHECK(b.find(",0,fragmentation,") != std::string::npos);
+  Sweep s;
+  s.name = "labels";
+  s.file = "labels.yaml";
+  const std::string md = sweep_summary(s, {a, b});
+  CHECK(md.find("| reserved up front |") != std::string::npos);
+  const std::string pct = fixed(caching.fragmentation() * 100.0, 1) + "% |";
+  CHECK(md.find(pct) != std::string::npos);
+  CHECK(md.find("1316") == std::string::npos);  // cnmem's half of the device is not shown as a percentage
+  // an error row keeps the column count
+  std::vector<std::string> h, e;
+  split_csv_line(header, h);
+  split_csv_line(runs_csv_row(cnmem, "error", "boom"), e);
+  CHECK(e.size() == h.size());
 }

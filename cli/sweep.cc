@@ -127,7 +127,7 @@ std::string runs_csv_header() {
        "peak_reserved_bytes,fragmentation,device_mallocs,device_frees,alloc_time_us,events,"
        "no_swap_iteration_time_us,no_swap_peak_live_bytes,overhead,swap_target_bytes,swap_limit_met,swap_out_bytes,"
        "swap_in_bytes,swap_transfers,copy_d2h_busy,copy_h2d_busy,swap_lower_bound_us,swap_planned_peak_bytes,"
-       "ideal_iteration_us,error";
+       "ideal_iteration_us,up_front_reserved_bytes,reserved_excess,error";
   return h;
 }
 
@@ -145,7 +145,7 @@ std::string runs_csv_row(const ExperimentResult& r, const std::string& status, c
   std::ostringstream o;
   o << runs_csv_key(r.experiment) << ',' << status << ',';
   if (status == "error") {
-    o << ",,,,,,,,,,,,,,,,,,,,,";
+    o << ",,,,,,,,,,,,,,,,,,,,,,,";
   } else {
     o << fixed(r.iteration_time_us, 3) << ',' << r.peak_live_bytes << ',' << r.peak_reserved_bytes << ','
       << fixed(r.fragmentation(), 4) << ',' << r.device_mallocs << ',' << r.device_frees << ','
@@ -167,7 +167,8 @@ std::string runs_csv_row(const ExperimentResult& r, const std::string& status, c
     num("copy_h2d_busy", 4);
     num("swap_lower_bound_us", 3);
     num("swap_planned_peak_bytes", 0);
-    o << fixed(r.ideal_iteration_us, 3) << ',';
+    o << fixed(r.ideal_iteration_us, 3) << ',' << r.up_front_reserved_bytes << ','
+      << (r.reserved_up_front() ? "reserved up front" : "fragmentation") << ',';
   }
   // One line per row whatever the message: the file is read back line by line (--resume, --merge).
   std::string message = status == "oom" ? r.oom_where : error;
@@ -355,13 +356,15 @@ std::string sweep_summary(const Sweep& s, const std::vector<std::string>& rows) 
                swap = column("swap"), concurrency = column("concurrency"), status = column("status"),
                iteration = column("iteration_time_us"), live = column("peak_live_bytes"),
                reserved = column("peak_reserved_bytes"), mallocs = column("device_mallocs"),
-               alloc = column("alloc_time_us");
+               alloc = column("alloc_time_us"), excess = column("reserved_excess");
   std::ostringstream md;
   md << "# Sweep `" << s.name << "`\n\nFrom `" << s.file << "`: " << rows.size()
-     << " runs on the simulator. Memory in MiB; fragmentation = peak reserved / peak live - 1 "
-        "(peak live is the lower bound for any pool).\n\n"
+     << " runs on the simulator. Memory in MiB; peak live is the lower bound for any pool. *Beyond live*: for a "
+        "pool that grows on demand, its fragmentation, peak reserved / peak live - 1; for a pool that reserved its "
+        "memory up front by its configuration (cnmem's cnmemInit region, tf-bfc without allow_growth) and never held "
+        "more, \"reserved up front\": that excess is the reservation, not fragmentation.\n\n"
      << "| model | batch | hw | pool | swap | concurrency | status | iteration (ms) | peak live | peak reserved | "
-        "fragmentation | cudaMalloc calls | allocator time (us) |\n"
+        "beyond live | cudaMalloc calls | allocator time (us) |\n"
      << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   std::vector<std::string> f;
   for (const auto& row : rows) {
@@ -377,7 +380,8 @@ std::string sweep_summary(const Sweep& s, const std::vector<std::string>& rows) 
     const double fragmentation =
         live_bytes ? static_cast<double>(reserved_bytes) / static_cast<double>(live_bytes) - 1.0 : 0.0;
     md << fixed(std::stod(f[iteration]) / 1000.0, 3) << " | " << mib(live_bytes) << " | " << mib(reserved_bytes) << " | "
-       << fixed(fragmentation * 100.0, 1) << "% | " << f[mallocs] << " | " << fixed(std::stod(f[alloc]), 1) << " |\n";
+       << (f[excess] == "reserved up front" ? std::string("reserved up front") : fixed(fragmentation * 100.0, 1) + "%")
+       << " | " << f[mallocs] << " | " << fixed(std::stod(f[alloc]), 1) << " |\n";
   }
   return md.str();
 }
