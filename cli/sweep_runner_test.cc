@@ -1,9 +1,11 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include "cli/sweep_runner.h"
 
@@ -35,10 +37,30 @@ TEST_CASE("a stop request starts no further task") {
 }
 
 TEST_CASE("a task's exception reaches the caller after the threads finish") {
-  std::atomic<int> ran{0};
-  CHECK_THROWS_WITH(run_on_threads(100, 3, [&](size_t i) {
-    ++ran;
-    if (i == 5) throw std::runtime_error("task 5");
-  }), "task 5");
-  CHECK(ran.load() < 100);
+  SECTION("one thread: no task starts after the one that threw") {
+    std::atomic<int> ran{0};
+    CHECK_THROWS_WITH(run_on_threads(100, 1, [&](size_t i) {
+      ++ran;
+      if (i == 5) throw std::runtime_error("task 5");
+    }), "task 5");
+    CHECK(ran.load() == 6);
+  }
+  SECTION("three threads: the others finish the task in hand and take no more") {
+    // Tasks after 5 hold until task 5 is about to throw, then give its thread time to record the failure, so the
+    // result does not depend on how fast tiny tasks run (with no wait, two threads could run all 100 first).
+    std::atomic<int> ran{0};
+    std::atomic<bool> thrown{false};
+    CHECK_THROWS_WITH(run_on_threads(100, 3, [&](size_t i) {
+      ++ran;
+      if (i == 5) {
+        thrown = true;
+        throw std::runtime_error("task 5");
+      }
+      if (i > 5) {
+        while (!thrown.load()) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    }), "task 5");
+    CHECK(ran.load() < 100);
+  }
 }
