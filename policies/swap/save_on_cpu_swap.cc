@@ -66,10 +66,18 @@ SwapResult SaveOnCpuSwap::plan(const SwapContext& ctx) {
     int last_fwd = -1;
     for (int u : load.uses(t))
       if (g.op(order[static_cast<size_t>(u)]).phase == Phase::Forward) last_fwd = u;
-    bool written_after_pack = false;
-    for (int w : load.writes(t)) written_after_pack = written_after_pack || (w > last_pack && w <= last_fwd);
+    // The last write to t in (after, upto], or -1: a write after the host copy was made leaves that copy stale.
+    // In graph order that is a forward op rewriting t in place after its pack; a schedule that runs a forward op
+    // late (critical-path puts a branch nothing downstream waits for among the backward ops) can put one between
+    // two unpacks too (simulation fuzzer, seed 13,522,640).
+    auto last_write = [&](int after, int upto) {
+      int last = -1;
+      for (int w : load.writes(t))
+        if (w > after && w <= upto) last = std::max(last, w);
+      return last;
+    };
+    int host_at = last_pack;  // the host copy is t as it was after this position
     int held_until = last_fwd;  // the device copy is current up to here
-    bool first = true;
     for (const auto& node : nodes) {
       const NodeUse& u = node.second;
       // The unpack comes before the first read of any op since the last device use, not only the node's own: the
@@ -84,15 +92,20 @@ SwapResult SaveOnCpuSwap::plan(const SwapContext& ctx) {
         a.tensor = t;
         a.out_after = held_until;
         a.free_after = held_until;
-        a.copy_out = first && written_after_pack;  // the packed copy is current unless a forward op rewrote it
+        a.copy_out = last_write(host_at, held_until) >= 0;  // the host copy is current unless t was rewritten
+        if (a.copy_out) host_at = held_until;
         a.in_issue_after = needed - 1;
         a.in_needed_by = needed;
         out.plan.actions.push_back(a);
       } else {
+        const int w = last_write(host_at, u.first - 1);  // re-made after a rewrite, so the unpack is current
+        if (w >= 0) {
+          out.plan.copies.push_back({t, w, true});
+          host_at = w;
+        }
         out.plan.copies.push_back({t, u.first, false});  // unpacked at once into the live copy
       }
       held_until = u.last;
-      first = false;
     }
   }
   out.report = {{"packs", packs},
