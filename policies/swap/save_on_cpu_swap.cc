@@ -70,9 +70,9 @@ SwapResult SaveOnCpuSwap::plan(const SwapContext& ctx) {
     // In graph order that is a forward op rewriting t in place after its pack; a schedule that runs a forward op
     // late (critical-path puts a branch nothing downstream waits for among the backward ops) can put one between
     // two unpacks too (simulation fuzzer, seed 13,522,640).
-    auto last_write = [&](int after, int upto) {
+    auto last_write = [&, tensor = t](int after, int upto) {  // (a structured binding is not captured by clang 14)
       int last = -1;
-      for (int w : load.writes(t))
+      for (int w : load.writes(tensor))
         if (w > after && w <= upto) last = std::max(last, w);
       return last;
     };
