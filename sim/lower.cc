@@ -64,7 +64,6 @@ class Lowerer {
   std::vector<int> first_, last_;      // TensorId -> first/last position using it (workspace excluded)
   std::vector<int> alloc_stream_;      // TensorId -> stream it is allocated on, while allocated
   std::vector<std::vector<Use>> users_, writers_;  // TensorId -> last use/write per stream since its alloc
-  std::vector<int32_t> copied_in_event_;  // TensorId -> event after its copy-in, -1 none
   std::vector<int32_t> host_copy_event_;  // TensorId -> event after its latest copy to the host, -1 none
   std::vector<int32_t> alloc_event_;      // TensorId -> event right after its allocation, -1 none
   // TensorId -> event after the latest copy of its data onto the device (swap copy-in or extra copy-in), -1 none,
@@ -277,7 +276,6 @@ void Lowerer::alloc(TensorId t, int stream) {
   alloc_stream_[i] = stream;
   users_[i].clear();
   writers_[i].clear();
-  copied_in_event_[i] = -1;
   arrival_event_[i] = -1;
   arrival_waited_[i] = 0;
   emit(CmdKind::Alloc, stream, -1, t);
@@ -361,8 +359,8 @@ void Lowerer::lower_op(int pos) {
 void Lowerer::wait_before_copy_out(int st, TensorId t) {
   const auto ti = static_cast<size_t>(t);
   for (const Use& w : writers_[ti]) wait_for_op(st, w.pos);
-  if (!inline_copies_ && copied_in_event_[ti] >= 0) emit(CmdKind::WaitEvent, st, -1, kNoTensor, copied_in_event_[ti]);
-  if (writers_[ti].empty() && copied_in_event_[ti] < 0 && alloc_event_[ti] >= 0)
+  if (!inline_copies_ && arrival_event_[ti] >= 0) emit(CmdKind::WaitEvent, st, -1, kNoTensor, arrival_event_[ti]);
+  if (writers_[ti].empty() && arrival_event_[ti] < 0 && alloc_event_[ti] >= 0)
     emit(CmdKind::WaitEvent, st, -1, kNoTensor, alloc_event_[ti]);
 }
 
@@ -400,7 +398,6 @@ void Lowerer::copy_in(size_t a) {
   if (host_copy >= 0) emit(CmdKind::WaitEvent, h2d_, -1, kNoTensor, host_copy);
   emit(CmdKind::CopyIn, h2d_, -1, x.tensor);
   emit(CmdKind::RecordEvent, h2d_, -1, kNoTensor, in_done_[a]);
-  copied_in_event_[ti] = in_done_[a];
   arrival_event_[ti] = in_done_[a];  // the op it is for waits at its launch (needs_at_)
   arrival_waited_[ti] = 0;
 }
@@ -437,7 +434,6 @@ void Lowerer::extra_copy(const ExtraCopy& c, int pos) {
     const int32_t done = next_event_++;
     emit(CmdKind::RecordEvent, st, -1, kNoTensor, done);
     emit(CmdKind::WaitEvent, s, -1, kNoTensor, done);
-    copied_in_event_[ti] = done;
     arrival_event_[ti] = done;
     arrival_waited_[ti] = uint64_t{1} << s;
   } else {
@@ -507,7 +503,6 @@ Program Lowerer::run() {
   alloc_stream_.assign(nt, 0);
   users_.assign(nt, {});
   writers_.assign(nt, {});
-  copied_in_event_.assign(nt, -1);
   host_copy_event_.assign(nt, -1);
   alloc_event_.assign(nt, -1);
   arrival_event_.assign(nt, -1);
