@@ -1,5 +1,6 @@
 #pragma once
-// A swap policy decides which tensors leave device memory between uses, and when they go and come back. It
+// A swap policy decides which tensors leave device memory between uses, and when they go and come back (copied to
+// host memory and back, or dropped and recomputed). It
 // plans from a profile of one iteration run without swapping (the simulator's own run, as SINGA profiles its
 // first iterations) and writes a SwapPlan, which sim/lower.h turns into CopyOut/CopyIn commands; the same
 // Program runs on the simulator and on the real GPU (validate/).
@@ -54,6 +55,29 @@ struct ExtraCopy {
   bool to_host = true;
 };
 
+// A recomputation (activation checkpointing, DTR, Capuchin, Checkmate): tensors leave device memory with no copy
+// and come back by re-running the ops that produce them.
+// - Each dropped tensor is freed after position `free_after` (on its allocation stream, as a last use frees it;
+//   -1: after its last use before `before`) and is not used in free_after+1 .. before-1. It must not be
+//   persistent, and an op of `ops` must write it. Gaps of one tensor do not overlap, nor overlap its swap actions.
+// - Right before the op at position `before`, on that op's stream and after its waits, the ops of `ops` are
+//   launched again in this order (each with its workspace). A replayed op may not write a tensor it reads, and
+//   every input it reads is on the device then or an output of an earlier replayed op. Before each launch,
+//   each of its outputs not on the device is allocated; dropped tensors stay (their memory again, until their
+//   last use or next drop), the other outputs allocated for the replay are freed after the last replayed op
+//   that reads them. An output still on the device is simply written again (the values are the same: a
+//   recomputation reproduces its random state, as torch.utils.checkpoint restores the RNG).
+// Positions index the issue order, as for swap actions.
+struct Recomputation {
+  struct Drop {
+    TensorId tensor = kNoTensor;
+    int free_after = -1;
+  };
+  std::vector<Drop> drops;
+  std::vector<OpId> ops;
+  int before = -1;
+};
+
 // Where the copies run. Dedicated: one D2H and one H2D copy stream beside the compute streams (SINGA, vDNN,
 // SwapAdvisor). Compute: on the compute stream of the op they serve, in line with the kernels (PyTorch's
 // save_on_cpu uses the current stream).
@@ -62,9 +86,11 @@ enum class CopyStreams : uint8_t { Dedicated, Compute };
 struct SwapPlan {
   std::vector<SwapAction> actions;
   std::vector<ExtraCopy> copies;
+  std::vector<Recomputation> recomputations;
   CopyStreams streams = CopyStreams::Dedicated;
   bool host_waits_for_copy_out = false;  // each to-host copy blocks the host until done (a blocking copy_)
-  bool empty() const { return actions.empty() && copies.empty(); }
+  bool empty() const { return actions.empty() && copies.empty() && recomputations.empty(); }
+  bool copies_data() const { return !actions.empty() || !copies.empty(); }  // needs copy streams
 };
 
 // What a policy hands back: the plan, the issue order it is written for (a policy may reorder the ops, as
