@@ -76,7 +76,12 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
       out << "swap target       " << mib(w["swap_target_bytes"].get<uint64_t>()) << " MiB of live bytes: "
           << (w["swap_limit_met"].get<bool>() ? std::string("met") : "missed by " + mib(w["swap_limit_miss_bytes"].get<uint64_t>()) + " MiB")
           << '\n';
-    if (w.contains("swap_lower_bound_us"))
+    if (w["recomputed_launches"].get<uint64_t>() > 0)
+      out << "recompute         " << mib(w["dropped_bytes"].get<uint64_t>()) << " MiB dropped, " << w["recomputed_launches"]
+          << " launches re-run taking " << fixed(w["recompute_us"].get<double>() / 1000.0, 3) << " ms of device time\n";
+    if (!w["swap_bound_applies"].get<bool>())
+      out << "lower bound       none: the plan recomputes (the bound holds for plans that only copy)\n";
+    else if (w.contains("swap_lower_bound_us"))
       out << "lower bound       " << fixed(w["swap_lower_bound_us"].get<double>() / 1000.0, 3) << " ms for any plan at that memory (gap "
           << fixed(w["swap_gap_to_bound"].get<double>() * 100.0, 1) << "%)\n";
     else

@@ -23,8 +23,9 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
   std::vector<uint8_t> host(nt, 0), seen(nt, 0);
   // Recomputation: each write of a tensor by an op's first launch in an iteration makes a new value; a launch of
   // an op that already ran (a replay) must read the values it read then, and so writes the same values again.
-  std::vector<uint64_t> version(nt, 0);
+  std::vector<uint64_t> version(nt, 0), latest(nt, 0), host_version(nt, 0);  // the value held; the one an iteration without re-runs has
   std::map<OpId, std::vector<uint64_t>> read_first;  // per op launched this iteration: its inputs' versions then
+  std::map<OpId, std::vector<uint64_t>> wrote_first;  // and the versions its outputs got
   auto name = [&](TensorId t) { return "'" + g.tensor(t).name + "'"; };
   auto walk = [&](const std::vector<Command>& cmds, const std::string& where) {
     for (size_t i = 0; i < cmds.size(); ++i) {
@@ -50,6 +51,10 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
               problems.push_back(at + "op '" + op.name + "' runs again reading tensor " + name(x) +
                                  ", which changed since its first run: the recomputed value would differ");
           }
+          for (TensorId x : op.inputs)  // a first run reads what an iteration without re-runs would
+            if (!replay && !own_state(x) && version[static_cast<size_t>(x)] != latest[static_cast<size_t>(x)])
+              problems.push_back(at + "op '" + op.name + "' reads tensor " + name(x) +
+                                 " holding an older value: a re-run wrote it after its later writes");
           if (!replay) {
             std::vector<uint64_t>& v = read_first[c.op];
             for (TensorId x : op.inputs) v.push_back(version[static_cast<size_t>(x)]);
@@ -59,25 +64,33 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
             if (h == Held::Absent) problems.push_back(at + "op '" + op.name + "' reads tensor " + name(x) + " while it is off the device");
             if (h == Held::Stale) problems.push_back(at + "op '" + op.name + "' reads tensor " + name(x) + " before it is back on the device");
           }
-          for (TensorId x : op.outputs) {
+          for (size_t k = 0; k < op.outputs.size(); ++k) {
+            const TensorId x = op.outputs[k];
             if (held[static_cast<size_t>(x)] == Held::Absent)
               problems.push_back(at + "op '" + op.name + "' writes tensor " + name(x) + " while it is off the device");
             held[static_cast<size_t>(x)] = Held::Current;
             if (!replay) {
-              ++version[static_cast<size_t>(x)];
+              version[static_cast<size_t>(x)] = ++latest[static_cast<size_t>(x)];
+              wrote_first[c.op].push_back(version[static_cast<size_t>(x)]);
               host[static_cast<size_t>(x)] = 0;
+            } else {  // the same value again: as this op left it then (an in-place op after it re-applies itself)
+              version[static_cast<size_t>(x)] = wrote_first[c.op][k];
             }
           }
           break;
         }
         case CmdKind::CopyOut:
           if (held[t] != Held::Current) problems.push_back(at + "copy-out of tensor " + name(c.tensor) + ", which is not current on the device");
-          else host[t] = 1;
+          else {
+            host[t] = 1;
+            host_version[t] = version[t];
+          }
           break;
         case CmdKind::CopyIn:
           if (held[t] == Held::Absent) problems.push_back(at + "copy-in of tensor " + name(c.tensor) + " into memory it does not hold");
           if (!host[t]) problems.push_back(at + "copy-in of tensor " + name(c.tensor) + " without a current host copy");
           held[t] = Held::Current;
+          version[t] = host_version[t];
           break;
         default: break;
       }
@@ -88,6 +101,7 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
     for (const Tensor& x : g.tensors())
       if (!x.persistent) seen[static_cast<size_t>(x.id)] = 0;
     read_first.clear();
+    wrote_first.clear();
     walk(p.iteration, "iteration " + std::to_string(it));
   }
 }

@@ -1,6 +1,7 @@
 #include "cli/swap_planning.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "cli/run_experiment.h"
@@ -92,6 +93,8 @@ SwapPlanning plan_swaps(const Experiment& e, const Graph& g, Schedule& schedule,
   lower(g, schedule, out.result.plan);  // rejects a plan that does not fit, naming the tensor
   out.planned_peak_bytes = ProgramLoad(g, schedule.order).peak_with(out.result.plan, schedule.stream_of);
   const uint64_t aim = out.result.target_bytes > 0 ? out.result.target_bytes : out.planned_peak_bytes;
+  out.bound_applies = out.result.plan.recomputations.empty();
+  if (!out.bound_applies) return out;
   const SwapLowerBound b = swap_lower_bound(g, before, out.profile, *hw.link, aim);
   out.bound_reachable = b.reachable;
   out.least_reachable_bytes = b.least_reachable_bytes;
@@ -134,9 +137,27 @@ nlohmann::json swap_figures(const SwapPlanning& s, const Graph& g, const Program
   j["swap_limit_miss_bytes"] = target > 0 && peak_live_bytes > target ? peak_live_bytes - target : 0;
   j["copy_d2h_busy"] = last >= 0 && it_ns > 0 ? static_cast<double>(busy(trace, last, true)) / it_ns : 0.0;
   j["copy_h2d_busy"] = last >= 0 && it_ns > 0 ? static_cast<double>(busy(trace, last, false)) / it_ns : 0.0;
+  // Recomputation: the dropped bytes, the launches re-run and their device time in the last iteration (every
+  // launch of an op after its first there).
+  uint64_t dropped = 0, replays = 0;
+  std::map<OpId, int> launches;
+  for (const Command& c : p.iteration)
+    if (c.kind == CmdKind::Launch && launches[c.op]++ > 0) ++replays;
+  for (const Recomputation& rc : s.result.plan.recomputations)
+    for (const Recomputation::Drop& d : rc.drops) dropped += g.tensor(d.tensor).bytes;
+  std::map<OpId, std::vector<TimeNs>> spans;
+  for (const OpRecord& r : trace.ops)
+    if (r.iteration == last && launches[r.op] > 1) spans[r.op].push_back(r.end - r.start);
+  TimeNs rerun_ns = 0;
+  for (auto& [op, v] : spans)
+    for (size_t i = 1; i < v.size(); ++i) rerun_ns += v[i];
+  j["dropped_bytes"] = dropped;
+  j["recomputed_launches"] = replays;
+  j["recompute_us"] = static_cast<double>(rerun_ns) / 1000.0;
+  j["swap_bound_applies"] = s.bound_applies;
   j["swap_bound_reachable"] = s.bound_reachable;
   j["swap_least_reachable_bytes"] = s.least_reachable_bytes;
-  if (s.bound_reachable) {
+  if (s.bound_applies && s.bound_reachable) {
     const double lb_us = static_cast<double>(s.lower_bound_ns) / 1000.0;
     j["swap_lower_bound_us"] = lb_us;
     j["swap_gap_to_bound"] = lb_us > 0 ? iteration_time_us / lb_us - 1.0 : 0.0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages dlsim builds with (clang: the sanitizer and fuzz build, scripts/sanitize-build.sh),
 # and those its figures need: python3-matplotlib draws them (`dlsim plot`, a sweep's `plots:`), python3-torch's
-# memory-snapshot reader checks `dlsim run --memory-snapshot` in the tests.
+# memory-snapshot reader checks `dlsim run --memory-snapshot` in the tests; coinor-cbc's `cbc` solves the
+# `checkmate` swap policy's MILP.
 # Safe to run again: does nothing when all are present.
 # The CUDA Toolkit and cuDNN are not Debian packages: on these machines they live in /usr/local/cuda, and the
 # build uses them when found (cmake -DDLSIM_WITH_CUDA=OFF builds without).
@@ -13,6 +14,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   python3-matplotlib python3-torch
   openmpi-bin libopenmpi-dev
+  coinor-cbc
 )
 missing=()
 for p in "${packages[@]}"; do

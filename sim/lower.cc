@@ -285,9 +285,14 @@ void Lowerer::check_recomputations() {
       if (pos_of_[static_cast<size_t>(o)] >= rc.before)
         fail(who + ": op '" + op.name + "' runs at position " + std::to_string(pos_of_[static_cast<size_t>(o)]) +
              ", not before position " + std::to_string(rc.before) + " (a replay re-runs ops that ran)");
-      for (TensorId t : op.outputs)
-        if (!g_.tensor(t).persistent && std::count(op.inputs.begin(), op.inputs.end(), t))
-          fail(who + ": op '" + op.name + "' writes tensor '" + g_.tensor(t).name + "', which it reads (an in-place op cannot be re-run)");
+      for (TensorId t : op.outputs)  // in place: only on a tensor an earlier op of the replay made again
+        if (!g_.tensor(t).persistent && std::count(op.inputs.begin(), op.inputs.end(), t) &&
+            !std::any_of(rc.ops.begin(), std::find(rc.ops.begin(), rc.ops.end(), o), [&](OpId e) {
+              return std::count(g_.op(e).outputs.begin(), g_.op(e).outputs.end(), t) > 0;
+            }))
+          fail(who + ": op '" + op.name + "' writes tensor '" + g_.tensor(t).name +
+               "', which it reads, and no op before it in the replay makes the tensor again (an in-place op re-run alone "
+               "would apply twice)");
     }
     for (size_t d = 0; d < rc.drops.size(); ++d) {
       const TensorId t = rc.drops[d].tensor;

@@ -1,4 +1,5 @@
 // The built-in swap policies, in the order `dlsim list` shows them.
+#include "policies/swap/checkmate_swap.h"
 #include "policies/swap/fastest_under_limit.h"
 #include "policies/swap/save_on_cpu_swap.h"
 #include "policies/swap/singa_swap.h"
@@ -43,6 +44,11 @@ const SwapRegistry& swap_registry() {
                                   "timeline, judged by the simulator beside SINGA's and vDNN's plans at the same limit",
            FastestUnderLimitOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
              return std::make_unique<FastestUnderLimit>(FastestUnderLimitOptions::from_params(p));
+           }});
+    r.add({"checkmate", "Checkmate (Jain et al. 2020): the recomputation plan of least re-run time under a memory budget, "
+                        "from its MILP solved by CBC (coinor-cbc) with a time limit, or its LP rounding",
+           CheckmateOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<CheckmateSwap>(CheckmateOptions::from_params(p));
            }});
     return r;
   }();

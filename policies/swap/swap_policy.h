@@ -62,8 +62,9 @@ struct ExtraCopy {
 //   persistent, and an op of `ops` must write it. Gaps of one tensor do not overlap, nor overlap its swap actions.
 // - Right before the op at position `before`, on that op's stream and after its waits, the ops of `ops` are
 //   launched again in this order (each with its workspace). Each ran earlier in the order (before `before`);
-//   it may not write a non-persistent tensor it reads (persistent state it updates in place, batch norm's
-//   running statistics, is updated again, as under torch.utils.checkpoint); every input it reads is on the
+//   it may write a non-persistent tensor it reads (in place, as torchvision's ReLU(inplace=True)) only when an
+//   earlier op of the same replay wrote that tensor (persistent state it updates in place, batch norm's running
+//   statistics, is updated again, as under torch.utils.checkpoint); every input it reads is on the
 //   device then or an output of an earlier replayed op of the same recomputation. Before each launch,
 //   each of its outputs not on the device is allocated; dropped tensors stay (their memory again, until their
 //   last use or next drop), the other outputs allocated for the replay are freed after the last replayed op

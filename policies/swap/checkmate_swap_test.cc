@@ -1,0 +1,156 @@
+// Checkmate's MILP on graphs whose optimal recomputation is worked out by hand (the working is beside each
+// case), solved by CBC (coinor-cbc, installed by scripts/install-deps.sh).
+#include "policies/swap/checkmate_swap.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/config_error.h"
+#include "policies/swap/cbc_solver.h"
+#include "policies/swap/program_load.h"
+#include "policies/swap/testing/swap_graphs.h"
+
+using namespace dlsim;
+using namespace dlsim::testing;
+
+namespace {
+
+// A profile with the given op times laid back to back, and the no-swap peak of the order.
+IterationProfile profile_of(const Graph& g, const Schedule& s, const std::vector<TimeNs>& ns) {
+  IterationProfile p;
+  p.order = s.order;
+  TimeNs t = 0;
+  for (TimeNs d : ns) {
+    p.op_start.push_back(t);
+    t += d;
+    p.op_end.push_back(t);
+  }
+  p.iteration_ns = t;
+  p.peak_live_bytes = ProgramLoad(g, s.order).peak();
+  return p;
+}
+
+SwapResult plan_at(const Graph& g, const std::vector<TimeNs>& ns, int64_t limit_bytes, const std::string& solve = "milp") {
+  const Schedule s = serial_schedule(g);
+  const IterationProfile prof = profile_of(g, s, ns);
+  TestLink link;
+  SwapContext ctx{g, s, prof, link, uint64_t{1} << 40, nullptr};
+  Params p(CheckmateOptions::specs());
+  CheckmateOptions o = CheckmateOptions::from_params(p);
+  o.limit.bytes = static_cast<uint64_t>(limit_bytes);
+  o.lp_rounding = solve == "lp-rounding";
+  return CheckmateSwap(o).plan(ctx);
+}
+
+struct Plan {  // one recomputation, as the tests expect it
+  int before;
+  std::vector<std::string> ops;
+  std::vector<std::pair<std::string, int>> drops;  // tensor, free_after
+};
+std::vector<Plan> readable(const Graph& g, const SwapPlan& plan) {
+  std::vector<Plan> out;
+  for (const Recomputation& r : plan.recomputations) {
+    Plan p{r.before, {}, {}};
+    for (OpId o : r.ops) p.ops.push_back(g.op(o).name);
+    for (const auto& d : r.drops) p.drops.push_back({g.tensor(d.tensor).name, d.free_after});
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("checkmate on a chain: the one recomputation that fits the budget, and none when it cannot fit") {
+  // pos 0 A: x -> a (100 kB, 3 us)  pos 3 Cb: b -> g2 (10 kB)
+  // pos 1 B: a -> b (100 kB)        pos 4 Bb: (a, g2) -> g1
+  // pos 2 C: b -> c (10 kB)         pos 5 Ab: (x, g1) -> g0
+  // Without recomputation: 211 kB during C (x 1k, a, b, c) and during Cb (x, a, b, g2). Budget 205 kB: a cannot be
+  // in memory in stages 2 and 3, so it goes after B (stage 1, its last holder) and A runs again before Bb (stage 4):
+  // one re-run of A, 3 us. B itself needs x, a and b at once (201 kB): 200 kB is below what any plan reaches.
+  Graph g;
+  const TensorId x = add_tensor(g, "x", 1000), a = add_tensor(g, "a", 100000), b = add_tensor(g, "b", 100000),
+                 c = add_tensor(g, "c", 10000), g2 = add_tensor(g, "g2", 10000), g1 = add_tensor(g, "g1", 1000),
+                 g0 = add_tensor(g, "g0", 1000);
+  const OpId A = add_op(g, "A", {x}, {a});
+  const OpId B = add_op(g, "B", {a}, {b});
+  const OpId C = add_op(g, "C", {b}, {c});
+  add_op(g, "Cb", {b}, {g2}, Phase::Backward, C);
+  add_op(g, "Bb", {a, g2}, {g1}, Phase::Backward, B);
+  add_op(g, "Ab", {x, g1}, {g0}, Phase::Backward, A);
+  const std::vector<TimeNs> ns = {3000, 1000, 1000, 1000, 1000, 1000};
+
+  const SwapResult r = plan_at(g, ns, 205000);
+  CHECK(r.report["status"] == "optimal");
+  CHECK(r.report["proved_optimal"] == true);
+  CHECK(r.report["objective_us"].get<double>() == Approx(3.0));
+  const std::vector<Plan> got = readable(g, r.plan);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].before == 4);
+  CHECK(got[0].ops == std::vector<std::string>{"A"});
+  CHECK(got[0].drops == std::vector<std::pair<std::string, int>>{{"a", 1}});
+  const Schedule s = serial_schedule(g);
+  CHECK(ProgramLoad(g, s.order).peak_with(r.plan, s.stream_of) == 201000);
+
+  const SwapResult none = plan_at(g, ns, 200000);  // below the 201 kB B needs
+  CHECK(none.report["status"] == "infeasible");
+  CHECK(none.plan.empty());
+  CHECK(none.target_bytes == 200000);
+
+  const SwapResult loose = plan_at(g, ns, 300000);  // everything fits: nothing to re-run
+  CHECK(loose.report["status"] == "optimal");
+  CHECK(loose.plan.empty());
+}
+
+TEST_CASE("checkmate on a diamond re-runs the cheaper branch") {
+  // pos 0 A: x -> a (10k)        pos 5 Eb: e -> ge
+  // pos 1 B: a -> b (100k, 5 us) pos 6 Cb: (c, ge) -> gc
+  // pos 2 C: a -> c (100k, 2 us) pos 7 Bb: (b, gc) -> gb
+  // pos 3 D: (b, c) -> d (1k)    pos 8 Ab: (x, a, gb) -> g0
+  // pos 4 E: d -> e (50k)
+  // Stages 4 and 5 hold x, a, b, c and e (262 kB with d or ge); at 220 kB one branch must go. Dropping c and
+  // re-running C before Cb costs 2 us (stage 6: 213 kB); dropping b costs B's 5 us. The optimum drops c after D.
+  Graph g;
+  const TensorId x = add_tensor(g, "x", 1000), a = add_tensor(g, "a", 10000), b = add_tensor(g, "b", 100000),
+                 c = add_tensor(g, "c", 100000), d = add_tensor(g, "d", 1000), e = add_tensor(g, "e", 50000),
+                 ge = add_tensor(g, "ge", 1000), gc = add_tensor(g, "gc", 1000), gb = add_tensor(g, "gb", 1000),
+                 g0 = add_tensor(g, "g0", 1000);
+  add_op(g, "A", {x}, {a});
+  add_op(g, "B", {a}, {b});
+  add_op(g, "C", {a}, {c});
+  add_op(g, "D", {b, c}, {d});
+  add_op(g, "E", {d}, {e});
+  add_op(g, "Eb", {e}, {ge}, Phase::Backward);
+  add_op(g, "Cb", {c, ge}, {gc}, Phase::Backward);
+  add_op(g, "Bb", {b, gc}, {gb}, Phase::Backward);
+  add_op(g, "Ab", {x, a, gb}, {g0}, Phase::Backward);
+  const std::vector<TimeNs> ns = {1000, 5000, 2000, 1000, 1000, 1000, 1000, 1000, 1000};
+  const SwapResult r = plan_at(g, ns, 220000);
+  CHECK(r.report["status"] == "optimal");
+  CHECK(r.report["objective_us"].get<double>() == Approx(2.0));
+  const std::vector<Plan> got = readable(g, r.plan);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].before == 6);
+  CHECK(got[0].ops == std::vector<std::string>{"C"});
+  CHECK(got[0].drops == std::vector<std::pair<std::string, int>>{{"c", 3}});
+  const Schedule s = serial_schedule(g);
+  CHECK(ProgramLoad(g, s.order).peak_with(r.plan, s.stream_of) <= 220000);
+
+  // The LP rounding finds a plan too; it may cost more than the optimum, never less.
+  const SwapResult lp = plan_at(g, ns, 220000, "lp-rounding");
+  CHECK(lp.report["mode"] == "lp-rounding");
+  CHECK(ProgramLoad(g, s.order).peak_with(lp.plan, s.stream_of) <= 220000);
+  CHECK(lp.report["objective_us"].get<double>() >= 2.0 - 1e-9);
+}
+
+TEST_CASE("checkmate: a graph above max_ops is an error naming the parameter") {
+  Graph g;
+  const TensorId x = add_tensor(g, "x", 1000), y = add_tensor(g, "y", 1000);
+  add_op(g, "A", {x}, {y});
+  add_op(g, "B", {y}, {});
+  const Schedule s = serial_schedule(g);
+  const IterationProfile prof = profile_of(g, s, {1000, 1000});
+  TestLink link;
+  SwapContext ctx{g, s, prof, link, uint64_t{1} << 40, nullptr};
+  CheckmateOptions o;
+  o.max_ops = 1;
+  CHECK_THROWS_WITH(CheckmateSwap(o).plan(ctx), Catch::Contains("above max_ops 1"));
+}
