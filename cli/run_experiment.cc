@@ -17,6 +17,7 @@
 #include "policies/concurrency/op_dag.h"
 #include "policies/pool/pool_policy.h"
 #include "policies/pool/virtual_device_memory.h"
+#include "policies/swap/cbc_solver.h"
 #include "sim/executor.h"
 #include "sim/lower.h"
 #include "sim/memory_reuse_check.h"
@@ -101,7 +102,14 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   p.ideal_ns = critical_path_ns(p.graph, op_dag(p.graph), fastest_durations(p.graph, *p.hw.kernels));
   SwapPlan plan;
   if (e.swap.name != "none") {  // on the schedule's streams, one or several (the lowering orders copies on all)
-    p.swap = plan_swaps(e, p.graph, p.schedule, p.hw);
+    try {  // a policy's parameter found wrong only now (checkmate's max_ops), or its solver missing
+      p.swap = plan_swaps(e, p.graph, p.schedule, p.hw);
+    } catch (const ConfigError& err) {
+      if (!err.file().empty()) throw;
+      throw ConfigError(e.file, e.swap.line, err.key().empty() ? "swap" : "swap." + err.key(), err.message());
+    } catch (const SolverError& err) {
+      throw ConfigError(e.file, e.swap.line, "swap", err.what());
+    }
     plan = p.swap->result.plan;
   }
   p.program = lower(p.graph, p.schedule, plan);

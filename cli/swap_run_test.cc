@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+
 #include "cli/experiment.h"
 #include "cli/run_experiment.h"
 #include "common/config_error.h"
@@ -89,4 +91,35 @@ TEST_CASE("swapping composes with the planning pools: they plan on the swapped i
     // the pool's reservation follows the swapped load, not the no-swap one
     CHECK(j["peak_reserved_bytes"].get<uint64_t>() < j["no_swap_peak_live_bytes"].get<uint64_t>());
   }
+}
+
+TEST_CASE("checkmate: a budget no plan reaches is a result; a graph above max_ops and a missing solver are errors") {
+  const auto j = run_json(
+      "{model: cifar-alexnet, batch: 32, hw: h100-sxm, pool: pytorch-caching, concurrency: serial, iterations: 2,"
+      " swap: {name: checkmate, limit_fraction: 0.5}}");
+  CHECK(j["oom"] == false);
+  CHECK(j["swap_report"]["status"] == "infeasible");  // the backward pass's first layers alone need more
+  CHECK(j["swap_limit_met"] == false);
+  CHECK(j["recomputed_launches"] == 0);
+  CHECK(j["swap_bound_applies"] == true);  // an empty plan only copies: the bound still holds
+  try {
+    run_json("{model: cifar-alexnet, batch: 32, hw: h100-sxm, pool: pytorch-caching, concurrency: serial,\n"
+             " swap: {name: checkmate, max_ops: 10}}");
+    FAIL("a graph above max_ops ran");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == "test.yaml");
+    CHECK(e.line() == 2);
+    CHECK(e.key() == "swap.max_ops");
+    CHECK_THAT(e.message(), Catch::Contains("above max_ops 10"));
+  }
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  setenv("PATH", "/nonexistent", 1);  // no cbc anywhere
+  try {
+    run_json("{model: cifar-alexnet, batch: 32, hw: h100-sxm, pool: pytorch-caching, concurrency: serial, swap: checkmate}");
+    FAIL("ran without a solver");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "swap");
+    CHECK_THAT(e.message(), Catch::Contains("coinor-cbc"));
+  }
+  setenv("PATH", path.c_str(), 1);
 }

@@ -392,11 +392,18 @@ void Lowerer::replay(size_t r, int pos) {
     for (const auto& [t, last] : transient)
       if (last == j) free_tensor(t);
   }
-  for (const Recomputation::Drop& d : rc.drops) {
+  for (const Recomputation::Drop& d : rc.drops)
     if (!resident_[static_cast<size_t>(d.tensor)])
       fail(who + ": tensor '" + g_.tensor(d.tensor).name + "' is not made again by the ops it re-runs");
-    arrived(d.tensor, s);  // other streams that touch it wait for the replay
-  }
+  // Other streams that touch what the replay wrote (made again, or written again while still on the device) wait
+  // for the replay, not only for the tensor's first writer.
+  std::vector<TensorId> written;
+  for (OpId o : rc.ops)
+    for (TensorId t : g_.op(o).outputs)
+      if (resident_[static_cast<size_t>(t)] && !g_.tensor(t).persistent &&
+          std::find(written.begin(), written.end(), t) == written.end())
+        written.push_back(t);
+  for (TensorId t : written) arrived(t, s);
 }
 
 // Makes `stream` wait for the op at `pos` (through its event), unless FIFO order or an earlier wait of this
