@@ -1,4 +1,6 @@
 // The built-in swap policies, in the order `dlsim list` shows them.
+#include "policies/swap/capuchin_swap.h"
+#include "policies/swap/dtr_swap.h"
 #include "policies/swap/fastest_under_limit.h"
 #include "policies/swap/save_on_cpu_swap.h"
 #include "policies/swap/singa_swap.h"
@@ -43,6 +45,16 @@ const SwapRegistry& swap_registry() {
                                   "timeline, judged by the simulator beside SINGA's and vDNN's plans at the same limit",
            FastestUnderLimitOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
              return std::make_unique<FastestUnderLimit>(FastestUnderLimitOptions::from_params(p));
+           }});
+    r.add({"dtr", "DTR (Kirisame et al. 2021): greedy eviction under a budget by the h_DTR score (cost of the evicted "
+                  "neighbourhood / (bytes x staleness)), evicted tensors recomputed on demand; no copies",
+           DtrOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<DtrSwap>(DtrOptions::from_params(p));
+           }});
+    r.add({"capuchin", "Capuchin (Peng et al. 2020): per tensor across the peak, a swap when the transfer hides behind "
+                       "compute, else the cheaper of swap and recomputation ranked by memory saved per second",
+           CapuchinOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<CapuchinSwap>(CapuchinOptions::from_params(p));
            }});
     return r;
   }();
