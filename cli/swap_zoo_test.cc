@@ -19,6 +19,10 @@ TEST_CASE("every swap plan of every policy on every zoo model at two batches pas
       "save-on-cpu",
       "{name: swapadvisor, limit_fraction: 0.8, population: 3, generations: 1}",
       "{name: fastest-under-limit, limit_fraction: 0.7}",
+      "{name: dtr, limit_fraction: 0.5}",
+      "{name: dtr, heuristic: full, limit_fraction: 0.5}",
+      "{name: dtr, heuristic: local, limit_fraction: 0.7}",
+      "{name: capuchin, limit_fraction: 0.5}",
   };
   int runs = 0, met = 0;
   for (const auto& info : model_zoo()) {
