@@ -46,6 +46,8 @@ TEST_CASE("capuchin swaps the tensor whose transfer hides best behind compute") 
   CHECK(r.report["limit_met"] == true);
   CHECK(r.report["planned_peak_bytes"] == 4 * kMiB);
   CHECK(r.target_bytes == 4 * kMiB);
+  CHECK(live_bytes_with(m.g, m.schedule.order, r.plan) ==
+        std::vector<uint64_t>{kMiB, 2 * kMiB, 3 * kMiB, 4 * kMiB, 4 * kMiB, 4 * kMiB, 4 * kMiB, 3 * kMiB});
 }
 
 // SlowLink: no swap hides (each would stall about 200 ms). Recomputing a1 before b1 replays f1 (4 ms); a2 before
@@ -65,7 +67,7 @@ TEST_CASE("capuchin recomputes by memory saved per second when no swap hides") {
   CHECK(x.drops[0].free_after == 2);
   CHECK(r.report["recompute_ms"] == Approx(1.0));
   CHECK(r.report["planned_peak_bytes"] == 4 * kMiB);
-  CHECK(live_bytes_with_recomputations(m.g, m.schedule.order, r.plan) ==
+  CHECK(live_bytes_with(m.g, m.schedule.order, r.plan) ==
         std::vector<uint64_t>{kMiB, 2 * kMiB, 3 * kMiB, 3 * kMiB, 4 * kMiB, 4 * kMiB, 4 * kMiB, 3 * kMiB});
 }
 
@@ -81,4 +83,5 @@ TEST_CASE("capuchin under a budget out of reach reports the shortfall") {
   CHECK(r.plan.recomputations.size() == 1);
   CHECK(r.plan.actions.size() == 1);
   CHECK(r.report["planned_peak_bytes"] == 4 * kMiB);
+  CHECK(peak_of(live_bytes_with(m.g, m.schedule.order, r.plan)) == 4 * kMiB);
 }

@@ -59,8 +59,8 @@ TEST_CASE("dtr full and eq evict by the evicted neighbourhood's cost") {
     CHECK(r.report["limit_met"] == false);
     CHECK(r.report["shortfall_bytes"] == kMiB);
     CHECK(r.report["planned_peak_bytes"] == 4 * kMiB);
-    // The contract's own count: 1 2 3 3 3 3 4 3.
-    CHECK(live_bytes_with_recomputations(m.g, m.schedule.order, r.plan) ==
+    // As the executor counts it (ProgramLoad): 1 2 3 3 3 3 4 3.
+    CHECK(live_bytes_with(m.g, m.schedule.order, r.plan) ==
           std::vector<uint64_t>{kMiB, 2 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB, 4 * kMiB, 3 * kMiB});
   }
 }
@@ -84,7 +84,7 @@ TEST_CASE("dtr local scores a tensor by its own cost only") {
   CHECK(r.report["replayed_ops"] == 3);
   CHECK(r.report["recompute_ms"] == Approx(6.0));
   CHECK(r.report["shortfall_bytes"] == 2 * kMiB);
-  CHECK(live_bytes_with_recomputations(m.g, m.schedule.order, r.plan) ==
+  CHECK(live_bytes_with(m.g, m.schedule.order, r.plan) ==
         std::vector<uint64_t>{kMiB, 2 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB, 5 * kMiB, 3 * kMiB, 3 * kMiB});
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("dtr meets a budget the chain can meet, with one replay") {
   CHECK(r.plan.recomputations[0].ops == std::vector<OpId>{m.f2});
   CHECK(same_drops(r.plan.recomputations[0].drops, {{m.a2, 3}}));
   CHECK(r.report["limit_met"] == true);
-  CHECK(peak_with_recomputations(m.g, m.schedule.order, r.plan) == 4 * kMiB);
+  CHECK(peak_of(live_bytes_with(m.g, m.schedule.order, r.plan)) == 4 * kMiB);
 }
 
 TEST_CASE("dtr under a budget below anything reachable reports the shortfall and still plans") {
@@ -108,5 +108,5 @@ TEST_CASE("dtr under a budget below anything reachable reports the shortfall and
   CHECK(r.report["limit_met"] == false);
   CHECK(r.report["shortfall_bytes"].get<uint64_t>() > 0);
   CHECK(r.report["planned_peak_bytes"].get<uint64_t>() == r.report["shortfall_bytes"].get<uint64_t>() + kMiB);
-  CHECK(peak_with_recomputations(m.g, m.schedule.order, r.plan) == r.report["planned_peak_bytes"].get<uint64_t>());
+  CHECK(peak_of(live_bytes_with(m.g, m.schedule.order, r.plan)) == r.report["planned_peak_bytes"].get<uint64_t>());
 }

@@ -1,11 +1,10 @@
 #pragma once
 // Hand-made iterations for the recomputing policies' tests (dtr, capuchin), with profiles set by hand so that
-// every score and live byte can be worked out on paper; and an accounting of live bytes under a plan's
-// recomputations written straight from the SwapPlan contract, independent of the policies' own bookkeeping.
-#include <algorithm>
+// every score and live byte can be worked out on paper.
 #include <string>
 #include <vector>
 
+#include "policies/swap/program_load.h"
 #include "policies/swap/testing/swap_graphs.h"
 
 namespace dlsim::testing {
@@ -55,85 +54,17 @@ struct Chain4 {
   }
 };
 
-// Live bytes at each position under `plan`'s recomputations, read from the contract alone: a transient tensor
-// is on the device from its first to its last use except during each drop's gap (free_after+1 .. before-1);
-// at a replay (before position b) the replayed ops allocate, in order, each output not on the device, dropped
-// outputs stay, other outputs are freed after the last replayed op that reads them; each op adds its workspace.
-// Result: per position, the larger of the replays' worst moment and the op's own.
-inline std::vector<uint64_t> live_bytes_with_recomputations(const Graph& g, const std::vector<OpId>& order,
-                                                           const SwapPlan& plan) {
-  const int n = static_cast<int>(order.size());
-  std::vector<int> first(g.tensors().size(), -1), last(g.tensors().size(), -1);
-  for (int i = 0; i < n; ++i) {
-    const Op& op = g.op(order[static_cast<size_t>(i)]);
-    for (const auto* v : {&op.inputs, &op.outputs})
-      for (TensorId t : *v) {
-        if (first[static_cast<size_t>(t)] < 0) first[static_cast<size_t>(t)] = i;
-        last[static_cast<size_t>(t)] = i;
-      }
-  }
-  auto on_device = [&](TensorId t, int pos) {  // on the device during the op at `pos` (replays aside)
-    if (g.tensor(t).persistent) return true;
-    if (first[static_cast<size_t>(t)] < 0 || pos < first[static_cast<size_t>(t)] || pos > last[static_cast<size_t>(t)]) return false;
-    for (const Recomputation& r : plan.recomputations)
-      for (const auto& d : r.drops)
-        if (d.tensor == t && pos > d.free_after && pos < r.before) return false;
-    return true;
-  };
-  auto ws = [&](const Op& op) { return op.workspace != kNoTensor ? g.tensor(op.workspace).bytes : uint64_t{0}; };
-  std::vector<uint64_t> out(static_cast<size_t>(n), 0);
-  for (int i = 0; i < n; ++i) {
-    const Op& op = g.op(order[static_cast<size_t>(i)]);
-    uint64_t base = 0;  // before op i allocates: what is on the device at i and not first used by it
-    for (const Tensor& t : g.tensors())
-      if (on_device(t.id, i) && (t.persistent || first[static_cast<size_t>(t.id)] < i)) base += t.bytes;
-    uint64_t peak = 0;
-    for (const Recomputation& r : plan.recomputations) {
-      if (r.before != i) continue;
-      auto dropped_here = [&](TensorId t) {
-        return std::any_of(r.drops.begin(), r.drops.end(), [&](const auto& d) { return d.tensor == t; });
-      };
-      for (const auto& d : r.drops) base -= on_device(d.tensor, i) ? g.tensor(d.tensor).bytes : 0;  // back below
-      std::vector<TensorId> here;
-      uint64_t cur = base;
-      for (size_t k = 0; k < r.ops.size(); ++k) {
-        const Op& w = g.op(r.ops[k]);
-        for (TensorId o : w.outputs) {
-          const bool present = (on_device(o, i) && !dropped_here(o) && first[static_cast<size_t>(o)] < i) ||
-                               std::find(here.begin(), here.end(), o) != here.end();
-          if (!present) {
-            cur += g.tensor(o).bytes;
-            here.push_back(o);
-          }
-        }
-        peak = std::max(peak, cur + ws(w));
-        for (auto it = here.begin(); it != here.end();) {  // replay-only outputs no later replayed op reads
-          bool read_later = false;
-          for (size_t q = k + 1; q < r.ops.size(); ++q) {
-            const auto& in = g.op(r.ops[q]).inputs;
-            read_later = read_later || std::find(in.begin(), in.end(), *it) != in.end();
-          }
-          if (!dropped_here(*it) && !read_later) {
-            cur -= g.tensor(*it).bytes;
-            it = here.erase(it);
-          } else {
-            ++it;
-          }
-        }
-      }
-      base = cur;
-    }
-    uint64_t during = base + ws(op);
-    for (const Tensor& t : g.tensors())
-      if (!t.persistent && first[static_cast<size_t>(t.id)] == i) during += t.bytes;
-    out[static_cast<size_t>(i)] = std::max(peak, during);
-  }
-  return out;
+// Live bytes per position under `plan`, as the simulator's executor counts them (program_load.h), on one stream.
+inline std::vector<uint64_t> live_bytes_with(const Graph& g, const std::vector<OpId>& order, const SwapPlan& plan) {
+  const ProgramLoad load(g, order);
+  const std::vector<int> one_stream(g.ops().size(), 0);
+  return load.with_plan(plan, resolve_free_points(g, order, one_stream, plan));
 }
 
-inline uint64_t peak_with_recomputations(const Graph& g, const std::vector<OpId>& order, const SwapPlan& plan) {
-  const auto l = live_bytes_with_recomputations(g, order, plan);
-  return l.empty() ? 0 : *std::max_element(l.begin(), l.end());
+inline uint64_t peak_of(const std::vector<uint64_t>& load) {
+  uint64_t m = 0;
+  for (uint64_t l : load) m = l > m ? l : m;
+  return m;
 }
 
 }  // namespace dlsim::testing
