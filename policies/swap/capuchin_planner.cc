@@ -8,6 +8,10 @@
 
 namespace dlsim {
 
+namespace {
+constexpr size_t kHiddenProbes = 8;  // hidden swaps checked against the planned copies per peak
+}  // namespace
+
 CapuchinPlanner::CapuchinPlanner(const RematGraph& rg, const IterationProfile& profile,
                                  const std::vector<int>& stream_of, const CopyTimeLine& copy, uint64_t min_bytes)
     : rg_(rg), profile_(profile), stream_of_(stream_of), copy_(copy), min_bytes_(min_bytes) {
@@ -93,6 +97,10 @@ std::vector<CapuchinPlanner::Candidate> CapuchinPlanner::candidates(int peak_pos
     const TimeNs out_end = profile_.op_end[static_cast<size_t>(c.e)] + copy_.out(t.bytes);
     const TimeNs in_start = profile_.op_start[static_cast<size_t>(c.b)] - copy_.in(t.bytes);
     c.free_time = in_start - out_end;
+    // Alone on the link, off the device across the peak: out by the end of the op before it, in from its end.
+    c.swap_ns = std::max<TimeNs>(0, out_end - profile_.op_end[static_cast<size_t>(peak_pos - 1)]) +
+                std::max<TimeNs>(0, profile_.op_end[static_cast<size_t>(peak_pos)] + copy_.in(t.bytes) -
+                                        profile_.op_start[static_cast<size_t>(c.b)]);
     c.can_swap = !replay_at_b_touches;
     plan_replay(c);
     if (c.can_swap || !c.replay.empty()) out.push_back(std::move(c));
@@ -236,15 +244,30 @@ CapuchinChoice CapuchinPlanner::plan(uint64_t budget) {
       out_.shortfall_bytes = effective(peak_pos) - budget;
       break;
     }
-    // Hidden swaps first, largest FreeTime first; else the most bytes per second of overhead.
-    const Candidate* best = nullptr;
+    // Hidden swaps first, largest FreeTime first, the first few checked against the copies already planned;
+    // else the most bytes per second of overhead.
+    std::vector<const Candidate*> hidden;
     for (const Candidate& c : cands)
-      if (c.can_swap && c.free_time >= 0 && (!best || c.free_time > best->free_time)) best = &c;
-    bool swap = best != nullptr;
+      if (c.can_swap && c.swap_ns == 0) hidden.push_back(&c);
+    std::stable_sort(hidden.begin(), hidden.end(),
+                     [](const Candidate* a, const Candidate* b) { return a->free_time > b->free_time; });
+    std::map<TensorId, TimeNs> stall_of;  // timeline stalls of the swaps probed
+    const Candidate* best = nullptr;
+    bool swap = false;
+    for (size_t k = 0; k < hidden.size() && k < kHiddenProbes && !best; ++k) {
+      const TimeNs stall = swap_stall_with(swap_action(*hidden[k], peak_pos));
+      stall_of[hidden[k]->t] = stall;
+      if (stall == 0) {
+        best = hidden[k];
+        swap = true;
+      }
+    }
     if (!best) {
       double best_msps = -1;
       for (const Candidate& c : cands) {
-        const double sw = c.can_swap ? static_cast<double>(-c.free_time) : std::numeric_limits<double>::infinity();
+        const auto probed = stall_of.find(c.t);
+        const TimeNs swap_ns = probed != stall_of.end() ? probed->second : c.swap_ns;
+        const double sw = c.can_swap ? static_cast<double>(swap_ns) : std::numeric_limits<double>::infinity();
         const double rc = c.replay.empty() ? std::numeric_limits<double>::infinity() : static_cast<double>(c.replay_ns);
         const double msps = static_cast<double>(rg_.bytes(c.t)) / std::max(1.0, std::min(sw, rc));
         if (msps > best_msps) {
@@ -256,7 +279,8 @@ CapuchinChoice CapuchinPlanner::plan(uint64_t budget) {
     }
     if (swap) {  // the stall the timeline shows for it beside the swaps already taken
       const SwapAction a = swap_action(*best, peak_pos);
-      const TimeNs stall = swap_stall_with(a);
+      const auto probed = stall_of.find(best->t);
+      const TimeNs stall = probed != stall_of.end() ? probed->second : swap_stall_with(a);
       if (!best->replay.empty() && best->replay_ns < stall) {
         swap = false;
       } else {

@@ -2,13 +2,16 @@
 // Capuchin's choice (Peng et al., ASPLOS 2020; notes allocators-and-swap.md B4) made on the profiled iteration:
 // while the load peak is over the budget, every tensor on the device across the peak and unused there is a
 // candidate, to be off the device between its accesses around the peak (Capuchin's evicted-access and
-// back-access). Its swap is hidden when FreeTime = (back-access start - copy-in time) - (evicted-access end +
-// copy-out time) >= 0; hidden swaps go first, largest FreeTime first (Capuchin's order). Without one, each
-// candidate's overhead is the smaller of its swap's (-FreeTime) and its recomputation's (the profiled time of
-// the ops replayed: its producer, after any input that is dead by then, from tensors in memory: Capuchin's
-// recomputation source), and the candidate saving the most bytes per second of overhead (MSPS) is taken with
-// the cheaper of the two. A swap the timeline estimate (swap_timeline.h) shows stalling, because the copy
-// streams are busy, counts that stall instead, and is recomputed when that is cheaper.
+// back-access). Its swap is hidden when it is off the device across this peak at no stall with the link to itself
+// (out by the end of the op before the peak, back in from the peak op's end before the back-access), which
+// implies Capuchin's FreeTime = (back-access start - copy-in time) - (evicted-access end + copy-out time) >= 0.
+// Hidden swaps go first, largest FreeTime first (Capuchin's order), the first few checked against the copies
+// already planned with the timeline estimate (swap_timeline.h): the first without a stall is taken. Without one,
+// each candidate's overhead is the smaller of its swap's stall (as probed, else alone on the link) and its
+// recomputation's time (the profiled time of the ops replayed: its producer, after any input that is dead by
+// then, from tensors in memory: Capuchin's recomputation source), and the candidate saving the most bytes per
+// second of overhead (MSPS) is taken with the cheaper of the two; a swap the timeline then shows stalling longer
+// than its recomputation would take is recomputed instead.
 // The load is counted as ProgramLoad counts it (program_load.h), replays' peaks included.
 #include <cstdint>
 #include <map>
@@ -42,6 +45,7 @@ class CapuchinPlanner {
     TensorId t = kNoTensor;
     int e = -1, b = -1;          // evicted-access and back-access positions
     TimeNs free_time = 0;        // of its swap
+    TimeNs swap_ns = 0;          // its swap's stall alone on the link, off the device across the peak
     bool can_swap = false;
     std::vector<int> replay;     // positions to replay, in order (empty: cannot recompute)
     TimeNs replay_ns = 0;
