@@ -16,7 +16,10 @@ class DtrPass {
     evicted_after_.assign(nt, -1);
     last_access_.assign(nt, 0);
     pin_.assign(nt, -1);
-    seen_.assign(nt, -1);
+    seen_.assign(nt, 0);
+    wanted_.assign(nt, 0);
+    kept_.assign(nt, 0);
+    made_.assign(nt, 0);
     rejected_.assign(nt, -1);
     pool_index_.assign(nt, -1);
     born_at_.assign(n, {});
@@ -40,14 +43,24 @@ class DtrPass {
  private:
   // Plans the replays that bring the evicted inputs of op i back, evicts until the step fits, commits.
   void step(int i) {
-    replay_.clear();
-    restored_.clear();
     const Op& op = rg_.op_at(i);
-    for (TensorId v : op.inputs)
-      if (where(v) == Residency::Evicted) materialise(v, i);
+    plan_replays(op, i, true);
     for (int w : replay_) pin_op(rg_.op_at(w), i);
     pin_op(op, i);
     uint64_t peak = step_peak(i);
+    const uint64_t evictable = unpinned_bytes(i);  // the same ops run either way: the same pins
+    if (peak > budget_ && !replay_.empty() && peak - evictable > budget_) {
+      // Out of reach with every recomputed tensor kept: keep only the op's own inputs, the others freed after
+      // their last replayed reader (as DTR would evict them once unlocked), when that brings the step in reach.
+      plan_replays(op, i, false);
+      const uint64_t lean = step_peak(i);
+      if (lean - std::min(lean, evictable) <= budget_) {
+        peak = lean;
+      } else {  // out of reach anyway: DTR's own rematerialisation, and the excess reported
+        plan_replays(op, i, true);
+        peak = step_peak(i);
+      }
+    }
     while (peak > budget_) {
       const TensorId t = i > 0 ? cheapest_evictable(i) : kNoTensor;
       if (t == kNoTensor) {
@@ -67,26 +80,50 @@ class DtrPass {
       for (TensorId t : *v) pin_[static_cast<size_t>(t)] = i;
   }
 
+  // The replays that bring op i's evicted inputs back. keep_all: every evicted tensor they write stays on the
+  // device (DTR's rematerialisation); else only op i's inputs do, the others being replay-only.
+  void plan_replays(const Op& op, int i, bool keep_all) {
+    ++stamp_;
+    replay_.clear();
+    restored_.clear();
+    for (TensorId v : op.inputs) wanted_[static_cast<size_t>(v)] = stamp_;
+    for (TensorId v : op.inputs)
+      if (where(v) == Residency::Evicted) materialise(v, i, keep_all);
+  }
+
   // Brings `u` onto the device before op i: its producer replayed after the inputs it lacks.
-  void materialise(TensorId u, int i) {
-    if (rg_.persistent(u) || where(u) == Residency::Resident || seen_[static_cast<size_t>(u)] == i) return;
+  void materialise(TensorId u, int i, bool keep_all) {
+    if (rg_.persistent(u) || where(u) == Residency::Resident || seen_[static_cast<size_t>(u)] == stamp_) return;
     const int w = rg_.producer(u);
     if (w < 0 || w >= i) throw std::logic_error("dtr: tensor " + g_.tensor(u).name + " cannot be recomputed");
-    for (TensorId v : rg_.op_at(w).inputs) materialise(v, i);
-    if (seen_[static_cast<size_t>(u)] == i) return;  // an input's replay wrote it too
+    for (TensorId v : rg_.op_at(w).inputs) materialise(v, i, keep_all);
+    if (seen_[static_cast<size_t>(u)] == stamp_) return;  // an input's replay wrote it too
     replay_.push_back(w);
     for (TensorId o : rg_.op_at(w).outputs) {
-      if (where(o) == Residency::Resident || seen_[static_cast<size_t>(o)] == i) continue;
-      seen_[static_cast<size_t>(o)] = i;
-      if (where(o) == Residency::Evicted) restored_.push_back(o);
+      if (rg_.persistent(o) || where(o) == Residency::Resident || seen_[static_cast<size_t>(o)] == stamp_) continue;
+      seen_[static_cast<size_t>(o)] = stamp_;
+      if (where(o) == Residency::Evicted && (keep_all || wanted_[static_cast<size_t>(o)] == stamp_)) {
+        restored_.push_back(o);
+        kept_[static_cast<size_t>(o)] = stamp_;
+      }
     }
+  }
+
+  // Bytes of the resident tensors DTR could still evict before op i (recomputability aside).
+  uint64_t unpinned_bytes(int i) const {
+    uint64_t b = 0;
+    for (TensorId t : pool_)
+      if (pin_[static_cast<size_t>(t)] != i) b += rg_.bytes(t);
+    return b;
   }
 
   // Live bytes at the worst moment of step i: during a replay or during op i itself.
   uint64_t step_peak(int i) {
     const int k_end = static_cast<int>(replay_.size());
     // Replay outputs that are not staying (neither resident nor restored) are freed after their last replay reader.
-    auto staying = [&](TensorId o) { return where(o) == Residency::Resident || where(o) == Residency::Evicted; };
+    auto staying = [&](TensorId o) {
+      return rg_.persistent(o) || where(o) == Residency::Resident || kept_[static_cast<size_t>(o)] == stamp_;
+    };
     std::vector<std::pair<TensorId, int>> freed_after;  // transient output, replay index that frees it
     for (int k = 0; k < k_end; ++k)
       for (TensorId o : rg_.op_at(replay_[static_cast<size_t>(k)]).outputs)
@@ -102,7 +139,10 @@ class DtrPass {
     for (int k = 0; k < k_end; ++k) {
       const int w = replay_[static_cast<size_t>(k)];
       for (TensorId o : rg_.op_at(w).outputs)
-        if (where(o) != Residency::Resident) cur += rg_.bytes(o);
+        if (!rg_.persistent(o) && where(o) != Residency::Resident && made_[static_cast<size_t>(o)] != stamp_) {
+          made_[static_cast<size_t>(o)] = stamp_;
+          cur += rg_.bytes(o);
+        }
       peak = std::max(peak, cur + rg_.workspace_bytes(w));
       for (const auto& [o, last] : freed_after)
         if (last == k) cur -= rg_.bytes(o);
@@ -199,7 +239,9 @@ class DtrPass {
   uint64_t budget_;
   std::vector<Residency> where_;
   DtrHeuristic heuristic_;
-  std::vector<int> evicted_after_, pin_, seen_, rejected_, pool_index_;
+  std::vector<int> evicted_after_, pin_, rejected_, pool_index_;
+  std::vector<uint64_t> seen_, wanted_, kept_, made_;  // stamps of the replay planning under way
+  uint64_t stamp_ = 0;
   std::vector<TimeNs> last_access_;
   std::vector<std::vector<TensorId>> born_at_, dies_at_;
   std::vector<TensorId> pool_;      // resident rematerialisable tensors

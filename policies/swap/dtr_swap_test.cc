@@ -39,36 +39,41 @@ TEST_CASE("dtr under a budget the iteration already fits evicts nothing") {
 // (pinned); h(a1) = 4 ms / (1 MiB x 2 ms) = 2 > h(a2) = 1 / (1 x 1) = 1: a2 goes (free_after 2) under every
 // heuristic. Before b4 (pos 4, clock 7 ms) a1, a3, a4 and g4 make 4 MiB again; a4 is pinned:
 // - full: h(a1) = (4 + 1 for evicted child a2) / (1 x 3) = 1.67; h(a3) = (1 + 1 for evicted parent a2) / (1 x 1)
-//   = 2: a1 goes (free_after 3). b3 then fits; before b2 (pos 6) a2 is recomputed from a1, itself recomputed
-//   from w: replay f1, f2 with drops a1 (free_after 3) and a2 (free_after 2). That step needs g3, a1, a2, g2 =
-//   4 MiB with every one of them pinned: 1 MiB over the budget, reported.
-// - eq: a2's class costs 1 ms, so the same scores and the same plan.
+//   = 2: a1 goes (free_after 3).
+// - eq: a2's class costs 1 ms, so the same scores.
+// b3 then fits. Before b2 (pos 6) a2 is recomputed from a1, itself recomputed from w (replay f1, f2). Keeping both
+// would need g3, a1, a2, g2 = 4 MiB with all of them pinned; so only b2's input a2 stays (drop free_after 2) and
+// a1 is freed after f2 reads it: 3 MiB. a1 stays evicted until b1 (pos 7) needs it: f1 again (drop free_after 3).
 TEST_CASE("dtr full and eq evict by the evicted neighbourhood's cost") {
   const Chain4 m;
   for (const char* h : {"full", "eq"}) {
     INFO(h);
     const SwapResult r = dtr(m, h, 3);
-    REQUIRE(r.plan.recomputations.size() == 1);
+    REQUIRE(r.plan.recomputations.size() == 2);
     const Recomputation& x = r.plan.recomputations[0];
     CHECK(x.before == 6);
     CHECK(x.ops == std::vector<OpId>{m.f1, m.f2});
-    CHECK(same_drops(x.drops, {{m.a1, 3}, {m.a2, 2}}));
+    CHECK(same_drops(x.drops, {{m.a2, 2}}));
+    const Recomputation& y = r.plan.recomputations[1];
+    CHECK(y.before == 7);
+    CHECK(y.ops == std::vector<OpId>{m.f1});
+    CHECK(same_drops(y.drops, {{m.a1, 3}}));
     CHECK(r.report["evictions"] == 2);
-    CHECK(r.report["replayed_ops"] == 2);
-    CHECK(r.report["recompute_ms"] == Approx(5.0));
-    CHECK(r.report["limit_met"] == false);
-    CHECK(r.report["shortfall_bytes"] == kMiB);
-    CHECK(r.report["planned_peak_bytes"] == 4 * kMiB);
-    // As the executor counts it (ProgramLoad): 1 2 3 3 3 3 4 3.
+    CHECK(r.report["replayed_ops"] == 3);
+    CHECK(r.report["recompute_ms"] == Approx(9.0));
+    CHECK(r.report["limit_met"] == true);
+    CHECK(r.report["planned_peak_bytes"] == 3 * kMiB);
+    // As the executor counts it (ProgramLoad).
     CHECK(live_bytes_with(m.g, m.schedule.order, r.plan) ==
-          std::vector<uint64_t>{kMiB, 2 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB, 4 * kMiB, 3 * kMiB});
+          std::vector<uint64_t>{kMiB, 2 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB, 3 * kMiB});
   }
 }
 
 // local: h(a1) = 4 / (1 x 3) = 1.33 > h(a3) = 1 / (1 x 1): a3 goes before b4 (free_after 3). b3 (pos 5) then
-// needs a3: replay f2 (a2 back from a1) and f3, drops a2 (2) and a3 (3); with a1, g4 and g3 that is 5 MiB, all
-// pinned (2 MiB over). Before b2 (pos 6) a1, a2, g3 and g2 make 4 MiB: a1 goes (free_after 5) and before b1
-// (pos 7) f1 is replayed to bring it back. Costlier than full: 3 replayed ops, 6 ms, and 2 MiB over.
+// needs a3: replay f2 (a2 back from a1) and f3. With a1, g4 and g3 that is 5 MiB, all pinned; freeing a2 after
+// f3 would still leave 4: out of reach either way, so both stay (drops a2 (2) and a3 (3)), 2 MiB over. Before b2
+// (pos 6) a1, a2, g3 and g2 make 4 MiB: a1 goes (free_after 5) and before b1 (pos 7) f1 is replayed to bring it
+// back. Costlier than full: 3 replayed ops, 6 ms, and 2 MiB over.
 TEST_CASE("dtr local scores a tensor by its own cost only") {
   const Chain4 m;
   const SwapResult r = dtr(m, "local", 3);
