@@ -8,7 +8,7 @@
 using namespace dlsim;
 using namespace dlsim::testing;
 
-TEST_CASE("a tensor with one replayable writer is rematerialisable; its costs come from the profile") {
+TEST_CASE("a tensor with one replayable writer is rematerialisable, and its costs come from the profile") {
   const Chain4 m;
   const RematGraph rg(m.g, m.schedule.order, m.profile);
   CHECK(rg.producer(m.a1) == 0);
