@@ -44,22 +44,36 @@ class DtrPass {
   // Plans the replays that bring the evicted inputs of op i back, evicts until the step fits, commits.
   void step(int i) {
     const Op& op = rg_.op_at(i);
-    plan_replays(op, i, true);
+    plan_replays(op, i);
     for (int w : replay_) pin_op(rg_.op_at(w), i);
     pin_op(op, i);
+    keep(evicted_outs_.size());
     uint64_t peak = step_peak(i);
-    const uint64_t evictable = unpinned_bytes(i);  // the same ops run either way: the same pins
+    const uint64_t evictable = unpinned_bytes(i);  // the same ops run whatever stays: the same pins
     if (peak > budget_ && !replay_.empty() && peak - evictable > budget_) {
-      // Out of reach with every recomputed tensor kept: keep only the op's own inputs, the others freed after
-      // their last replayed reader (as DTR would evict them once unlocked), when that brings the step in reach.
-      plan_replays(op, i, false);
-      const uint64_t lean = step_peak(i);
-      if (lean - std::min(lean, evictable) <= budget_) {
-        peak = lean;
+      // Out of reach with every recomputed tensor kept. If keeping only the op's own inputs brings it in reach,
+      // keep those and, of the others, as many as still fit, the soonest needed first; the rest are freed after
+      // their last replayed reader and stay evicted (as DTR would evict them once unlocked).
+      std::stable_sort(others_.begin(), others_.end(), [&](TensorId a, TensorId b) {
+        return rg_.next_use(a, i) < rg_.next_use(b, i);
+      });
+      auto fits = [&](size_t n) {
+        keep(n);
+        const uint64_t p = step_peak(i);
+        return p - std::min(p, evictable) <= budget_;
+      };
+      if (fits(0)) {
+        size_t lo = 0, hi = others_.size();  // fits(lo); more kept never needs fewer bytes
+        while (lo < hi) {
+          const size_t mid = (lo + hi + 1) / 2;
+          if (fits(mid)) lo = mid;
+          else hi = mid - 1;
+        }
+        keep(lo);
       } else {  // out of reach anyway: DTR's own rematerialisation, and the excess reported
-        plan_replays(op, i, true);
-        peak = step_peak(i);
+        keep(others_.size());
       }
+      peak = step_peak(i);
     }
     while (peak > budget_) {
       const TensorId t = i > 0 ? cheapest_evictable(i) : kNoTensor;
@@ -80,33 +94,45 @@ class DtrPass {
       for (TensorId t : *v) pin_[static_cast<size_t>(t)] = i;
   }
 
-  // The replays that bring op i's evicted inputs back. keep_all: every evicted tensor they write stays on the
-  // device (DTR's rematerialisation); else only op i's inputs do, the others being replay-only.
-  void plan_replays(const Op& op, int i, bool keep_all) {
+  // The replays that bring op i's evicted inputs back, and the evicted tensors they write: op i's inputs, then
+  // the others (others_).
+  void plan_replays(const Op& op, int i) {
     ++stamp_;
     replay_.clear();
-    restored_.clear();
+    evicted_outs_.clear();
+    others_.clear();
     for (TensorId v : op.inputs) wanted_[static_cast<size_t>(v)] = stamp_;
     for (TensorId v : op.inputs)
-      if (where(v) == Residency::Evicted) materialise(v, i, keep_all);
+      if (where(v) == Residency::Evicted) materialise(v, i);
+    for (TensorId o : evicted_outs_)
+      if (wanted_[static_cast<size_t>(o)] != stamp_) others_.push_back(o);
   }
 
   // Brings `u` onto the device before op i: its producer replayed after the inputs it lacks.
-  void materialise(TensorId u, int i, bool keep_all) {
+  void materialise(TensorId u, int i) {
     if (rg_.persistent(u) || where(u) == Residency::Resident || seen_[static_cast<size_t>(u)] == stamp_) return;
     const int w = rg_.producer(u);
     if (w < 0 || w >= i) throw std::logic_error("dtr: tensor " + g_.tensor(u).name + " cannot be recomputed");
-    for (TensorId v : rg_.op_at(w).inputs) materialise(v, i, keep_all);
+    for (TensorId v : rg_.op_at(w).inputs) materialise(v, i);
     if (seen_[static_cast<size_t>(u)] == stamp_) return;  // an input's replay wrote it too
     replay_.push_back(w);
     for (TensorId o : rg_.op_at(w).outputs) {
       if (rg_.persistent(o) || where(o) == Residency::Resident || seen_[static_cast<size_t>(o)] == stamp_) continue;
       seen_[static_cast<size_t>(o)] = stamp_;
-      if (where(o) == Residency::Evicted && (keep_all || wanted_[static_cast<size_t>(o)] == stamp_)) {
-        restored_.push_back(o);
-        kept_[static_cast<size_t>(o)] = stamp_;
-      }
+      if (where(o) == Residency::Evicted) evicted_outs_.push_back(o);
     }
+  }
+
+  // The evicted tensors the replays bring back to stay: op i's inputs and the first n of others_ (DTR's
+  // rematerialisation keeps them all); the rest are replay-only.
+  void keep(size_t n) {
+    ++keep_stamp_;
+    for (TensorId o : evicted_outs_)
+      if (wanted_[static_cast<size_t>(o)] == stamp_) kept_[static_cast<size_t>(o)] = keep_stamp_;
+    for (size_t k = 0; k < n && k < others_.size(); ++k) kept_[static_cast<size_t>(others_[k])] = keep_stamp_;
+    restored_.clear();
+    for (TensorId o : evicted_outs_)
+      if (kept_[static_cast<size_t>(o)] == keep_stamp_) restored_.push_back(o);
   }
 
   // Bytes of the resident tensors DTR could still evict before op i (recomputability aside).
@@ -122,7 +148,7 @@ class DtrPass {
     const int k_end = static_cast<int>(replay_.size());
     // Replay outputs that are not staying (neither resident nor restored) are freed after their last replay reader.
     auto staying = [&](TensorId o) {
-      return rg_.persistent(o) || where(o) == Residency::Resident || kept_[static_cast<size_t>(o)] == stamp_;
+      return rg_.persistent(o) || where(o) == Residency::Resident || kept_[static_cast<size_t>(o)] == keep_stamp_;
     };
     std::vector<std::pair<TensorId, int>> freed_after;  // transient output, replay index that frees it
     for (int k = 0; k < k_end; ++k)
@@ -135,12 +161,13 @@ class DtrPass {
           }
           freed_after.push_back({o, last});
         }
+    ++made_stamp_;
     uint64_t cur = resident_bytes_, peak = 0;
     for (int k = 0; k < k_end; ++k) {
       const int w = replay_[static_cast<size_t>(k)];
       for (TensorId o : rg_.op_at(w).outputs)
-        if (!rg_.persistent(o) && where(o) != Residency::Resident && made_[static_cast<size_t>(o)] != stamp_) {
-          made_[static_cast<size_t>(o)] = stamp_;
+        if (!rg_.persistent(o) && where(o) != Residency::Resident && made_[static_cast<size_t>(o)] != made_stamp_) {
+          made_[static_cast<size_t>(o)] = made_stamp_;
           cur += rg_.bytes(o);
         }
       peak = std::max(peak, cur + rg_.workspace_bytes(w));
@@ -241,7 +268,8 @@ class DtrPass {
   DtrHeuristic heuristic_;
   std::vector<int> evicted_after_, pin_, rejected_, pool_index_;
   std::vector<uint64_t> seen_, wanted_, kept_, made_;  // stamps of the replay planning under way
-  uint64_t stamp_ = 0;
+  uint64_t stamp_ = 0, keep_stamp_ = 0, made_stamp_ = 0;
+  std::vector<TensorId> evicted_outs_, others_;  // evicted tensors the replays write; those op i does not read
   std::vector<TimeNs> last_access_;
   std::vector<std::vector<TensorId>> born_at_, dies_at_;
   std::vector<TensorId> pool_;      // resident rematerialisable tensors

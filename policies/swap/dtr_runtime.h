@@ -8,8 +8,9 @@
 // the replay that brings it back lists it among its drops.
 // A recomputed tensor stays on the device (DTR's rematerialisation), except when that alone puts the step out of
 // reach (its bytes over the budget exceed everything still evictable) and keeping only the op's own inputs brings
-// it back in reach: then the other recomputed tensors are freed after their last replayed reader and stay evicted
-// (DTR would evict them once unlocked; a plan cannot free a kept tensor in the middle of a replay).
+// it back in reach: then the other recomputed tensors stay as far as they fit, the soonest needed first, and the
+// rest are freed after their last replayed reader and stay evicted (DTR would evict them once unlocked; a plan
+// cannot free a kept tensor in the middle of a replay).
 // When nothing evictable is left and the op still does not fit, the step goes over the budget (DTR would run
 // out of memory there); the run goes on and reports the largest excess.
 #include <cstdint>
