@@ -27,9 +27,14 @@ std::vector<std::string> check_memory_reuse(const Graph& g, const Program& p, co
   std::vector<std::string> problems;
   if (tr.oom || tr.iterations.empty()) return problems;
   const int it = static_cast<int>(tr.iterations.size()) - 1;
-  std::map<OpId, const OpRecord*> ops;
+  // Each launch's own record: an op launched twice in an iteration (a recomputation's replay) has one record per
+  // launch, the k-th launch in program order matching the k-th record by start.
+  std::map<OpId, std::vector<const OpRecord*>> ops;
   for (const OpRecord& r : tr.ops)
-    if (r.iteration == it) ops[r.op] = &r;
+    if (r.iteration == it) ops[r.op].push_back(&r);
+  for (auto& [op, v] : ops)
+    std::stable_sort(v.begin(), v.end(), [](const OpRecord* a, const OpRecord* b) { return a->start < b->start; });
+  std::map<OpId, size_t> launched;
   const std::vector<const CopyRecord*> copy_of = match_copies(p.iteration, tr, it);
   std::vector<const MemRecord*> mem;
   for (const MemRecord& m : tr.mem)
@@ -56,11 +61,13 @@ std::vector<std::string> check_memory_reuse(const Graph& g, const Program& p, co
         break;
       case CmdKind::Launch: {
         auto r = ops.find(c.op);
-        if (r == ops.end()) break;
+        const size_t k = launched[c.op]++;
+        if (r == ops.end() || k >= r->second.size()) break;
+        const OpRecord& rec = *r->second[k];
         const Op& op = g.op(c.op);
-        for (TensorId t : op.inputs) touch(t, r->second->start, r->second->end);
-        for (TensorId t : op.outputs) touch(t, r->second->start, r->second->end);
-        touch(op.workspace, r->second->start, r->second->end);
+        for (TensorId t : op.inputs) touch(t, rec.start, rec.end);
+        for (TensorId t : op.outputs) touch(t, rec.start, rec.end);
+        touch(op.workspace, rec.start, rec.end);
         break;
       }
       case CmdKind::CopyIn:

@@ -1,5 +1,7 @@
 // The built-in swap policies, in the order `dlsim list` shows them.
+#include "policies/swap/capuchin_swap.h"
 #include "policies/swap/checkmate_swap.h"
+#include "policies/swap/dtr_swap.h"
 #include "policies/swap/fastest_under_limit.h"
 #include "policies/swap/save_on_cpu_swap.h"
 #include "policies/swap/singa_swap.h"
@@ -44,6 +46,16 @@ const SwapRegistry& swap_registry() {
                                   "timeline, judged by the simulator beside SINGA's and vDNN's plans at the same limit",
            FastestUnderLimitOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
              return std::make_unique<FastestUnderLimit>(FastestUnderLimitOptions::from_params(p));
+           }});
+    r.add({"dtr", "DTR (Kirisame et al. 2021): greedy eviction under a budget by the h_DTR score (cost of the evicted "
+                  "neighbourhood / (bytes x staleness)), evicted tensors recomputed on demand; no copies",
+           DtrOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<DtrSwap>(DtrOptions::from_params(p));
+           }});
+    r.add({"capuchin", "Capuchin (Peng et al. 2020): per tensor across the peak, a swap when the transfer hides behind "
+                       "compute, else the cheaper of swap and recomputation ranked by memory saved per second",
+           CapuchinOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<CapuchinSwap>(CapuchinOptions::from_params(p));
            }});
     r.add({"checkmate", "Checkmate (Jain et al. 2020): the recomputation plan of least re-run time under a memory budget, "
                         "from its MILP solved by CBC (coinor-cbc) with a time limit, or its LP rounding",

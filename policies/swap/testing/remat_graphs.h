@@ -1,0 +1,70 @@
+#pragma once
+// Hand-made iterations for the recomputing policies' tests (dtr, capuchin), with profiles set by hand so that
+// every score and live byte can be worked out on paper.
+#include <string>
+#include <vector>
+
+#include "policies/swap/program_load.h"
+#include "policies/swap/testing/swap_graphs.h"
+
+namespace dlsim::testing {
+
+// A chain of four layers and its backward pass; f1 reads only a persistent weight w (0 bytes), so every
+// activation can be recomputed from w. Every activation and gradient is 1 MiB; f1 takes 4 ms, the others 1 ms.
+//   pos  op  reads     writes  time (ms)  | pos  op  reads     writes  time (ms)
+//   0    f1  w         a1      0-4        | 4    b4  a4        g4      7-8
+//   1    f2  a1        a2      4-5        | 5    b3  g4, a3    g3      8-9
+//   2    f3  a2        a3      5-6        | 6    b2  g3, a2    g2      9-10
+//   3    f4  a3        a4      6-7        | 7    b1  g2, a1    g1      10-11
+// Live bytes without a plan (MiB): 1 2 3 4 5 5 4 3.
+struct Chain4 {
+  Graph g;
+  Schedule schedule;
+  IterationProfile profile;
+  TensorId w, a1, a2, a3, a4, g4, g3, g2, g1;
+  OpId f1, f2, f3, f4;
+  Chain4() {
+    w = add_tensor(g, "w", 0, true);
+    a1 = add_tensor(g, "a1", kMiB);
+    a2 = add_tensor(g, "a2", kMiB);
+    a3 = add_tensor(g, "a3", kMiB);
+    a4 = add_tensor(g, "a4", kMiB);
+    g4 = add_tensor(g, "g4", kMiB);
+    g3 = add_tensor(g, "g3", kMiB);
+    g2 = add_tensor(g, "g2", kMiB);
+    g1 = add_tensor(g, "g1", kMiB);
+    f1 = add_op(g, "f1", {w}, {a1});
+    f2 = add_op(g, "f2", {a1}, {a2});
+    f3 = add_op(g, "f3", {a2}, {a3});
+    f4 = add_op(g, "f4", {a3}, {a4});
+    add_op(g, "b4", {a4}, {g4}, Phase::Backward, f4);
+    add_op(g, "b3", {g4, a3}, {g3}, Phase::Backward, f3);
+    add_op(g, "b2", {g3, a2}, {g2}, Phase::Backward, f2);
+    add_op(g, "b1", {g2, a1}, {g1}, Phase::Backward, f1);
+    schedule = serial_schedule(g);
+    profile.order = schedule.order;
+    TimeNs t = 0;
+    for (const Op& o : g.ops()) {
+      profile.op_start.push_back(t);
+      t += (o.id == f1 ? 4 : 1) * kMs;
+      profile.op_end.push_back(t);
+    }
+    profile.iteration_ns = t;
+    profile.peak_live_bytes = 5 * kMiB;
+  }
+};
+
+// Live bytes per position under `plan`, as the simulator's executor counts them (program_load.h), on one stream.
+inline std::vector<uint64_t> live_bytes_with(const Graph& g, const std::vector<OpId>& order, const SwapPlan& plan) {
+  const ProgramLoad load(g, order);
+  const std::vector<int> one_stream(g.ops().size(), 0);
+  return load.with_plan(plan, resolve_free_points(g, order, one_stream, plan));
+}
+
+inline uint64_t peak_of(const std::vector<uint64_t>& load) {
+  uint64_t m = 0;
+  for (uint64_t l : load) m = l > m ? l : m;
+  return m;
+}
+
+}  // namespace dlsim::testing
