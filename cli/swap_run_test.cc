@@ -93,7 +93,7 @@ TEST_CASE("swapping composes with the planning pools: they plan on the swapped i
   }
 }
 
-TEST_CASE("checkmate: a budget no plan reaches is a result; a graph above max_ops and a missing solver are errors") {
+TEST_CASE("checkmate: a budget no plan reaches is a result, a graph above max_ops and a missing solver are errors") {
   const auto j = run_json(
       "{model: cifar-alexnet, batch: 32, hw: h100-sxm, pool: pytorch-caching, concurrency: serial, iterations: 2,"
       " swap: {name: checkmate, limit_fraction: 0.5}}");
