@@ -4,10 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "policies/pool/virtual_device_memory.h"
-#include "sim/executor.h"
 #include "sim/lower.h"
-#include "sim/testing/fakes.h"
+#include "sim/testing/fake_run.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -24,16 +22,7 @@ struct Swapped : Chain {
   }
   // Runs a Program on a pool that hands freed memory straight back (so reuse is immediate) and checks it.
   SwapCheck run(const Program& p, uint64_t pinned = 1000000) const {
-    VirtualDeviceMemory dev(1 << 30);
-    ExactCachePool pool(dev);
-    AttrKernels k;
-    LinearLink l(10.0, 10.0, 1000);
-    GpuSpec gpu = fake_gpu();
-    SimContext ctx{g, gpu, k, l, pool, dev};
-    SimOptions o;
-    o.iterations = 2;
-    const RunResult r = simulate(p, ctx, o);
-    return check_swapped_run(g, p, r.trace, pinned);
+    return check_swapped_run(g, p, run_on_fakes(g, p, 2).trace, pinned);
   }
 };
 
@@ -131,17 +120,7 @@ struct Recomputed {
     r.before = 4;  // before Cb
     plan.recomputations.push_back(r);
   }
-  SwapCheck run(const Program& p) const {
-    VirtualDeviceMemory dev(1 << 30);
-    ExactCachePool pool(dev);
-    AttrKernels k;
-    LinearLink l(10.0, 10.0, 1000);
-    GpuSpec gpu = fake_gpu();
-    SimContext ctx{g, gpu, k, l, pool, dev};
-    SimOptions o;
-    o.iterations = 2;
-    return check_swapped_run(g, p, simulate(p, ctx, o).trace, 0);
-  }
+  SwapCheck run(const Program& p) const { return check_swapped_run(g, p, run_on_fakes(g, p, 2).trace, 0); }
 };
 }  // namespace
 

@@ -5,11 +5,9 @@
 #include <algorithm>
 #include <string>
 
-#include "policies/pool/virtual_device_memory.h"
 #include "policies/swap/program_load.h"
-#include "sim/executor.h"
 #include "sim/lower.h"
-#include "sim/testing/fakes.h"
+#include "sim/testing/fake_run.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -68,15 +66,7 @@ std::vector<std::string> commands(const Graph& g, const Program& p) {
   return out;
 }
 
-RunResult run(const Graph& g, const Program& p) {
-  VirtualDeviceMemory dev(1 << 30);
-  ExactCachePool pool(dev);
-  AttrKernels k;
-  LinearLink l(10.0, 10.0, 1000);
-  GpuSpec gpu = fake_gpu();
-  SimContext ctx{g, gpu, k, l, pool, dev};
-  return simulate(p, ctx, SimOptions{});
-}
+RunResult run(const Graph& g, const Program& p) { return run_on_fakes(g, p); }
 
 uint64_t load_peak(const Graph& g, const Schedule& s, const SwapPlan& plan) {
   return ProgramLoad(g, s.order).peak_with(plan, s.stream_of);
