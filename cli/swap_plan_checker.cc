@@ -21,6 +21,10 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
   const size_t nt = g.tensors().size();
   std::vector<Held> held(nt, Held::Absent);
   std::vector<uint8_t> host(nt, 0), seen(nt, 0);
+  // Recomputation: each write of a tensor by an op's first launch in an iteration makes a new value; a launch of
+  // an op that already ran (a replay) must read the values it read then, and so writes the same values again.
+  std::vector<uint64_t> version(nt, 0);
+  std::map<OpId, std::vector<uint64_t>> read_first;  // per op launched this iteration: its inputs' versions then
   auto name = [&](TensorId t) { return "'" + g.tensor(t).name + "'"; };
   auto walk = [&](const std::vector<Command>& cmds, const std::string& where) {
     for (size_t i = 0; i < cmds.size(); ++i) {
@@ -35,6 +39,21 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
         case CmdKind::Free: held[t] = Held::Absent; break;
         case CmdKind::Launch: {
           const Op& op = g.op(c.op);
+          auto read_as_before = read_first.find(c.op);
+          const bool replay = read_as_before != read_first.end();
+          auto own_state = [&](TensorId x) {  // persistent state the op updates in place (batch-norm statistics)
+            return g.tensor(x).persistent && std::count(op.outputs.begin(), op.outputs.end(), x);
+          };
+          for (size_t k = 0; replay && k < op.inputs.size(); ++k) {
+            const TensorId x = op.inputs[k];
+            if (!own_state(x) && version[static_cast<size_t>(x)] != read_as_before->second[k])
+              problems.push_back(at + "op '" + op.name + "' runs again reading tensor " + name(x) +
+                                 ", which changed since its first run: the recomputed value would differ");
+          }
+          if (!replay) {
+            std::vector<uint64_t>& v = read_first[c.op];
+            for (TensorId x : op.inputs) v.push_back(version[static_cast<size_t>(x)]);
+          }
           for (TensorId x : op.inputs) {
             const Held h = held[static_cast<size_t>(x)];
             if (h == Held::Absent) problems.push_back(at + "op '" + op.name + "' reads tensor " + name(x) + " while it is off the device");
@@ -44,7 +63,10 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
             if (held[static_cast<size_t>(x)] == Held::Absent)
               problems.push_back(at + "op '" + op.name + "' writes tensor " + name(x) + " while it is off the device");
             held[static_cast<size_t>(x)] = Held::Current;
-            host[static_cast<size_t>(x)] = 0;
+            if (!replay) {
+              ++version[static_cast<size_t>(x)];
+              host[static_cast<size_t>(x)] = 0;
+            }
           }
           break;
         }
@@ -65,6 +87,7 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
   for (int it = 0; it < 2; ++it) {
     for (const Tensor& x : g.tensors())
       if (!x.persistent) seen[static_cast<size_t>(x.id)] = 0;
+    read_first.clear();
     walk(p.iteration, "iteration " + std::to_string(it));
   }
 }
@@ -73,9 +96,12 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
 void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<std::string>& problems) {
   if (tr.oom || tr.iterations.empty()) return;
   const int last = static_cast<int>(tr.iterations.size()) - 1;
-  std::map<OpId, OpRecord> ops;
+  // Each launch's record: an op launched more than once (recomputed) has one record per launch, in stream order.
+  std::map<OpId, std::vector<const OpRecord*>> records;
   for (const OpRecord& r : tr.ops)
-    if (r.iteration == last) ops[r.op] = r;
+    if (r.iteration == last) records[r.op].push_back(&r);
+  for (auto& [op, v] : records)
+    std::stable_sort(v.begin(), v.end(), [](const OpRecord* a, const OpRecord* b) { return a->start < b->start; });
   std::vector<MemRecord> mem;
   for (const MemRecord& m : tr.mem)
     if (m.iteration == last) mem.push_back(m);
@@ -84,17 +110,41 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
   // Per command: its copy record or op record; per Alloc/Free: its memory record.
   const std::vector<const CopyRecord*> copy_of = match_copies(cmds, tr, last);
   std::vector<const MemRecord*> mem_of(cmds.size(), nullptr);
+  std::vector<const OpRecord*> op_of(cmds.size(), nullptr);
+  std::map<OpId, size_t> launched;
   size_t m = 0;
   for (size_t i = 0; i < cmds.size(); ++i) {
     const Command& c = cmds[i];
     if ((c.kind == CmdKind::Alloc || c.kind == CmdKind::Free) && m < mem.size()) mem_of[i] = &mem[m++];
+    if (c.kind == CmdKind::Launch) {
+      const size_t k = launched[c.op]++;
+      auto it = records.find(c.op);
+      if (it != records.end() && k < it->second.size()) op_of[i] = it->second[k];
+    }
   }
   auto name = [&](TensorId t) { return "'" + g.tensor(t).name + "'"; };
+  // Every launch starts after the launch that last wrote each tensor it reads (since the tensor's allocation)
+  // has ended: the waits the lowering places for the DAG, and after a replay for the tensors it made again.
+  std::map<TensorId, size_t> last_write;
+  for (size_t q = 0; q < cmds.size(); ++q) {
+    const Command& c = cmds[q];
+    if (c.kind == CmdKind::Alloc) last_write.erase(c.tensor);
+    if (c.kind != CmdKind::Launch) continue;
+    const Op& op = g.op(c.op);
+    for (TensorId x : op.inputs) {
+      auto w = last_write.find(x);
+      if (w == last_write.end() || w->second == q || !op_of[q] || !op_of[w->second]) continue;
+      if (op_of[q]->start < op_of[w->second]->end)
+        problems.push_back("op '" + op.name + "' started before op '" + g.op(cmds[w->second].op).name +
+                           "' finished writing tensor " + name(x));
+    }
+    for (TensorId x : op.outputs) last_write[x] = q;
+  }
   // The device start of the first work touching tensor u at or after command j.
   auto first_use_from = [&](TensorId u, size_t j) -> const TimeNs* {
     for (size_t q = j; q < cmds.size(); ++q) {
       const Command& c = cmds[q];
-      if (c.kind == CmdKind::Launch && touches(g.op(c.op), u)) return ops.count(c.op) ? &ops[c.op].start : nullptr;
+      if (c.kind == CmdKind::Launch && touches(g.op(c.op), u)) return op_of[q] ? &op_of[q]->start : nullptr;
       if ((c.kind == CmdKind::CopyIn || c.kind == CmdKind::CopyOut) && c.tensor == u) return copy_of[q] ? &copy_of[q]->start : nullptr;
       if (c.kind == CmdKind::Free && c.tensor == u) return nullptr;
     }
@@ -107,7 +157,7 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
     if (c.kind == CmdKind::CopyIn) {
       for (size_t q = i + 1; q < cmds.size(); ++q)
         if (cmds[q].kind == CmdKind::Launch && touches(g.op(cmds[q].op), c.tensor)) {
-          if (ops.count(cmds[q].op) && ops[cmds[q].op].start < cr.end)
+          if (op_of[q] && op_of[q]->start < cr.end)
             problems.push_back("op '" + g.op(cmds[q].op).name + "' started before the copy-in of tensor " + name(c.tensor) + " ended");
           break;
         }
@@ -117,7 +167,7 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
       if (cmds[q].kind == CmdKind::Launch) {
         const Op& op = g.op(cmds[q].op);
         if (!std::count(op.outputs.begin(), op.outputs.end(), c.tensor)) continue;
-        if (ops.count(op.id) && ops[op.id].end > cr.start)
+        if (op_of[q] && op_of[q]->end > cr.start)
           problems.push_back("the copy-out of tensor " + name(c.tensor) + " started before op '" + op.name + "' finished writing it");
         break;
       }

@@ -96,3 +96,85 @@ TEST_CASE("the checker finds memory reused while its copy-out is still reading i
   off.iteration.insert(off.iteration.begin() + static_cast<std::ptrdiff_t>(free_big), launch);
   CHECK(mentions(check_swapped_run(m.g, off, Trace{}, 1000000), "op 'f1' reads tensor 'big' while it is off the device"));
 }
+
+namespace {
+// A chain with its backward: A: x -> a, B: a -> b, C: b -> c, Cb: b -> g2, Bb: (a, g2) -> g1. `a` is dropped after
+// B and recomputed before Bb; W, between them, overwrites x in place (an optimizer-like update) when `clobber`.
+struct Recomputed {
+  Graph g;
+  TensorId x, a, b, c, g2, g1;
+  OpId A, W;
+  Schedule s;
+  SwapPlan plan;
+  explicit Recomputed(bool clobber = false, bool two_streams = false) {
+    x = tensor(g, "x", 1000);
+    a = tensor(g, "a", 100000);
+    b = tensor(g, "b", 1000);
+    c = tensor(g, "c", 1000);
+    g2 = tensor(g, "g2", 1000);
+    g1 = tensor(g, "g1", 3000);  // a size no freed block has: its allocation on stream 1 waits for nothing
+    A = op(g, "A", {x}, {a}, 100000, 100);  // longer than the host's calls around the replay, on a tenth of the GPU
+    op(g, "B", {a}, {b});
+    op(g, "C", {b}, {c});
+    W = clobber ? op(g, "W", {x, c}, {x}) : op(g, "W", {c}, {});
+    op(g, "Cb", {b}, {g2});
+    op(g, "Bb", {a, g2}, {g1}, 1000, 100);
+    for (const Op& o : g.ops()) s.order.push_back(o.id);
+    s.stream_of.assign(g.ops().size(), 0);
+    if (two_streams) {
+      s.num_streams = 2;
+      s.stream_of.back() = 1;  // Bb on stream 1 reads the a the replay on stream 0 made
+    }
+    Recomputation r;
+    r.drops.push_back({a, -1});
+    r.ops = {A};
+    r.before = 4;  // before Cb
+    plan.recomputations.push_back(r);
+  }
+  SwapCheck run(const Program& p) const {
+    VirtualDeviceMemory dev(1 << 30);
+    ExactCachePool pool(dev);
+    AttrKernels k;
+    LinearLink l(10.0, 10.0, 1000);
+    GpuSpec gpu = fake_gpu();
+    SimContext ctx{g, gpu, k, l, pool, dev};
+    SimOptions o;
+    o.iterations = 2;
+    return check_swapped_run(g, p, simulate(p, ctx, o).trace, 0);
+  }
+};
+}  // namespace
+
+TEST_CASE("a recomputation passes the independent check on one stream and on two") {
+  const Recomputed one;
+  CHECK(one.run(lower(one.g, one.s, one.plan)).problems == std::vector<std::string>{});
+  const Recomputed two(false, true);
+  CHECK(two.run(lower(two.g, two.s, two.plan)).problems == std::vector<std::string>{});
+}
+
+TEST_CASE("the checker finds a recomputation that reads a changed input, a dropped tensor read, and a missing wait") {
+  const Recomputed clobbered(true);  // W rewrote x before the replay of A reads it
+  CHECK(mentions(clobbered.run(lower(clobbered.g, clobbered.s, clobbered.plan)),
+                 "op 'A' runs again reading tensor 'x', which changed since its first run"));
+
+  const Recomputed m;
+  Program p = lower(m.g, m.s, m.plan);
+  const size_t realloc = [&] {  // the replay's Alloc of a: its second Alloc
+    size_t seen = 0;
+    for (size_t i = 0; i < p.iteration.size(); ++i)
+      if (p.iteration[i].kind == CmdKind::Alloc && p.iteration[i].tensor == m.a && ++seen == 2) return i;
+    FAIL("no second alloc of a");
+    return size_t{0};
+  }();
+  Program no_replay = p;  // drop the replayed launch: Bb reads memory nothing wrote since it was allocated again
+  REQUIRE(no_replay.iteration[realloc + 1].kind == CmdKind::Launch);
+  no_replay.iteration.erase(no_replay.iteration.begin() + static_cast<long>(realloc) + 1);
+  CHECK(mentions(m.run(no_replay), "op 'Bb' reads tensor 'a' before it is back on the device"));
+
+  const Recomputed two(false, true);
+  Program unsynced = lower(two.g, two.s, two.plan);
+  std::erase_if(unsynced.iteration, [](const Command& c) {  // Bb's stream stops waiting for stream 0
+    return c.kind == CmdKind::WaitEvent && c.stream == 1;
+  });
+  CHECK(mentions(two.run(unsynced), "op 'Bb' started before op 'A' finished writing tensor 'a'"));
+}

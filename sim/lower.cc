@@ -30,6 +30,7 @@ class Lowerer {
   };
   void check_schedule();
   void compute_lifetimes();
+  void hold_replay_inputs();
   void apply_variants();
   void check_swaps();
   void emit(CmdKind k, int stream, OpId op = -1, TensorId t = kNoTensor, int32_t ev = -1);
@@ -46,6 +47,9 @@ class Lowerer {
   void extra_copy(const ExtraCopy& c, int pos);
   void check_copy_out(size_t a, const std::vector<size_t>& earlier);
   void check_extra_copies();
+  void check_recomputations();
+  void replay(size_t r, int pos);
+  void drop(size_t r, size_t d, int pos);
   void join_streams();
   void prune_events();
   int stream_at(int pos) const { return s_.stream_of[static_cast<size_t>(s_.order[static_cast<size_t>(pos)])]; }
@@ -73,12 +77,18 @@ class Lowerer {
   std::vector<uint64_t> arrival_waited_;
   std::vector<bool> copied_to_host_;      // TensorId -> the plan copies it to the host somewhere
   std::vector<std::vector<int>> waited_;  // [stream][other stream] -> highest position already waited for
+  std::vector<char> resident_;            // TensorId -> allocated now (in host order)
   // swap bookkeeping, by position
   std::vector<std::vector<size_t>> outs_at_, frees_at_, ins_at_, needs_at_;
   std::vector<int32_t> out_done_, in_done_;  // per action: events after copy-out / copy-in
   std::vector<int> free_point_;              // per action: the position after which its tensor is freed
   std::vector<std::vector<size_t>> extra_before_, extra_after_;  // ExtraCopy indices by position
   bool inline_copies_ = false;               // CopyStreams::Compute: copies on the compute streams
+  // recomputation bookkeeping: replays by `before`, drops (recomputation, drop) by the position they free after
+  std::vector<std::vector<size_t>> replays_at_;
+  std::vector<std::vector<std::pair<size_t, size_t>>> drops_at_;
+  std::map<TensorId, std::vector<std::pair<int, int>>> dropped_;  // tensor -> positions [from, to] it is dropped
+  std::vector<TensorId> held_to_;  // tensors a replay holds past their last use: freed after the op at last_
 };
 
 void Lowerer::emit(CmdKind k, int stream, OpId op, TensorId t, int32_t ev) {
@@ -132,6 +142,16 @@ void Lowerer::apply_variants() {
     changed = true;
   }
   if (changed) p_.tensor_bytes = std::move(bytes);
+}
+
+// A replay's inputs stay allocated until it runs (replay_reads), as a use there.
+void Lowerer::hold_replay_inputs() {
+  for (const auto& [t, before] : replay_reads(g_, plan_)) {
+    const auto ti = static_cast<size_t>(t);
+    if (first_[ti] < 0 || first_[ti] >= before || last_[ti] >= before) continue;
+    last_[ti] = before;
+    held_to_.push_back(t);
+  }
 }
 
 void Lowerer::compute_lifetimes() {
@@ -200,6 +220,7 @@ void Lowerer::check_swaps() {
     std::stable_sort(v.begin(), v.end(), [&](size_t a, size_t b) { return plan_.actions[a].in_needed_by < plan_.actions[b].in_needed_by; });
   free_point_ = resolve_free_points(g_, s_.order, s_.stream_of, plan_);
   for (size_t a = 0; a < na; ++a) frees_at_[static_cast<size_t>(free_point_[a])].push_back(a);
+  check_recomputations();
   check_extra_copies();
 }
 
@@ -238,7 +259,138 @@ void Lowerer::check_extra_copies() {
     for (size_t a = 0; a < plan_.actions.size(); ++a)
       if (plan_.actions[a].tensor == c.tensor && free_point_[a] < c.pos && c.pos <= plan_.actions[a].in_issue_after)
         fail(name + ": the tensor is on the host at position " + std::to_string(c.pos));
+    if (auto it = dropped_.find(c.tensor); it != dropped_.end())
+      for (const auto& [from, to] : it->second)
+        if (from <= c.pos && c.pos <= to) fail(name + ": the tensor is dropped at position " + std::to_string(c.pos));
     (c.to_host ? extra_after_ : extra_before_)[static_cast<size_t>(c.pos)].push_back(i);
+  }
+}
+
+// A recomputation's ops ran before it, write no non-persistent tensor they read, and write every tensor it drops;
+// each drop frees a tensor that is used before the replay, not in the gap, and again at or after it.
+void Lowerer::check_recomputations() {
+  replays_at_.assign(static_cast<size_t>(n_), {});
+  drops_at_.assign(static_cast<size_t>(n_), {});
+  const std::vector<std::vector<int>> points = resolve_drop_points(g_, s_.order, plan_);
+  const size_t nt = g_.tensors().size();
+  for (size_t r = 0; r < plan_.recomputations.size(); ++r) {
+    const Recomputation& rc = plan_.recomputations[r];
+    const std::string who = "recomputation " + std::to_string(r);
+    if (rc.before < 1 || rc.before >= n_)
+      fail(who + ": before " + std::to_string(rc.before) + " is outside 1.." + std::to_string(n_ - 1));
+    if (rc.ops.empty()) fail(who + ": re-runs no op");
+    for (OpId o : rc.ops) {
+      if (o < 0 || static_cast<size_t>(o) >= g_.ops().size()) fail(who + ": op " + std::to_string(o) + " is not in the graph");
+      const Op& op = g_.op(o);
+      if (pos_of_[static_cast<size_t>(o)] >= rc.before)
+        fail(who + ": op '" + op.name + "' runs at position " + std::to_string(pos_of_[static_cast<size_t>(o)]) +
+             ", not before position " + std::to_string(rc.before) + " (a replay re-runs ops that ran)");
+      for (TensorId t : op.outputs)
+        if (!g_.tensor(t).persistent && std::count(op.inputs.begin(), op.inputs.end(), t))
+          fail(who + ": op '" + op.name + "' writes tensor '" + g_.tensor(t).name + "', which it reads (an in-place op cannot be re-run)");
+    }
+    for (size_t d = 0; d < rc.drops.size(); ++d) {
+      const TensorId t = rc.drops[d].tensor;
+      if (t < 0 || static_cast<size_t>(t) >= nt) fail(who + ": drop of tensor " + std::to_string(t) + ", not in the graph");
+      const std::string name = who + " (tensor '" + g_.tensor(t).name + "')";
+      if (g_.tensor(t).persistent) fail(name + ": a persistent tensor cannot be dropped and recomputed");
+      const bool written = std::any_of(rc.ops.begin(), rc.ops.end(), [&](OpId o) {
+        return std::count(g_.op(o).outputs.begin(), g_.op(o).outputs.end(), t) > 0;
+      });
+      if (!written) fail(name + ": no op it re-runs writes the tensor");
+      const int at = points[r][d];
+      const auto ti = static_cast<size_t>(t);
+      if (at < 0 || at < first_[ti] || at >= rc.before)
+        fail(name + ": the tensor is not live after position " + std::to_string(at) + " to be dropped before position " +
+             std::to_string(rc.before));
+      if (last_[ti] < rc.before)
+        fail(name + ": nothing uses the tensor at or after position " + std::to_string(rc.before) + ", where it is recomputed");
+      for (int i = at + 1; i < rc.before; ++i) {
+        const Op& op = g_.op(s_.order[static_cast<size_t>(i)]);
+        if (std::count(op.inputs.begin(), op.inputs.end(), t) || std::count(op.outputs.begin(), op.outputs.end(), t))
+          fail(name + ": op '" + op.name + "' at position " + std::to_string(i) + " uses it while it is dropped");
+      }
+      dropped_[t].push_back({at + 1, rc.before});
+      drops_at_[static_cast<size_t>(at)].push_back({r, d});
+    }
+    replays_at_[static_cast<size_t>(rc.before)].push_back(r);
+  }
+  for (auto& [t, v] : dropped_) {
+    std::sort(v.begin(), v.end());
+    for (size_t i = 1; i < v.size(); ++i)
+      if (v[i].first <= v[i - 1].second) fail("two drops of tensor '" + g_.tensor(t).name + "' overlap");
+    for (size_t a = 0; a < plan_.actions.size(); ++a) {
+      if (plan_.actions[a].tensor != t) continue;
+      const int from = free_point_[a] + 1, to = plan_.actions[a].in_needed_by;
+      for (const auto& [f, e] : v)
+        if (f <= to && from <= e)
+          fail("tensor '" + g_.tensor(t).name + "' is both swapped (positions " + std::to_string(from) + ".." +
+               std::to_string(to) + ") and dropped (" + std::to_string(f) + ".." + std::to_string(e) + ")");
+    }
+  }
+}
+
+// Frees a dropped tensor after the op at `pos`, as its last use there would.
+void Lowerer::drop(size_t r, size_t d, int pos) {
+  const TensorId t = plan_.recomputations[r].drops[d].tensor;
+  if (!resident_[static_cast<size_t>(t)])
+    fail("recomputation " + std::to_string(r) + " (tensor '" + g_.tensor(t).name + "'): the tensor is not on the device after position " +
+         std::to_string(pos) + " to be dropped");
+  free_tensor(t);
+}
+
+// Re-runs the recomputation's ops right before the op at `pos`, on its stream. Uses are noted at `pos`: the op's
+// event, recorded after its launch, also covers the replay before it in stream order.
+void Lowerer::replay(size_t r, int pos) {
+  const Recomputation& rc = plan_.recomputations[r];
+  const int s = stream_at(pos);
+  const std::string who = "recomputation " + std::to_string(r) + " (before position " + std::to_string(pos) + ")";
+  auto kept = [&](TensorId t) {
+    return std::any_of(rc.drops.begin(), rc.drops.end(), [&](const Recomputation::Drop& d) { return d.tensor == t; });
+  };
+  std::map<TensorId, size_t> last_reader;  // within the replay
+  for (size_t j = 0; j < rc.ops.size(); ++j)
+    for (TensorId t : g_.op(rc.ops[j]).inputs) last_reader[t] = j;
+  std::vector<std::pair<TensorId, size_t>> transient;  // allocated for the replay only: freed after this index
+  for (size_t j = 0; j < rc.ops.size(); ++j) {
+    const Op& op = g_.op(rc.ops[j]);
+    for (TensorId t : op.inputs)
+      if (!resident_[static_cast<size_t>(t)])
+        fail(who + ": op '" + op.name + "' reads tensor '" + g_.tensor(t).name + "', which is not on the device then");
+    std::vector<TensorId> touched;
+    for (const auto* v : {&op.inputs, &op.outputs})
+      for (TensorId t : *v)
+        if (std::find(touched.begin(), touched.end(), t) == touched.end()) touched.push_back(t);
+    for (TensorId t : touched) {
+      const auto ti = static_cast<size_t>(t);
+      if (!resident_[ti]) continue;
+      if (multi_)  // what other streams wrote (or, for an output written again, read) since its allocation
+        for (const Use& u : users_[ti]) wait_for_op(s, u.pos);
+      if (arrival_event_[ti] < 0 || (arrival_waited_[ti] >> s & 1)) continue;
+      emit(CmdKind::WaitEvent, s, -1, kNoTensor, arrival_event_[ti]);
+      arrival_waited_[ti] |= uint64_t{1} << s;
+    }
+    for (TensorId t : op.outputs)
+      if (!resident_[static_cast<size_t>(t)]) {
+        alloc(t, s);
+        if (!kept(t)) {
+          auto it = last_reader.find(t);
+          transient.push_back({t, it != last_reader.end() && it->second > j ? it->second : j});
+        }
+      }
+    const bool ws = op.workspace != kNoTensor && alloc_bytes(p_, g_, op.workspace) > 0;
+    if (ws) emit(CmdKind::Alloc, s, -1, op.workspace);
+    emit(CmdKind::Launch, s, op.id);
+    for (TensorId t : touched) note_use(users_[static_cast<size_t>(t)], s, pos);
+    for (TensorId t : op.outputs) note_use(writers_[static_cast<size_t>(t)], s, pos);
+    if (ws) emit(CmdKind::Free, s, -1, op.workspace);
+    for (const auto& [t, last] : transient)
+      if (last == j) free_tensor(t);
+  }
+  for (const Recomputation::Drop& d : rc.drops) {
+    if (!resident_[static_cast<size_t>(d.tensor)])
+      fail(who + ": tensor '" + g_.tensor(d.tensor).name + "' is not made again by the ops it re-runs");
+    arrived(d.tensor, s);  // other streams that touch it wait for the replay
   }
 }
 
@@ -274,6 +426,7 @@ void Lowerer::record_other_users(TensorId t, int stream) {
 void Lowerer::alloc(TensorId t, int stream) {
   const auto i = static_cast<size_t>(t);
   alloc_stream_[i] = stream;
+  resident_[i] = 1;
   users_[i].clear();
   writers_[i].clear();
   arrival_event_[i] = -1;
@@ -290,6 +443,7 @@ void Lowerer::free_tensor(TensorId t) {
   const int a = alloc_stream_[static_cast<size_t>(t)];
   if (multi_) record_other_users(t, a);
   emit(CmdKind::Free, a, -1, t);
+  resident_[static_cast<size_t>(t)] = 0;
 }
 
 void Lowerer::lower_op(int pos) {
@@ -314,6 +468,7 @@ void Lowerer::lower_op(int pos) {
       emit(CmdKind::WaitEvent, s, -1, kNoTensor, in_done_[a]);
       arrival_waited_[static_cast<size_t>(plan_.actions[a].tensor)] |= uint64_t{1} << s;
     }
+  for (size_t r : replays_at_[static_cast<size_t>(pos)]) replay(r, pos);
 
   std::vector<TensorId> touched;  // inputs then outputs, each once
   for (TensorId t : op.inputs)
@@ -340,6 +495,10 @@ void Lowerer::lower_op(int pos) {
   if (ws) emit(CmdKind::Free, s, -1, op.workspace);
   for (TensorId t : touched)
     if (!g_.tensor(t).persistent && last_[static_cast<size_t>(t)] == pos) free_tensor(t);
+  for (TensorId t : held_to_)  // held for a replay here, not touched by the op itself
+    if (last_[static_cast<size_t>(t)] == pos && resident_[static_cast<size_t>(t)] &&
+        std::find(touched.begin(), touched.end(), t) == touched.end())
+      free_tensor(t);
 
   for (size_t a : outs_at_[static_cast<size_t>(pos)]) copy_out(a);
   for (size_t a : frees_at_[static_cast<size_t>(pos)]) {  // the copy is done before the memory is reused
@@ -348,6 +507,7 @@ void Lowerer::lower_op(int pos) {
       emit(CmdKind::WaitEvent, alloc_stream_[static_cast<size_t>(x.tensor)], -1, kNoTensor, out_done_[a]);
     free_tensor(x.tensor);
   }
+  for (const auto& [r, d] : drops_at_[static_cast<size_t>(pos)]) drop(r, d, pos);
   for (size_t a : ins_at_[static_cast<size_t>(pos)]) copy_in(a);
 }
 
@@ -483,10 +643,11 @@ Program Lowerer::run() {
   n_ = static_cast<int>(g_.ops().size());
   check_schedule();
   compute_lifetimes();
+  hold_replay_inputs();
   apply_variants();
   check_swaps();
   inline_copies_ = plan_.streams == CopyStreams::Compute;
-  const bool swaps = !plan_.empty() && !inline_copies_;
+  const bool swaps = plan_.copies_data() && !inline_copies_;  // a recomputation needs no copy stream
   p_.num_compute_streams = s_.num_streams;
   p_.num_streams = s_.num_streams + (swaps ? 2 : 0);
   if (swaps) {
@@ -508,6 +669,7 @@ Program Lowerer::run() {
   arrival_event_.assign(nt, -1);
   arrival_waited_.assign(nt, 0);
   copied_to_host_.assign(nt, false);
+  resident_.assign(nt, 0);
   for (const SwapAction& x : plan_.actions)
     if (x.copy_out) copied_to_host_[static_cast<size_t>(x.tensor)] = true;
   for (const ExtraCopy& c : plan_.copies)
@@ -526,6 +688,7 @@ Program Lowerer::run() {
   for (const Tensor& t : g_.tensors())
     if (t.persistent) {
       alloc_stream_[static_cast<size_t>(t.id)] = home[static_cast<size_t>(t.id)];
+      resident_[static_cast<size_t>(t.id)] = 1;
       emit(CmdKind::Alloc, home[static_cast<size_t>(t.id)], -1, t.id);
     }
   out_ = &p_.iteration;

@@ -28,6 +28,12 @@
 //   CopyStreams::Compute: the same copies in line on the compute streams (the allocation stream for a
 //   copy-out, the needing op's stream for a copy-in), ordered by the streams themselves; events only between
 //   streams. host_waits_for_copy_out: after every copy to the host the host blocks on it (SyncEvent).
+// recomputations: after the op a drop frees after, the tensor is freed on its allocation stream (with its
+//   RecordStreams, as a last use frees it). Right before the op at `before` (after that op's waits), on its
+//   stream, each replayed op: waits for what other streams did to the tensors it touches, Alloc of each output
+//   not on the device, Alloc of its workspace, Launch, Free of the workspace, Free of each output allocated for
+//   the replay alone after its last replayed reader. A dropped tensor made again is recorded as arrived, so
+//   that other streams touching it wait for the replay. A plan with recomputations only adds no copy streams.
 // teardown: Free of every persistent tensor.
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/swap/swap_policy.h"
@@ -39,7 +45,9 @@ namespace dlsim {
 // Throws std::invalid_argument when the schedule or the plan does not fit the graph (an order that is not a
 // permutation of the ops, a stream out of range, a swap action whose positions are out of order, whose tensor
 // is used between copy-out and `in_needed_by` (read before it is back on the device), or that drops a tensor
-// with no current host copy; an extra copy of a tensor that is not on the device), naming the tensor.
+// with no current host copy; an extra copy of a tensor that is not on the device; a recomputation that re-runs an
+// op not yet run or an in-place op, drops a tensor used in its gap or never needed again, or re-runs an op whose
+// input is not on the device), naming the tensor.
 Program lower(const Graph& g, const Schedule& schedule, const SwapPlan& swaps);
 
 }  // namespace dlsim

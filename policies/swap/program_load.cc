@@ -55,13 +55,122 @@ std::vector<uint64_t> ProgramLoad::with_plan(const SwapPlan& plan, const std::ve
     diff[static_cast<size_t>(from)] -= b;
     diff[static_cast<size_t>(to) + 1] += b;
   }
+  std::vector<int> held(g_.tensors().size(), -1);  // a replay that reads a tensor holds it until then
+  for (const auto& [t, before] : replay_reads(g_, plan)) {
+    const auto& u = uses_[static_cast<size_t>(t)];
+    if (!u.empty() && u.front() < before && u.back() < before) held[static_cast<size_t>(t)] = std::max(held[static_cast<size_t>(t)], before);
+  }
+  for (size_t t = 0; t < held.size(); ++t) {
+    if (held[t] < 0 || held[t] >= static_cast<int>(load_.size())) continue;
+    const auto b = static_cast<int64_t>(g_.tensors()[t].bytes);
+    diff[static_cast<size_t>(uses_[t].back()) + 1] += b;
+    diff[static_cast<size_t>(held[t]) + 1] -= b;
+  }
+  const std::vector<std::vector<int>> drop_points = resolve_drop_points(g_, order_, plan);
+  for (size_t r = 0; r < plan.recomputations.size(); ++r) {
+    const Recomputation& rc = plan.recomputations[r];
+    for (size_t d = 0; d < rc.drops.size(); ++d) {
+      const int from = drop_points[r][d] + 1, to = rc.before - 1;  // off the device during [from, to]
+      if (drop_points[r][d] < 0 || from > to) continue;
+      const auto b = static_cast<int64_t>(g_.tensor(rc.drops[d].tensor).bytes);
+      diff[static_cast<size_t>(from)] -= b;
+      diff[static_cast<size_t>(to) + 1] += b;
+    }
+  }
   std::vector<uint64_t> out(load_.size());
   int64_t running = 0;
   for (size_t i = 0; i < load_.size(); ++i) {
     running += diff[i];
     out[i] = static_cast<uint64_t>(static_cast<int64_t>(load_[i]) + running);
   }
+  if (!plan.recomputations.empty()) add_replay_peaks(plan, free_points, drop_points, held, out);
   return out;
+}
+
+// The live bytes while the replays before position `pos` run, in the lowering's order: what was allocated
+// before the op at `pos` (its load without the tensors first used there, its workspace and the tensors the
+// replays make again), then per replayed op its newly allocated outputs and its workspace, transient outputs
+// leaving after their last replayed reader.
+void ProgramLoad::add_replay_peaks(const SwapPlan& plan, const std::vector<int>& free_points,
+                                   const std::vector<std::vector<int>>& drop_points, const std::vector<int>& held,
+                                   std::vector<uint64_t>& load) const {
+  const int n = positions();
+  // Per tensor, the ranges of positions it is off the device (swapped out or dropped).
+  std::vector<std::vector<std::pair<int, int>>> off(g_.tensors().size());
+  for (size_t a = 0; a < plan.actions.size(); ++a)
+    off[static_cast<size_t>(plan.actions[a].tensor)].push_back({free_points[a] + 1, plan.actions[a].in_issue_after});
+  for (size_t r = 0; r < plan.recomputations.size(); ++r)
+    for (size_t d = 0; d < plan.recomputations[r].drops.size(); ++d)
+      off[static_cast<size_t>(plan.recomputations[r].drops[d].tensor)].push_back(
+          {drop_points[r][d] + 1, plan.recomputations[r].before});  // still off while its replay runs
+  auto allocated_before = [&](TensorId t, int pos) {  // on the device once the op at pos-1 is done
+    const auto& u = uses_[static_cast<size_t>(t)];
+    if (!g_.tensor(t).persistent && (u.empty() || u.front() >= pos || std::max(u.back(), held[static_cast<size_t>(t)]) < pos))
+      return false;
+    for (const auto& [from, to] : off[static_cast<size_t>(t)])
+      if (from <= pos && pos <= to) return false;
+    return true;
+  };
+  std::vector<std::vector<size_t>> at(static_cast<size_t>(n));
+  for (size_t r = 0; r < plan.recomputations.size(); ++r) {
+    const int b = plan.recomputations[r].before;
+    if (b >= 0 && b < n) at[static_cast<size_t>(b)].push_back(r);
+  }
+  std::vector<char> made(g_.tensors().size(), 0);
+  for (int pos = 0; pos < n; ++pos) {
+    if (at[static_cast<size_t>(pos)].empty()) continue;
+    const Op& here = g_.op(order_[static_cast<size_t>(pos)]);
+    int64_t live = static_cast<int64_t>(load[static_cast<size_t>(pos)]);
+    if (here.workspace != kNoTensor) live -= static_cast<int64_t>(g_.tensor(here.workspace).bytes);
+    std::vector<TensorId> firsts;
+    for (const auto* v : {&here.inputs, &here.outputs})
+      for (TensorId t : *v)
+        if (!g_.tensor(t).persistent && uses_[static_cast<size_t>(t)].front() == pos &&
+            std::find(firsts.begin(), firsts.end(), t) == firsts.end())
+          firsts.push_back(t);
+    for (TensorId t : firsts) live -= static_cast<int64_t>(g_.tensor(t).bytes);
+    for (size_t r : at[static_cast<size_t>(pos)])
+      for (const Recomputation::Drop& d : plan.recomputations[r].drops) live -= static_cast<int64_t>(g_.tensor(d.tensor).bytes);
+    int64_t peak = live;
+    std::vector<TensorId> touched_made;
+    for (size_t r : at[static_cast<size_t>(pos)]) {
+      const Recomputation& rc = plan.recomputations[r];
+      auto kept = [&](TensorId t) {
+        for (const Recomputation::Drop& d : rc.drops)
+          if (d.tensor == t) return true;
+        return false;
+      };
+      // First pass: which outputs each replayed op allocates, and each transient's last replayed reader.
+      std::vector<std::vector<TensorId>> allocs(rc.ops.size());
+      std::vector<std::pair<TensorId, size_t>> transient;  // tensor, index of its last replayed reader
+      for (size_t j = 0; j < rc.ops.size(); ++j) {
+        const Op& op = g_.op(rc.ops[j]);
+        for (TensorId t : op.inputs)
+          for (auto& [tt, last] : transient)
+            if (tt == t) last = j;
+        for (TensorId t : op.outputs) {
+          if (made[static_cast<size_t>(t)] || allocated_before(t, pos)) continue;
+          made[static_cast<size_t>(t)] = 1;
+          touched_made.push_back(t);
+          allocs[j].push_back(t);
+          if (!kept(t)) transient.push_back({t, j});
+        }
+      }
+      for (size_t j = 0; j < rc.ops.size(); ++j) {
+        const Op& op = g_.op(rc.ops[j]);
+        for (TensorId t : allocs[j]) live += static_cast<int64_t>(g_.tensor(t).bytes);
+        const int64_t ws = op.workspace != kNoTensor ? static_cast<int64_t>(g_.tensor(op.workspace).bytes) : 0;
+        peak = std::max(peak, live + ws);
+        for (const auto& [t, last] : transient)
+          if (last == j) {
+            live -= static_cast<int64_t>(g_.tensor(t).bytes);
+            made[static_cast<size_t>(t)] = 0;  // a later replay before the same op allocates it again
+          }
+      }
+    }
+    for (TensorId t : touched_made) made[static_cast<size_t>(t)] = 0;
+    load[static_cast<size_t>(pos)] = std::max(load[static_cast<size_t>(pos)], static_cast<uint64_t>(std::max<int64_t>(peak, 0)));
+  }
 }
 
 uint64_t ProgramLoad::peak_with(const SwapPlan& plan, const std::vector<int>& stream_of) const {
@@ -119,6 +228,44 @@ std::vector<int> resolve_free_points(const Graph& g, const std::vector<OpId>& or
     out[a] = at;
     if (x.in_needed_by >= 0 && static_cast<size_t>(x.in_needed_by) < order.size())
       stream[static_cast<size_t>(x.tensor)] = stream_at(x.in_needed_by);
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> resolve_drop_points(const Graph& g, const std::vector<OpId>& order, const SwapPlan& plan) {
+  std::vector<std::vector<int>> out;
+  out.reserve(plan.recomputations.size());
+  const int n = static_cast<int>(order.size());
+  for (const Recomputation& rc : plan.recomputations) {
+    std::vector<int>& v = out.emplace_back();
+    for (const Recomputation::Drop& d : rc.drops) {
+      int at = d.free_after;
+      if (at < 0)
+        for (int q = std::min(rc.before, n) - 1; q >= 0 && at < 0; --q) {
+          const Op& op = g.op(order[static_cast<size_t>(q)]);
+          if (std::count(op.inputs.begin(), op.inputs.end(), d.tensor) || std::count(op.outputs.begin(), op.outputs.end(), d.tensor))
+            at = q;
+        }
+      v.push_back(at);
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<TensorId, int>> replay_reads(const Graph& g, const SwapPlan& plan) {
+  std::vector<std::pair<TensorId, int>> out;
+  const size_t no = g.ops().size(), nt = g.tensors().size();
+  for (const Recomputation& rc : plan.recomputations) {
+    std::vector<TensorId> made;
+    for (OpId o : rc.ops) {
+      if (o < 0 || static_cast<size_t>(o) >= no) break;
+      const Op& op = g.op(o);
+      for (TensorId t : op.inputs)
+        if (t >= 0 && static_cast<size_t>(t) < nt && !g.tensor(t).persistent &&
+            std::find(made.begin(), made.end(), t) == made.end())
+          out.push_back({t, rc.before});
+      made.insert(made.end(), op.outputs.begin(), op.outputs.end());
+    }
   }
   return out;
 }

@@ -5,9 +5,12 @@
 // known before it runs, and only its time needs the simulator.
 //
 // Live during the op at position i: every persistent tensor, every other tensor with first use <= i <= last
-// use, and the op's workspace (when it has bytes). A swapped tensor is off the device during positions
-// free_after+1 .. in_issue_after of its action.
+// use (with a plan: or the last replay reading it), and the op's workspace (when it has bytes). A swapped tensor is off the device during positions
+// free_after+1 .. in_issue_after of its action; a dropped tensor during drop point+1 .. before-1 of its
+// recomputation. A replay runs before the op at its `before` position: the load counted there is the larger of
+// the op's and the replay's peak (the tensors it makes, the ones it frees again, each replayed op's workspace).
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "policies/concurrency/concurrency_policy.h"
@@ -39,7 +42,22 @@ class ProgramLoad {
   std::vector<OpId> order_;
   std::vector<uint64_t> load_;
   std::vector<std::vector<int>> uses_, writes_;
+
+  void add_replay_peaks(const SwapPlan& plan, const std::vector<int>& free_points,
+                        const std::vector<std::vector<int>>& drop_points, const std::vector<int>& held,
+                        std::vector<uint64_t>& load) const;
 };
+
+// The position after which each drop of each recomputation frees its tensor: free_after when set, else the
+// last position before `before` whose op uses the tensor (-1 when none: a plan the lowering rejects).
+// Indexed [recomputation][drop].
+std::vector<std::vector<int>> resolve_drop_points(const Graph& g, const std::vector<OpId>& order, const SwapPlan& plan);
+
+// What each replay reads that it does not make itself: (tensor, the replay's `before`), persistent tensors left
+// out. The lowering keeps such a tensor allocated until the replay, as a use there (torch.utils.checkpoint keeps a
+// segment's inputs until its backward); ProgramLoad counts it so. Recomputations naming ops outside the graph
+// are skipped (the lowering rejects them).
+std::vector<std::pair<TensorId, int>> replay_reads(const Graph& g, const SwapPlan& plan);
 
 // The stream a persistent tensor is allocated on when an iteration starts: where its last swap round trip of
 // the iteration brings it back (the stream of the op its last copy-in serves), else stream 0. The setup allocates

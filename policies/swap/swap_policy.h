@@ -61,8 +61,10 @@ struct ExtraCopy {
 //   -1: after its last use before `before`) and is not used in free_after+1 .. before-1. It must not be
 //   persistent, and an op of `ops` must write it. Gaps of one tensor do not overlap, nor overlap its swap actions.
 // - Right before the op at position `before`, on that op's stream and after its waits, the ops of `ops` are
-//   launched again in this order (each with its workspace). A replayed op may not write a tensor it reads, and
-//   every input it reads is on the device then or an output of an earlier replayed op. Before each launch,
+//   launched again in this order (each with its workspace). Each ran earlier in the order (before `before`);
+//   it may not write a non-persistent tensor it reads (persistent state it updates in place, batch norm's
+//   running statistics, is updated again, as under torch.utils.checkpoint); every input it reads is on the
+//   device then or an output of an earlier replayed op of the same recomputation. Before each launch,
 //   each of its outputs not on the device is allocated; dropped tensors stay (their memory again, until their
 //   last use or next drop), the other outputs allocated for the replay are freed after the last replayed op
 //   that reads them. An output still on the device is simply written again (the values are the same: a
