@@ -12,6 +12,7 @@
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "policies/concurrency/op_dag.h"
+#include "policies/swap/checkpoint_swap.h"
 #include "policies/swap/saved_bytes.h"
 #include "policies/swap/swap_policy.h"
 #include "workloads/zoo.h"
@@ -108,15 +109,10 @@ SavedBytes saved_under(const ModelCommandOptions& o, const Graph& train) {
       throw ConfigError("<command line>", 0, "--param", "expected KEY=VALUE, got '" + kv + "'");
     set_param_from_text(entry.params, params, kv.substr(0, eq), kv.substr(eq + 1), entry.name);
   }
-  const IterationProfile profile;
-  struct NoLink : TransferModel {
-    TimeNs copy_time(CopyDir, uint64_t, bool) const override { return 0; }
-    double bandwidth(CopyDir, bool) const override { return 1; }
-    TimeNs latency(CopyDir) const override { return 0; }
-  } link;
-  const SwapContext ctx{train, schedule, profile, link, 0, nullptr};
-  const SwapResult r = entry.factory(params)->plan(ctx);
-  return saved_bytes(train, r.order.empty() ? schedule.order : r.order, r.plan);
+  check_params(entry.params, params, entry.name);
+  // The policy's plan as PyTorch runs it, in-place ops replayed included (which the simulator cannot run yet).
+  const SwapPlan plan = checkpoint_plan(train, schedule.order, policy_segments(o.swap, params, train));
+  return saved_bytes(train, schedule.order, plan);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "common/config_error.h"
+#include "policies/swap/program_load.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {
@@ -137,6 +138,12 @@ std::vector<CheckpointSegment> checkpoint_segments(const Graph& g, const Checkpo
   return out;
 }
 
+std::vector<CheckpointSegment> policy_segments(const std::string& policy, const Params& p, const Graph& g) {
+  if (policy == "sqrt") return sqrt_segments(g);
+  if (policy == "checkpoint") return checkpoint_segments(g, CheckpointOptions::from_params(p));
+  throw ConfigError("", 0, "swap", "'" + policy + "' is not a checkpointing policy (checkpoint, sqrt)");
+}
+
 int64_t sqrt_segment_blocks(int64_t n) {
   return std::max<int64_t>(1, static_cast<int64_t>(std::floor(std::sqrt(static_cast<double>(n)) + 0.5)));
 }
@@ -152,6 +159,35 @@ std::vector<CheckpointSegment> sqrt_segments(const Graph& g) {
   }
   return out;
 }
+
+namespace {
+// A later segment's replay reads an earlier segment's output (its input) before the earlier segment's own
+// recomputation; when no op of the order reads it between that replay and the drop, the drop's default point (its
+// last use by an op before `before`) would free it before the replay needs it. Such a drop is freed right after the
+// op at the last replay that reads it instead (torch.utils.checkpoint's closure of the later segment holds it until
+// that segment's backward is done).
+void extend_drops_past_replay_reads(const Graph& g, const std::vector<OpId>& order, SwapPlan& plan) {
+  std::vector<std::vector<int>> replay_reads(g.tensors().size());  // tensor -> positions of replays reading it
+  for (const Recomputation& r : plan.recomputations) {
+    std::vector<char> made(g.tensors().size(), 0);
+    for (OpId o : r.ops) {
+      for (TensorId t : g.op(o).inputs)
+        if (!made[static_cast<size_t>(t)]) replay_reads[static_cast<size_t>(t)].push_back(r.before);
+      for (TensorId t : g.op(o).outputs) made[static_cast<size_t>(t)] = 1;
+    }
+  }
+  const std::vector<std::vector<int>> points = resolve_drop_points(g, order, plan);
+  for (size_t i = 0; i < plan.recomputations.size(); ++i) {
+    Recomputation& r = plan.recomputations[i];
+    for (size_t d = 0; d < r.drops.size(); ++d) {
+      int point = points[i][d];
+      for (int p : replay_reads[static_cast<size_t>(r.drops[d].tensor)])
+        if (p < r.before) point = std::max(point, p);
+      if (point != points[i][d]) r.drops[d].free_after = point;
+    }
+  }
+}
+}  // namespace
 
 SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const std::vector<CheckpointSegment>& segments) {
   const int n = static_cast<int>(order.size());
@@ -211,6 +247,7 @@ SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const s
     r.before = before;
     plan.recomputations.push_back(std::move(r));
   }
+  extend_drops_past_replay_reads(g, order, plan);
   return plan;
 }
 
@@ -229,10 +266,24 @@ nlohmann::json plan_report(const Graph& g, const std::vector<CheckpointSegment>&
 }
 }  // namespace
 
+void require_replayable(const Graph& g, const SwapPlan& plan, const std::string& policy) {
+  for (const Recomputation& r : plan.recomputations)
+    for (OpId o : r.ops) {
+      const Op& op = g.op(o);
+      for (TensorId t : op.outputs)
+        if (!g.tensor(t).persistent && std::count(op.inputs.begin(), op.inputs.end(), t))
+          throw ConfigError(g.name, 0, "swap",
+                            "'" + policy + "' would re-run the in-place op '" + op.name + "' (as PyTorch does), which "
+                            "the simulator's lowering cannot replay yet; `dlsim model --swap " + policy +
+                            "` accounts its bytes");
+    }
+}
+
 SwapResult CheckpointSwap::plan(const SwapContext& ctx) {
   const std::vector<CheckpointSegment> segments = checkpoint_segments(ctx.graph, o_);
   SwapResult out;
   out.plan = checkpoint_plan(ctx.graph, ctx.schedule.order, segments);
+  require_replayable(ctx.graph, out.plan, "checkpoint");
   out.report = plan_report(ctx.graph, segments, out.plan);
   return out;
 }
@@ -241,6 +292,7 @@ SwapResult SqrtCheckpointSwap::plan(const SwapContext& ctx) {
   const std::vector<CheckpointSegment> segments = sqrt_segments(ctx.graph);
   SwapResult out;
   out.plan = checkpoint_plan(ctx.graph, ctx.schedule.order, segments);
+  require_replayable(ctx.graph, out.plan, "sqrt");
   out.report = plan_report(ctx.graph, segments, out.plan);
   out.report["blocks"] = ctx.graph.blocks.size();
   return out;

@@ -62,6 +62,14 @@ int64_t sqrt_segment_blocks(int64_t n);
 
 // The plan that checkpoints `segments` under the issue order `order` (the schedule's).
 SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const std::vector<CheckpointSegment>& segments);
+// The segments of the registry's `checkpoint` or `sqrt` policy with these parameters (for accounting without
+// planning through SwapPolicy, as `dlsim model --swap` does).
+std::vector<CheckpointSegment> policy_segments(const std::string& policy, const Params& p, const Graph& g);
+// Throws ConfigError when a replay would re-run an in-place op (a ResNet block's ReLU(inplace=True) or
+// `out += identity`): PyTorch does, right after re-running the op that wrote its operand, but the lowering
+// (sim/lower.h) refuses to re-run an op that writes a tensor it reads. The policies call it before handing a plan
+// to the simulator; the saved-bytes accounting does not need it.
+void require_replayable(const Graph& g, const SwapPlan& plan, const std::string& policy);
 
 class CheckpointSwap : public SwapPolicy {
  public:
