@@ -24,20 +24,14 @@ struct Model {
   }
 };
 
+// The planner: segments from the blocks, then the plan (the policies' plan() adds only the in-place check).
 void BM_CheckpointPlan(benchmark::State& state, const char* name) {
   const Model m(name);
   dlsim::CheckpointOptions o;
   o.every = state.range(0);
-  dlsim::CheckpointSwap policy(o);
-  const dlsim::IterationProfile none;
-  struct NoLink : dlsim::TransferModel {
-    dlsim::TimeNs copy_time(dlsim::CopyDir, uint64_t, bool) const override { return 0; }
-    double bandwidth(dlsim::CopyDir, bool) const override { return 1; }
-    dlsim::TimeNs latency(dlsim::CopyDir) const override { return 0; }
-  } link;
   for (auto _ : state) {
-    dlsim::SwapResult r = policy.plan({m.g, m.schedule, none, link, 0, nullptr});
-    benchmark::DoNotOptimize(r.plan.recomputations.size());
+    dlsim::SwapPlan p = dlsim::checkpoint_plan(m.g, m.schedule.order, dlsim::checkpoint_segments(m.g, o));
+    benchmark::DoNotOptimize(p.recomputations.size());
   }
 }
 BENCHMARK_CAPTURE(BM_CheckpointPlan, resnet152, "resnet152")->Arg(1)->Arg(7)->Unit(benchmark::kMillisecond);

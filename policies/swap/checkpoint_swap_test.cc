@@ -285,3 +285,19 @@ TEST_CASE("checkpoint's two figures match PyTorch's torch.utils.checkpoint withi
   }
   CHECK(compared == 6);
 }
+
+TEST_CASE("a plan that would re-run an in-place op is refused before the simulator, not by the lowering") {
+  ModelOptions mo;
+  mo.batch = 1;
+  const Graph r18 = build_training_graph("resnet18", mo);
+  const Schedule s = serial_schedule(r18);
+  IterationProfile none;
+  CheckpointSwap policy(every(1));
+  // A basic block's ReLU(inplace=True) re-runs on the batch norm output the replay has just rewritten.
+  CHECK_THROWS_WITH(policy.plan({r18, s, none, TestLink(), 1 << 30, nullptr}),
+                    Catch::Contains("in-place op 'layer1.0.relu1'") && Catch::Contains("dlsim model --swap checkpoint"));
+  // The accounting still takes the faithful plan.
+  const SwapPlan plan = checkpoint_plan(r18, s.order, checkpoint_segments(r18, every(1)));
+  CHECK(plan.recomputations.size() == 8);
+  CHECK(saved_bytes(r18, s.order, plan).saved_for_backward_bytes < saved_bytes(r18, s.order, {}).saved_for_backward_bytes);
+}
