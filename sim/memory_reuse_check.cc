@@ -27,9 +27,14 @@ std::vector<std::string> check_memory_reuse(const Graph& g, const Program& p, co
   std::vector<std::string> problems;
   if (tr.oom || tr.iterations.empty()) return problems;
   const int it = static_cast<int>(tr.iterations.size()) - 1;
-  std::map<OpId, const OpRecord*> ops;
+  // Each op's records in launch order: an op a recomputation re-runs launches twice in one iteration, and each
+  // launch touches the allocation of its own time (the k-th Launch of an op is its k-th record).
+  std::map<OpId, std::vector<const OpRecord*>> ops;
   for (const OpRecord& r : tr.ops)
-    if (r.iteration == it) ops[r.op] = &r;
+    if (r.iteration == it) ops[r.op].push_back(&r);
+  for (auto& [op, records] : ops)
+    std::stable_sort(records.begin(), records.end(), [](const OpRecord* a, const OpRecord* b) { return a->start < b->start; });
+  std::map<OpId, size_t> launched;
   const std::vector<const CopyRecord*> copy_of = match_copies(p.iteration, tr, it);
   std::vector<const MemRecord*> mem;
   for (const MemRecord& m : tr.mem)
@@ -55,12 +60,15 @@ std::vector<std::string> check_memory_reuse(const Graph& g, const Program& p, co
         ++m;
         break;
       case CmdKind::Launch: {
-        auto r = ops.find(c.op);
-        if (r == ops.end()) break;
+        auto found = ops.find(c.op);
+        if (found == ops.end()) break;
+        const size_t k = launched[c.op]++;
+        if (k >= found->second.size()) break;
+        const OpRecord& r = *found->second[k];
         const Op& op = g.op(c.op);
-        for (TensorId t : op.inputs) touch(t, r->second->start, r->second->end);
-        for (TensorId t : op.outputs) touch(t, r->second->start, r->second->end);
-        touch(op.workspace, r->second->start, r->second->end);
+        for (TensorId t : op.inputs) touch(t, r.start, r.end);
+        for (TensorId t : op.outputs) touch(t, r.start, r.end);
+        touch(op.workspace, r.start, r.end);
         break;
       }
       case CmdKind::CopyIn:
