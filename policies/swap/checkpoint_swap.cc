@@ -228,14 +228,24 @@ SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const s
       }
     }
     if (before == n) continue;  // the segment saves nothing: nothing to recompute
-    for (OpId o : seg)  // drops in the order the segment writes them, each once
+    // The replay runs the segment's ops in the schedule's order (a concurrency policy may reorder them), and only
+    // those that ran before it: a schedule may put a forward op the loss does not wait for after the first
+    // backward ops. A tensor such an op writes stays (it cannot be made again in time).
+    CheckpointSegment in_order = seg;
+    std::stable_sort(in_order.begin(), in_order.end(),
+                     [&](OpId a, OpId b) { return pos_of[static_cast<size_t>(a)] < pos_of[static_cast<size_t>(b)]; });
+    while (!in_order.empty() && pos_of[static_cast<size_t>(in_order.back())] >= before) {
+      for (TensorId t : g.op(in_order.back()).outputs) dropped[static_cast<size_t>(t)] = 0;
+      in_order.pop_back();
+    }
+    for (OpId o : in_order)  // drops in the order the segment writes them, each once
       for (TensorId t : g.op(o).outputs)
         if (dropped[static_cast<size_t>(t)] == 1) {
           r.drops.push_back({t, -1});
           dropped[static_cast<size_t>(t)] = 2;
         }
     if (r.drops.empty()) continue;
-    for (OpId o : seg) {
+    for (OpId o : in_order) {
       bool needed = false;  // some output is not on the device at `before`
       for (TensorId t : g.op(o).outputs) {
         const Tensor& x = g.tensor(t);
