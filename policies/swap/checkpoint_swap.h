@@ -20,10 +20,15 @@
 //          segment reads from outside (its inputs) is not dropped;
 //   before the position of the segment's first backward op that reads a saved tensor (not a gradient): the
 //          first unpack;
-//   ops    the segment's forward ops in forward order, all of them (PyTorch re-runs the whole function), except
-//          an op whose outputs are all still on the device then (none in the zoo's blocks).
-// In-place ops inside a block (ResNet's ReLU(inplace=True), `out += identity`) are replayed as PyTorch replays
-// them, right after the replayed op that wrote their operand.
+//   ops    the segment's forward ops in the schedule's order, all of them (PyTorch re-runs the whole function),
+//          except an op whose outputs are all still on the device then (none in the zoo's blocks) and an op the
+//          schedule put after the replay (a concurrency policy may; what it writes is then not dropped).
+// A drop that a later segment's replay reads (its input) is freed after that replay, not before.
+// In-place ops inside a block (ResNet's ReLU(inplace=True), `out += identity`) are in the plan as PyTorch replays
+// them, right after the replayed op that wrote their operand. The lowering (sim/lower.h) does not re-run an op that
+// writes a tensor it reads, so the policies refuse such a plan with a ConfigError (require_replayable) before the
+// simulator sees it: `dlsim run` checkpoints BERT and GPT-2 (no in-place op inside a layer) but not the ResNets,
+// whose saved bytes `dlsim model --swap` still accounts.
 //
 // Segments:
 //   checkpoint  every: K -> consecutive segments of K blocks (the last one shorter when K does not divide the
