@@ -202,6 +202,11 @@ TEST_CASE("a model without blocks: checkpoint refuses, sqrt falls back to the fo
   const Graph vgg = build_training_graph("vgg16", mo);
   REQUIRE(vgg.blocks.empty());
   CHECK_THROWS_WITH(checkpoint_segments(vgg, every(2)), Catch::Contains("every") && Catch::Contains("no block structure"));
+  // An ONNX import has no blocks either, even of a ResNet: the file holds no module structure the importer keeps.
+  const Graph onnx = build_training_graph(std::string(DLSIM_SOURCE_DIR) + "/workloads/testdata/onnx/resnet18.onnx", mo);
+  CHECK(onnx.blocks.empty());
+  CHECK_THROWS_WITH(checkpoint_segments(onnx, every(1)), Catch::Contains("every") && Catch::Contains("ONNX import"));
+  CHECK_FALSE(sqrt_segments(onnx).empty());
   const std::vector<CheckpointSegment> segs = sqrt_segments(vgg);
   // Every forward op before the loss is in exactly one segment (an in-place ReLU with the op before it).
   size_t ops = 0;
