@@ -200,6 +200,9 @@ SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const s
     if (b.phase == Phase::Backward && b.forward_op >= 0) backward_at[static_cast<size_t>(b.forward_op)].push_back(p);
   }
   const std::vector<Lifetime> life = tensor_lifetimes(g, order);
+  std::vector<std::vector<int>> written_at(g.tensors().size());  // tensor -> positions of the ops writing it
+  for (int p = 0; p < n; ++p)
+    for (TensorId t : g.op(order[static_cast<size_t>(p)]).outputs) written_at[static_cast<size_t>(t)].push_back(p);
 
   SwapPlan plan;
   for (const CheckpointSegment& seg : segments) {
@@ -254,6 +257,17 @@ SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const s
       }
       if (needed) r.ops.push_back(o);
     }
+    // A replay must read what the first run read. An op outside the segment that writes one of its inputs in
+    // between (an optimizer step a concurrency policy overlaps with the backward pass, updating a weight a
+    // mixed-precision cast re-reads) makes the recomputed values differ: such a segment is not checkpointed.
+    std::vector<char> in_seg_op(g.ops().size(), 0);
+    for (OpId o : seg) in_seg_op[static_cast<size_t>(o)] = 1;
+    bool stale = false;
+    for (OpId o : r.ops)
+      for (TensorId t : g.op(o).inputs)
+        for (int q : written_at[static_cast<size_t>(t)])
+          stale |= q > pos_of[static_cast<size_t>(o)] && q < before && !in_seg_op[static_cast<size_t>(order[static_cast<size_t>(q)])];
+    if (stale) continue;
     r.before = before;
     plan.recomputations.push_back(std::move(r));
   }

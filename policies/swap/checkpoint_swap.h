@@ -23,7 +23,9 @@
 //   ops    the segment's forward ops in the schedule's order, all of them (PyTorch re-runs the whole function),
 //          except an op whose outputs are all still on the device then (none in the zoo's blocks) and an op the
 //          schedule put after the replay (a concurrency policy may; what it writes is then not dropped).
-// A drop that a later segment's replay reads (its input) is freed after that replay, not before.
+// A drop that a later segment's replay reads (its input) is freed after that replay, not before. A segment whose
+// replay would read a tensor an op outside it rewrote since the first run (an optimizer step overlapped with the
+// backward pass updating a weight that a mixed-precision cast re-reads) is not checkpointed.
 // In-place ops inside a block (ResNet's ReLU(inplace=True), `out += identity`) are in the plan as PyTorch replays
 // them, right after the replayed op that wrote their operand. The lowering (sim/lower.h) does not re-run an op that
 // writes a tensor it reads, so the policies refuse such a plan with a ConfigError (require_replayable) before the
