@@ -5,8 +5,8 @@ policies/swap/saved_bytes.h).
 
 Each model runs one training-mode forward pass plus its loss with its blocks wrapped, K consecutive blocks
 per segment, in torch.utils.checkpoint.checkpoint(..., use_reentrant=False) (ResNet-50: torchvision's 16
-bottleneck blocks across its four stages; BERT-base: its 12 layers; stem and head stay outside), then the
-backward pass. Two figures, in the accounting of docs/models.md (bytes of distinct storages; parameters,
+bottleneck blocks across its four stages; BERT-base and GPT-2 small: their 12 layers; stem and head stay
+outside), then the backward pass. Two figures, in the accounting of docs/models.md (bytes of distinct storages; parameters,
 buffers, the input batch, the labels and BERT's attention mask excluded):
   saved_for_backward_bytes   the storages alive at the end of the forward pass that the backward pass needs:
                              the tensors packed by ops outside every segment, and each segment's inputs
@@ -25,7 +25,7 @@ How they are observed, without changing what PyTorch does:
   Every registered tensor gets a weakref.finalize; a storage counts as alive while one of its registered
   tensors is. The peak is taken after every registration during the backward pass (only recomputation adds).
 
-Usage: scripts/torch_checkpoint_bytes.py [--out workloads/testdata/torch_checkpoint.json]
+Usage: scripts/torch_checkpoint_bytes.py [--out workloads/testdata/torch_checkpoint.json] [--models resnet50,bert-base,gpt2-small]
 """
 import argparse
 import gc
@@ -182,18 +182,45 @@ def bert_case(batch, seq, every):
     return measure(forward, excluded)
 
 
+def gpt2_case(batch, seq, every):
+    tr = load_script("torch_reference_transformers")
+    torch.manual_seed(0)
+    c = tr.GPT2_SMALL
+    m = tr.GPT2LM(c)
+    m.train()
+    ids = torch.randint(1, c["vocab"], (batch, seq))
+    excluded = {t.storage().data_ptr() for t in list(m.parameters()) + list(m.buffers()) + [ids]}
+
+    def forward():
+        s = ids.size(1)
+        h = m.drop(m.wte(ids) + m.wpe(m.position_ids[:, :s]))
+        blocks = list(m.h)
+        h = checkpointed(blocks, every, h) if every else run_segment(blocks, h)
+        logits = F.linear(m.ln_f(h), m.wte.weight)
+        shift_logits = logits[..., :-1, :].contiguous()
+        shift_labels = ids[..., 1:].contiguous()
+        return F.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)), shift_labels.view(-1))
+
+    return measure(forward, excluded)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="workloads/testdata/torch_checkpoint.json")
+    ap.add_argument("--models", default="resnet50,bert-base,gpt2-small")
     args = ap.parse_args()
     torch.set_num_threads(1)  # a shared build machine; the figures do not depend on threads
     result = {"torch": torch.__version__, "torchvision": torchvision.__version__, "device": "cpu", "runs": []}
-    cases = [("resnet50", 4, 0, e) for e in (0, 1, 2)] + [("bert-base", 4, 128, e) for e in (0, 1, 2)]
+    cases = [("resnet50", 4, 0, e) for e in (0, 1, 2)] + [("bert-base", 4, 128, e) for e in (0, 1, 2)] + \
+            [("gpt2-small", 2, 256, e) for e in (0, 1, 2)]
+    cases = [c for c in cases if c[0] in args.models.split(",")]
     for name, batch, seq, every in cases:
         if name == "resnet50":
             saved, peak = resnet50_case(batch, every)
-        else:
+        elif name == "bert-base":
             saved, peak = bert_case(batch, seq, every)
+        else:
+            saved, peak = gpt2_case(batch, seq, every)
         run = {"model": name, "batch": batch, "every": every, "saved_for_backward_bytes": saved,
                "backward_peak_saved_bytes": peak}
         if seq:

@@ -288,7 +288,7 @@ TEST_CASE("checkpoint's two figures match PyTorch's torch.utils.checkpoint withi
     CHECK(static_cast<double>(s.backward_peak_saved_bytes) == Approx(want_peak).epsilon(0.01));
     ++compared;
   }
-  CHECK(compared == 6);
+  CHECK(compared == 9);  // ResNet-50, BERT-base and GPT-2 small, each without, every 1 and every 2
 }
 
 TEST_CASE("a plan that would re-run an in-place op is refused before the simulator, not by the lowering") {
