@@ -12,6 +12,9 @@
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "policies/concurrency/op_dag.h"
+#include "policies/swap/checkpoint_swap.h"
+#include "policies/swap/saved_bytes.h"
+#include "policies/swap/swap_policy.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {
@@ -28,6 +31,9 @@ CLI::App* add_model_command(CLI::App& app, ModelCommandOptions& o) {
   cmd->add_option("--precision", o.precision, "fp32, mixed-fp16, mixed-bf16 or bf16")->capture_default_str();
   cmd->add_option("--kernels", o.kernels, "eager or fused")->capture_default_str();
   cmd->add_option("--memory-format", o.memory_format, "nchw or nhwc")->capture_default_str();
+  cmd->add_option("--swap", o.swap, "checkpointing policy whose saved bytes to report: none, checkpoint or sqrt")
+      ->capture_default_str();
+  cmd->add_option("--param", o.params, "the swap policy's parameter KEY=VALUE (repeatable; dlsim list shows them)");
   cmd->add_flag("--json", o.json, "print one JSON object");
   cmd->add_flag("--list", o.list, "list the model zoo");
   cmd->add_flag("--parallelism", o.parallelism,
@@ -79,6 +85,36 @@ int print_parallelism(const ModelCommandOptions& o, const Graph& train, std::ost
   return 0;
 }
 
+// The swap policy's plan for the graph in its stored order (a serial schedule). Only policies that recompute
+// are accounted here: a copy's residency depends on timing, which is `dlsim run`'s business.
+SavedBytes saved_under(const ModelCommandOptions& o, const Graph& train) {
+  Schedule schedule;
+  for (const Op& op : train.ops()) schedule.order.push_back(op.id);
+  schedule.stream_of.assign(train.ops().size(), 0);
+  if (o.swap == "none") {
+    if (!o.params.empty()) throw ConfigError("<command line>", 0, "--param", "swap policy 'none' has no parameters");
+    return saved_bytes(train, schedule.order, {});
+  }
+  if (o.swap != "checkpoint" && o.swap != "sqrt") {
+    swap_registry().get(o.swap, "<command line>", 0, "--swap");  // an unknown name lists the registry
+    throw ConfigError("<command line>", 0, "--swap",
+                      "'" + o.swap + "' copies tensors, whose bytes depend on timing: use dlsim run; dlsim model "
+                      "accounts none, checkpoint and sqrt");
+  }
+  const auto& entry = swap_registry().get(o.swap, "<command line>", 0, "--swap");
+  Params params(entry.params);
+  for (const std::string& kv : o.params) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw ConfigError("<command line>", 0, "--param", "expected KEY=VALUE, got '" + kv + "'");
+    set_param_from_text(entry.params, params, kv.substr(0, eq), kv.substr(eq + 1), entry.name);
+  }
+  check_params(entry.params, params, entry.name);
+  // The policy's plan as PyTorch runs it, in-place ops replayed included (which the simulator cannot run yet).
+  const SwapPlan plan = checkpoint_plan(train, schedule.order, policy_segments(o.swap, params, train));
+  return saved_bytes(train, schedule.order, plan);
+}
+
 }  // namespace
 
 int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
@@ -101,12 +137,15 @@ int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostr
   Graph train = make_training_graph(fwd, mo.training);
   ModelSummary s = summarize(fwd, train);
   if (o.parallelism) return print_parallelism(o, train, out);
+  const SavedBytes saved = saved_under(o, train);
   if (o.json) {
     nlohmann::json j = {{"model", o.model},
                         {"batch", o.batch},
                         {"params", s.params},
                         {"fwd_macs", s.fwd_macs},
-                        {"saved_for_backward_bytes", s.saved_for_backward_bytes},
+                        {"swap", o.swap},
+                        {"saved_for_backward_bytes", saved.saved_for_backward_bytes},
+                        {"backward_peak_saved_bytes", saved.backward_peak_saved_bytes},
                         {"ops", s.ops},
                         {"tensors", s.tensors}};
     out << j.dump(2) << '\n';
@@ -115,8 +154,10 @@ int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostr
   out << "model                     " << o.model << " (batch " << o.batch << ")\n"
       << "parameters                " << s.params << '\n'
       << "forward MACs              " << fixed(s.fwd_macs, 0) << " (" << fixed(s.fwd_macs / 1e9, 2) << " G)\n"
-      << "saved for backward        " << s.saved_for_backward_bytes << " bytes ("
-      << mib(s.saved_for_backward_bytes) << " MiB)\n"
+      << "saved for backward        " << saved.saved_for_backward_bytes << " bytes ("
+      << mib(saved.saved_for_backward_bytes) << " MiB)" << (o.swap == "none" ? "" : ", swap " + o.swap) << '\n'
+      << "backward peak of saved    " << saved.backward_peak_saved_bytes << " bytes ("
+      << mib(saved.backward_peak_saved_bytes) << " MiB)\n"
       << "training graph            " << s.ops << " ops, " << s.tensors << " tensors\n";
   return 0;
 }

@@ -1,9 +1,12 @@
 #pragma once
-// `dlsim model NAME|FILE.onnx --batch B [--json]`, `dlsim model --list`: a model's parameters, forward MACs,
-// activation memory kept for the backward pass and graph size; or the zoo. Shape: cli/run_command.h.
+// `dlsim model NAME|FILE.onnx --batch B [--swap POLICY [--param K=V]...] [--json]`, `dlsim model --list`: a
+// model's parameters, forward MACs, activation memory kept for the backward pass (and its peak during the
+// backward pass, under a checkpointing policy: policies/swap/saved_bytes.h) and graph size; or the zoo. Shape:
+// cli/run_command.h.
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -21,6 +24,8 @@ struct ModelCommandOptions {
   std::string precision = "fp32";
   std::string kernels = "eager";
   std::string memory_format = "nchw";
+  std::string swap = "none";        // none, checkpoint or sqrt: the policies that recompute (no simulator here)
+  std::vector<std::string> params;  // the swap policy's KEY=VALUE
   bool json = false;
   bool list = false;
   bool parallelism = false;

@@ -117,6 +117,16 @@ ParamCheck ParamCheck::one_of(std::vector<std::string> choices) {
   return c;
 }
 
+ParamCheck ParamCheck::string_where(std::function<bool(const std::string&)> test, std::string text) {
+  std::string phrase = text;
+  return ParamCheck(
+      [test = std::move(test)](const ParamValue& v) {
+        const auto* s = std::get_if<std::string>(&v);
+        return s && test(*s);
+      },
+      std::move(text), std::move(phrase));
+}
+
 ParamCheck ParamCheck::zero_or(const ParamCheck& other) {
   ParamCheck c(
       [test = other.test_](const ParamValue& v) {

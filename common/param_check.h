@@ -35,6 +35,9 @@ class ParamCheck {
   static ParamCheck power_of_two();                      // 1, 2, 4, ...
   // Strings.
   static ParamCheck one_of(std::vector<std::string> choices);
+  // Strings of a small syntax of their own (a list of ranges): `test` says whether a string is valid; `text`
+  // describes the valid strings for listings and errors ("a list of block ranges like 0-3,4-7").
+  static ParamCheck string_where(std::function<bool(const std::string&)> test, std::string text);
   // 0 (a parameter's "off" or "not set") or a value `other` accepts.
   static ParamCheck zero_or(const ParamCheck& other);
 

@@ -93,11 +93,13 @@ Graph build_cifar_resnet20(const ModelOptions& opts) {
     for (int i = 0; i < 3; ++i) {
       std::string n = std::to_string(st + 2) + static_cast<char>('a' + i);
       int64_t stride = (st > 0 && i == 0) ? 2 : 1;
+      b.begin_block(n);  // a basic block: what checkpointing segments
       TensorId y = b.relu(b.batch_norm(b.conv2d(x, widths[st], 3, stride, 1, 1, true, n + ".br1.conv1"), n + ".br1.bn1"), true, n + ".br1.relu");
       y = b.batch_norm(b.conv2d(y, widths[st], 3, 1, 1, 1, true, n + ".br1.conv2"), n + ".br1.bn2");
       TensorId shortcut = x;
       if (stride != 1) shortcut = b.batch_norm(b.conv2d(x, widths[st], 1, stride, 0, 1, true, n + ".br2.conv"), n + ".br2.bn");
       x = b.relu(b.add(y, shortcut, true, n + ".merge"), true, n + ".relu");
+      b.end_block();
     }
   }
   x = b.flatten(b.avg_pool(x, 8, 8, 0, false, true, "pool4"), "flat");

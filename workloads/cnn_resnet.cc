@@ -56,7 +56,10 @@ Graph resnet(const std::string& name, const ResNetArch& arch, const ModelOptions
     int64_t width = arch.width << layer;
     for (int i = 0; i < arch.blocks[static_cast<size_t>(layer)]; ++i) {
       int64_t stride = (layer > 0 && i == 0) ? 2 : 1;
-      x = block(b, x, in_c, width, stride, arch, "layer" + std::to_string(layer + 1) + "." + std::to_string(i) + ".");
+      const std::string path = "layer" + std::to_string(layer + 1) + "." + std::to_string(i);
+      b.begin_block(path);  // the basic or bottleneck block: what checkpointing segments
+      x = block(b, x, in_c, width, stride, arch, path + ".");
+      b.end_block();
       in_c = arch.expansion > 0 ? width * arch.expansion : width;
     }
   }

@@ -86,6 +86,9 @@ struct Op {
   uint64_t bytes_written = 0;
   Attrs attrs;
   OpId forward_op = -1;  // for a backward op: the forward op it differentiates
+  // For a forward op: the index in Graph::blocks of the model block it belongs to (a ResNet basic or bottleneck
+  // block, a transformer layer), as the model's builder declared it; -1: none (stem, head, backward, optimizer).
+  int32_t block = -1;
 };
 
 class Graph {
@@ -94,6 +97,10 @@ class Graph {
 
   std::string name;
   int64_t batch = 0;
+  // The model's own blocks in forward order, by module path ("layer1.0", "encoder.layer.3"): what activation
+  // checkpointing segments (policies/swap/checkpoint_swap.h). Empty for a model without a block structure (VGG,
+  // an ONNX import). Op::block indexes it.
+  std::vector<std::string> blocks;
 
   TensorId add_tensor(Tensor t);  // assigns the id
   OpId add_op(Op o);              // assigns the id; appends to the issue order

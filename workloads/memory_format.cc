@@ -32,6 +32,7 @@ class Transposer {
   explicit Transposer(const Graph& g) : in_(g) {
     out_.name = g.name;
     out_.batch = g.batch;
+    out_.blocks = g.blocks;
     for (const Tensor& t : g.tensors()) out_.add_tensor(t);
   }
 
@@ -75,6 +76,7 @@ class Transposer {
     t.phase = conv.phase;
     // A backward-phase transpose belongs to the convolution's forward op, as the convolution does.
     t.forward_op = conv.forward_op >= 0 ? new_id_.at(conv.forward_op) : -1;
+    t.block = conv.block;  // a forward transpose belongs to the convolution's block
     t.inputs = {from};
     t.outputs = {to};
     t.bytes_read = out_.tensor(from).bytes;

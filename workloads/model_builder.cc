@@ -659,7 +659,22 @@ TensorId ModelBuilder::cross_entropy_loss(TensorId logits, const std::string& na
   return loss;
 }
 
+void ModelBuilder::begin_block(const std::string& name) {
+  if (in_block_) fail(g_, name, "blocks do not nest: block '" + g_.blocks.back() + "' is still open");
+  g_.blocks.push_back(name);
+  block_first_op_ = g_.ops().size();
+  in_block_ = true;
+}
+
+void ModelBuilder::end_block() {
+  if (!in_block_) fail(g_, "block", "end_block without begin_block");
+  const auto index = static_cast<int32_t>(g_.blocks.size() - 1);
+  for (size_t i = block_first_op_; i < g_.ops().size(); ++i) g_.op(static_cast<OpId>(i)).block = index;
+  in_block_ = false;
+}
+
 Graph ModelBuilder::finish() {
+  if (in_block_) fail(g_, g_.blocks.back(), "block left open at finish");
   Graph out = std::move(g_);
   g_ = Graph();
   g_.name = out.name;

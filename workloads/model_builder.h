@@ -82,6 +82,11 @@ class ModelBuilder {
   // weights' dtype.
   TensorId parameter(const std::vector<int64_t>& shape, const std::string& name);
 
+  // The model's blocks (Graph::blocks): every op built between begin_block and end_block belongs to the block
+  // named `name` (a module path, e.g. "layer1.0"). Blocks do not nest.
+  void begin_block(const std::string& name);
+  void end_block();
+
   const Graph& graph() const { return g_; }
   Graph& graph() { return g_; }
   // The finished forward graph (every op Phase::Forward).
@@ -96,6 +101,8 @@ class ModelBuilder {
   DType fp32_op_dtype() const { return autocast() ? DType::F32 : act_dtype_; }
   void mark_tf32(Attrs& a, bool convolution) const;  // the non-default TF32 choice, as an attribute
   int counter_ = 0;
+  size_t block_first_op_ = 0;  // the first op of the open block
+  bool in_block_ = false;
   std::map<TensorId, TensorId> weight_casts_;  // autocast's cast cache: fp32 weight -> its bf16 copy
   std::string auto_name(const std::string& prefix, const std::string& given);
   TensorId cast_for(TensorId x, DType to, const std::string& layer);  // autocast's cast, when needed

@@ -50,6 +50,7 @@ class Synthesizer {
   Synthesizer(const Graph& f, const TrainingOptions& opts) : f_(f), opts_(opts) {
     g_.name = f.name;
     g_.batch = f.batch;
+    g_.blocks = f.blocks;  // copied forward ops keep their Op::block
   }
 
   Graph run() {

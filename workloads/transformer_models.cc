@@ -88,6 +88,7 @@ Graph build_bert(const TransformerConfig& c, const ModelOptions& opts, const std
   TensorId scale = b.input({1}, DType::F32, "attention_scale");  // 1/sqrt(head size)
   for (int64_t l = 0; l < c.layers; ++l) {
     const std::string p = "encoder.layer." + std::to_string(l) + ".";
+    b.begin_block("encoder.layer." + std::to_string(l));  // a BertLayer: what checkpointing segments
     TensorId ctx = self_attention(b, c, h, mask, scale, batch, seq, p + "attention.self.", "query", "key", "value");
     TensorId a = b.linear(ctx, c.hidden, true, p + "attention.output.dense");
     a = b.dropout(a, c.dropout, p + "attention.output.dropout");
@@ -95,6 +96,7 @@ Graph build_bert(const TransformerConfig& c, const ModelOptions& opts, const std
     TensorId i = b.linear_gelu(a, c.inner, p + "intermediate.dense", p + "intermediate.gelu");
     TensorId o = b.dropout(b.linear(i, c.hidden, true, p + "output.dense"), c.dropout, p + "output.dropout");
     h = b.layer_norm(b.add(o, a, false, p + "output.residual"), p + "output.LayerNorm");
+    b.end_block();
   }
   TensorId first = b.select(h, 1, 0, "pooler.first_token");
   b.tanh(b.linear(first, c.hidden, true, "pooler.dense"), "pooler.activation");
@@ -125,6 +127,7 @@ Graph build_gpt2(const TransformerConfig& c, const ModelOptions& opts, const std
   TensorId scale = b.input({1}, DType::F32, "attention_scale");
   for (int64_t l = 0; l < c.layers; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
+    b.begin_block("h." + std::to_string(l));  // a GPT2Block
     TensorId x = b.layer_norm(h, p + "ln_1");
     TensorId ctx = self_attention(b, c, x, causal, scale, batch, seq, p + "attn.", "c_attn.q", "c_attn.k", "c_attn.v");
     TensorId a = b.dropout(b.linear(ctx, c.hidden, true, p + "attn.c_proj"), c.dropout, p + "attn.resid_dropout");
@@ -132,6 +135,7 @@ Graph build_gpt2(const TransformerConfig& c, const ModelOptions& opts, const std
     TensorId m = b.linear_gelu(b.layer_norm(h, p + "ln_2"), c.inner, p + "mlp.c_fc", p + "mlp.act");
     m = b.dropout(b.linear(m, c.hidden, true, p + "mlp.c_proj"), c.dropout, p + "mlp.dropout");
     h = b.add(h, m, false, p + "mlp.residual");
+    b.end_block();
   }
   TensorId logits = b.linear_with_weight(b.layer_norm(h, "ln_f"), wte, false, "lm_head");
   b.cross_entropy_loss(logits, "loss");

@@ -1,6 +1,7 @@
 // The built-in swap policies, in the order `dlsim list` shows them.
 #include "policies/swap/capuchin_swap.h"
 #include "policies/swap/checkmate_swap.h"
+#include "policies/swap/checkpoint_swap.h"
 #include "policies/swap/dtr_swap.h"
 #include "policies/swap/fastest_under_limit.h"
 #include "policies/swap/save_on_cpu_swap.h"
@@ -47,6 +48,15 @@ const SwapRegistry& swap_registry() {
            FastestUnderLimitOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
              return std::make_unique<FastestUnderLimit>(FastestUnderLimitOptions::from_params(p));
            }});
+    r.add({"checkpoint", "PyTorch's torch.utils.checkpoint(use_reentrant=False) over segments of the model's blocks "
+                         "(every K blocks, or explicit block ranges): segment inputs kept, the rest recomputed in "
+                         "the backward pass",
+           CheckpointOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<CheckpointSwap>(CheckpointOptions::from_params(p));
+           }});
+    r.add({"sqrt", "Chen et al. 2016's sqrt(N) checkpointing: segments of round(sqrt(N)) of the model's N blocks "
+                   "(a model without blocks: its forward op chain), checkpointed as `checkpoint` does",
+           {}, [](const Params&) -> std::unique_ptr<SwapPolicy> { return std::make_unique<SqrtCheckpointSwap>(); }});
     r.add({"dtr", "DTR (Kirisame et al. 2021): greedy eviction under a budget by the h_DTR score (cost of the evicted "
                   "neighbourhood / (bytes x staleness)), evicted tensors recomputed on demand; no copies",
            DtrOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
