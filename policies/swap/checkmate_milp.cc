@@ -33,7 +33,7 @@ class Writer {
  public:
   explicit Writer(const RematProblem& p) : p_(p) {}
   bool has_r(int t, int i) const {  // R_t_i is a variable (i < t) or the constant 1 (i == t)
-    return i == t || (i < t && p_.recomputable[static_cast<size_t>(i)] && t <= p_.need_of(i));
+    return i == t || p_.can_rerun(i, t);
   }
   bool has_s(int t, int v) const {
     const RematProblem::Value& x = p_.values[static_cast<size_t>(v)];

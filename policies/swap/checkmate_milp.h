@@ -11,7 +11,7 @@
 // (+ the values the op makes, - the values freed after the op before), with U_t_k + workspace_k R_t_k <=
 // budget - base_t; F_t_v_k = 1 exactly when op k runs in stage t, v is not kept into t+1 and no later op of
 // stage t reads it (the paper's linearisation with the hazard count). Objective: the time of the re-runs.
-// Variables exist only where they can matter: R_t_i for recomputable i with i < t <= its values' need, S_t_v
+// Variables exist only where they can matter: R_t_i where i can be re-run in t (RematProblem::can_rerun), S_t_v
 // for maker(v) < t <= need[v]. Bytes are counted in MiB (the solver's numbers stay near 1).
 #include <cstdint>
 #include <map>

@@ -51,7 +51,8 @@ RematSchedule round_relaxation(const RematProblem& p, const std::map<std::string
     for (size_t v = 0; v < nv; ++v) {
       const RematProblem::Value& x = p.values[v];
       const bool can = held_prev[v] && x.maker < static_cast<int>(t) && x.need >= static_cast<int>(t);
-      s.keep[t][v] = can && (frac.keep[t][v] || !p.recomputable[static_cast<size_t>(x.maker)]);
+      // A value whose maker cannot be re-run through the end of its need (an input rewritten by then) stays.
+      s.keep[t][v] = can && (frac.keep[t][v] || !p.can_rerun(x.maker, std::max(x.need, static_cast<int>(t))));
     }
     std::vector<char> run(n, 0);
     run[t] = 1;

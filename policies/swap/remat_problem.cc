@@ -90,6 +90,22 @@ RematProblem RematProblem::build(const Graph& g, const std::vector<OpId>& order,
       }
     }
   }
+  std::vector<std::vector<int>> writes(nt);  // positions writing each tensor, ascending
+  for (size_t i = 0; i < n; ++i)
+    for (TensorId t : g.op(order[i]).outputs) {
+      auto& w = writes[static_cast<size_t>(t)];
+      if (w.empty() || w.back() != static_cast<int>(i)) w.push_back(static_cast<int>(i));
+    }
+  p.stable_until.assign(n, p.n);
+  for (size_t i = 0; i < n; ++i) {
+    const Op& o = g.op(order[i]);
+    for (TensorId t : o.inputs) {
+      if (std::count(o.outputs.begin(), o.outputs.end(), t)) continue;  // its own state, or in place
+      const auto& w = writes[static_cast<size_t>(t)];
+      const auto it = std::upper_bound(w.begin(), w.end(), static_cast<int>(i));
+      if (it != w.end()) p.stable_until[i] = std::min(p.stable_until[i], *it);
+    }
+  }
   // What no plan changes: persistent tensors throughout, tensors first read from their first to last use.
   std::vector<int64_t> diff(n + 1, 0);
   uint64_t persistent = 0;
@@ -148,6 +164,13 @@ bool RematProblem::rerun_reads_value(int i, int t, int v) const {
   for (int j : followers[static_cast<size_t>(i)])
     if (j < t && std::binary_search(reads[static_cast<size_t>(j)].begin(), reads[static_cast<size_t>(j)].end(), v)) return true;
   return false;
+}
+
+bool RematProblem::can_rerun(int i, int t) const {
+  if (i >= t || !recomputable[static_cast<size_t>(i)] || t > need_of(i) || t > stable_until[static_cast<size_t>(i)]) return false;
+  for (int j : followers[static_cast<size_t>(i)])
+    if (j < t && t > stable_until[static_cast<size_t>(j)]) return false;
+  return true;
 }
 
 }  // namespace dlsim

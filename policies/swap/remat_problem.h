@@ -40,12 +40,19 @@ struct RematProblem {
   std::vector<std::vector<int>> reads;      // value indices each position reads or writes but does not make
   std::vector<Value> values;
   std::vector<uint64_t> base_bytes;         // by stage
+  // The last stage before which position i can be re-run and read what it read at its first run: the first later
+  // write of one of its inputs (a weight the optimizer updates, under a schedule that overlaps the two) bounds it.
+  // State the op itself updates in place (batch norm's running statistics) does not.
+  std::vector<int> stable_until;
 
   // `op_ns` by position (a profile's op_end - op_start).
   static RematProblem build(const Graph& g, const std::vector<OpId>& order, const std::vector<double>& op_ns);
 
   uint64_t made_bytes(int i) const;  // bytes of the values position i makes
   int need_of(int i) const;          // the latest need of its values (i when it makes none)
+  // Whether position i may be re-run in stage t (i < t): recomputable, needed, and reading what it read, it and the
+  // followers re-run with it.
+  bool can_rerun(int i, int t) const;
   // What re-running position i in stage t costs (ns) and reads: its own, plus its followers' before t.
   double rerun_cost(int i, int t) const;
   std::vector<int> rerun_reads(int i, int t) const;  // value indices, ascending, its own values excluded
