@@ -63,9 +63,51 @@ def run(dlsim, args, exp):
         p = subprocess.run([dlsim] + args + [path, "--json"], capture_output=True, text=True)
         if p.returncode not in (0, 3):
             return {"error": (p.stderr or p.stdout).strip().splitlines()[-1] if (p.stderr or p.stdout) else "failed"}
-        return json.loads(p.stdout)
+        out = json.loads(p.stdout)
+        out.pop("sim_wall_ms", None)  # the host's wall time: the only figure that differs between two runs
+        return out
     finally:
         os.unlink(path)
+
+
+def front(runs, chosen):
+    """results/memory-saving/front.{png,svg}: iteration time against peak live memory, one panel per model, one
+    colour per policy (scripts/plot_style.py), the budget-driven policies' points joined in order of budget."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import plot_style  # noqa: E402  (sets the deterministic matplotlib backend and options)
+    plt = plot_style.plt
+    cols = min(3, len(chosen))
+    rows = (len(chosen) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.8 * rows), squeeze=False)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[len(chosen):]:
+        ax.axis("off")
+    for ax, (model, batch) in zip(flat, chosen):
+        series = {}
+        for r in runs:
+            j = r["result"]
+            if r["model"] != model or "error" in j:
+                continue
+            name = r["policy"].split(" ")[0]
+            series.setdefault(r["policy"] if name in ("checkpoint", "sqrt", "none") else name, []).append(
+                (j["peak_live_bytes"] / GB, j["iteration_time_us"] / 1000))
+        for label, pts in series.items():
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-" if len(pts) > 1 else "s",
+                    color=plot_style.colour_for(label.split(" ")[0]), label=label,
+                    fillstyle="none" if "every 2" in label else "full")
+        ax.set_title(f"{model}, batch {batch}")
+        ax.set_xlabel("peak live memory (GB)")
+        ax.set_ylabel("iteration time (ms)")
+        ax.grid(alpha=0.3)
+    seen = {}
+    for ax in flat:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(l, h)
+    (flat[len(chosen)] if len(flat) > len(chosen) else flat[-1]).legend(list(seen.values()), list(seen.keys()),
+                                                                          loc="center", title="policy")
+    fig.suptitle("Memory against time: swap, recompute and hybrid policies (h100-sxm, simulated)")
+    fig.tight_layout()
+    plot_style.save(fig, ["results/memory-saving/front.png", "results/memory-saving/front.svg"])
 
 
 def main():
@@ -100,6 +142,7 @@ def main():
     if fits:
         with open("results/memory-saving/fit.json", "w") as f:
             json.dump(fits, f, indent=1, sort_keys=True)
+    front(runs, chosen)
     for model, batch in chosen:
         print(f"\n#### {model}, batch {batch}\n")
         print("| policy | peak live (GB) | limit met | iteration (ms) | overhead | re-run launches | re-run time (ms) | swapped out (GB) |")

@@ -41,6 +41,11 @@ POLICY_COLOURS = {
     "save-on-cpu": "#bcbd22",
     "swapadvisor": "#17becf",
     "fastest-under-limit": "#393b79",
+    "checkpoint": "#2ca02c",
+    "sqrt": "#98df8a",
+    "dtr": "#d62728",
+    "capuchin": "#ff7f0e",
+    "checkmate": "#9467bd",
     # concurrency policies
     "serial": "#6b6ecf",
     "critical-path": "#e6550d",
