@@ -4,9 +4,10 @@
 // will still hold the same values when it runs again. Positions index the issue order.
 //
 // A tensor is rematerialisable when it is transient, exactly one op writes it, and that op is replayable: not an
-// optimizer step, and the only writer of each transient tensor it writes, none of which it reads (the SwapPlan
-// contract: a replayed op may not write a non-persistent tensor it reads, so in-place ReLU/add are not
-// replayable and what they overwrite cannot be dropped; writing the others again changes no value). Persistent
+// optimizer step, and the only writer of each transient tensor it writes, none of which it reads. So in-place
+// ReLU/add are not replayable and what they overwrite cannot be dropped here, although the SwapPlan contract
+// allows re-running them after the op that made their operand (checkpoint and checkmate do; dtr and capuchin do
+// not yet). Writing the other outputs again changes no value. Persistent
 // state updated in place (batch norm's running statistics) does not stop a replay: it is updated again.
 // A replay of op W before position T gives the values W gave at pos(W) only if no input of W was written in
 // pos(W)+1 .. T-1: stable_until(W) is the last T for which that holds.
