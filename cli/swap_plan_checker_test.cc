@@ -86,6 +86,22 @@ TEST_CASE("the checker finds memory reused while its copy-out is still reading i
   CHECK(mentions(check_swapped_run(m.g, off, Trace{}, 1000000), "op 'f1' reads tensor 'big' while it is off the device"));
 }
 
+// What checkmate with copies writes: the host copy made early by an extra copy (big is still read by f1 after it),
+// and the swap action that frees big and brings it back with no copy of its own. The free must wait for that
+// copy: without the wait, tmp takes big's memory while the copy still reads it.
+TEST_CASE("a host copy made early by an extra copy, then a swap with no copy of its own, passes the check") {
+  Swapped m;
+  m.plan.actions = {{m.big, 1, 4, 5, 1, false}};
+  m.plan.copies = {{m.big, 0, true}};
+  const Program p = lower(m.g, m.s, m.plan);
+  CHECK(m.run(p).ok());
+  const size_t free_big = find(p, CmdKind::Free, m.big);
+  REQUIRE(p.iteration[free_big - 1].kind == CmdKind::WaitEvent);
+  Program early = p;
+  early.iteration.erase(early.iteration.begin() + static_cast<std::ptrdiff_t>(free_big - 1));
+  CHECK(mentions(m.run(early), "tensor 'tmp' reuses the memory of tensor 'big' before its copy-out ended"));
+}
+
 namespace {
 // A chain with its backward: A: x -> a, B: a -> b, C: b -> c, Cb: b -> g2, Bb: (a, g2) -> g1. `a` is dropped after
 // B and recomputed before Bb; W, between them, overwrites x in place (an optimizer-like update) when `clobber`.

@@ -33,6 +33,7 @@ void check_zoo_part(size_t part, size_t parts) {
       "{name: checkpoint, every: 2}",
       "sqrt",
       "{name: checkmate, limit_fraction: 0.95, time_limit_s: 5}",
+      "{name: checkmate, swap: true, limit_fraction: 0.8, time_limit_s: 4}",
   };
   auto batch_independent = [](const std::string& swap) {
     return swap.find("checkpoint") != std::string::npos || swap == "sqrt" || swap.find("checkmate") != std::string::npos;

@@ -69,6 +69,8 @@ class Lowerer {
   std::vector<int> alloc_stream_;      // TensorId -> stream it is allocated on, while allocated
   std::vector<std::vector<Use>> users_, writers_;  // TensorId -> last use/write per stream since its alloc
   std::vector<int32_t> host_copy_event_;  // TensorId -> event after its latest copy to the host, -1 none
+  // TensorId -> a to-host extra copy on the D2H stream that may still read its memory, -1 none: the free waits.
+  std::vector<int32_t> pending_extra_out_;
   std::vector<int32_t> alloc_event_;      // TensorId -> event right after its allocation, -1 none
   // TensorId -> event after the latest copy of its data onto the device (swap copy-in or extra copy-in), -1 none,
   // and the streams already ordered after it (bit per stream): every op that touches the tensor on another
@@ -454,6 +456,10 @@ void Lowerer::alloc(TensorId t, int stream) {
 void Lowerer::free_tensor(TensorId t) {
   const int a = alloc_stream_[static_cast<size_t>(t)];
   if (multi_) record_other_users(t, a);
+  if (int32_t& ev = pending_extra_out_[static_cast<size_t>(t)]; ev >= 0) {
+    emit(CmdKind::WaitEvent, a, -1, kNoTensor, ev);
+    ev = -1;
+  }
   emit(CmdKind::Free, a, -1, t);
   resident_[static_cast<size_t>(t)] = 0;
 }
@@ -594,6 +600,7 @@ void Lowerer::extra_copy(const ExtraCopy& c, int pos) {
     const int32_t done = next_event_++;
     emit(CmdKind::RecordEvent, st, -1, kNoTensor, done);
     host_copy_event_[ti] = done;
+    if (!inline_copies_) pending_extra_out_[ti] = done;
     if (plan_.host_waits_for_copy_out) emit(CmdKind::SyncEvent, st, -1, kNoTensor, done);
     return;
   }
@@ -677,6 +684,7 @@ Program Lowerer::run() {
   users_.assign(nt, {});
   writers_.assign(nt, {});
   host_copy_event_.assign(nt, -1);
+  pending_extra_out_.assign(nt, -1);
   alloc_event_.assign(nt, -1);
   arrival_event_.assign(nt, -1);
   arrival_waited_.assign(nt, 0);

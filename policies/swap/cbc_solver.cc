@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -55,7 +56,8 @@ bool on_path(const std::string& prog) {
 
 }  // namespace
 
-MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool relax) {
+MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool relax,
+                          const std::map<std::string, double>* start) {
   if (!on_path("cbc"))
     throw SolverError("the CBC solver ('cbc') is not installed: install Debian's coinor-cbc (apt-get install coinor-cbc)");
   TempDir dir;
@@ -67,6 +69,18 @@ MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g", time_limit_s);
   std::vector<std::string> args = {"cbc", model.string(), "threads", "1", "sec", limit};
+  if (start) {  // CBC reads a MIP start in its own solution file's form: a status line, then index, name, value
+    const fs::path st = dir.path / "start.txt";
+    std::ofstream out(st);
+    out << "Stopped on iterations - objective value 0\n";
+    int i = 0;
+    char value[40];
+    for (const auto& [name, v] : *start) {
+      std::snprintf(value, sizeof value, "%.17g", v);
+      out << i++ << ' ' << name << ' ' << value << '\n';
+    }
+    args.insert(args.end(), {"mipstart", st.string()});
+  }
   if (relax) args.push_back("initialSolve");
   else args.push_back("solve");
   args.insert(args.end(), {"solution", sol.string()});

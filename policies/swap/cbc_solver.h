@@ -24,7 +24,9 @@ struct MilpResult {
   std::map<std::string, double> values;  // nonzero variables of the solution
 };
 
-// `relax`: solve the LP relaxation only (the binaries as 0..1 continuous).
-MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool relax = false);
+// `relax`: solve the LP relaxation only (the binaries as 0..1 continuous). `start`: a known solution (variable ->
+// value, the unnamed ones 0) handed to CBC as its MIP start, so that the result is never worse than it.
+MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool relax = false,
+                          const std::map<std::string, double>* start = nullptr);
 
 }  // namespace dlsim

@@ -15,6 +15,10 @@ std::string R(int t, int i) { return "R_" + std::to_string(t) + "_" + std::to_st
 std::string S(int t, int v) { return "S_" + std::to_string(t) + "_" + std::to_string(v); }
 std::string F(int t, int v, int k) { return "F_" + std::to_string(t) + "_" + std::to_string(v) + "_" + std::to_string(k); }
 std::string U(int t, int k) { return "U_" + std::to_string(t) + "_" + std::to_string(k); }
+std::string O(int t, int v) { return "O_" + std::to_string(t) + "_" + std::to_string(v); }
+std::string I(int t, int v) { return "I_" + std::to_string(t) + "_" + std::to_string(v); }
+std::string T(int t) { return "T_" + std::to_string(t); }
+constexpr double kCopyTieBreak = 1e-4;  // of each copy's time, in the objective: fewer copies among equal plans
 
 // A linear expression: variables with coefficients, and a constant.
 struct Expr {
@@ -31,13 +35,29 @@ std::string num(double v) {
 
 class Writer {
  public:
-  explicit Writer(const RematProblem& p) : p_(p) {}
+  Writer(const RematProblem& p, const CheckmateSwapCosts* swap) : p_(p), swap_(swap) {}
   bool has_r(int t, int i) const {  // R_t_i is a variable (i < t) or the constant 1 (i == t)
     return i == t || p_.can_rerun(i, t);
   }
   bool has_s(int t, int v) const {
     const RematProblem::Value& x = p_.values[static_cast<size_t>(v)];
     return x.maker < t && t < p_.n && t <= x.need;
+  }
+  // O_t_v: in memory in t and written for the last time, while an op of the order reads it later.
+  bool has_o(int t, int v) const {
+    const RematProblem::Value& x = p_.values[static_cast<size_t>(v)];
+    return swap_ && x.bytes > 0 && !x.users.empty() && x.last_write <= t && t < x.users.back();
+  }
+  // I_t_v: a copy made in an earlier stage, back in time for an op of the order after t.
+  bool has_i(int t, int v) const {
+    const RematProblem::Value& x = p_.values[static_cast<size_t>(v)];
+    return swap_ && x.bytes > 0 && !x.users.empty() && x.last_write < t && t < x.users.back();
+  }
+  void o(Expr& e, int t, int v, double c) const {
+    if (has_o(t, v)) e.add(O(t, v), c);
+  }
+  void i(Expr& e, int t, int v, double c) const {
+    if (has_i(t, v)) e.add(I(t, v), c);
   }
   void r(Expr& e, int t, int i, double c) const {
     if (i == t) e.constant += c;
@@ -59,27 +79,46 @@ class Writer {
 
  private:
   const RematProblem& p_;
+  const CheckmateSwapCosts* swap_;
   std::ostringstream out_;
   int rows_ = 0;
 };
 
 }  // namespace
 
-CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes) {
-  Writer w(p);
+CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes, const CheckmateSwapCosts* swap) {
+  Writer w(p, swap);
   const int n = p.n;
   const int nv = static_cast<int>(p.values.size());
   std::vector<std::string> binaries, continuous;
   Expr objective;
+  double offset_us = 0;
   for (int t = 0; t < n; ++t)
     for (int i = 0; i < t; ++i)
       if (w.has_r(t, i)) {
-        objective.add(R(t, i), p.rerun_cost(i, t) / 1000.0);  // us
+        if (!swap) objective.add(R(t, i), p.rerun_cost(i, t) / 1000.0);  // us
         binaries.push_back(R(t, i));
       }
   for (int v = 0; v < nv; ++v)
     for (int t = p.values[static_cast<size_t>(v)].maker + 1; t < n; ++t)
       if (w.has_s(t, v)) binaries.push_back(S(t, v));
+  if (swap) {
+    for (int t = 0; t < n; ++t) {
+      objective.add(T(t), 1);
+      continuous.push_back(T(t));
+      offset_us += p.cost[static_cast<size_t>(t)] / 1000.0;
+      for (int v = 0; v < nv; ++v) {
+        if (w.has_o(t, v)) {
+          binaries.push_back(O(t, v));
+          objective.add(O(t, v), kCopyTieBreak * swap->out_us[static_cast<size_t>(v)]);
+        }
+        if (w.has_i(t, v)) {
+          binaries.push_back(I(t, v));
+          objective.add(I(t, v), kCopyTieBreak * swap->in_us[static_cast<size_t>(v)]);
+        }
+      }
+    }
+  }
   // For each value, the recomputable makers whose in-place followers read it: re-running such a maker reads it.
   std::vector<std::vector<std::pair<int, int>>> via_follower(static_cast<size_t>(nv));  // (maker, follower)
   for (int m = 0; m < n; ++m)
@@ -113,8 +152,39 @@ CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes) {
         w.s(e, t + 1, v, 1);
         w.s(e, t, v, -1);
         w.r(e, t, p.values[static_cast<size_t>(v)].maker, -1);
+        w.i(e, t, v, -1);
         w.constraint(e, "<=", 0);
       }
+    if (swap) {
+      Expr compute, outs, ins;  // the stage's time covers its ops and each direction's copies
+      compute.add(T(t), 1);
+      compute.constant -= p.cost[static_cast<size_t>(t)] / 1000.0;
+      for (int i = 0; i < t; ++i)
+        if (w.has_r(t, i)) compute.add(R(t, i), -p.rerun_cost(i, t) / 1000.0);
+      w.constraint(compute, ">=", 0);
+      outs.add(T(t), 1);
+      ins.add(T(t), 1);
+      for (int v = 0; v < nv; ++v) {
+        const int m = p.values[static_cast<size_t>(v)].maker;
+        if (w.has_o(t, v)) {  // copied out of memory it is in
+          outs.add(O(t, v), -swap->out_us[static_cast<size_t>(v)]);
+          Expr e;
+          w.o(e, t, v, 1);
+          w.s(e, t, v, -1);
+          w.r(e, t, m, -1);
+          w.constraint(e, "<=", 0);
+        }
+        if (w.has_i(t, v)) {  // copied back from a copy made before
+          ins.add(I(t, v), -swap->in_us[static_cast<size_t>(v)]);
+          Expr e;
+          w.i(e, t, v, 1);
+          for (int q = m; q < t; ++q) w.o(e, q, v, -1);
+          w.constraint(e, "<=", 0);
+        }
+      }
+      if (outs.terms.size() > 1) w.constraint(outs, ">=", 0);
+      if (ins.terms.size() > 1) w.constraint(ins, ">=", 0);
+    }
     const double room = in_mib(budget_bytes) - in_mib(p.base_bytes[static_cast<size_t>(t)]);
     std::vector<int> prev_freeable;
     for (size_t q = 0; q < ks.size(); ++q) {
@@ -122,7 +192,10 @@ CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes) {
       Expr u;  // U_t_k - (what is in memory before op k) - (what op k makes) R_t_k = 0
       u.add(U(t, k), 1);
       if (q == 0) {
-        for (int v = 0; v < nv; ++v) w.s(u, t, v, -in_mib(p.values[static_cast<size_t>(v)].bytes));
+        for (int v = 0; v < nv; ++v) {
+          w.s(u, t, v, -in_mib(p.values[static_cast<size_t>(v)].bytes));
+          w.i(u, t, v, -in_mib(p.values[static_cast<size_t>(v)].bytes));  // a copy-in's memory, from the start
+        }
       } else {
         u.add(U(t, ks[q - 1]), -1);
         for (int v : prev_freeable)
@@ -147,6 +220,10 @@ CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes) {
         hz.constant += 1;
         if (w.has_s(t + 1, v)) {
           w.s(hz, t + 1, v, 1);
+          ++kappa;
+        }
+        if (w.has_o(t, v)) {  // a copy to the host reads it through the stage
+          w.o(hz, t, v, 1);
           ++kappa;
         }
         std::vector<int> later;
@@ -182,6 +259,9 @@ CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes) {
   m.lp = head.str() + w.out().str() + tail.str();
   m.binaries = static_cast<int>(binaries.size());
   m.constraints = w.rows();
+  m.objective_offset_us = offset_us;
+  for (const std::string& v : binaries)
+    if (v[0] == 'O' || v[0] == 'I') m.copy_variables.push_back(v);
   return m;
 }
 
@@ -200,10 +280,17 @@ RematSchedule checkmate_schedule(const RematProblem& p, const std::map<std::stri
   for (size_t v = 0; v < p.values.size(); ++v)
     for (int t = p.values[v].maker + 1; t < p.n; ++t)
       if (set(S(t, static_cast<int>(v)))) s.keep[static_cast<size_t>(t)][v] = 1;
+  s.copy_out.assign(n, std::vector<char>(p.values.size(), 0));
+  s.copy_in.assign(n, std::vector<char>(p.values.size(), 0));
+  for (size_t v = 0; v < p.values.size(); ++v)
+    for (int t = p.values[v].maker; t < p.n; ++t) {
+      s.copy_out[static_cast<size_t>(t)][v] = set(O(t, static_cast<int>(v)));
+      s.copy_in[static_cast<size_t>(t)][v] = set(I(t, static_cast<int>(v)));
+    }
   return s;
 }
 
-std::vector<Recomputation> recomputations_from(const RematProblem& p, const RematSchedule& s, const Graph&) {
+SwapPlan plan_from(const RematProblem& p, const RematSchedule& s) {
   const int n = p.n;
   std::vector<Recomputation> out(static_cast<size_t>(n));
   for (int t = 0; t < n; ++t) {
@@ -218,6 +305,10 @@ std::vector<Recomputation> recomputations_from(const RematProblem& p, const Rema
     run.erase(std::unique(run.begin(), run.end()), run.end());
     for (int i : run) out[static_cast<size_t>(t)].ops.push_back(p.op[static_cast<size_t>(i)]);
   }
+  SwapPlan plan;
+  auto flag = [](const std::vector<std::vector<char>>& m, int t, size_t v) {
+    return !m.empty() && m[static_cast<size_t>(t)][v] != 0;
+  };
   for (size_t v = 0; v < p.values.size(); ++v) {
     const RematProblem::Value& x = p.values[v];
     if (x.users.empty()) continue;
@@ -231,21 +322,35 @@ std::vector<Recomputation> recomputations_from(const RematProblem& p, const Rema
       return std::binary_search(x.users.begin(), x.users.end(), t) ||
              (t + 1 < n && s.keep[static_cast<size_t>(t) + 1][v]);
     };
-    int held = x.maker;  // the last stage after which it was still on the device
-    for (int t = x.maker + 1; t <= x.users.back(); ++t) {
-      if (!in_memory(t)) continue;
-      if (held == t - 1) {
-        held = t;
-      } else if (stays(t)) {
-        out[static_cast<size_t>(t)].drops.push_back({x.tensor, held});  // gone after `held`, made again here
-        held = t;
+    int held = x.maker;        // the last stage after which it was still on the device
+    bool on_host = false;      // a copy to the host was made (the values are the same after any re-run)
+    for (int t = x.maker; t <= x.users.back(); ++t) {
+      bool since_before = t == x.maker;  // on the device at position t-1 already (or made by op t)
+      if (t > x.maker && in_memory(t)) {
+        const auto& r = s.recompute[static_cast<size_t>(t)];
+        const bool remade = std::binary_search(r.begin(), r.end(), x.maker);
+        if (held == t - 1) {
+          held = t;
+          since_before = true;
+        } else if (!remade && on_host && flag(s.copy_in, t - 1, v)) {
+          // Back from the host: memory from the start of stage t-1, the op of stage t waits for the copy.
+          plan.actions.push_back({x.tensor, held, std::max(held, t - 2), t, held, false});
+          held = t;
+        } else if (remade && stays(t)) {
+          out[static_cast<size_t>(t)].drops.push_back({x.tensor, held});  // gone after `held`, made again here
+          held = t;
+        }
+      }
+      if (!on_host && flag(s.copy_out, t, v) && held == t) {
+        // During stage t: after op t-1 when it was there, else after op t (its re-make runs right before op t).
+        plan.copies.push_back({x.tensor, std::max(x.last_write, since_before ? t - 1 : t), true});
+        on_host = true;
       }
     }
   }
-  std::vector<Recomputation> kept;
   for (Recomputation& r : out)
-    if (!r.ops.empty()) kept.push_back(std::move(r));
-  return kept;
+    if (!r.ops.empty()) plan.recomputations.push_back(std::move(r));
+  return plan;
 }
 
 }  // namespace dlsim

@@ -5,7 +5,8 @@
 // rounded at 1/2, each stage then re-runs exactly what its ops need that is not kept) for graphs too large to
 // solve. The budget is taken as by every budget-driven policy (memory_limit.h). Graphs above `max_ops` ops are
 // an error naming the parameter: the MILP grows with the square of the ops.
-// Swapping as an option of the MILP (Checkmate with `swap: true`) is not built.
+// With `swap: true` the MILP may also copy a value to the host and back (checkmate_milp.h says how copies are
+// timed); the plan then mixes drops, re-runs and copies. Only the exact MILP solves it (not `lp-rounding`).
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@ struct CheckmateOptions {
   double time_limit_s = 60;
   int max_ops = 400;
   bool lp_rounding = false;
+  bool swap = false;
   std::string model_file;  // where to write the LP model too (empty: nowhere)
 
   static std::vector<ParamSpec> specs();

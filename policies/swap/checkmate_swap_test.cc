@@ -29,7 +29,8 @@ IterationProfile profile_of(const Graph& g, const Schedule& s, const std::vector
   return p;
 }
 
-SwapResult plan_at(const Graph& g, const std::vector<TimeNs>& ns, int64_t limit_bytes, const std::string& solve = "milp") {
+SwapResult plan_at(const Graph& g, const std::vector<TimeNs>& ns, int64_t limit_bytes, const std::string& solve = "milp",
+                   bool swap = false) {
   const Schedule s = serial_schedule(g);
   const IterationProfile prof = profile_of(g, s, ns);
   TestLink link;
@@ -38,6 +39,7 @@ SwapResult plan_at(const Graph& g, const std::vector<TimeNs>& ns, int64_t limit_
   CheckmateOptions o = CheckmateOptions::from_params(p);
   o.limit.bytes = static_cast<uint64_t>(limit_bytes);
   o.lp_rounding = solve == "lp-rounding";
+  o.swap = swap;
   return CheckmateSwap(o).plan(ctx);
 }
 
@@ -139,6 +141,77 @@ TEST_CASE("checkmate on a diamond re-runs the cheaper branch") {
   CHECK(lp.report["mode"] == "lp-rounding");
   CHECK(ProgramLoad(g, s.order).peak_with(lp.plan, s.stream_of) <= 220000);
   CHECK(lp.report["objective_us"].get<double>() >= 2.0 - 1e-9);
+}
+
+TEST_CASE("checkmate with swap: true copies a value to the host when the copies hide behind the ops, else re-runs") {
+  // pos 0 A: x -> a (100 kB)   pos 3 Cb: c -> g2 (1 kB)
+  // pos 1 B: a -> b (100 kB)   pos 4 Bb: (b, g2) -> g1
+  // pos 2 C: b -> c (100 kB)   pos 5 Ab: (x, a, g1) -> g0
+  // Without saving, stage 2 holds x, a, b, c (301 kB). At 210 kB, a cannot be in memory in stages 2 and 3 (b and c
+  // are, 201 kB and 202 kB), but can in stage 4 (x, b, g2, g1: 103 kB + a = 203 kB). So a leaves after B and is
+  // either copied back during stage 4 (the test link: 110 us out, 60 us back) or made again by A before Ab.
+  // A 500 us, the others 200 us: the copy out hides behind A or B, the copy back behind Bb; re-running A costs
+  // 500 us. So the optimum copies (0 us beyond the ops); without copies it re-runs A (500 us).
+  // A 20 us, Bb 30 us: the copy back stalls stage 4 for 30 us, re-running A costs 20 us: it re-runs.
+  Graph g;
+  const TensorId x = add_tensor(g, "x", 1000), a = add_tensor(g, "a", 100000), b = add_tensor(g, "b", 100000),
+                 c = add_tensor(g, "c", 100000), g2 = add_tensor(g, "g2", 1000), g1 = add_tensor(g, "g1", 1000),
+                 g0 = add_tensor(g, "g0", 1000);
+  const OpId A = add_op(g, "A", {x}, {a});
+  const OpId B = add_op(g, "B", {a}, {b});
+  const OpId C = add_op(g, "C", {b}, {c});
+  add_op(g, "Cb", {c}, {g2}, Phase::Backward, C);
+  add_op(g, "Bb", {b, g2}, {g1}, Phase::Backward, B);
+  add_op(g, "Ab", {x, a, g1}, {g0}, Phase::Backward, A);
+  const Schedule s = serial_schedule(g);
+  const ProgramLoad load(g, s.order);
+  REQUIRE(load.peak() == 302000);
+
+  const std::vector<TimeNs> slow_a = {500000, 200000, 200000, 200000, 200000, 200000};
+  const SwapResult sw = plan_at(g, slow_a, 210000, "milp", true);
+  CHECK(sw.report["status"] == "optimal");
+  CHECK(sw.report["swap"] == true);
+  CHECK(sw.report["objective_us"].get<double>() == Approx(0.0).margin(1e-6));
+  CHECK(sw.report["copies_to_host"] == 1);
+  CHECK(sw.report["copies_back"] == 1);
+  CHECK(sw.plan.recomputations.empty());
+  REQUIRE(sw.plan.copies.size() == 1);
+  CHECK(sw.plan.copies[0].tensor == a);
+  CHECK(sw.plan.copies[0].to_host);
+  CHECK(sw.plan.copies[0].pos == 0);  // after A, its only writer
+  REQUIRE(sw.plan.actions.size() == 1);
+  const SwapAction& act = sw.plan.actions[0];
+  CHECK(act.tensor == a);
+  CHECK_FALSE(act.copy_out);  // the extra copy made it
+  CHECK(act.out_after == 1);
+  CHECK(act.free_after == 1);
+  CHECK(act.in_issue_after == 3);  // the copy runs in stage 4
+  CHECK(act.in_needed_by == 5);
+  CHECK(load.peak_with(sw.plan, s.stream_of) <= 210000);
+
+  const SwapResult rc = plan_at(g, slow_a, 210000, "milp", false);  // the same budget without copies
+  CHECK(rc.report["objective_us"].get<double>() == Approx(500.0));
+  const std::vector<Plan> rerun = readable(g, rc.plan);
+  REQUIRE(rerun.size() == 1);
+  CHECK(rerun[0].before == 5);
+  CHECK(rerun[0].ops == std::vector<std::string>{"A"});
+
+  const std::vector<TimeNs> cheap_a = {20000, 200000, 200000, 200000, 30000, 200000};
+  const SwapResult mixed = plan_at(g, cheap_a, 210000, "milp", true);
+  CHECK(mixed.report["status"] == "optimal");
+  CHECK(mixed.report["objective_us"].get<double>() == Approx(20.0));
+  CHECK(mixed.plan.actions.empty());
+  const std::vector<Plan> got = readable(g, mixed.plan);
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].ops == std::vector<std::string>{"A"});
+  CHECK(got[0].drops == std::vector<std::pair<std::string, int>>{{"a", 1}});
+}
+
+TEST_CASE("checkmate: swap: true with lp-rounding is an error naming the key") {
+  Params p(CheckmateOptions::specs());
+  p.set("swap", true);
+  p.set("solve", std::string("lp-rounding"));
+  CHECK_THROWS_WITH(CheckmateOptions::from_params(p), Catch::Contains("solve: milp"));
 }
 
 TEST_CASE("checkmate: a graph above max_ops is an error naming the parameter") {

@@ -24,7 +24,7 @@ RematProblem RematProblem::build(const Graph& g, const std::vector<OpId>& order,
       const auto ti = static_cast<size_t>(t);
       if (!g.tensor(t).persistent && first[ti] < 0 && !std::count(o.inputs.begin(), o.inputs.end(), t)) {
         value_of[ti] = static_cast<int>(p.values.size());
-        p.values.push_back({t, static_cast<int>(i), g.tensor(t).bytes, {}, static_cast<int>(i)});
+        p.values.push_back({t, static_cast<int>(i), g.tensor(t).bytes, {}, static_cast<int>(i), static_cast<int>(i)});
         p.makes[i].push_back(value_of[ti]);
       }
     }
@@ -96,6 +96,7 @@ RematProblem RematProblem::build(const Graph& g, const std::vector<OpId>& order,
       auto& w = writes[static_cast<size_t>(t)];
       if (w.empty() || w.back() != static_cast<int>(i)) w.push_back(static_cast<int>(i));
     }
+  for (Value& x : p.values) x.last_write = writes[static_cast<size_t>(x.tensor)].back();
   p.stable_until.assign(n, p.n);
   for (size_t i = 0; i < n; ++i) {
     const Op& o = g.op(order[i]);

@@ -29,6 +29,7 @@ struct RematProblem {
     uint64_t bytes = 0;
     std::vector<int> users;   // positions that read or write it after its maker, ascending
     int need = -1;
+    int last_write = -1;      // the last position writing it (its maker, or a later in-place or accumulating write)
   };
   int n = 0;                               // stages = ops, in issue order
   std::vector<OpId> op;                    // by position
