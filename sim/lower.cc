@@ -263,7 +263,9 @@ void Lowerer::check_extra_copies() {
         fail(name + ": the tensor is on the host at position " + std::to_string(c.pos));
     if (auto it = dropped_.find(c.tensor); it != dropped_.end())
       for (const auto& [from, to] : it->second)
-        if (from <= c.pos && c.pos <= to) fail(name + ": the tensor is dropped at position " + std::to_string(c.pos));
+        // A drop's gap ends with the replay before op `to`: after that op (a copy to the host) it is back.
+        if (from <= c.pos && (c.to_host ? c.pos < to : c.pos <= to))
+          fail(name + ": the tensor is dropped at position " + std::to_string(c.pos));
     (c.to_host ? extra_after_ : extra_before_)[static_cast<size_t>(c.pos)].push_back(i);
   }
 }

@@ -226,6 +226,13 @@ CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes, con
           w.o(hz, t, v, 1);
           ++kappa;
         }
+        if (k < t && x.maker != k) {
+          // Read by a re-run but not made in this stage: the lowering frees what a replay did not make only after
+          // an op of the order (sim/lower.h), so it goes after a re-run only when the stage made it again.
+          hz.constant += 1;
+          w.r(hz, t, x.maker, -1);
+          ++kappa;
+        }
         std::vector<int> later;
         for (int j : x.users)
           if (j > k && j <= t && w.has_r(t, j)) later.push_back(j);
@@ -316,8 +323,8 @@ SwapPlan plan_from(const RematProblem& p, const RematSchedule& s) {
       const auto& r = s.recompute[static_cast<size_t>(t)];
       return s.keep[static_cast<size_t>(t)][v] || std::binary_search(r.begin(), r.end(), x.maker);
     };
-    // A value made again in stage t after a gap stays (a drop of that stage's recomputation) when op t uses it or
-    // it is kept into t+1; otherwise only the stage's re-runs read it, and the replay frees it after them.
+    // A value made again in stage t without being kept into t stays (a drop of that stage's recomputation) when op t
+    // uses it or it is kept into t+1; otherwise only the stage's re-runs read it, and the replay frees it after them.
     auto stays = [&](int t) {
       return std::binary_search(x.users.begin(), x.users.end(), t) ||
              (t + 1 < n && s.keep[static_cast<size_t>(t) + 1][v]);
@@ -329,10 +336,13 @@ SwapPlan plan_from(const RematProblem& p, const RematSchedule& s) {
       if (t > x.maker && in_memory(t)) {
         const auto& r = s.recompute[static_cast<size_t>(t)];
         const bool remade = std::binary_search(r.begin(), r.end(), x.maker);
-        if (held == t - 1) {
+        const bool kept = s.keep[static_cast<size_t>(t)][v] != 0;
+        // Not kept into t but made again in t: freed at the end of stage t-1 even when t-1 held it, so that the
+        // replay before op t runs without it (the MILP counts it so: random graphs found the lowering keeping it).
+        if (held == t - 1 && kept) {
           held = t;
           since_before = true;
-        } else if (!remade && on_host && flag(s.copy_in, t - 1, v)) {
+        } else if (kept && !remade && on_host && flag(s.copy_in, t - 1, v)) {
           // Back from the host: memory from the start of stage t-1, the op of stage t waits for the copy.
           plan.actions.push_back({x.tensor, held, std::max(held, t - 2), t, held, false});
           held = t;
