@@ -88,7 +88,10 @@ std::string uncovered_edge(const Graph& g, const OpDag& dag, const Program& p) {
 
 TEST_CASE("every policy's schedule on every zoo model is a topological order with events on every cross-stream edge") {
   int checked = 0, multi = 0;
+  int models = 0;
   for (const auto& info : model_zoo()) {
+    if (info.llm) continue;  // billions of parameters: workloads/llama_models_test.cc checks their graphs
+    ++models;
     const bool sequence = info.name == "bert-base" || info.name == "gpt2-small";
     for (const std::string& policy : kPolicies) {
       const std::string yaml = yaml_of(info.name, sequence ? 2 : 4, policy);
@@ -104,8 +107,8 @@ TEST_CASE("every policy's schedule on every zoo model is a topological order wit
       if (p.program.num_streams > 1) ++multi;
     }
   }
-  CHECK(checked == static_cast<int>(model_zoo().size() * kPolicies.size()));
-  CHECK(multi > static_cast<int>(model_zoo().size()));  // the check saw real multi-stream programs
+  CHECK(checked == models * static_cast<int>(kPolicies.size()));
+  CHECK(multi > models);  // the check saw real multi-stream programs
 }
 
 TEST_CASE("the event check catches a cross-stream edge without an event") {

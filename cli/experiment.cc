@@ -30,7 +30,7 @@ const std::vector<std::string>& experiment_keys() {
                                                 "pool",          "swap",    "concurrency", "iterations",
                                                 "image_size",    "seq_len", "optimizer", "precision",
                                                 "tf32",          "memory_format", "kernels",
-                                                "launch",        "max_graph_nodes"};
+                                                "launch",        "max_graph_nodes", "attention"};
   return keys;
 }
 
@@ -170,6 +170,14 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.memory_format = read_choice(m, "memory_format", MemoryFormat::NCHW, kMemoryFormats);
   e.kernels = read_choice(m, "kernels", Kernels::Eager, kKernelChoices);
   e.launch = read_choice(m, "launch", LaunchMode::Eager, kLaunchModes);
+  if (m.has("attention")) {
+    e.attention = read_choice(m, "attention", Attention::SdpaFlash, kAttentionChoices);
+    // Checked here so that the error names the file and line (the builder would say it too).
+    for (const auto& info : model_zoo())
+      if (info.name == e.model && !info.llm && *e.attention == Attention::SdpaFlash)
+        m.fail("attention", "model '" + e.model + "' is built with eager attention only; sdpa-flash is for the "
+                            "Llama-family models (dlsim list)");
+  }
   e.max_graph_nodes = m.get_int("max_graph_nodes", kDefaultMaxGraphNodes);
   if (e.max_graph_nodes < 1) m.fail("max_graph_nodes", "must be at least 1, got " + std::to_string(e.max_graph_nodes));
   return e;

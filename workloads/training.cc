@@ -6,6 +6,8 @@
 //   1x1 adaptive pool (a mean; MeanBackward1 saves self): input    dropout: mask       add, concat, pad, reshape: nothing
 //   softmax: output    layer norm: input, weight, bias, mean, rstd    gelu: input    matmul: both operands
 //   embedding: indices    cross-entropy: log-probabilities and labels    autocast cast: nothing
+//   RMS norm: fp32 input, x^2, rstd, normalised input, weight    rotary: cos and sin    repeat_kv: nothing
+//   silu: input    FlashAttention: q, k, v, output and log-sum-exp (docs/models.md)
 // Deliberate differences from PyTorch, all small:
 //   - Views (flatten, reshape) are elided: the consumer reads the viewed tensor, as the storage is shared.
 //   - The backward of concat writes each input's gradient as a tensor of its own (PyTorch returns narrow
@@ -366,6 +368,31 @@ class Synthesizer {
           unary(fwd, gy, OpKind::GeluBwd, {in[0]}, fl);
         }
         break;
+      case OpKind::RmsNorm: {  // the fp32 input, x^2, rstd, the normalised input and the weight (model_builder.cc)
+        const size_t first = fwd.attrs.get("has_x_fp32") != 0 ? 2 : 1;  // outputs: y, (x fp32), x^2, rstd, normed
+        const TensorId x32 = first == 2 ? fwd.outputs[1] : in[0];
+        std::vector<TensorId> ins = {gy, x32, fwd.outputs[first], fwd.outputs[first + 1], fwd.outputs[first + 2], in[1]};
+        TensorId gx = grad_for(fwd, 0), gw = grad_for(fwd, 1);
+        std::vector<TensorId> outs;
+        push(outs, gx);
+        push(outs, gw);
+        if (outs.empty()) break;
+        emit(fwd, OpKind::RmsNormBwd, ".bwd", ins, outs, 8 * n_out);
+        contribute(fwd, in[0], gx);
+        contribute(fwd, in[1], gw);
+        break;
+      }
+      case OpKind::Rotary: unary(fwd, gy, OpKind::RotaryBwd, {in[1], in[2]}, fl); break;  // cos and sin
+      case OpKind::RepeatKv: unary(fwd, gy, OpKind::RepeatKvBwd, {}, n_out); break;     // a sum over the repeats
+      case OpKind::Silu: unary(fwd, gy, OpKind::SiluBwd, {in[0]}, fl); break;
+      case OpKind::FlashAttention: {  // q, k, v, the output and the log-sum-exp; P recomputed block by block
+        std::vector<TensorId> ins = {gy, in[0], in[1], in[2], fwd.outputs[0], fwd.outputs[1]}, outs(3, kNoTensor), real;
+        for (size_t i = 0; i < 3; ++i) push(real, outs[i] = grad_for(fwd, i));
+        if (real.empty()) break;
+        emit(fwd, OpKind::FlashAttentionBwd, ".bwd", ins, real, 2.5 * fl);
+        for (size_t i = 0; i < 3; ++i) contribute(fwd, in[i], outs[i]);
+        break;
+      }
       case OpKind::Copy: unary(fwd, gy, OpKind::Copy, {}, 0); break;
       case OpKind::Transpose: unary(fwd, gy, OpKind::Transpose, {}, 0); break;
       case OpKind::Embedding: {
