@@ -460,7 +460,15 @@ class Synthesizer {
     for (size_t i = 0; i < 2; ++i) {
       TensorId x = fwd.inputs[i];
       if (!rg(x)) continue;
-      if (g_.tensor(x).shape == g_.tensor(gy).shape) {
+      if (g_.tensor(x).shape == g_.tensor(gy).shape && g_.tensor(x).dtype != g_.tensor(gy).dtype) {
+        // A promoting add (autocast's bf16 branch + the fp32 residual): autograd casts the gradient to the
+        // operand's dtype (the engine's validate_outputs), so the 16-bit branch's backward runs in 16 bits.
+        TensorId gx = new_grad(x);
+        Op& o = g_.op(emit(fwd, OpKind::Copy, ".bwd_cast" + std::to_string(i), {gy}, {gx}, 0));
+        o.attrs = Attrs();
+        o.attrs.set("cast", 1);
+        contribute(fwd, x, gx);
+      } else if (g_.tensor(x).shape == g_.tensor(gy).shape) {
         contribute(fwd, x, gy);
       } else {
         TensorId gx = new_grad(x);
