@@ -44,6 +44,10 @@ void flatten(const YAML::Node& n, const std::string& prefix, std::string& out) {
 }
 }  // namespace
 
+std::string Experiment::model_label() const {
+  return attention ? model + "(attention=" + to_string(*attention) + ")" : model;
+}
+
 std::string Experiment::hw_label() const {
   if (!hw_override.IsMap() || hw_override.size() == 0) return hw;
   std::string o;
