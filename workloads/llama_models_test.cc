@@ -220,3 +220,14 @@ TEST_CASE("attention: sdpa-flash is the Llama default and refused for the eager-
   o.seq_len = 0;  // the presets' default sequence
   CHECK(build_forward_graph("mistral-7b", o).tensor(0).shape == std::vector<int64_t>{1, kLlamaDefaultSeqLen});
 }
+
+TEST_CASE("Llama forward MACs follow the layer sizes, the causal flash kernel's half of the attention products") {
+  const LlamaConfig c = llama3_8b_config();
+  const double b = 1, s = 512, h = 4096, kv = 1024, i = 14336, l = 32, v = 128256, heads = 32, d = 128;
+  // Per token and layer: q and o (2 h^2), k and v (2 h kv), the MLP (3 h i); the head (h v).
+  const double projections = b * s * (l * (2 * h * h + 2 * h * kv + 3 * h * i) + h * v);
+  const double attention = b * l * heads * 2 * s * s * d;  // QK^T and PV, full S x S
+  CHECK(summary_of(c, opts_of(1, 512, Attention::Eager)).fwd_macs == Approx(projections + attention).epsilon(1e-12));
+  CHECK(summary_of(c, opts_of(1, 512, Attention::SdpaFlash)).fwd_macs ==
+        Approx(projections + attention / 2).epsilon(1e-12));
+}

@@ -735,6 +735,7 @@ TensorId ModelBuilder::flash_attention(TensorId q, TensorId k, TensorId v, bool 
   Attrs a;
   a.set("batch", sq[0]); a.set("heads", sq[1]); a.set("seq", sq[2]); a.set("head_dim", sq[3]);
   a.set("causal", causal);
+  a.set("macs", static_cast<int64_t>(flops / 2));  // those performed: the causal kernel skips the masked half
   emit(g_, n, OpKind::FlashAttention, {cq, ck, cv}, {o, lse}, flops, a);
   return o;
 }

@@ -54,7 +54,8 @@ Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& o
 // Figures `dlsim model` prints.
 struct ModelSummary {
   uint64_t params = 0;                    // learnable parameters (elements)
-  double fwd_macs = 0;                    // multiply-accumulates of conv and linear/matmul layers, one forward
+  double fwd_macs = 0;                    // multiply-accumulates of conv, linear/matmul and FlashAttention (those it
+                                          // performs: half of QK^T and PV under the causal mask) layers, one forward
   uint64_t saved_for_backward_bytes = 0;  // distinct activations the backward keeps (params, input excluded)
   size_t ops = 0;                         // training graph
   size_t tensors = 0;
