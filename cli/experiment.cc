@@ -117,9 +117,11 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
 
   e.model = m.get_string("model");
   const bool is_onnx = e.model.size() > 5 && e.model.substr(e.model.size() - 5) == ".onnx";
-  if (is_onnx) {
+  const bool is_config = e.model.size() > 5 && e.model.substr(e.model.size() - 5) == ".json";
+  if (is_onnx || is_config) {
     e.model = beside_if_missing(e.model, file);
-    if (!std::filesystem::exists(e.model)) m.fail("model", "ONNX file '" + e.model + "' not found");
+    if (!std::filesystem::exists(e.model))
+      m.fail("model", std::string(is_onnx ? "ONNX file '" : "model config '") + e.model + "' not found");
   } else {
     bool known = false;
     std::vector<std::string> names;
@@ -127,7 +129,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
       names.push_back(info.name);
       known = known || info.name == e.model;
     }
-    if (!known) m.fail("model", "unknown model '" + e.model + "'; valid: " + join(names) + ", or a path to an .onnx file");
+    if (!known) m.fail("model", "unknown model '" + e.model + "'; valid: " + join(names) + ", a path to an .onnx file, or a Llama-family config.json");
   }
 
   e.batch = m.get_int("batch");

@@ -21,7 +21,10 @@
 
 #include <limits>
 
+#include <filesystem>
+
 #include "common/config_error.h"
+#include "common/yaml_reader.h"
 #include "workloads/model_builder.h"
 
 namespace dlsim {
@@ -67,6 +70,42 @@ LlamaConfig mistral_7b_config() {
 }
 LlamaConfig qwen2_5_0_5b_config() {
   return {"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B", 151936, 896, 24, 14, 2, 4864, 32768, true, true};
+}
+
+// config.json is JSON, which yaml-cpp reads as YAML: YamlMap gives every error its line.
+LlamaConfig load_llama_config(const std::string& path) {
+  const YamlMap m(load_yaml_file(path), path);
+  LlamaConfig c;
+  c.name = std::filesystem::path(path).stem().string();
+  c.source = path;
+  const std::string type = m.get_string("model_type");
+  if (type != "llama" && type != "mistral" && type != "qwen2")
+    m.fail("model_type", "model_type '" + type + "' is not built here; valid: llama, mistral, qwen2");
+  c.vocab = m.get_int("vocab_size");
+  c.hidden = m.get_int("hidden_size");
+  c.layers = m.get_int("num_hidden_layers");
+  c.heads = m.get_int("num_attention_heads");
+  c.kv_heads = m.get_int("num_key_value_heads", c.heads);
+  c.intermediate = m.get_int("intermediate_size");
+  c.max_positions = m.get_int("max_position_embeddings");
+  c.tied_embeddings = m.get_bool("tie_word_embeddings", false);
+  c.qkv_bias = type == "qwen2" || m.get_bool("attention_bias", false);
+  if (m.get_string("hidden_act", "silu") != "silu")
+    m.fail("hidden_act", "only silu (SwiGLU) is built, got '" + m.get_string("hidden_act") + "'");
+  if (m.get_bool("mlp_bias", false)) m.fail("mlp_bias", "MLP biases are not built");
+  if (m.has("head_dim") && !m.get("head_dim").IsNull() && c.heads > 0 &&
+      m.get_int("head_dim") != c.hidden / c.heads)
+    m.fail("head_dim", "head_dim " + std::to_string(m.get_int("head_dim")) + " other than hidden_size / "
+                       "num_attention_heads is not built");
+  // The config's own consistency, with the offending field's line.
+  try {
+    ModelOptions unlimited;
+    unlimited.max_graph_nodes = std::numeric_limits<int64_t>::max();
+    check_llama_config(c, unlimited);
+  } catch (const ConfigError& e) {
+    throw ConfigError(path, m.line_of(e.key()), e.key(), e.message());
+  }
+  return c;
 }
 
 uint64_t llama_parameter_count(const LlamaConfig& c) {

@@ -37,6 +37,12 @@ LlamaConfig qwen2_5_0_5b_config();  // Qwen/Qwen2.5-0.5B: 494,032,768
 // The sequence length a preset is built at when ModelOptions::seq_len is 0 (or the model's maximum, if shorter).
 inline constexpr int64_t kLlamaDefaultSeqLen = 2048;
 
+// A Hugging Face config.json of a Llama-family model (model_type llama, mistral or qwen2): the fields above, with
+// HF's defaults for the optional ones (num_key_value_heads: the heads; tie_word_embeddings: false; attention_bias:
+// false, always true for qwen2). What the graph cannot express (an activation other than silu, MLP biases, a
+// head_dim other than hidden_size / num_attention_heads) is refused. Every error names the file, line and field.
+LlamaConfig load_llama_config(const std::string& path);
+
 // Parameters the config implies (embeddings, per-layer projections, norms, head), without building the graph.
 uint64_t llama_parameter_count(const LlamaConfig& c);
 

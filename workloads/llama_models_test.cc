@@ -3,6 +3,7 @@
 #include <boost/graph/topological_sort.hpp>
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -230,4 +231,74 @@ TEST_CASE("Llama forward MACs follow the layer sizes, the causal flash kernel's 
   CHECK(summary_of(c, opts_of(1, 512, Attention::Eager)).fwd_macs == Approx(projections + attention).epsilon(1e-12));
   CHECK(summary_of(c, opts_of(1, 512, Attention::SdpaFlash)).fwd_macs ==
         Approx(projections + attention / 2).epsilon(1e-12));
+}
+
+namespace {
+std::string config_file(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "dlsim_llama_config_test";
+  std::filesystem::create_directories(dir);
+  const auto p = dir / name;
+  std::ofstream(p) << text;
+  return p.string();
+}
+ConfigError load_error(const std::string& text) {
+  try {
+    load_llama_config(config_file("bad.config.json", text));
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  FAIL("no error for " << text);
+  throw std::logic_error("unreachable");
+}
+}  // namespace
+
+TEST_CASE("a Hugging Face config.json builds the model it describes") {
+  const std::string dir = std::string(DLSIM_SOURCE_DIR) + "/workloads/testdata/llama_configs/";
+  const std::pair<std::string, LlamaConfig> files[] = {{"Meta-Llama-3-8B.config.json", llama3_8b_config()},
+                                                      {"Qwen2.5-0.5B.config.json", qwen2_5_0_5b_config()}};
+  for (const auto& [file, preset] : files) {
+    INFO(file);
+    const LlamaConfig c = load_llama_config(dir + file);
+    CHECK(c.vocab == preset.vocab);
+    CHECK(c.hidden == preset.hidden);
+    CHECK(c.layers == preset.layers);
+    CHECK(c.heads == preset.heads);
+    CHECK(c.kv_heads == preset.kv_heads);
+    CHECK(c.intermediate == preset.intermediate);
+    CHECK(c.max_positions == preset.max_positions);
+    CHECK(c.tied_embeddings == preset.tied_embeddings);
+    CHECK(c.qkv_bias == preset.qkv_bias);
+    ModelOptions o = opts_of(1, 32, Attention::SdpaFlash);
+    const Graph f = build_forward_graph(dir + file, o);  // the zoo's entry point takes the path
+    CHECK(summarize(f, make_training_graph(f, o.training)).params == llama_parameter_count(preset));
+  }
+}
+
+TEST_CASE("a config.json that cannot be built names its file, line and field") {
+  const std::string base = R"({
+  "model_type": "llama",
+  "hidden_size": 256,
+  "intermediate_size": 512,
+  "max_position_embeddings": 1024,
+  "num_attention_heads": 8,
+  "num_hidden_layers": 2,
+  "num_key_value_heads": 3,
+  "vocab_size": 1000
+})";
+  const ConfigError kv = load_error(base);
+  CHECK(kv.key() == "num_key_value_heads");
+  CHECK(kv.line() == 8);
+  CHECK(std::string(kv.what()).find("bad.config.json") != std::string::npos);
+  std::string heads = base;
+  const std::string eight = "\"num_attention_heads\": 8";
+  heads.replace(heads.find(eight), eight.size(), "\"num_attention_heads\": 7");
+  CHECK(load_error(heads).key() == "num_attention_heads");
+  std::string type = base;
+  type.replace(type.find("llama"), 5, "gemma");
+  CHECK(load_error(type).key() == "model_type");
+  std::string act = base;
+  act.replace(act.find("\"vocab_size\""), 0, "\"hidden_act\": \"gelu\",\n  ");
+  CHECK(load_error(act).key() == "hidden_act");
+  CHECK(load_error(R"({"model_type": "llama", "hidden_size": 64})").key() == "vocab_size");  // a missing field
+  CHECK(load_error("{\"model_type\": \"llama\", \"vocab_size\": \"many\"}").key() == "vocab_size");
 }

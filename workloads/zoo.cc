@@ -61,6 +61,9 @@ Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& o
     return import_onnx_forward(name_or_path, opts);
   }
   if (opts.batch <= 0) throw ConfigError(name_or_path, 0, "batch", "batch size must be positive, got " + std::to_string(opts.batch));
+  const std::string json = ".json";
+  if (name_or_path.size() > json.size() && name_or_path.compare(name_or_path.size() - json.size(), json.size(), json) == 0)
+    return build_llama(load_llama_config(name_or_path), opts);  // a Hugging Face config.json (Llama family)
   std::vector<std::string> names;
   for (const ModelInfo& m : model_zoo()) {
     if (m.name == name_or_path) {
@@ -75,7 +78,7 @@ Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& o
     }
     names.push_back(m.name);
   }
-  throw ConfigError("", 0, "model", "unknown model '" + name_or_path + "'; valid: " + join(names) + ", or a path ending in .onnx");
+  throw ConfigError("", 0, "model", "unknown model '" + name_or_path + "'; valid: " + join(names) + ", a path ending in .onnx, or a Llama-family config.json");
 }
 
 Graph build_training_graph(const std::string& name_or_path, const ModelOptions& opts) {

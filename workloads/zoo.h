@@ -47,7 +47,8 @@ struct ModelInfo {
 };
 
 const std::vector<ModelInfo>& model_zoo();
-// A zoo name or a path ending in .onnx -> the training graph. Unknown names throw ConfigError listing the zoo.
+// A zoo name, a path ending in .onnx, or a Hugging Face config.json of a Llama-family model (a path ending in .json,
+// workloads/llama_models.h) -> the training graph. Unknown names throw ConfigError listing the zoo.
 Graph build_training_graph(const std::string& name_or_path, const ModelOptions& opts);
 Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& opts);
 
