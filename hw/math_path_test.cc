@@ -94,7 +94,7 @@ TEST_CASE("PyTorch's default TF32 choice adds no attribute, so default graphs ke
     if (op.kind == OpKind::Linear || op.kind == OpKind::Conv2d) CHECK_FALSE(op.attrs.has("tf32"));
 }
 
-TEST_CASE("FlashAttention runs on the tensor cores as a GEMM; the Llama layers' other ops are memory-bound classes") {
+TEST_CASE("FlashAttention runs on the tensor cores as a GEMM, the Llama layers' other ops are memory-bound classes") {
   const GpuSpec h100 = spec("h100-sxm");
   ModelOptions o;
   o.batch = 1;

@@ -20,7 +20,7 @@ ModelOptions opts_of(int64_t batch, int64_t seq, Attention attention, Precision 
   o.seq_len = seq;
   o.attention = attention;
   o.training.precision = precision;
-  o.training.optimizer = Optimizer::Adam;
+  o.training.optimizer = Optimizer::AdamW;
   return o;
 }
 

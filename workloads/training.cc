@@ -506,7 +506,11 @@ class Synthesizer {
     // keeps no per-parameter denominator.
     const bool fused = opts_.kernels == Kernels::Fused;
     Op step;
-    step.name = opts_.optimizer == Optimizer::SgdMomentum ? "optimizer.fused_sgd" : "optimizer.fused_adam";
+    step.name = opts_.optimizer == Optimizer::SgdMomentum ? "optimizer.fused_sgd"
+                : opts_.optimizer == Optimizer::AdamW     ? "optimizer.fused_adamw"
+                                                          : "optimizer.fused_adam";
+    const bool adamw = opts_.optimizer == Optimizer::AdamW;
+    const double adam_flops = adamw ? 14 : 12;  // AdamW: the decay's multiply (2 per element with the lr product)
     step.kind = opts_.optimizer == Optimizer::SgdMomentum ? OpKind::SgdMomentumUpdate : OpKind::AdamUpdate;
     step.phase = Phase::Optimizer;
     Op none;
@@ -539,7 +543,7 @@ class Synthesizer {
         }
         for (TensorId t : in) step.inputs.push_back(t), step.bytes_read += g_.tensor(t).bytes;
         for (TensorId t : out) step.outputs.push_back(t), step.bytes_written += g_.tensor(t).bytes;
-        step.flops += (n_state == 1 ? 4 : 12) * n;
+        step.flops += (n_state == 1 ? 4 : adam_flops) * n;
         continue;
       }
       if (opts_.optimizer == Optimizer::SgdMomentum) {
@@ -557,11 +561,14 @@ class Synthesizer {
         d.shape = wt.shape;
         d.bytes = wt.bytes;
         TensorId denom = add(std::move(d));
-        emit(none, OpKind::AdamUpdate, ".adam", {wid, gw, m, v}, {wid, m, v}, 12 * n, denom, Phase::Optimizer);
+        const OpId step_id = emit(none, OpKind::AdamUpdate, adamw ? ".adamw" : ".adam", {wid, gw, m, v}, {wid, m, v},
+                                  adam_flops * n, denom, Phase::Optimizer);
+        if (adamw) g_.op(step_id).attrs.set("adamw", 1);
       }
     }
     if (fused && !step.inputs.empty()) {
       step.attrs.set("multi_tensor", 1);
+      if (adamw) step.attrs.set("adamw", 1);
       g_.add_op(std::move(step));
     }
   }
@@ -573,7 +580,14 @@ Graph make_training_graph(const Graph& forward, const TrainingOptions& opts) {
   return apply_memory_format(Synthesizer(forward, opts).run(), opts.memory_format);
 }
 
-const char* to_string(Optimizer o) { return o == Optimizer::SgdMomentum ? "sgd-momentum" : "adam"; }
+const char* to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::SgdMomentum: return "sgd-momentum";
+    case Optimizer::Adam: return "adam";
+    case Optimizer::AdamW: return "adamw";
+  }
+  return "?";
+}
 
 const char* to_string(Precision p) {
   switch (p) {
