@@ -21,7 +21,7 @@
 
 #include <limits>
 
-#include <filesystem>
+#include <cstdio>
 
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
@@ -76,7 +76,7 @@ LlamaConfig qwen2_5_0_5b_config() {
 LlamaConfig load_llama_config(const std::string& path) {
   const YamlMap m(load_yaml_file(path), path);
   LlamaConfig c;
-  c.name = std::filesystem::path(path).stem().string();
+  c.name = path;  // the graph's name, and the file later errors (a sequence too long, a graph too large) name
   c.source = path;
   const std::string type = m.get_string("model_type");
   if (type != "llama" && type != "mistral" && type != "qwen2")
@@ -136,10 +136,12 @@ void check_llama_config(const LlamaConfig& c, const ModelOptions& opts) {
   const int64_t max_layers = (std::numeric_limits<int64_t>::max() - kOpsOutsideLayers) / kOpsPerLayerBound;
   if (c.layers > max_layers || c.layers * kOpsPerLayerBound + kOpsOutsideLayers > opts.max_graph_nodes) {
     const double ops = static_cast<double>(c.layers) * kOpsPerLayerBound + kOpsOutsideLayers;
+    char estimate[128];
+    std::snprintf(estimate, sizeof estimate, "up to %.3g ops (about %.3g MiB of dlsim's own memory)", ops,
+                  ops * kHostBytesPerOp / (1 << 20));
     fail(c, "num_hidden_layers",
-         std::to_string(c.layers) + " layers would make a training graph of up to " + std::to_string(ops) +
-             " ops (about " + std::to_string(ops * kHostBytesPerOp / (1 << 20)) + " MiB of dlsim's own memory), "
-             "above max_graph_nodes " + std::to_string(opts.max_graph_nodes) + ": raise max_graph_nodes or use fewer layers");
+         std::to_string(c.layers) + " layers would make a training graph of " + estimate + ", above max_graph_nodes " +
+             std::to_string(opts.max_graph_nodes) + ": raise max_graph_nodes or use fewer layers");
   }
 }
 
