@@ -92,6 +92,9 @@ TEST_CASE("every policy's schedule on every zoo model is a topological order wit
   int checked = 0, multi = 0;
   int models = 0;
   for (const auto& info : model_zoo()) {
+    // Of the Llama family the two smallest (their graphs differ from the others' only in depth and sizes): the
+    // rest would add a minute under the sanitizers.
+    if (info.llm && info.name != "llama3.2-1b" && info.name != "qwen2.5-0.5b") continue;
     ++models;
     const bool sequence = info.name == "bert-base" || info.name == "gpt2-small";
     for (const std::string& policy : kPolicies) {
