@@ -42,8 +42,10 @@ const std::vector<std::string> kPolicies = {
     "algorithm-aware",
 };
 
-std::string yaml_of(const std::string& model, int batch, const std::string& policy, const std::string& hw = "h100-sxm") {
+std::string yaml_of(const std::string& model, int batch, const std::string& policy, const std::string& hw = "h100-sxm",
+                    int seq_len = 0) {
   return "{model: " + model + ", batch: " + std::to_string(batch) + ", hw: " + hw +
+         (seq_len > 0 ? ", seq_len: " + std::to_string(seq_len) : std::string()) +
          ", pool: cnmem, swap: none, iterations: 2, concurrency: " + policy + "}";
 }
 
@@ -88,10 +90,17 @@ std::string uncovered_edge(const Graph& g, const OpDag& dag, const Program& p) {
 
 TEST_CASE("every policy's schedule on every zoo model is a topological order with events on every cross-stream edge") {
   int checked = 0, multi = 0;
+  int models = 0;
   for (const auto& info : model_zoo()) {
+    // Of the Llama family the two smallest (their graphs differ from the others' only in depth and sizes): the
+    // rest would add a minute under the sanitizers.
+    if (info.llm && info.name != "llama3.2-1b" && info.name != "qwen2.5-0.5b") continue;
+    ++models;
     const bool sequence = info.name == "bert-base" || info.name == "gpt2-small";
     for (const std::string& policy : kPolicies) {
-      const std::string yaml = yaml_of(info.name, sequence ? 2 : 4, policy);
+      // The Llama family at batch 1, sequence 64 (their graphs' structure does not depend on the sizes).
+      const std::string yaml = info.llm ? yaml_of(info.name, 1, policy, "h100-sxm", 64)
+                                        : yaml_of(info.name, sequence ? 2 : 4, policy);
       INFO(yaml);
       const PreparedExperiment p = prepare_experiment(experiment_from_yaml(YAML::Load(yaml), "zoo"));
       const OpDag dag = op_dag(p.graph);
@@ -104,8 +113,8 @@ TEST_CASE("every policy's schedule on every zoo model is a topological order wit
       if (p.program.num_streams > 1) ++multi;
     }
   }
-  CHECK(checked == static_cast<int>(model_zoo().size() * kPolicies.size()));
-  CHECK(multi > static_cast<int>(model_zoo().size()));  // the check saw real multi-stream programs
+  CHECK(checked == models * static_cast<int>(kPolicies.size()));
+  CHECK(multi > models);  // the check saw real multi-stream programs
 }
 
 TEST_CASE("the event check catches a cross-stream edge without an event") {

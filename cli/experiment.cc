@@ -30,7 +30,7 @@ const std::vector<std::string>& experiment_keys() {
                                                 "pool",          "swap",    "concurrency", "iterations",
                                                 "image_size",    "seq_len", "optimizer", "precision",
                                                 "tf32",          "memory_format", "kernels",
-                                                "launch",        "max_graph_nodes"};
+                                                "launch",        "max_graph_nodes", "attention"};
   return keys;
 }
 
@@ -43,6 +43,10 @@ void flatten(const YAML::Node& n, const std::string& prefix, std::string& out) {
   out += (out.empty() ? "" : ",") + prefix + "=" + (n.IsScalar() ? n.Scalar() : std::string("..."));
 }
 }  // namespace
+
+std::string Experiment::model_label() const {
+  return attention ? model + "(attention=" + to_string(*attention) + ")" : model;
+}
 
 std::string Experiment::hw_label() const {
   if (!hw_override.IsMap() || hw_override.size() == 0) return hw;
@@ -113,9 +117,11 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
 
   e.model = m.get_string("model");
   const bool is_onnx = e.model.size() > 5 && e.model.substr(e.model.size() - 5) == ".onnx";
-  if (is_onnx) {
+  const bool is_config = e.model.size() > 5 && e.model.substr(e.model.size() - 5) == ".json";
+  if (is_onnx || is_config) {
     e.model = beside_if_missing(e.model, file);
-    if (!std::filesystem::exists(e.model)) m.fail("model", "ONNX file '" + e.model + "' not found");
+    if (!std::filesystem::exists(e.model))
+      m.fail("model", std::string(is_onnx ? "ONNX file '" : "model config '") + e.model + "' not found");
   } else {
     bool known = false;
     std::vector<std::string> names;
@@ -123,7 +129,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
       names.push_back(info.name);
       known = known || info.name == e.model;
     }
-    if (!known) m.fail("model", "unknown model '" + e.model + "'; valid: " + join(names) + ", or a path to an .onnx file");
+    if (!known) m.fail("model", "unknown model '" + e.model + "'; valid: " + join(names) + ", a path to an .onnx file, or a Llama-family config.json");
   }
 
   e.batch = m.get_int("batch");
@@ -170,6 +176,14 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.memory_format = read_choice(m, "memory_format", MemoryFormat::NCHW, kMemoryFormats);
   e.kernels = read_choice(m, "kernels", Kernels::Eager, kKernelChoices);
   e.launch = read_choice(m, "launch", LaunchMode::Eager, kLaunchModes);
+  if (m.has("attention")) {
+    e.attention = read_choice(m, "attention", Attention::SdpaFlash, kAttentionChoices);
+    // Checked here so that the error names the file and line (the builder would say it too).
+    for (const auto& info : model_zoo())
+      if (info.name == e.model && !info.llm && *e.attention == Attention::SdpaFlash)
+        m.fail("attention", "model '" + e.model + "' is built with eager attention only; sdpa-flash is for the "
+                            "Llama-family models (dlsim list)");
+  }
   e.max_graph_nodes = m.get_int("max_graph_nodes", kDefaultMaxGraphNodes);
   if (e.max_graph_nodes < 1) m.fail("max_graph_nodes", "must be at least 1, got " + std::to_string(e.max_graph_nodes));
   return e;

@@ -3,6 +3,7 @@
 // The flat YAML form (see configs/experiments/resnet50-cnmem.yaml) is the stable schema; every other key is
 // optional with a stated default.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,10 @@ struct Experiment {
   int64_t batch = 0;
   int64_t image_size = 0;     // 0: the model's default
   int64_t seq_len = 0;        // 0: the model's default
+  std::optional<Attention> attention;  // eager or sdpa-flash; nullopt: the model's default (workloads/zoo.h)
+  // "llama3-8b", or "llama3-8b(attention=eager)" when the attention is chosen: the runs.csv model column, so that
+  // a sweep over attention gives rows of distinct keys without a column older results lack.
+  std::string model_label() const;
   std::string hw;             // configs/hw name or path to a .yaml file (relative: as for model)
   YAML::Node hw_override;     // a mapping merged into the hardware file (hw/hardware.h); null: none
   std::string hw_label() const;  // "h100-sxm", or "h100-sxm+pcie.h2d_pinned_gb_per_s=25" naming the overrides

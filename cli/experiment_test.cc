@@ -130,3 +130,20 @@ TEST_CASE("launch: eager by default, cuda-graph on request, anything else named 
   CHECK(e.line() == 8);
   CHECK_THAT(e.what(), Catch::Contains("valid: eager, cuda-graph"));
 }
+
+TEST_CASE("attention: the model's default when absent, eager or sdpa-flash, anything else named with the valid values") {
+  const std::string llama =
+      "model: qwen2.5-0.5b\nbatch: 1\nseq_len: 64\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n";
+  CHECK_FALSE(experiment_from_yaml(YAML::Load(llama), "exp.yaml").attention.has_value());
+  CHECK(experiment_from_yaml(YAML::Load(llama + "attention: eager\n"), "exp.yaml").attention == Attention::Eager);
+  CHECK(experiment_from_yaml(YAML::Load(llama + "attention: sdpa-flash\n"), "exp.yaml").attention ==
+        Attention::SdpaFlash);
+  const ConfigError e = error_of(llama + "attention: flash\n");
+  CHECK(e.key() == "attention");
+  CHECK(e.line() == 8);
+  CHECK_THAT(e.what(), Catch::Contains("valid: eager, sdpa-flash"));
+  // A model built with eager attention only: refused with the file's line.
+  const ConfigError cnn = error_of(std::string(kGood) + "attention: sdpa-flash\n");
+  CHECK(cnn.key() == "attention");
+  CHECK_THAT(cnn.what(), Catch::Contains("eager attention only"));
+}

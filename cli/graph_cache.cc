@@ -11,6 +11,7 @@ GraphCache::Key GraphCache::key_of(const Experiment& e) {
           e.batch,
           e.image_size,
           e.seq_len,
+          e.attention ? static_cast<int>(*e.attention) : -1,
           static_cast<int>(e.optimizer),
           static_cast<int>(e.precision),
           static_cast<int>(e.tf32),

@@ -25,9 +25,10 @@ CLI::App* add_model_command(CLI::App& app, ModelCommandOptions& o) {
   cmd->add_option("--batch", o.batch, "batch size")->capture_default_str();
   cmd->add_option("--image-size", o.image_size, "image side (0: the model's default)");
   cmd->add_option("--seq-len", o.seq_len, "sequence length (0: the model's default)");
-  cmd->add_option("--max-graph-nodes", o.max_graph_nodes, "most nodes an ONNX file may hold")
+  cmd->add_option("--attention", o.attention, "eager or sdpa-flash (default: the model's; sdpa-flash for Llama-family models)");
+  cmd->add_option("--max-graph-nodes", o.max_graph_nodes, "most nodes an ONNX file (or a Llama config's graph) may hold")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
-  cmd->add_option("--optimizer", o.optimizer, "sgd-momentum or adam")->capture_default_str();
+  cmd->add_option("--optimizer", o.optimizer, "sgd-momentum, adam or adamw")->capture_default_str();
   cmd->add_option("--precision", o.precision, "fp32, mixed-fp16, mixed-bf16 or bf16")->capture_default_str();
   cmd->add_option("--kernels", o.kernels, "eager or fused")->capture_default_str();
   cmd->add_option("--memory-format", o.memory_format, "nchw or nhwc")->capture_default_str();
@@ -129,6 +130,7 @@ int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostr
   mo.image_size = o.image_size;
   mo.seq_len = o.seq_len;
   mo.max_graph_nodes = o.max_graph_nodes;
+  if (!o.attention.empty()) mo.attention = choose(o.attention, "--attention", kAttentionChoices);
   mo.training.optimizer = choose(o.optimizer, "--optimizer", kOptimizers);
   mo.training.precision = choose(o.precision, "--precision", kPrecisions);
   mo.training.kernels = choose(o.kernels, "--kernels", kKernelChoices);

@@ -19,6 +19,7 @@ struct ModelCommandOptions {
   int64_t batch = 32;
   int64_t image_size = 0;
   int64_t seq_len = 0;
+  std::string attention;  // "": the model's default; eager or sdpa-flash
   int64_t max_graph_nodes = 1000000;  // kDefaultMaxGraphNodes (workloads/zoo.h)
   std::string optimizer = "sgd-momentum";
   std::string precision = "fp32";

@@ -67,3 +67,26 @@ TEST_CASE("dlsim model --swap refuses what it cannot account, naming the option"
   o.swap = "no-such-policy";
   CHECK_THROWS_WITH(run_model_command(o, out, err), Catch::Contains("unknown swap policy"));
 }
+
+TEST_CASE("dlsim model --attention: flash keeps less than eager on a Llama model, unknown values name the option") {
+  ModelCommandOptions o;
+  o.model = "llama3.2-1b";
+  o.batch = 1;
+  o.seq_len = 256;
+  const nlohmann::json flash = model_json(o);  // the default
+  CHECK(flash["params"].get<uint64_t>() == 1235814400u);
+  o.attention = "eager";
+  const nlohmann::json eager = model_json(o);
+  // 16 layers of (1, 32, 256, 256) fp32 probabilities instead of (1, 32, 256) fp32 log-sum-exps.
+  CHECK(eager["saved_for_backward_bytes"].get<uint64_t>() - flash["saved_for_backward_bytes"].get<uint64_t>() ==
+        16u * (32u * 256 * 256 * 4 - 32u * 256 * 4));
+  o.attention = "flash";
+  std::ostringstream out, err;
+  try {
+    run_model_command(o, out, err);
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "--attention");
+    CHECK_THAT(e.what(), Catch::Contains("eager, sdpa-flash"));
+  }
+}

@@ -33,6 +33,7 @@ ModelOptions model_options(const Experiment& e) {
   mo.batch = e.batch;
   mo.image_size = e.image_size;
   mo.seq_len = e.seq_len;
+  mo.attention = e.attention;
   mo.training = training_options(e);
   mo.max_graph_nodes = e.max_graph_nodes;
   return mo;

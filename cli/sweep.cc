@@ -133,7 +133,7 @@ std::string runs_csv_header() {
 
 std::string runs_csv_key(const Experiment& e) {
   std::ostringstream o;
-  o << csv_escape(e.model) << ',' << e.batch << ',' << csv_escape(e.hw_label()) << ',' << csv_escape(e.pool.label()) << ','
+  o << csv_escape(e.model_label()) << ',' << e.batch << ',' << csv_escape(e.hw_label()) << ',' << csv_escape(e.pool.label()) << ','
     << csv_escape(e.swap.label()) << ',' << csv_escape(e.concurrency.label()) << ',' << e.iterations << ','
     << e.image_size << ',' << e.seq_len << ',' << to_string(e.optimizer) << ',' << to_string(e.precision) << ','
     << to_string(e.tf32) << ',' << to_string(e.memory_format) << ',' << to_string(e.kernels) << ','

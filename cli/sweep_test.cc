@@ -323,3 +323,15 @@ TEST_CASE("a stopped sweep keeps its finished rows, writes no summary, and resum
   CHECK(rest.ran == 96 - o.ran);
   CHECK(slurp(d / "big" / "runs.csv") == slurp(full / "big" / "runs.csv"));
 }
+
+TEST_CASE("a sweep over attention gives rows of distinct keys, the choice in the model column") {
+  Sweep s = load_sweep(write_temp("att.yaml",
+                                  "name: att\nbase: {model: qwen2.5-0.5b, batch: 1, seq_len: 64, hw: h100-sxm, pool: cnmem,"
+                                  " swap: none, concurrency: serial}\nvary:\n  attention: [eager, sdpa-flash]\n"));
+  REQUIRE(s.points.size() == 2);
+  CHECK(runs_csv_key(s.points[0].parsed).rfind("qwen2.5-0.5b(attention=eager),1,", 0) == 0);
+  CHECK(runs_csv_key(s.points[1].parsed).rfind("qwen2.5-0.5b(attention=sdpa-flash),1,", 0) == 0);
+  // Without the key the model column is the model's name, as before.
+  Sweep plain = load_sweep(write_temp("s.yaml", kSweep));
+  CHECK(runs_csv_key(plain.points[0].parsed).rfind("resnet50,1,", 0) == 0);
+}

@@ -33,6 +33,8 @@ bool is_matrix_op(OpKind k) {
     case OpKind::LinearBwdWeight:
     case OpKind::MatMul:
     case OpKind::MatMulBwd:
+    case OpKind::FlashAttention:
+    case OpKind::FlashAttentionBwd:
       return true;
     default:
       return false;

@@ -14,7 +14,7 @@ namespace dlsim {
 // MathPath (CUDA cores, TF32, fp16 or bf16 tensor cores) is declared in hw/gpu_spec.h, whose calibrated factors
 // name the path they were measured on.
 
-// Convolutions and matrix products (forward and backward) can use tensor cores; everything else runs on CUDA
+// Convolutions, matrix products and FlashAttention (forward and backward) can use tensor cores; everything else runs on CUDA
 // cores (PyTorch's elementwise and reduction kernels compute in fp32 even for 16-bit tensors).
 bool is_matrix_op(OpKind k);
 bool is_convolution(OpKind k);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "hw/gpu_spec.h"
+#include "hw/op_class.h"
 #include "hw/roofline.h"
 #include "workloads/zoo.h"
 
@@ -91,4 +92,27 @@ TEST_CASE("PyTorch's default TF32 choice adds no attribute, so default graphs ke
   const Graph mixed = resnet18(Precision::MixedFP16, Tf32::All);
   for (const Op& op : mixed.ops())
     if (op.kind == OpKind::Linear || op.kind == OpKind::Conv2d) CHECK_FALSE(op.attrs.has("tf32"));
+}
+
+TEST_CASE("FlashAttention runs on the tensor cores as a GEMM, the Llama layers' other ops are memory-bound classes") {
+  const GpuSpec h100 = spec("h100-sxm");
+  ModelOptions o;
+  o.batch = 1;
+  o.seq_len = 256;
+  o.training.precision = Precision::MixedBF16;
+  o.training.optimizer = Optimizer::Adam;
+  const Graph g = build_training_graph("qwen2.5-0.5b", o);
+  for (OpKind k : {OpKind::FlashAttention, OpKind::FlashAttentionBwd}) {
+    INFO(to_string(k));
+    CHECK(math_path(h100, g, first(g, k)) == MathPath::Bf16);
+    CHECK(compute_peak(h100, g, first(g, k)) == h100.peak_bf16);
+    CHECK(op_class(first(g, k)) == OpClass::Gemm);
+  }
+  CHECK(op_class(first(g, OpKind::RmsNorm)) == OpClass::Normalization);
+  CHECK(op_class(first(g, OpKind::RmsNormBwd)) == OpClass::Normalization);
+  CHECK(op_class(first(g, OpKind::RepeatKvBwd)) == OpClass::Reduction);
+  for (OpKind k : {OpKind::Rotary, OpKind::RotaryBwd, OpKind::RepeatKv, OpKind::Silu, OpKind::SiluBwd}) {
+    CHECK(op_class(first(g, k)) == OpClass::Elementwise);
+    CHECK(math_path(h100, g, first(g, k)) == MathPath::CudaCore);
+  }
 }

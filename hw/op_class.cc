@@ -37,7 +37,11 @@ OpClass op_class(const Op& op) {
     case OpKind::LinearBwdWeight:
     case OpKind::MatMul:
     case OpKind::MatMulBwd:
+    case OpKind::FlashAttention:     // tiled matrix products on tensor cores (its softmax hides under them)
+    case OpKind::FlashAttentionBwd:
       return OpClass::Gemm;
+    case OpKind::RmsNorm:
+    case OpKind::RmsNormBwd:
     case OpKind::BatchNorm:
     case OpKind::BatchNormBwd:
     case OpKind::LayerNorm:
@@ -55,6 +59,7 @@ OpClass op_class(const Op& op) {
     case OpKind::CrossEntropyLossBwd:
     case OpKind::Embedding:
     case OpKind::EmbeddingBwd:
+    case OpKind::RepeatKvBwd:  // the sum over the repeated heads
       return OpClass::Reduction;
     case OpKind::SgdMomentumUpdate:
     case OpKind::AdamUpdate:

@@ -17,9 +17,9 @@ const char* to_string(OpClass c);  // "conv_fwd", "gemm", "normalization", ...
 const std::vector<OpClass>& compute_classes();
 const std::vector<OpClass>& memory_classes();
 
-// conv_fwd/dgrad/wgrad: Conv2d, Conv2dBwdData, Conv2dBwdFilter; gemm: Linear and MatMul, forward and backward;
-// normalization: batch and layer norm, forward and backward; reduction: pooling, softmax, cross entropy,
-// embedding gather/scatter and broadcast reductions (an Other op with reduce_broadcast); optimizer: SGD and Adam
+// conv_fwd/dgrad/wgrad: Conv2d, Conv2dBwdData, Conv2dBwdFilter; gemm: Linear, MatMul and FlashAttention, forward
+// and backward; normalization: batch, layer and RMS norm, forward and backward; reduction: pooling, softmax, cross
+// entropy, embedding gather/scatter, the K/V repeat's backward sum and broadcast reductions (an Other op with reduce_broadcast); optimizer: SGD and Adam
 // steps and AMP's gradient unscale (an Other op with amp_unscale); elementwise: everything else (activations,
 // add, mul, dropout, copies, casts, transposes, concat, gradient accumulation).
 OpClass op_class(const Op& op);

@@ -100,6 +100,16 @@ const char* to_string(OpKind k) {
     case OpKind::ZeroGrad: return "ZeroGrad";
     case OpKind::Copy: return "Copy";
     case OpKind::Other: return "Other";
+    case OpKind::RmsNorm: return "RmsNorm";
+    case OpKind::Rotary: return "Rotary";
+    case OpKind::RepeatKv: return "RepeatKv";
+    case OpKind::Silu: return "Silu";
+    case OpKind::FlashAttention: return "FlashAttention";
+    case OpKind::RmsNormBwd: return "RmsNormBwd";
+    case OpKind::RotaryBwd: return "RotaryBwd";
+    case OpKind::RepeatKvBwd: return "RepeatKvBwd";
+    case OpKind::SiluBwd: return "SiluBwd";
+    case OpKind::FlashAttentionBwd: return "FlashAttentionBwd";
   }
   return "?";
 }

@@ -32,10 +32,13 @@ enum class OpKind : uint16_t {
   // forward
   Conv2d, BatchNorm, Relu, Relu6, MaxPool, AvgPool, GlobalAvgPool, AdaptiveAvgPool, Linear, MatMul, Add, Mul,
   Concat, Flatten, Reshape, Transpose, Dropout, Pad, Softmax, LayerNorm, Gelu, Embedding, CrossEntropyLoss,
+  // decoder-only LLMs (workloads/llama_models.h): RMSNorm, rotary embedding, grouped-query attention's K/V repeat,
+  // SiLU, and FlashAttention (scaled dot-product attention that keeps no scores matrix)
+  RmsNorm, Rotary, RepeatKv, Silu, FlashAttention,
   // backward
   Conv2dBwdData, Conv2dBwdFilter, BatchNormBwd, ReluBwd, MaxPoolBwd, AvgPoolBwd, LinearBwdData,
   LinearBwdWeight, MatMulBwd, MulBwd, ConcatBwd, DropoutBwd, PadBwd, SoftmaxBwd, LayerNormBwd, GeluBwd,
-  EmbeddingBwd, CrossEntropyLossBwd, GradAccumulate,
+  EmbeddingBwd, CrossEntropyLossBwd, GradAccumulate, RmsNormBwd, RotaryBwd, RepeatKvBwd, SiluBwd, FlashAttentionBwd,
   // optimizer and others
   SgdMomentumUpdate, AdamUpdate, ZeroGrad, Copy, Other,
 };

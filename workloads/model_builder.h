@@ -3,6 +3,7 @@
 // importer both produce forward graphs through this class; training.h turns a forward graph into a training
 // graph (backward + optimizer). Tensors are NCHW for images and (batch, seq, hidden) for sequences.
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -50,12 +51,37 @@ class ModelBuilder {
   TensorId add(TensorId a, TensorId b, bool inplace = false, const std::string& name = "");
   TensorId mul(TensorId a, TensorId b, const std::string& name = "");
   TensorId concat(const std::vector<TensorId>& xs, int64_t axis, const std::string& name = "");
-  TensorId matmul(TensorId a, TensorId b, const std::string& name = "");
+  // transpose_b: b is given as (..., N, K) and used transposed (torch.matmul(a, b.transpose(-1, -2)), the view
+  // PyTorch's bmm reads without a copy); attr transpose_b=1.
+  TensorId matmul(TensorId a, TensorId b, const std::string& name = "", bool transpose_b = false);
   TensorId reshape(TensorId x, const std::vector<int64_t>& shape, const std::string& name = "");
   TensorId transpose(TensorId x, const std::vector<int64_t>& perm, const std::string& name = "");
   TensorId pad(TensorId x, const std::vector<int64_t>& pads, const std::string& name = "");
   TensorId softmax(TensorId x, int64_t axis, const std::string& name = "");
+  // softmax(x, dtype=torch.float32): computed and kept in fp32 whatever x's dtype (x cast up first).
+  TensorId softmax_fp32(TensorId x, int64_t axis, const std::string& name = "");
+  // x.to(dtype): a Copy op (attr cast=1) when the dtype differs, else x itself.
+  TensorId cast(TensorId x, DType to, const std::string& name);
   TensorId layer_norm(TensorId x, const std::string& name = "");
+  // The decoder-only LLM layers (workloads/llama_models.h), each one op whose saved tensors are those PyTorch
+  // 1.13's autograd keeps for Hugging Face's eager code (docs/models.md lists them):
+  // RMSNorm (LlamaRMSNorm): [x, weight] -> [y, (x in fp32: when x is not fp32), x^2, rstd, normalised x].
+  TensorId rms_norm(TensorId x, const std::string& name = "");
+  // cos and sin of the rotary embedding, (1, S, head_dim) in the weights' dtype, from the (1, S) position ids
+  // (computed under no_grad: no gradient).
+  std::pair<TensorId, TensorId> rotary_embedding(TensorId position_ids, int64_t head_dim, const std::string& name);
+  // q * cos + rotate_half(q) * sin on the head-split projection x (B, S, heads, d) -> (B, heads, S, d); keeps cos
+  // and sin only.
+  TensorId rotary(TensorId x, TensorId cos, TensorId sin, const std::string& name = "");
+  // repeat_kv: (B, kv, S, d), or (B, S, kv, d) when seq_major (V's transposed view), -> (B, kv * n_rep, S, d),
+  // a materialised copy (expand + reshape); with n_rep 1 and seq_major it is the copy torch.matmul makes of the
+  // transposed view. Keeps nothing.
+  TensorId repeat_kv(TensorId x, int64_t n_rep, bool seq_major, const std::string& name = "");
+  TensorId silu(TensorId x, const std::string& name = "");
+  // FlashAttention (PyTorch 2's scaled_dot_product_attention on its flash kernel): q, k, v (B, heads, S, d) ->
+  // output (B, S, heads, d) (the layout the kernel writes, so HF's transpose(1, 2).contiguous() copies nothing) and
+  // the per-row log-sum-exp (B, heads, S) fp32. Keeps q, k, v, the output and the log-sum-exp; no S x S matrix.
+  TensorId flash_attention(TensorId q, TensorId k, TensorId v, bool causal, const std::string& name = "");
   TensorId gelu(TensorId x, const std::string& name = "");
   // A linear layer followed by GELU. Eager: Linear with its bias, then Gelu. Fused (NVIDIA's bias_gelu): Linear
   // without bias, then one Gelu kernel that adds the bias (attr fused_bias=1; its backward also writes the

@@ -6,6 +6,8 @@
 //   1x1 adaptive pool (a mean; MeanBackward1 saves self): input    dropout: mask       add, concat, pad, reshape: nothing
 //   softmax: output    layer norm: input, weight, bias, mean, rstd    gelu: input    matmul: both operands
 //   embedding: indices    cross-entropy: log-probabilities and labels    autocast cast: nothing
+//   RMS norm: fp32 input, x^2, rstd, normalised input, weight    rotary: cos and sin    repeat_kv: nothing
+//   silu: input    FlashAttention: q, k, v, output and log-sum-exp (docs/models.md)
 // Deliberate differences from PyTorch, all small:
 //   - Views (flatten, reshape) are elided: the consumer reads the viewed tensor, as the storage is shared.
 //   - The backward of concat writes each input's gradient as a tensor of its own (PyTorch returns narrow
@@ -366,6 +368,31 @@ class Synthesizer {
           unary(fwd, gy, OpKind::GeluBwd, {in[0]}, fl);
         }
         break;
+      case OpKind::RmsNorm: {  // the fp32 input, x^2, rstd, the normalised input and the weight (model_builder.cc)
+        const size_t first = fwd.attrs.get("has_x_fp32") != 0 ? 2 : 1;  // outputs: y, (x fp32), x^2, rstd, normed
+        const TensorId x32 = first == 2 ? fwd.outputs[1] : in[0];
+        std::vector<TensorId> ins = {gy, x32, fwd.outputs[first], fwd.outputs[first + 1], fwd.outputs[first + 2], in[1]};
+        TensorId gx = grad_for(fwd, 0), gw = grad_for(fwd, 1);
+        std::vector<TensorId> outs;
+        push(outs, gx);
+        push(outs, gw);
+        if (outs.empty()) break;
+        emit(fwd, OpKind::RmsNormBwd, ".bwd", ins, outs, 8 * n_out);
+        contribute(fwd, in[0], gx);
+        contribute(fwd, in[1], gw);
+        break;
+      }
+      case OpKind::Rotary: unary(fwd, gy, OpKind::RotaryBwd, {in[1], in[2]}, fl); break;  // cos and sin
+      case OpKind::RepeatKv: unary(fwd, gy, OpKind::RepeatKvBwd, {}, n_out); break;     // a sum over the repeats
+      case OpKind::Silu: unary(fwd, gy, OpKind::SiluBwd, {in[0]}, fl); break;
+      case OpKind::FlashAttention: {  // q, k, v, the output and the log-sum-exp; P recomputed block by block
+        std::vector<TensorId> ins = {gy, in[0], in[1], in[2], fwd.outputs[0], fwd.outputs[1]}, outs(3, kNoTensor), real;
+        for (size_t i = 0; i < 3; ++i) push(real, outs[i] = grad_for(fwd, i));
+        if (real.empty()) break;
+        emit(fwd, OpKind::FlashAttentionBwd, ".bwd", ins, real, 2.5 * fl);
+        for (size_t i = 0; i < 3; ++i) contribute(fwd, in[i], outs[i]);
+        break;
+      }
       case OpKind::Copy: unary(fwd, gy, OpKind::Copy, {}, 0); break;
       case OpKind::Transpose: unary(fwd, gy, OpKind::Transpose, {}, 0); break;
       case OpKind::Embedding: {
@@ -433,7 +460,15 @@ class Synthesizer {
     for (size_t i = 0; i < 2; ++i) {
       TensorId x = fwd.inputs[i];
       if (!rg(x)) continue;
-      if (g_.tensor(x).shape == g_.tensor(gy).shape) {
+      if (g_.tensor(x).shape == g_.tensor(gy).shape && g_.tensor(x).dtype != g_.tensor(gy).dtype) {
+        // A promoting add (autocast's bf16 branch + the fp32 residual): autograd casts the gradient to the
+        // operand's dtype (the engine's validate_outputs), so the 16-bit branch's backward runs in 16 bits.
+        TensorId gx = new_grad(x);
+        Op& o = g_.op(emit(fwd, OpKind::Copy, ".bwd_cast" + std::to_string(i), {gy}, {gx}, 0));
+        o.attrs = Attrs();
+        o.attrs.set("cast", 1);
+        contribute(fwd, x, gx);
+      } else if (g_.tensor(x).shape == g_.tensor(gy).shape) {
         contribute(fwd, x, gy);
       } else {
         TensorId gx = new_grad(x);
@@ -471,7 +506,11 @@ class Synthesizer {
     // keeps no per-parameter denominator.
     const bool fused = opts_.kernels == Kernels::Fused;
     Op step;
-    step.name = opts_.optimizer == Optimizer::SgdMomentum ? "optimizer.fused_sgd" : "optimizer.fused_adam";
+    step.name = opts_.optimizer == Optimizer::SgdMomentum ? "optimizer.fused_sgd"
+                : opts_.optimizer == Optimizer::AdamW     ? "optimizer.fused_adamw"
+                                                          : "optimizer.fused_adam";
+    const bool adamw = opts_.optimizer == Optimizer::AdamW;
+    const double adam_flops = adamw ? 14 : 12;  // AdamW: the decay's multiply (2 per element with the lr product)
     step.kind = opts_.optimizer == Optimizer::SgdMomentum ? OpKind::SgdMomentumUpdate : OpKind::AdamUpdate;
     step.phase = Phase::Optimizer;
     Op none;
@@ -504,7 +543,7 @@ class Synthesizer {
         }
         for (TensorId t : in) step.inputs.push_back(t), step.bytes_read += g_.tensor(t).bytes;
         for (TensorId t : out) step.outputs.push_back(t), step.bytes_written += g_.tensor(t).bytes;
-        step.flops += (n_state == 1 ? 4 : 12) * n;
+        step.flops += (n_state == 1 ? 4 : adam_flops) * n;
         continue;
       }
       if (opts_.optimizer == Optimizer::SgdMomentum) {
@@ -522,11 +561,14 @@ class Synthesizer {
         d.shape = wt.shape;
         d.bytes = wt.bytes;
         TensorId denom = add(std::move(d));
-        emit(none, OpKind::AdamUpdate, ".adam", {wid, gw, m, v}, {wid, m, v}, 12 * n, denom, Phase::Optimizer);
+        const OpId step_id = emit(none, OpKind::AdamUpdate, adamw ? ".adamw" : ".adam", {wid, gw, m, v}, {wid, m, v},
+                                  adam_flops * n, denom, Phase::Optimizer);
+        if (adamw) g_.op(step_id).attrs.set("adamw", 1);
       }
     }
     if (fused && !step.inputs.empty()) {
       step.attrs.set("multi_tensor", 1);
+      if (adamw) step.attrs.set("adamw", 1);
       g_.add_op(std::move(step));
     }
   }
@@ -538,7 +580,14 @@ Graph make_training_graph(const Graph& forward, const TrainingOptions& opts) {
   return apply_memory_format(Synthesizer(forward, opts).run(), opts.memory_format);
 }
 
-const char* to_string(Optimizer o) { return o == Optimizer::SgdMomentum ? "sgd-momentum" : "adam"; }
+const char* to_string(Optimizer o) {
+  switch (o) {
+    case Optimizer::SgdMomentum: return "sgd-momentum";
+    case Optimizer::Adam: return "adam";
+    case Optimizer::AdamW: return "adamw";
+  }
+  return "?";
+}
 
 const char* to_string(Precision p) {
   switch (p) {

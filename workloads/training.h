@@ -10,7 +10,9 @@
 
 namespace dlsim {
 
-enum class Optimizer : uint8_t { SgdMomentum, Adam };
+// AdamW (torch.optim.AdamW, decoupled weight decay): Adam's state and traffic plus the parameter's decay,
+// p.mul_(1 - lr * weight_decay), before the step.
+enum class Optimizer : uint8_t { SgdMomentum, Adam, AdamW };
 
 // How the numbers are held, as people set it in PyTorch:
 //   FP32       everything fp32;
@@ -36,14 +38,14 @@ enum class MemoryFormat : uint8_t { NCHW, NHWC };
 // Layer norm is one kernel each way in both (PyTorch's native_layer_norm is already fused).
 enum class Kernels : uint8_t { Eager, Fused };
 
-const char* to_string(Optimizer o);  // "sgd-momentum", "adam"
+const char* to_string(Optimizer o);  // "sgd-momentum", "adam", "adamw"
 const char* to_string(Precision p);  // "fp32", "mixed-fp16", "mixed-bf16", "bf16"
 const char* to_string(Tf32 t);       // "off", "conv", "all"
 const char* to_string(MemoryFormat f);  // "nchw", "nhwc"
 const char* to_string(Kernels k);    // "eager", "fused"
 
 // Every value of each choice, in the order errors and `dlsim list` name them.
-inline constexpr std::array kOptimizers = {Optimizer::SgdMomentum, Optimizer::Adam};
+inline constexpr std::array kOptimizers = {Optimizer::SgdMomentum, Optimizer::Adam, Optimizer::AdamW};
 inline constexpr std::array kPrecisions = {Precision::FP32, Precision::MixedFP16, Precision::MixedBF16, Precision::BF16};
 inline constexpr std::array kTf32Modes = {Tf32::Off, Tf32::Conv, Tf32::All};
 inline constexpr std::array kMemoryFormats = {MemoryFormat::NCHW, MemoryFormat::NHWC};

@@ -163,3 +163,33 @@ TEST_CASE("mixed-fp16 scales the loss and unscales every weight gradient before 
   for (const Tensor& t : b.tensors())
     if (t.learnable || t.kind == TensorKind::OptimizerState) CHECK(t.dtype == DType::BF16);
 }
+
+TEST_CASE("AdamW keeps Adam's state and moves its bytes, with the decoupled decay's arithmetic") {
+  auto graph = [](Optimizer opt, Kernels k) {
+    ModelOptions o;
+    o.batch = 2;
+    o.training.optimizer = opt;
+    o.training.kernels = k;
+    return build_training_graph("cifar-resnet20", o);
+  };
+  for (Kernels k : {Kernels::Eager, Kernels::Fused}) {
+    const Graph adam = graph(Optimizer::Adam, k), adamw = graph(Optimizer::AdamW, k);
+    REQUIRE(adam.ops().size() == adamw.ops().size());
+    REQUIRE(adam.tensors().size() == adamw.tensors().size());
+    size_t steps = 0;
+    for (size_t i = 0; i < adam.ops().size(); ++i) {
+      const Op &a = adam.ops()[i], &w = adamw.ops()[i];
+      CHECK(a.kind == w.kind);
+      CHECK(a.bytes_read == w.bytes_read);
+      CHECK(a.bytes_written == w.bytes_written);
+      if (a.kind != OpKind::AdamUpdate) continue;
+      ++steps;
+      CHECK(w.attrs.get("adamw") == 1);
+      CHECK_FALSE(a.attrs.has("adamw"));
+      CHECK(w.flops == Approx(a.flops * 14 / 12));
+    }
+    CHECK(steps > 0);
+  }
+  CHECK(std::string(to_string(Optimizer::AdamW)) == "adamw");
+  CHECK(choice_named("adamw", kOptimizers) == Optimizer::AdamW);
+}

@@ -6,6 +6,7 @@
 #include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "workloads/cnn_models.h"
+#include "workloads/llama_models.h"
 #include "workloads/onnx_import.h"
 #include "workloads/transformer_models.h"
 
@@ -15,6 +16,8 @@ int64_t image_size_or(const ModelOptions& opts, int64_t fallback, const std::str
   if (opts.image_size < 0) throw ConfigError(model, 0, "image_size", "image size must be positive, got " + std::to_string(opts.image_size));
   return opts.image_size == 0 ? fallback : opts.image_size;
 }
+
+const char* to_string(Attention a) { return a == Attention::Eager ? "eager" : "sdpa-flash"; }
 
 const std::vector<ModelInfo>& model_zoo() {
   static const std::vector<ModelInfo> zoo = {
@@ -40,6 +43,12 @@ const std::vector<ModelInfo>& model_zoo() {
       {"cifar-alexnet", "SINGA's CIFAR-10 AlexNet (cuda-convnet style), 32x32", build_cifar_alexnet},
       {"cifar-vgg16", "SINGA's CIFAR-10 VGG-16 with batch norm and dropout, 32x32", build_cifar_vgg16},
       {"cifar-resnet20", "SINGA's CIFAR-10 ResNet-20, 32x32", build_cifar_resnet20},
+      {"llama3.2-1b", "Llama 3.2 1B (meta-llama/Llama-3.2-1B), causal-LM training, sequence 2048", build_llama3_2_1b, true},
+      {"llama3-8b", "Llama 3 8B (meta-llama/Meta-Llama-3-8B), causal-LM training, sequence 2048", build_llama3_8b, true},
+      {"llama2-7b", "Llama 2 7B (meta-llama/Llama-2-7b-hf), causal-LM training, sequence 2048", build_llama2_7b, true},
+      {"llama2-13b", "Llama 2 13B (meta-llama/Llama-2-13b-hf), causal-LM training, sequence 2048", build_llama2_13b, true},
+      {"mistral-7b", "Mistral 7B v0.1 (mistralai/Mistral-7B-v0.1), causal-LM training, sequence 2048", build_mistral_7b, true},
+      {"qwen2.5-0.5b", "Qwen2.5 0.5B (Qwen/Qwen2.5-0.5B), causal-LM training, sequence 2048", build_qwen2_5_0_5b, true},
   };
   return zoo;
 }
@@ -52,12 +61,24 @@ Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& o
     return import_onnx_forward(name_or_path, opts);
   }
   if (opts.batch <= 0) throw ConfigError(name_or_path, 0, "batch", "batch size must be positive, got " + std::to_string(opts.batch));
+  const std::string json = ".json";
+  if (name_or_path.size() > json.size() && name_or_path.compare(name_or_path.size() - json.size(), json.size(), json) == 0)
+    return build_llama(load_llama_config(name_or_path), opts);  // a Hugging Face config.json (Llama family)
   std::vector<std::string> names;
   for (const ModelInfo& m : model_zoo()) {
-    if (m.name == name_or_path) return m.build_forward(opts);
+    if (m.name == name_or_path) {
+      if (opts.attention == Attention::SdpaFlash && !m.llm) {
+        std::vector<std::string> flash;
+        for (const ModelInfo& f : model_zoo())
+          if (f.llm) flash.push_back(f.name);
+        throw ConfigError(name_or_path, 0, "attention", "model '" + name_or_path + "' is built with eager attention only; "
+                          "sdpa-flash is built for " + join(flash));
+      }
+      return m.build_forward(opts);
+    }
     names.push_back(m.name);
   }
-  throw ConfigError("", 0, "model", "unknown model '" + name_or_path + "'; valid: " + join(names) + ", or a path ending in .onnx");
+  throw ConfigError("", 0, "model", "unknown model '" + name_or_path + "'; valid: " + join(names) + ", a path ending in .onnx, or a Llama-family config.json");
 }
 
 Graph build_training_graph(const std::string& name_or_path, const ModelOptions& opts) {
@@ -67,7 +88,7 @@ Graph build_training_graph(const std::string& name_or_path, const ModelOptions& 
 ModelSummary summarize(const Graph& forward, const Graph& training) {
   ModelSummary s;
   for (const Op& o : forward.ops())
-    if (o.kind == OpKind::Conv2d || o.kind == OpKind::Linear || o.kind == OpKind::MatMul)
+    if (o.kind == OpKind::Conv2d || o.kind == OpKind::Linear || o.kind == OpKind::MatMul || o.kind == OpKind::FlashAttention)
       s.fwd_macs += static_cast<double>(o.attrs.get("macs"));
   // Parameters: what PyTorch's model.parameters() counts, including weights the loss does not reach (BERT's
   // pooler under the masked-LM loss gets no gradient and no update, but is a parameter).
