@@ -84,6 +84,7 @@ double work_cap(const std::string& name) {
   if (name == "generations") return 6;
   if (name == "simulations") return 12;
   if (name == "time_limit_s") return 0.02;
+  if (name == "max_ops") return 60;  // checkmate: CBC's root LP of a larger MILP runs for minutes whatever its limit
   return 0;
 }
 
@@ -95,10 +96,15 @@ YAML::Node draw_param(const ParamSpec& s, FuzzRandom& r) {
     return YAML::Node();  // free text (a planner name without a list): keep the default
   }
   const bool is_int = s.type == ParamType::Int;
-  const double def = is_int ? static_cast<double>(std::get<int64_t>(s.default_value)) : std::get<double>(s.default_value);
+  double def = is_int ? static_cast<double>(std::get<int64_t>(s.default_value)) : std::get<double>(s.default_value);
   double lo = c.lower().value_or(is_int ? 0.0 : 0.0);
   double hi = c.upper().value_or(std::max({1e3, std::fabs(def) * 1000.0}));
-  if (const double cap = work_cap(s.name); cap > 0) hi = std::min(hi, cap);
+  if (const double cap = work_cap(s.name); cap > 0) {
+    // The default too: checkmate's 60 s drawn as `def` made a tenth of its cases run two CBC solves of up to a
+    // minute each (a 2,000-case run took over ten minutes instead of 20 s).
+    hi = std::min(hi, cap);
+    def = std::min(def, hi);
+  }
   for (int attempt = 0; attempt < 12; ++attempt) {
     double v;
     const double u = r.unit();

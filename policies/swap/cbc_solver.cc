@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <thread>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -95,8 +98,26 @@ MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool
   const int rc = posix_spawnp(&pid, "cbc", &fa, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) throw SolverError("cannot start cbc: " + std::string(std::strerror(rc)));
+  // CBC checks its time limit between nodes, not inside the root LP, which on a large MILP runs for minutes: past
+  // the limit plus a grace of half of it and 5 s, the solver is stopped and the run goes on without its plan.
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  const auto start_time = std::chrono::steady_clock::now();
+  const double deadline_s = time_limit_s * 1.5 + 5;
+  bool killed = false;
+  for (;;) {
+    const pid_t w = waitpid(pid, &status, WNOHANG);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) throw SolverError("cannot wait for cbc: " + std::string(std::strerror(errno)));
+    if (!killed && std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count() > deadline_s) {
+      kill(pid, SIGKILL);
+      killed = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(killed ? 1 : 5));
+  }
+  if (killed) {
+    MilpResult r;
+    r.status = "killed";  // no plan and no bound: the caller keeps everything, as for a time limit with no plan
+    return r;
   }
   const std::string out = read_all(log);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !fs::exists(sol))

@@ -15,7 +15,8 @@ class SolverError : public std::runtime_error {
 };
 
 struct MilpResult {
-  std::string status;         // "optimal", "time-limit", "infeasible", "unbounded", "stopped"
+  std::string status;         // "optimal", "time-limit", "infeasible", "unbounded", "stopped", or "killed" (still
+                              // running at 1.5 times its time limit plus 5 s: stopped, no solution)
   bool has_solution = false;  // an integer solution was found (optimal or the incumbent when stopped)
   bool relaxation_only = false;  // stopped with no integer solution: `values` are the LP relaxation's
   double objective = 0;       // of that solution
