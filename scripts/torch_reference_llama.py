@@ -32,6 +32,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from torch_reference_transformers import measure  # the saved-tensor hooks, shared
+
 
 class RMSNorm(nn.Module):
     def __init__(self, hidden, eps=1e-5):
@@ -155,27 +157,6 @@ CONFIGS = {
                                qkv_bias=True),
 }
 RUNS = [(1, 64), (2, 128)]
-
-
-def measure(model, batch, seq, vocab, verbose):
-    model.train()
-    ids = torch.randint(1, vocab, (batch, seq))
-    excluded = {p.data_ptr() for p in model.parameters()} | {b.data_ptr() for b in model.buffers()}
-    excluded.add(ids.data_ptr())
-    storages = {}
-
-    def pack(t):
-        st = t.storage()
-        if st.data_ptr() not in excluded and st.data_ptr() not in storages:
-            storages[st.data_ptr()] = st.nbytes()
-            if verbose:
-                print("  saved", tuple(t.shape), t.dtype, st.nbytes(), t.grad_fn)
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        out = model(ids)
-    del out
-    return sum(storages.values())
 
 
 def main():

@@ -206,8 +206,9 @@ class GPT2LM(nn.Module):
 GPT2_SMALL = dict(vocab=50257, hidden=768, layers=12, heads=12, max_pos=1024, dropout=0.1)
 
 
-def measure(model, batch, seq, vocab):
-    """Bytes of the distinct storages autograd saves in one training-mode forward (params, buffers, ids out)."""
+def measure(model, batch, seq, vocab, verbose=False):
+    """Bytes of the distinct storages autograd saves in one training-mode forward (params, buffers, ids out).
+    Also used by torch_reference_llama.py."""
     model.train()
     ids = torch.randint(1, vocab, (batch, seq))
     excluded = {p.data_ptr() for p in model.parameters()} | {b.data_ptr() for b in model.buffers()}
@@ -216,8 +217,10 @@ def measure(model, batch, seq, vocab):
 
     def pack(t):
         st = t.storage()
-        if st.data_ptr() not in excluded:
+        if st.data_ptr() not in excluded and st.data_ptr() not in storages:
             storages[st.data_ptr()] = st.nbytes()
+            if verbose:
+                print("  saved", tuple(t.shape), t.dtype, st.nbytes(), t.grad_fn)
         return t
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
