@@ -79,8 +79,12 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
     if (w["recomputed_launches"].get<uint64_t>() > 0)
       out << "recompute         " << mib(w["dropped_bytes"].get<uint64_t>()) << " MiB dropped, " << w["recomputed_launches"]
           << " launches re-run taking " << fixed(w["recompute_us"].get<double>() / 1000.0, 3) << " ms of device time\n";
+    if (w.contains("host_step_us"))
+      out << "host step         " << fixed(w["host_step_us"].get<double>() / 1000.0, 3) << " ms of CPU optimizer time; "
+          << mib(w["host_optimizer_bytes"].get<uint64_t>()) << " MiB of fp32 optimizer state in host memory\n";
     if (!w["swap_bound_applies"].get<bool>())
-      out << "lower bound       none: the plan recomputes (the bound holds for plans that only copy)\n";
+      out << "lower bound       none: the plan " << (w.contains("host_step_us") ? "runs the optimizer on the CPU" : "recomputes")
+          << " (the bound holds for plans that only copy)\n";
     else if (w.contains("swap_lower_bound_us"))
       out << "lower bound       " << fixed(w["swap_lower_bound_us"].get<double>() / 1000.0, 3) << " ms for any plan at that memory (gap "
           << fixed(w["swap_gap_to_bound"].get<double>() * 100.0, 1) << "%)\n";

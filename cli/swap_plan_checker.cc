@@ -27,6 +27,17 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
   std::map<OpId, std::vector<uint64_t>> read_first;  // per op launched this iteration: its inputs' versions then
   std::map<OpId, std::vector<uint64_t>> wrote_first;  // and the versions its outputs got
   auto name = [&](TensorId t) { return "'" + g.tensor(t).name + "'"; };
+  // Host step: the tensors host ops touch have a host copy from the start (the CPU optimizer's master weights and
+  // state are made from the model), and with delayed_host_update the device may read a value one host step old.
+  std::vector<uint8_t> host_step_tensor(nt, 0);
+  for (const Command& c : p.iteration)
+    if (c.kind == CmdKind::HostCompute) {
+      for (TensorId x : g.op(c.op).inputs) host_step_tensor[static_cast<size_t>(x)] = 1;
+      for (TensorId x : g.op(c.op).outputs) host_step_tensor[static_cast<size_t>(x)] = 1;
+    }
+  for (const Tensor& x : g.tensors())
+    if (x.persistent && host_step_tensor[static_cast<size_t>(x.id)]) host[static_cast<size_t>(x.id)] = 1;
+  std::vector<uint8_t> host_written(nt, 0);  // written by a host op
   auto walk = [&](const std::vector<Command>& cmds, const std::string& where) {
     for (size_t i = 0; i < cmds.size(); ++i) {
       const Command& c = cmds[i];
@@ -51,8 +62,12 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
               problems.push_back(at + "op '" + op.name + "' runs again reading tensor " + name(x) +
                                  ", which changed since its first run: the recomputed value would differ");
           }
+          auto one_step_old = [&](TensorId x) {  // the delayed update's stale weight, as the Program declares
+            const auto xi = static_cast<size_t>(x);
+            return p.delayed_host_update && host_written[xi] && version[xi] + 1 == latest[xi];
+          };
           for (TensorId x : op.inputs)  // a first run reads what an iteration without re-runs would
-            if (!replay && !own_state(x) && version[static_cast<size_t>(x)] != latest[static_cast<size_t>(x)])
+            if (!replay && !own_state(x) && version[static_cast<size_t>(x)] != latest[static_cast<size_t>(x)] && !one_step_old(x))
               problems.push_back(at + "op '" + op.name + "' reads tensor " + name(x) +
                                  " holding an older value: a re-run wrote it after its later writes");
           if (!replay) {
@@ -86,6 +101,22 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
             host_version[t] = version[t];
           }
           break;
+        case CmdKind::HostCompute: {  // reads and writes host copies only
+          const Op& op = g.op(c.op);
+          for (TensorId x : op.inputs) {
+            const auto xi = static_cast<size_t>(x);
+            if (!host[xi]) problems.push_back(at + "host op '" + op.name + "' reads tensor " + name(x) + " without a current host copy");
+            else if (host_version[xi] != latest[xi])
+              problems.push_back(at + "host op '" + op.name + "' reads tensor " + name(x) + " holding an older value on the host");
+          }
+          for (TensorId x : op.outputs) {
+            const auto xi = static_cast<size_t>(x);
+            host[xi] = 1;
+            host_version[xi] = ++latest[xi];
+            host_written[xi] = 1;
+          }
+          break;
+        }
         case CmdKind::CopyIn:
           if (held[t] == Held::Absent) problems.push_back(at + "copy-in of tensor " + name(c.tensor) + " into memory it does not hold");
           if (!host[t]) problems.push_back(at + "copy-in of tensor " + name(c.tensor) + " without a current host copy");
@@ -103,6 +134,64 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
     read_first.clear();
     wrote_first.clear();
     walk(p.iteration, "iteration " + std::to_string(it));
+  }
+}
+
+// The host step in time: a host op starts after the copy to the host of each tensor it reads has ended; a copy back
+// starts after the host op that wrote the value has ended (with the delayed update, the previous iteration's);
+// and the next iteration's first device use of a tensor copied back starts after that copy has ended.
+void check_host_step_times(const Graph& g, const Program& p, const Trace& tr, const std::vector<const CopyRecord*>& copy_of,
+                           const std::vector<const OpRecord*>& op_of, std::vector<std::string>& problems) {
+  const std::vector<Command>& cmds = p.iteration;
+  const int last = static_cast<int>(tr.iterations.size()) - 1;
+  auto name = [&](TensorId t) { return "'" + g.tensor(t).name + "'"; };
+  std::map<OpId, const OpRecord*> previous;  // host ops' records in the iteration before the last
+  for (const OpRecord& r : tr.ops)
+    if (r.iteration == last - 1 && r.stream >= p.num_streams - p.num_host_streams) previous[r.op] = &r;
+  auto writes = [&](const Command& c, TensorId t) {
+    if (c.kind != CmdKind::HostCompute) return false;
+    const Op& op = g.op(c.op);
+    return std::count(op.outputs.begin(), op.outputs.end(), t) > 0;
+  };
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const Command& c = cmds[i];
+    if (c.kind == CmdKind::HostCompute && op_of[i]) {
+      for (TensorId x : g.op(c.op).inputs)
+        for (size_t q = i; q-- > 0;)
+          if (cmds[q].kind == CmdKind::CopyOut && cmds[q].tensor == x) {
+            if (copy_of[q] && copy_of[q]->end > op_of[i]->start)
+              problems.push_back("host op '" + g.op(c.op).name + "' started before the copy of tensor " + name(x) + " to the host ended");
+            break;
+          }
+    }
+    if (c.kind != CmdKind::CopyIn || !copy_of[i]) continue;
+    const OpRecord* step = nullptr;
+    bool found = false;
+    for (size_t q = i; q-- > 0 && !found;)
+      if (writes(cmds[q], c.tensor)) found = true, step = op_of[q];
+    for (size_t q = cmds.size(); q-- > i + 1 && !found;)  // the delayed update: the previous iteration's step
+      if (writes(cmds[q], c.tensor)) {
+        found = true;
+        auto it = previous.find(cmds[q].op);
+        step = it == previous.end() ? nullptr : it->second;
+      }
+    if (step && step->end > copy_of[i]->start)
+      problems.push_back("the copy back of tensor " + name(c.tensor) + " started before host op '" + g.op(step->op).name + "' ended");
+  }
+  if (last < 1) return;  // the copy back at the end of one iteration against the next iteration's first use
+  const std::vector<const CopyRecord*> before = match_copies(cmds, tr, last - 1);
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    if (cmds[i].kind != CmdKind::CopyIn || !before[i]) continue;
+    bool host_written = false;
+    for (const Command& c : cmds) host_written |= writes(c, cmds[i].tensor);
+    if (!host_written) continue;
+    for (size_t q = 0; q < cmds.size(); ++q)
+      if (cmds[q].kind == CmdKind::Launch && touches(g.op(cmds[q].op), cmds[i].tensor)) {
+        if (op_of[q] && op_of[q]->start < before[i]->end)
+          problems.push_back("op '" + g.op(cmds[q].op).name + "' started before the copy back of tensor " +
+                             name(cmds[i].tensor) + " in the iteration before ended");
+        break;
+      }
   }
 }
 
@@ -130,7 +219,7 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
   for (size_t i = 0; i < cmds.size(); ++i) {
     const Command& c = cmds[i];
     if ((c.kind == CmdKind::Alloc || c.kind == CmdKind::Free) && m < mem.size()) mem_of[i] = &mem[m++];
-    if (c.kind == CmdKind::Launch) {
+    if (c.kind == CmdKind::Launch || c.kind == CmdKind::HostCompute) {
       const size_t k = launched[c.op]++;
       auto it = records.find(c.op);
       if (it != records.end() && k < it->second.size()) op_of[i] = it->second[k];
@@ -143,7 +232,7 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
   for (size_t q = 0; q < cmds.size(); ++q) {
     const Command& c = cmds[q];
     if (c.kind == CmdKind::Alloc) last_write.erase(c.tensor);
-    if (c.kind != CmdKind::Launch) continue;
+    if (c.kind != CmdKind::Launch && c.kind != CmdKind::HostCompute) continue;
     const Op& op = g.op(c.op);
     for (TensorId x : op.inputs) {
       auto w = last_write.find(x);
@@ -164,6 +253,7 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
     }
     return nullptr;
   };
+  check_host_step_times(g, p, tr, copy_of, op_of, problems);
   for (size_t i = 0; i < cmds.size(); ++i) {
     const Command& c = cmds[i];
     if (!copy_of[i]) continue;

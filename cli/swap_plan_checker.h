@@ -11,6 +11,12 @@
 //   after it starts ("not back before its use"); each copy-out starts after the last launch that wrote the
 //   tensor before it ends, and ends before any device work touches memory that reuses the tensor's freed
 //   address range. Every launch starts after the launch that last wrote each tensor it reads has ended.
+// - Host step (HostCompute): the tensors host ops touch have a host copy from the start; a host op reads only
+//   current host copies holding the newest value, and its writes make the host copy current with a new value. A
+//   device read of a tensor a host op wrote must see the newest value, or one step older where the Program declares
+//   delayed_host_update. In time: a host op starts after the copy to the host of what it reads has ended, a copy
+//   back starts after the host op that wrote the value has ended (the previous iteration's with the delayed update),
+//   and the next iteration's first use of a tensor copied back starts after that copy has ended.
 // - Host bytes: one pinned buffer per tensor the Program copies; `pinned_host_bytes` must be their sum.
 #include <cstdint>
 #include <string>

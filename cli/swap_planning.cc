@@ -8,6 +8,7 @@
 #include "cli/swap_evaluator.h"
 #include "common/config_error.h"
 #include "policies/pool/virtual_device_memory.h"
+#include "policies/swap/host_step.h"
 #include "policies/swap/program_load.h"
 #include "policies/swap/swap_lower_bound.h"
 #include "sim/executor.h"
@@ -90,10 +91,14 @@ SwapPlanning plan_swaps(const Experiment& e, const Graph& g, Schedule& schedule,
   }
   const ProgramLoad before(g, schedule.order);
   if (!out.result.order.empty()) schedule.order = out.result.order;
+  if (!out.result.plan.host_step.empty() && !(hw.spec.host_adam_bytes_per_s > 0))
+    throw ConfigError(hw.spec.file, 0, "host_cpu.adam_gb_per_s",
+                      "swap policy '" + e.swap.name + "' runs the optimizer step on the CPU, and the hardware file gives "
+                      "no CPU Adam rate: add host_cpu: {adam_gb_per_s: ...} (configs/hw/README.md)");
   lower(g, schedule, out.result.plan);  // rejects a plan that does not fit, naming the tensor
   out.planned_peak_bytes = ProgramLoad(g, schedule.order).peak_with(out.result.plan, schedule.stream_of);
   const uint64_t aim = out.result.target_bytes > 0 ? out.result.target_bytes : out.planned_peak_bytes;
-  out.bound_applies = out.result.plan.recomputations.empty();
+  out.bound_applies = out.result.plan.recomputations.empty() && out.result.plan.host_step.empty();
   if (!out.bound_applies) return out;
   const SwapLowerBound b = swap_lower_bound(g, before, out.profile, *hw.link, aim);
   out.bound_reachable = b.reachable;
@@ -154,6 +159,14 @@ nlohmann::json swap_figures(const SwapPlanning& s, const Graph& g, const Program
   j["dropped_bytes"] = dropped;
   j["recomputed_launches"] = replays;
   j["recompute_us"] = static_cast<double>(rerun_ns) / 1000.0;
+  // Host step (ZeRO-Offload): the CPU's time in the last iteration and the host memory it keeps.
+  TimeNs host_ns = 0;
+  for (const OpRecord& r : trace.ops)
+    if (r.iteration == last && r.stream >= p.num_streams - p.num_host_streams) host_ns += r.end - r.start;
+  if (!s.result.plan.host_step.empty()) {
+    j["host_step_us"] = static_cast<double>(host_ns) / 1000.0;
+    j["host_optimizer_bytes"] = host_step_tensors(g, s.profile.order, s.result.plan.host_step).host_state_bytes;
+  }
   j["swap_bound_applies"] = s.bound_applies;
   j["swap_bound_reachable"] = s.bound_reachable;
   j["swap_least_reachable_bytes"] = s.least_reachable_bytes;

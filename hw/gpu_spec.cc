@@ -279,7 +279,7 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path) {
   YamlMap m(node, path);
   m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "kernel_model", "roofline",
                 "pcie", "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times",
-                "conv_workspace", "concurrent_kernels"});
+                "conv_workspace", "concurrent_kernels", "host_cpu"});
   GpuSpec g;
   g.name = std::filesystem::path(path).stem().string();
   g.file = path;
@@ -294,6 +294,14 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path) {
   read_alloc_cost(m.get_map("cudamalloc"), g.malloc_base_ns, g.malloc_ns_per_gib);
   read_alloc_cost(m.get_map("cudafree"), g.free_base_ns, g.free_ns_per_gib);
   if (m.has("concurrent_kernels")) read_concurrency(m.get_map("concurrent_kernels"), g);
+  if (m.has("host_cpu")) {
+    const YamlMap h = m.get_map("host_cpu");
+    h.check_keys({"adam_gb_per_s"});
+    const double v = get_positive(h, "adam_gb_per_s");
+    // 1 MB/s .. 1 PB/s: a rate outside is a typo, and a step at 1 MB/s still fits the clock for 10^5 x Llama-70B.
+    if (v < 1e-3 || v > 1e6) h.fail("adam_gb_per_s", "must be in [0.001, 1e6] GB/s, got " + format_number(v));
+    g.host_adam_bytes_per_s = v * kBytesPerGB;
+  }
   if (m.has("kernel_times")) read_kernel_times(m, g);
   if (m.has("conv_workspace")) read_conv_workspace(m, g);
   read_kernel_model(m, g);

@@ -90,6 +90,10 @@ struct GpuSpec {
   int copy_engines = 0;            // async copy engines (1 per direction at least)
 
   TimeNs launch_overhead_ns = 0;   // host time to issue one kernel
+  // The host CPU's optimizer step (`host_cpu: adam_gb_per_s`, optional; 0: not given): fp32 state bytes
+  // (master weight and moments) a CPU Adam such as DeepSpeedCPUAdam updates per second. Only ZeRO-Offload's
+  // host step (policies/swap/host_step.h) uses it.
+  double host_adam_bytes_per_s = 0;
   ConcurrencySpec concurrency;     // the `concurrent_kernels:` block (optional; defaults [A])
   TimeNs malloc_base_ns = 0;       // cudaMalloc: base + per GiB
   double malloc_ns_per_gib = 0;

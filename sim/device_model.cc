@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/sim_time.h"
+#include "policies/swap/host_step.h"
 
 namespace dlsim {
 
@@ -21,7 +22,8 @@ constexpr double kShareSlack = 1e-9;
 
 DeviceModel::DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCostModel& kernels,
                          const TransferModel& link, int num_streams, int num_events, EventQueue& queue,
-                         DeviceListener& listener, Trace* trace, const std::vector<int>& priorities)
+                         DeviceListener& listener, Trace* trace, const std::vector<int>& priorities,
+                         int num_host_streams)
     : graph_(graph),
       gpu_(gpu),
       kernels_(kernels),
@@ -36,11 +38,16 @@ DeviceModel::DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCos
   const int connections = std::max(gpu.concurrency.max_connections, 1);
   stream_connection_.resize(streams);
   stream_priority_.assign(streams, 0);
+  // Host streams (the last ones) are CPU workers: a queue each, after the GPU's connections.
+  const size_t host = std::min(streams, static_cast<size_t>(std::max(num_host_streams, 0)));
+  const size_t gpu_streams = streams - host;
+  const size_t gpu_queues = std::min(gpu_streams, static_cast<size_t>(connections));
   for (size_t s = 0; s < streams; ++s) {
-    stream_connection_[s] = static_cast<int>(s % static_cast<size_t>(connections));
+    stream_connection_[s] = s < gpu_streams ? static_cast<int>(s % static_cast<size_t>(connections))
+                                            : static_cast<int>(gpu_queues + (s - gpu_streams));
     if (s < priorities.size()) stream_priority_[s] = priorities[s];
   }
-  connections_.resize(std::min(streams, static_cast<size_t>(connections)));
+  connections_.resize(gpu_queues + host);
   records_done_.assign(static_cast<size_t>(std::max(num_events, 0)), 0);
   queued_.assign(static_cast<size_t>(std::max(num_streams, 1)), 0);
   costs_.assign(graph.ops().size(), KernelCost{});
@@ -135,10 +142,17 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
   a.rate = 0;
   ++a.generation;
   if (c.kind == CmdKind::Launch) {
+    a.host = false;
     start_kernel(slot);
     return;
   }
   a.kernel = false;
+  a.host = c.kind == CmdKind::HostCompute;
+  if (a.host) {  // a CPU worker's step: a fixed time, nothing of the GPU
+    const TimeNs t = host_step_ns(graph_, graph_.op(c.op), gpu_.host_adam_bytes_per_s);
+    queue_.push(add_time(now_, t, gpu_file_), kActivityDone, slot, a.generation);
+    return;
+  }
   a.to_host = c.kind == CmdKind::CopyOut;
   const CopyDir dir = a.to_host ? CopyDir::DeviceToHost : CopyDir::HostToDevice;
   a.group = serial_copies_ ? kCopyH2D : (a.to_host ? kCopyD2H : kCopyH2D);
@@ -382,7 +396,7 @@ void DeviceModel::finish_activity(uint32_t slot) {
   free_slots_.push_back(slot);
   const StreamCmd c = a.cmd;
   if (trace_) {
-    if (a.kernel) {
+    if (a.kernel || a.host) {
       trace_->ops.push_back({c.iteration, c.op, a.stream, a.start, now_});
     } else {
       trace_->copies.push_back({c.iteration, c.tensor, a.to_host, graph_.tensor(c.tensor).bytes, a.start, now_, a.stream});
@@ -390,7 +404,7 @@ void DeviceModel::finish_activity(uint32_t slot) {
   }
   if (a.kernel) {
     schedule_kernels();
-  } else {
+  } else if (!a.host) {
     std::vector<uint32_t>& m = members_[a.group];
     m.erase(std::find(m.begin(), m.end(), slot));
     resolve_group(a.group);

@@ -25,6 +25,9 @@
 // - Copies: a copy first takes TransferModel::latency, then moves its bytes with the copies in flight in its
 //   direction (equal shares), or, with fewer than two copy engines, one copy at a time in the order they
 //   reached the engine.
+// - Host streams (Program::num_host_streams, the last streams): CPU worker threads, each with a queue of its own
+//   (not one of the GPU's connections). A HostCompute takes host_step_ns (policies/swap/host_step.h) at
+//   GpuSpec::host_adam_bytes_per_s and uses nothing of the GPU; it is traced as an op on its host stream.
 //
 // The interface: enqueue() a command on a stream; settle() runs every queue as far as it can go at `now`;
 // the device's next completions are events it schedules in the executor's EventQueue, so that host and device
@@ -74,7 +77,7 @@ class DeviceModel {
   // `priorities`: per stream (lower runs first), or empty for all equal.
   DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCostModel& kernels, const TransferModel& link,
               int num_streams, int num_events, EventQueue& queue, DeviceListener& listener, Trace* trace,
-              const std::vector<int>& priorities = {});
+              const std::vector<int>& priorities = {}, int num_host_streams = 0);
 
   // Per OpId, the kernel variant each launch runs (Program::kernel_variant; empty: variant 0, the model's cost()).
   void set_kernel_variants(std::vector<uint8_t> v) { variants_ = std::move(v); }
@@ -124,6 +127,7 @@ class DeviceModel {
   struct Activity {
     bool in_use = false;
     bool kernel = true;
+    bool host = false;     // a HostCompute: a fixed time on a CPU worker
     bool to_host = false;
     int stream = 0;
     int group = 0;         // copies: the sharing group it runs in

@@ -21,7 +21,7 @@ Engine::Engine(const Program& p, const SimContext& c, const SimOptions& o)
       opt_(o),
       device_(c.graph, c.gpu, c.kernels, c.link, p.num_streams,
               std::max(p.num_events, 0) + (p.num_streams > 1 ? p.num_streams : 0), q_, *this,
-              o.record_trace ? &r_.trace : nullptr, p.stream_priority) {
+              o.record_trace ? &r_.trace : nullptr, p.stream_priority, p.num_host_streams) {
   device_.set_kernel_variants(p.kernel_variant);
 }
 
@@ -39,6 +39,8 @@ RunResult Engine::run() {
   const int n = opt_.iterations;
   if (n < 0) throw std::invalid_argument("simulate: iterations must be >= 0");
   if (prog_.num_streams < 1) throw std::invalid_argument("program: num_streams must be >= 1");
+  if (prog_.num_host_streams < 0 || prog_.num_host_streams >= prog_.num_streams)
+    throw std::invalid_argument("program: num_host_streams must be in [0, num_streams - 1]");
   if (!prog_.stream_priority.empty() && prog_.stream_priority.size() != static_cast<size_t>(prog_.num_streams))
     throw std::invalid_argument("program: stream_priority has " + std::to_string(prog_.stream_priority.size()) +
                                 " entries for " + std::to_string(prog_.num_streams) + " streams");
@@ -218,7 +220,18 @@ bool Engine::host_issue(const Command& c) {
   if (uses_tensor && (c.tensor < 0 || static_cast<size_t>(c.tensor) >= g.tensors().size()))
     bad("tensor " + std::to_string(c.tensor) + " out of range");
 
+  const bool host_stream = c.stream >= prog_.num_streams - prog_.num_host_streams;
+  const bool device_work = c.kind == CmdKind::Launch || c.kind == CmdKind::CopyIn || c.kind == CmdKind::CopyOut ||
+                           c.kind == CmdKind::Alloc || c.kind == CmdKind::Free || c.kind == CmdKind::RecordStream;
+  if (host_stream && device_work) bad(std::string(to_string(c.kind)) + " on host stream " + std::to_string(c.stream));
   switch (c.kind) {
+    case CmdKind::HostCompute:
+      if (!host_stream) bad("host_compute on stream " + std::to_string(c.stream) + ", which is not a host stream");
+      if (c.op < 0 || static_cast<size_t>(c.op) >= g.ops().size()) bad("op " + std::to_string(c.op) + " out of range");
+      if (!(ctx_.gpu.host_adam_bytes_per_s > 0))
+        bad("host_compute of op '" + g.op(c.op).name + "', but the hardware file gives no host_cpu.adam_gb_per_s");
+      enqueue(c.stream, s);  // handed to the CPU worker: the issuing thread pays nothing
+      return true;
     case CmdKind::Launch: {
       if (c.op < 0 || static_cast<size_t>(c.op) >= g.ops().size()) bad("op " + std::to_string(c.op) + " out of range");
       const Op& op = g.op(c.op);

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "policies/swap/host_step.h"
 #include "policies/swap/program_load.h"
 
 namespace dlsim {
@@ -49,6 +50,8 @@ class Lowerer {
   void check_extra_copies();
   void check_recomputations();
   void replay(size_t r, int pos);
+  void lower_host_op(int pos);
+  void copy_back_from_host(const Op& op, int32_t step_done);
   void drop(size_t r, size_t d, int pos);
   void join_streams();
   void prune_events();
@@ -91,6 +94,10 @@ class Lowerer {
   std::vector<std::vector<std::pair<size_t, size_t>>> drops_at_;
   std::map<TensorId, std::vector<std::pair<int, int>>> dropped_;  // tensor -> positions [from, to] it is dropped
   std::vector<TensorId> held_to_;  // tensors a replay holds past their last use: freed after the op at last_
+  // host step (ZeRO-Offload): what moves where, the CPU worker stream, per host op the event after its step
+  HostStepTensors hs_;
+  int host_ = -1;
+  std::map<OpId, int32_t> step_done_;
 };
 
 void Lowerer::emit(CmdKind k, int stream, OpId op, TensorId t, int32_t ev) {
@@ -162,6 +169,7 @@ void Lowerer::compute_lifetimes() {
   last_.assign(nt, -1);
   for (int i = 0; i < n_; ++i) {
     const Op& op = g_.op(s_.order[static_cast<size_t>(i)]);
+    if (!hs_.host_op.empty() && hs_.host_op[static_cast<size_t>(op.id)]) continue;  // host memory, not the device's
     auto touch = [&](TensorId t) {
       if (t < 0 || static_cast<size_t>(t) >= nt) fail("op '" + op.name + "' names tensor " + std::to_string(t) + ", not in the graph");
       if (first_[static_cast<size_t>(t)] < 0) first_[static_cast<size_t>(t)] = i;
@@ -470,6 +478,10 @@ void Lowerer::lower_op(int pos) {
   const OpId id = s_.order[static_cast<size_t>(pos)];
   const Op& op = g_.op(id);
   const int s = stream_at(pos);
+  if (host_ >= 0 && hs_.host_op[static_cast<size_t>(id)]) {
+    lower_host_op(pos);
+    return;
+  }
 
   if (multi_) {  // cross-stream dependences, latest first so that it covers earlier ones on the same stream
     std::vector<int> preds;
@@ -513,6 +525,14 @@ void Lowerer::lower_op(int pos) {
   for (TensorId t : op.outputs) note_use(writers_[static_cast<size_t>(t)], s, pos);
   for (size_t i : extra_after_[static_cast<size_t>(pos)]) extra_copy(plan_.copies[i], pos);
   if (ws) emit(CmdKind::Free, s, -1, op.workspace);
+  for (TensorId t : touched)  // host step: a gradient leaves for the host after its last use here
+    if (host_ >= 0 && hs_.to_host_after[static_cast<size_t>(t)] == pos) {
+      wait_before_copy_out(d2h_, t);
+      emit(CmdKind::CopyOut, d2h_, -1, t);
+      host_copy_event_[static_cast<size_t>(t)] = next_event_++;
+      emit(CmdKind::RecordEvent, d2h_, -1, kNoTensor, host_copy_event_[static_cast<size_t>(t)]);
+      note_use(users_[static_cast<size_t>(t)], d2h_, pos);  // its free below holds the memory until the copy is done
+    }
   for (TensorId t : touched)
     if (!g_.tensor(t).persistent && last_[static_cast<size_t>(t)] == pos) free_tensor(t);
   for (TensorId t : held_to_)  // held for a replay here, not touched by the op itself
@@ -622,10 +642,42 @@ void Lowerer::extra_copy(const ExtraCopy& c, int pos) {
   }
 }
 
+// The host step's op at `pos` on the CPU worker, after the copies of what it reads; the tensors it writes that the
+// device uses are copied back after it, or (delayed update) the previous step's before it.
+void Lowerer::lower_host_op(int pos) {
+  const OpId id = s_.order[static_cast<size_t>(pos)];
+  const Op& op = g_.op(id);
+  const int32_t done = step_done_.at(id);
+  if (plan_.host_step.delayed_update) copy_back_from_host(op, done);
+  std::vector<int32_t> waited;
+  for (TensorId t : op.inputs) {
+    const int32_t ev = host_copy_event_[static_cast<size_t>(t)];
+    if (hs_.to_host_after[static_cast<size_t>(t)] < 0 || ev < 0 || std::count(waited.begin(), waited.end(), ev)) continue;
+    waited.push_back(ev);
+    emit(CmdKind::WaitEvent, host_, -1, kNoTensor, ev);
+  }
+  emit(CmdKind::HostCompute, host_, id);
+  emit(CmdKind::RecordEvent, host_, -1, kNoTensor, done);
+  if (!plan_.host_step.delayed_update) copy_back_from_host(op, done);
+}
+
+// The H2D stream copies each tensor `op` writes back into device memory once every device reader of the old value
+// is done and the step is (the event `step_done`: the latest step, or with delayed update the previous one).
+void Lowerer::copy_back_from_host(const Op& op, int32_t step_done) {
+  for (TensorId t : op.outputs) {
+    const auto ti = static_cast<size_t>(t);
+    if (!hs_.from_host[ti]) continue;
+    for (const Use& u : users_[ti]) wait_for_op(h2d_, u.pos);
+    emit(CmdKind::WaitEvent, h2d_, -1, kNoTensor, step_done);
+    emit(CmdKind::CopyIn, h2d_, -1, t);
+    arrived(t, h2d_);
+  }
+}
+
 // Stream 0 waits for every other stream, then every stream waits for stream 0: the next iteration starts
 // on the device only after this one is complete everywhere.
 void Lowerer::join_streams() {
-  const int all = p_.num_streams;
+  const int all = p_.num_streams - p_.num_host_streams;  // a CPU worker's delayed step runs on into the next iteration
   for (int t = 1; t < all; ++t) {
     const int32_t ev = next_event_++;
     emit(CmdKind::RecordEvent, t, -1, kNoTensor, ev);
@@ -663,6 +715,10 @@ void Lowerer::prune_events() {
 Program Lowerer::run() {
   n_ = static_cast<int>(g_.ops().size());
   check_schedule();
+  if (!plan_.host_step.empty()) {
+    if (plan_.streams == CopyStreams::Compute) fail("a host step needs dedicated copy streams");
+    hs_ = host_step_tensors(g_, s_.order, plan_.host_step);
+  }
   compute_lifetimes();
   hold_replay_inputs();
   apply_variants();
@@ -674,6 +730,11 @@ Program Lowerer::run() {
   if (swaps) {
     d2h_ = s_.num_streams;
     h2d_ = s_.num_streams + 1;
+  }
+  if (!plan_.host_step.empty()) {
+    host_ = p_.num_streams++;
+    p_.num_host_streams = 1;
+    p_.delayed_host_update = plan_.host_step.delayed_update;
   }
   multi_ = p_.num_streams > 1;
   next_event_ = n_;
@@ -696,6 +757,8 @@ Program Lowerer::run() {
     if (x.copy_out) copied_to_host_[static_cast<size_t>(x.tensor)] = true;
   for (const ExtraCopy& c : plan_.copies)
     if (c.to_host) copied_to_host_[static_cast<size_t>(c.tensor)] = true;
+  for (TensorId t : hs_.to_host) copied_to_host_[static_cast<size_t>(t)] = true;
+  for (OpId o : plan_.host_step.ops) step_done_[o] = next_event_++;
   waited_.assign(static_cast<size_t>(p_.num_streams), std::vector<int>(static_cast<size_t>(p_.num_streams), -1));
   Graph::Dag dag;
   if (multi_) {
@@ -707,8 +770,9 @@ Program Lowerer::run() {
   // leaves it, so that each iteration starts as the previous one ended.
   const std::vector<int> home = persistent_home_streams(g_, s_.order, s_.stream_of, plan_);
   out_ = &p_.setup;
+  auto on_device = [&](const Tensor& t) { return t.persistent && (host_ < 0 || !hs_.host_only[static_cast<size_t>(t.id)]); };
   for (const Tensor& t : g_.tensors())
-    if (t.persistent) {
+    if (on_device(t)) {
       alloc_stream_[static_cast<size_t>(t.id)] = home[static_cast<size_t>(t.id)];
       resident_[static_cast<size_t>(t.id)] = 1;
       emit(CmdKind::Alloc, home[static_cast<size_t>(t.id)], -1, t.id);
@@ -718,7 +782,7 @@ Program Lowerer::run() {
   if (multi_) join_streams();
   out_ = &p_.teardown;
   for (const Tensor& t : g_.tensors())
-    if (t.persistent) emit(CmdKind::Free, alloc_stream_[static_cast<size_t>(t.id)], -1, t.id);
+    if (on_device(t)) emit(CmdKind::Free, alloc_stream_[static_cast<size_t>(t.id)], -1, t.id);
   prune_events();
   return std::move(p_);
 }

@@ -34,6 +34,13 @@
 //   not on the device, Alloc of its workspace, Launch, Free of the workspace, Free of each output allocated for
 //   the replay alone after its last replayed reader. A dropped tensor made again is recorded as arrived, so
 //   that other streams touching it wait for the replay. A plan with recomputations only adds no copy streams.
+// host step (ZeRO-Offload, SwapPlan::host_step): one more stream, a CPU worker (Program::num_host_streams). Its ops
+//   are not launched: HostCompute on the worker after a WaitEvent for the copy of each gradient it reads. A gradient
+//   is copied out on the D2H stream right after its last device use and freed there with a RecordStream of the D2H
+//   stream (its memory returns to the pool once the copy is done). Each tensor the step writes that the device uses
+//   is copied in on the H2D stream after every device reader of it and the step's event; with delayed_update the
+//   copy is issued before the step, so it waits for the previous iteration's step. Persistent tensors only host ops
+//   use are neither allocated nor freed. The worker is left out of the end-of-iteration join.
 // teardown: Free of every persistent tensor.
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/swap/swap_policy.h"

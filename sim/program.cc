@@ -13,6 +13,7 @@ const char* to_string(CmdKind k) {
     case CmdKind::WaitEvent: return "wait_event";
     case CmdKind::SyncEvent: return "sync_event";
     case CmdKind::RecordStream: return "record_stream";
+    case CmdKind::HostCompute: return "host_compute";
   }
   return "?";
 }

@@ -22,6 +22,9 @@ enum class CmdKind : uint8_t {
   RecordStream, // `tensor` is also used on `stream` (PyTorch's Tensor.record_stream; host bookkeeping only): its
                 //   next Free records an event on `stream` and returns the memory to the pool only once that event
                 //   has completed, so that no later allocation reuses memory the stream may still touch
+  HostCompute,  // run op `op` on the CPU, on host stream `stream` (a worker thread: it takes its commands in order
+                //   and waits for events as a stream does; issuing costs the host nothing). Its tensors are in host
+                //   memory: nothing on the device is touched (ZeRO-Offload's CPU optimizer step)
 };
 const char* to_string(CmdKind k);
 
@@ -39,6 +42,10 @@ struct Program {
   std::vector<Command> teardown;   // after the last iteration: frees of persistent tensors
   int num_streams = 1;             // streams 0..num_streams-1 (compute streams first, then copy streams)
   int num_compute_streams = 1;
+  int num_host_streams = 0;        // the last num_host_streams streams are CPU workers (HostCompute only)
+  // The device may read a tensor a HostCompute writes one host step late (ZeRO-Offload's delayed parameter
+  // update): what the Program declares, for independent checks (cli/swap_plan_checker.h).
+  bool delayed_host_update = false;
   int num_events = 0;              // events 0..num_events-1; re-recorded each iteration
   // Per stream, CUDA's stream priority: the block scheduler serves kernels of a lower number first
   // (sim/device_model.h). Empty: all streams equal; otherwise one entry per stream.

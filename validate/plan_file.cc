@@ -48,7 +48,7 @@ std::vector<Command> commands_from_json(const json& a, const std::string& file, 
   for (size_t i = 0; i < a.size(); ++i) {
     const std::string w = where + "[" + std::to_string(i) + "]";
     Command c;
-    c.kind = enum_from(get<std::string>(a[i], "kind", file, w), CmdKind::RecordStream, file, w + ".kind");
+    c.kind = enum_from(get<std::string>(a[i], "kind", file, w), CmdKind::HostCompute, file, w + ".kind");
     c.stream = get<int16_t>(a[i], "stream", file, w);
     c.op = get<OpId>(a[i], "op", file, w);
     c.tensor = get<TensorId>(a[i], "tensor", file, w);
@@ -101,6 +101,7 @@ json plan_to_json(const PlanFile& p) {
           {"graph", {{"name", p.graph.name}, {"batch", p.graph.batch}, {"tensors", tensors}, {"ops", ops}}},
           {"program",
            {{"num_streams", p.program.num_streams}, {"num_compute_streams", p.program.num_compute_streams},
+            {"num_host_streams", p.program.num_host_streams}, {"delayed_host_update", p.program.delayed_host_update},
             {"num_events", p.program.num_events}, {"setup", commands_to_json(p.program.setup)},
             {"iteration", commands_to_json(p.program.iteration)},
             {"teardown", commands_to_json(p.program.teardown)}}}};
@@ -184,6 +185,12 @@ PlanFile plan_from_json(const json& j, const std::string& file) {
   p.program.num_streams = get<int>(pr, "num_streams", file, "plan.program");
   p.program.num_compute_streams = get<int>(pr, "num_compute_streams", file, "plan.program");
   p.program.num_events = get<int>(pr, "num_events", file, "plan.program");
+  // Plans written before the host step have neither key: no host streams.
+  if (pr.contains("num_host_streams")) p.program.num_host_streams = get<int>(pr, "num_host_streams", file, "plan.program");
+  if (pr.contains("delayed_host_update"))
+    p.program.delayed_host_update = get<bool>(pr, "delayed_host_update", file, "plan.program");
+  if (p.program.num_host_streams < 0 || p.program.num_host_streams >= std::max(p.program.num_streams, 1))
+    throw ConfigError(file, 0, "plan.program.num_host_streams", "must be in [0, num_streams - 1]");
   p.program.setup = commands_from_json(field(pr, "setup", file, "plan.program"), file, "plan.program.setup");
   p.program.iteration = commands_from_json(field(pr, "iteration", file, "plan.program"), file, "plan.program.iteration");
   p.program.teardown = commands_from_json(field(pr, "teardown", file, "plan.program"), file, "plan.program.teardown");
@@ -192,7 +199,7 @@ PlanFile plan_from_json(const json& j, const std::string& file) {
     for (const Command& c : *list) {
       if (c.stream < 0 || c.stream >= p.program.num_streams)
         throw ConfigError(file, 0, "plan.program", "command on stream " + std::to_string(c.stream) + " out of range");
-      if (c.kind == CmdKind::Launch && (c.op < 0 || c.op >= n_ops))
+      if ((c.kind == CmdKind::Launch || c.kind == CmdKind::HostCompute) && (c.op < 0 || c.op >= n_ops))
         throw ConfigError(file, 0, "plan.program", "launch of op " + std::to_string(c.op) + " out of range");
       if ((c.kind == CmdKind::Alloc || c.kind == CmdKind::Free || c.kind == CmdKind::CopyIn ||
            c.kind == CmdKind::CopyOut || c.kind == CmdKind::RecordStream) && (c.tensor < 0 || c.tensor >= n_tensors))

@@ -9,6 +9,7 @@
 #include "policies/swap/swap_policy.h"
 #include "policies/swap/swapadvisor_swap.h"
 #include "policies/swap/vdnn_swap.h"
+#include "policies/swap/zero_offload_swap.h"
 
 namespace dlsim {
 
@@ -71,6 +72,12 @@ const SwapRegistry& swap_registry() {
                         "from its MILP solved by CBC (coinor-cbc) with a time limit, or its LP rounding",
            CheckmateOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
              return std::make_unique<CheckmateSwap>(CheckmateOptions::from_params(p));
+           }});
+    r.add({"zero-offload", "ZeRO-Offload (Ren et al. 2021): fp32 master weights and Adam state in host memory, the "
+                           "optimizer step on the CPU, gradients streamed out in the backward pass and weights back "
+                           "after the step; optional delayed update and activation checkpointing",
+           ZeroOffloadOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<ZeroOffloadSwap>(ZeroOffloadOptions::from_params(p));
            }});
     return r;
   }();

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "policies/swap/host_step.h"
+
 namespace dlsim {
 
 ProgramLoad::ProgramLoad(const Graph& g, const std::vector<OpId>& order) : g_(g), order_(order) {
@@ -75,6 +77,22 @@ std::vector<uint64_t> ProgramLoad::with_plan(const SwapPlan& plan, const std::ve
       const auto b = static_cast<int64_t>(g_.tensor(rc.drops[d].tensor).bytes);
       diff[static_cast<size_t>(from)] -= b;
       diff[static_cast<size_t>(to) + 1] += b;
+    }
+  }
+  if (!plan.host_step.empty()) {  // ZeRO-Offload: state in host memory alone, gradients gone once copied out
+    const HostStepTensors h = host_step_tensors(g_, order_, plan.host_step);
+    const size_t n = load_.size();
+    auto off = [&](int from, int to, uint64_t bytes) {  // off the device during [from, to]
+      if (from > to) return;
+      diff[static_cast<size_t>(from)] -= static_cast<int64_t>(bytes);
+      diff[static_cast<size_t>(to) + 1] += static_cast<int64_t>(bytes);
+    };
+    for (const Tensor& t : g_.tensors())
+      if (h.host_only[static_cast<size_t>(t.id)]) off(0, static_cast<int>(n) - 1, t.bytes);
+    for (TensorId t : h.to_host) off(h.to_host_after[static_cast<size_t>(t)] + 1, uses_[static_cast<size_t>(t)].back(), g_.tensor(t).bytes);
+    for (size_t i = 0; i < n; ++i) {
+      const Op& op = g_.op(order_[i]);
+      if (h.host_op[static_cast<size_t>(op.id)] && op.workspace != kNoTensor) off(static_cast<int>(i), static_cast<int>(i), g_.tensor(op.workspace).bytes);
     }
   }
   std::vector<uint64_t> out(load_.size());

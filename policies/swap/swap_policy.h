@@ -81,6 +81,21 @@ struct Recomputation {
   int before = -1;
 };
 
+// ZeRO-Offload (Ren et al., ATC'21): the optimizer step runs on the CPU. The ops of `ops` (optimizer ops) run on a
+// CPU worker thread instead of the GPU (CmdKind::HostCompute, timed by GpuSpec::host_adam_bytes_per_s), and:
+// - the persistent tensors only they use (Adam's moments) live in host memory alone, never on the device;
+// - every other tensor they read that is not persistent (a gradient) is copied to the host after its last use on
+//   the device and freed there once the copy is done: streamed out during the backward pass;
+// - every tensor they write that the device uses (a weight) is copied back into its device memory after the step;
+//   the host keeps it in fp32 (the master copy: policies/swap/host_step.h counts the host bytes).
+// With delayed_update (DPU) the step of iteration i runs beside iteration i+1 on the GPU, whose forward and
+// backward use the weights of step i-1: they are copied in at the end of iteration i+1, after its backward.
+struct HostStep {
+  std::vector<OpId> ops;
+  bool delayed_update = false;
+  bool empty() const { return ops.empty(); }
+};
+
 // Where the copies run. Dedicated: one D2H and one H2D copy stream beside the compute streams (SINGA, vDNN,
 // SwapAdvisor). Compute: on the compute stream of the op they serve, in line with the kernels (PyTorch's
 // save_on_cpu uses the current stream).
@@ -90,10 +105,11 @@ struct SwapPlan {
   std::vector<SwapAction> actions;
   std::vector<ExtraCopy> copies;
   std::vector<Recomputation> recomputations;
+  HostStep host_step;
   CopyStreams streams = CopyStreams::Dedicated;
   bool host_waits_for_copy_out = false;  // each to-host copy blocks the host until done (a blocking copy_)
-  bool empty() const { return actions.empty() && copies.empty() && recomputations.empty(); }
-  bool copies_data() const { return !actions.empty() || !copies.empty(); }  // needs copy streams
+  bool empty() const { return actions.empty() && copies.empty() && recomputations.empty() && host_step.empty(); }
+  bool copies_data() const { return !actions.empty() || !copies.empty() || !host_step.empty(); }  // needs copy streams
 };
 
 // What a policy hands back: the plan, the issue order it is written for (a policy may reorder the ops, as

@@ -51,6 +51,7 @@ inline GpuSpec fake_gpu() {
   s.malloc_ns_per_gib = 0;
   s.free_base_ns = 3000;
   s.free_ns_per_gib = 0;
+  s.host_adam_bytes_per_s = 1e9;  // a CPU optimizer step: 1 byte of fp32 state per ns
   return s;
 }
 

@@ -258,6 +258,9 @@ bool Executor::execute(const std::vector<Command>& cmds, int iteration, bool rec
   for (const Command& c : cmds) {
     cudaStream_t s = streams_[static_cast<size_t>(c.stream)];
     switch (c.kind) {
+      case CmdKind::HostCompute:
+        throw CudaError("host_compute of op '" + g_.op(c.op).name +
+                        "': the harness has no CPU optimizer step yet (ZeRO-Offload plans run on the simulator only)");
       case CmdKind::Alloc: {
         const Tensor& t = g_.tensor(c.tensor);
         release_held(false);
