@@ -37,6 +37,8 @@ void check_zoo_part(size_t part, size_t parts) {
       "zero-offload",
       "{name: zero-offload, delayed_update: true}",
       "{name: zero-offload, checkpoint_every: 2}",
+      "param-offload",
+      "{name: param-offload, prefetch_ops: 3, checkpoint_every: 1}",
   };
   auto batch_independent = [](const std::string& swap) {
     return swap.find("checkpoint") != std::string::npos || swap == "sqrt" || swap.find("checkmate") != std::string::npos;
@@ -121,7 +123,8 @@ TEST_CASE("every swap plan of every policy on a Llama-family model passes the in
       "{name: swapadvisor, limit_fraction: 0.8, population: 3, generations: 1}",
       "{name: fastest-under-limit, limit_fraction: 0.7}", "{name: dtr, limit_fraction: 0.5}",
       "{name: capuchin, limit_fraction: 0.5}", "{name: checkpoint, every: 1}", "{name: checkpoint, every: 4}", "sqrt",
-      "zero-offload", "{name: zero-offload, checkpoint_every: 1, delayed_update: true}"};
+      "zero-offload", "{name: zero-offload, checkpoint_every: 1, delayed_update: true}", "param-offload",
+      "{name: param-offload, checkpoint_every: 1, prefetch_ops: 8}"};
   int runs = 0, met = 0;
   for (size_t i = 0; i < policies.size(); ++i) {
     // Eager and FlashAttention in turn (each policy meets one; both attentions meet several policies).
@@ -137,14 +140,14 @@ TEST_CASE("every swap plan of every policy on a Llama-family model passes the in
     const uint64_t target = r.swap["swap_target_bytes"].get<uint64_t>();
     if (target > 0 && r.peak_live_bytes <= target) ++met;
   }
-  CHECK(runs == 12);
+  CHECK(runs == 14);
   CHECK(met > 0);
 }
 
 // The host step beside branch streams: the CPU worker is left out of the end-of-iteration join, the copies back wait
 // for every stream's readers of the weights.
-TEST_CASE("zero-offload beside branch streams passes the memory reuse check and the independent checker") {
-  for (const char* swap : {"zero-offload", "{name: zero-offload, delayed_update: true}"}) {
+TEST_CASE("zero-offload and param-offload beside branch streams pass the memory reuse check and the independent checker") {
+  for (const char* swap : {"zero-offload", "{name: zero-offload, delayed_update: true}", "{name: param-offload, prefetch_ops: 4}"}) {
     const std::string yaml = std::string("{model: googlenet, batch: 8, hw: h100-sxm, pool: pytorch-caching, concurrency: "
                                          "branch-streams, iterations: 3, optimizer: adam, swap: ") + swap + "}";
     INFO(yaml);

@@ -149,7 +149,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
   a.kernel = false;
   a.host = c.kind == CmdKind::HostCompute;
   if (a.host) {  // a CPU worker's step: a fixed time, nothing of the GPU
-    const TimeNs t = host_step_ns(graph_, graph_.op(c.op), gpu_.host_adam_bytes_per_s);
+    const TimeNs t = host_step_ns(graph_, graph_.op(c.op), host_rate_ > 0 ? host_rate_ : gpu_.host_adam_bytes_per_s);
     queue_.push(add_time(now_, t, gpu_file_), kActivityDone, slot, a.generation);
     return;
   }

@@ -81,6 +81,8 @@ class DeviceModel {
 
   // Per OpId, the kernel variant each launch runs (Program::kernel_variant; empty: variant 0, the model's cost()).
   void set_kernel_variants(std::vector<uint8_t> v) { variants_ = std::move(v); }
+  // The CPU's fp32-state rate for HostCompute (bytes/s); by default GpuSpec::host_adam_bytes_per_s.
+  void set_host_rate(double bytes_per_s) { host_rate_ = bytes_per_s; }
 
   // Appends a command to a stream's FIFO; it starts at the next settle(). Streams and events are checked by
   // the caller.
@@ -176,6 +178,7 @@ class DeviceModel {
   DeviceListener& listener_;
   Trace* trace_;
   std::vector<uint8_t> variants_;
+  double host_rate_ = 0;
   const bool serial_copies_;  // one copy engine: copies are served one at a time
   TimeNs now_ = 0;
 

@@ -23,6 +23,7 @@ Engine::Engine(const Program& p, const SimContext& c, const SimOptions& o)
               std::max(p.num_events, 0) + (p.num_streams > 1 ? p.num_streams : 0), q_, *this,
               o.record_trace ? &r_.trace : nullptr, p.stream_priority, p.num_host_streams) {
   device_.set_kernel_variants(p.kernel_variant);
+  device_.set_host_rate(c.gpu.host_adam_bytes_per_s * p.host_rate_scale);
 }
 
 [[noreturn]] void Engine::bad(const std::string& what) const {
@@ -41,6 +42,8 @@ RunResult Engine::run() {
   if (prog_.num_streams < 1) throw std::invalid_argument("program: num_streams must be >= 1");
   if (prog_.num_host_streams < 0 || prog_.num_host_streams >= prog_.num_streams)
     throw std::invalid_argument("program: num_host_streams must be in [0, num_streams - 1]");
+  if (!(prog_.host_rate_scale > 0 && prog_.host_rate_scale < 1e6))
+    throw std::invalid_argument("program: host_rate_scale must be in (0, 1e6)");
   if (!prog_.stream_priority.empty() && prog_.stream_priority.size() != static_cast<size_t>(prog_.num_streams))
     throw std::invalid_argument("program: stream_priority has " + std::to_string(prog_.stream_priority.size()) +
                                 " entries for " + std::to_string(prog_.num_streams) + " streams");

@@ -96,6 +96,10 @@ class Lowerer {
   std::vector<TensorId> held_to_;  // tensors a replay holds past their last use: freed after the op at last_
   // host step (ZeRO-Offload): what moves where, the CPU worker stream, per host op the event after its step
   HostStepTensors hs_;
+  std::vector<ParameterFetch> fetches_;  // fetch_parameters: by issue point
+  size_t next_fetch_ = 0;
+  std::vector<std::vector<TensorId>> fetch_frees_at_;  // by position: parameters freed after it
+  void fetch_parameters_after(int pos);
   int host_ = -1;
   std::map<OpId, int32_t> step_done_;
 };
@@ -478,8 +482,10 @@ void Lowerer::lower_op(int pos) {
   const OpId id = s_.order[static_cast<size_t>(pos)];
   const Op& op = g_.op(id);
   const int s = stream_at(pos);
+  if (pos == 0) fetch_parameters_after(-1);
   if (host_ >= 0 && hs_.host_op[static_cast<size_t>(id)]) {
     lower_host_op(pos);
+    fetch_parameters_after(pos);
     return;
   }
 
@@ -535,6 +541,8 @@ void Lowerer::lower_op(int pos) {
     }
   for (TensorId t : touched)
     if (!g_.tensor(t).persistent && last_[static_cast<size_t>(t)] == pos) free_tensor(t);
+  if (!fetch_frees_at_.empty())
+    for (TensorId t : fetch_frees_at_[static_cast<size_t>(pos)]) free_tensor(t);  // a parameter back on the host only
   for (TensorId t : held_to_)  // held for a replay here, not touched by the op itself
     if (last_[static_cast<size_t>(t)] == pos && resident_[static_cast<size_t>(t)] &&
         std::find(touched.begin(), touched.end(), t) == touched.end())
@@ -549,6 +557,29 @@ void Lowerer::lower_op(int pos) {
   }
   for (const auto& [r, d] : drops_at_[static_cast<size_t>(pos)]) drop(r, d, pos);
   for (size_t a : ins_at_[static_cast<size_t>(pos)]) copy_in(a);
+  fetch_parameters_after(pos);
+}
+
+// fetch_parameters: each parameter whose fetch is issued after `pos` gets fresh memory on the stream of its first use
+// and is copied in on the H2D stream from the host copy the latest step left (the previous iteration's: the step's
+// event is recorded later in the program); the ops that use it wait for the copy.
+void Lowerer::fetch_parameters_after(int pos) {
+  for (; next_fetch_ < fetches_.size() && fetches_[next_fetch_].issue_after == pos; ++next_fetch_) {
+    const ParameterFetch& f = fetches_[next_fetch_];
+    const int c = stream_at(f.first);
+    alloc(f.tensor, c);
+    const int32_t alloc_point = next_event_++;
+    emit(CmdKind::RecordEvent, c, -1, kNoTensor, alloc_point);
+    emit(CmdKind::WaitEvent, h2d_, -1, kNoTensor, alloc_point);
+    for (OpId o : plan_.host_step.ops)
+      if (std::count(g_.op(o).outputs.begin(), g_.op(o).outputs.end(), f.tensor))
+        emit(CmdKind::WaitEvent, h2d_, -1, kNoTensor, step_done_.at(o));
+    emit(CmdKind::CopyIn, h2d_, -1, f.tensor);
+    const int32_t done = next_event_++;
+    emit(CmdKind::RecordEvent, h2d_, -1, kNoTensor, done);
+    arrival_event_[static_cast<size_t>(f.tensor)] = done;  // every op touching it waits (lower_op)
+    arrival_waited_[static_cast<size_t>(f.tensor)] = 0;
+  }
 }
 
 // A copy to the host reads the tensor after its last writes and its copy-in. A tensor that nothing wrote since
@@ -648,7 +679,8 @@ void Lowerer::lower_host_op(int pos) {
   const OpId id = s_.order[static_cast<size_t>(pos)];
   const Op& op = g_.op(id);
   const int32_t done = step_done_.at(id);
-  if (plan_.host_step.delayed_update) copy_back_from_host(op, done);
+  const bool copy_back = !plan_.host_step.fetch_parameters;  // fetched parameters are copied in before each use
+  if (copy_back && plan_.host_step.delayed_update) copy_back_from_host(op, done);
   std::vector<int32_t> waited;
   for (TensorId t : op.inputs) {
     const int32_t ev = host_copy_event_[static_cast<size_t>(t)];
@@ -658,7 +690,7 @@ void Lowerer::lower_host_op(int pos) {
   }
   emit(CmdKind::HostCompute, host_, id);
   emit(CmdKind::RecordEvent, host_, -1, kNoTensor, done);
-  if (!plan_.host_step.delayed_update) copy_back_from_host(op, done);
+  if (copy_back && !plan_.host_step.delayed_update) copy_back_from_host(op, done);
 }
 
 // The H2D stream copies each tensor `op` writes back into device memory once every device reader of the old value
@@ -717,7 +749,16 @@ Program Lowerer::run() {
   check_schedule();
   if (!plan_.host_step.empty()) {
     if (plan_.streams == CopyStreams::Compute) fail("a host step needs dedicated copy streams");
+    if (plan_.host_step.fetch_parameters && plan_.host_step.delayed_update)
+      fail("a host step that fetches the parameters has no delayed update");
+    if (plan_.host_step.fetch_parameters && !plan_.actions.empty())
+      fail("a host step that fetches the parameters cannot be combined with swap actions");
     hs_ = host_step_tensors(g_, s_.order, plan_.host_step);
+    fetches_ = parameter_fetches(g_, s_.order, plan_, hs_);
+    if (!fetches_.empty()) {
+      fetch_frees_at_.assign(static_cast<size_t>(n_), {});
+      for (const ParameterFetch& f : fetches_) fetch_frees_at_[static_cast<size_t>(f.last)].push_back(f.tensor);
+    }
   }
   compute_lifetimes();
   hold_replay_inputs();
@@ -735,6 +776,7 @@ Program Lowerer::run() {
     host_ = p_.num_streams++;
     p_.num_host_streams = 1;
     p_.delayed_host_update = plan_.host_step.delayed_update;
+    p_.host_rate_scale = plan_.host_step.cpu_rate_scale;
   }
   multi_ = p_.num_streams > 1;
   next_event_ = n_;
@@ -770,7 +812,11 @@ Program Lowerer::run() {
   // leaves it, so that each iteration starts as the previous one ended.
   const std::vector<int> home = persistent_home_streams(g_, s_.order, s_.stream_of, plan_);
   out_ = &p_.setup;
-  auto on_device = [&](const Tensor& t) { return t.persistent && (host_ < 0 || !hs_.host_only[static_cast<size_t>(t.id)]); };
+  auto on_device = [&](const Tensor& t) {
+    if (!t.persistent || host_ < 0) return t.persistent;
+    const auto ti = static_cast<size_t>(t.id);
+    return !hs_.host_only[ti] && !(plan_.host_step.fetch_parameters && hs_.from_host[ti]);
+  };
   for (const Tensor& t : g_.tensors())
     if (on_device(t)) {
       alloc_stream_[static_cast<size_t>(t.id)] = home[static_cast<size_t>(t.id)];

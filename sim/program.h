@@ -46,6 +46,8 @@ struct Program {
   // The device may read a tensor a HostCompute writes one host step late (ZeRO-Offload's delayed parameter
   // update): what the Program declares, for independent checks (cli/swap_plan_checker.h).
   bool delayed_host_update = false;
+  // The CPU's rate for HostCompute: GpuSpec::host_adam_bytes_per_s (DeepSpeedCPUAdam's) times this factor.
+  double host_rate_scale = 1.0;
   int num_events = 0;              // events 0..num_events-1; re-recorded each iteration
   // Per stream, CUDA's stream priority: the block scheduler serves kernels of a lower number first
   // (sim/device_model.h). Empty: all streams equal; otherwise one entry per stream.

@@ -102,6 +102,7 @@ json plan_to_json(const PlanFile& p) {
           {"program",
            {{"num_streams", p.program.num_streams}, {"num_compute_streams", p.program.num_compute_streams},
             {"num_host_streams", p.program.num_host_streams}, {"delayed_host_update", p.program.delayed_host_update},
+            {"host_rate_scale", p.program.host_rate_scale},
             {"num_events", p.program.num_events}, {"setup", commands_to_json(p.program.setup)},
             {"iteration", commands_to_json(p.program.iteration)},
             {"teardown", commands_to_json(p.program.teardown)}}}};
@@ -189,6 +190,9 @@ PlanFile plan_from_json(const json& j, const std::string& file) {
   if (pr.contains("num_host_streams")) p.program.num_host_streams = get<int>(pr, "num_host_streams", file, "plan.program");
   if (pr.contains("delayed_host_update"))
     p.program.delayed_host_update = get<bool>(pr, "delayed_host_update", file, "plan.program");
+  if (pr.contains("host_rate_scale")) p.program.host_rate_scale = get<double>(pr, "host_rate_scale", file, "plan.program");
+  if (!(p.program.host_rate_scale > 0 && p.program.host_rate_scale < 1e6))
+    throw ConfigError(file, 0, "plan.program.host_rate_scale", "must be in (0, 1e6)");
   if (p.program.num_host_streams < 0 || p.program.num_host_streams >= std::max(p.program.num_streams, 1))
     throw ConfigError(file, 0, "plan.program.num_host_streams", "must be in [0, num_streams - 1]");
   p.program.setup = commands_from_json(field(pr, "setup", file, "plan.program"), file, "plan.program.setup");

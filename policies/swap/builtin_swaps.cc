@@ -79,6 +79,12 @@ const SwapRegistry& swap_registry() {
            ZeroOffloadOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
              return std::make_unique<ZeroOffloadSwap>(ZeroOffloadOptions::from_params(p));
            }});
+    r.add({"param-offload", "FSDP's CPUOffload(offload_params=True): parameters in host memory, fetched for each use "
+                            "in the forward and backward passes and freed after; gradients to the host and the "
+                            "optimizer step on the CPU (PyTorch's CPU Adam by default)",
+           ParamOffloadOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<ParamOffloadSwap>(ParamOffloadOptions::from_params(p));
+           }});
     return r;
   }();
   return reg;

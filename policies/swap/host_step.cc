@@ -86,6 +86,48 @@ HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order
   return h;
 }
 
+std::vector<ParameterFetch> parameter_fetches(const Graph& g, const std::vector<OpId>& order, const SwapPlan& plan,
+                                              const HostStepTensors& h) {
+  std::vector<ParameterFetch> out;
+  if (!plan.host_step.fetch_parameters) return out;
+  const int ahead = std::max(plan.host_step.prefetch_ops, 0);
+  std::vector<int> pos_of(g.ops().size(), -1);
+  for (size_t i = 0; i < order.size(); ++i) pos_of[static_cast<size_t>(order[i])] = static_cast<int>(i);
+  for (TensorId w : h.written_back) {
+    std::vector<int> uses;
+    for (size_t i = 0; i < order.size(); ++i) {
+      const Op& op = g.op(order[i]);
+      if (h.host_op[static_cast<size_t>(op.id)]) continue;
+      if (std::count(op.inputs.begin(), op.inputs.end(), w) || std::count(op.outputs.begin(), op.outputs.end(), w))
+        uses.push_back(static_cast<int>(i));
+    }
+    for (const Recomputation& rc : plan.recomputations)
+      for (OpId o : rc.ops)
+        if (o >= 0 && static_cast<size_t>(o) < g.ops().size() && std::count(g.op(o).inputs.begin(), g.op(o).inputs.end(), w) &&
+            rc.before >= 0 && static_cast<size_t>(rc.before) < order.size())
+          uses.push_back(rc.before);
+    std::sort(uses.begin(), uses.end());
+    uses.erase(std::unique(uses.begin(), uses.end()), uses.end());
+    auto forward = [&](int pos) { return g.op(order[static_cast<size_t>(pos)]).phase == Phase::Forward; };
+    const size_t start = out.size();
+    for (int u : uses) {
+      if (out.size() > start) {
+        ParameterFetch& cur = out.back();
+        if (forward(u) == forward(cur.last) || u <= cur.last + 1 + ahead) {
+          cur.last = u;
+          continue;
+        }
+      }
+      const int prev = out.size() > start ? out.back().last : -1;
+      out.push_back({w, std::max(prev, u - 1 - ahead), u, u});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const ParameterFetch& a, const ParameterFetch& b) {
+    return a.issue_after != b.issue_after ? a.issue_after < b.issue_after : a.tensor < b.tensor;
+  });
+  return out;
+}
+
 TimeNs host_step_ns(const Graph& g, const Op& op, double adam_bytes_per_s) {
   if (!(adam_bytes_per_s > 0)) throw std::invalid_argument("host step: the CPU's Adam rate is not known");
   double elems = 0;

@@ -29,6 +29,20 @@ struct HostStepTensors {
 // a tensor a host op reads that the device uses after the first host op (the copy would be stale).
 HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order, const HostStep& step);
 
+// With HostStep::fetch_parameters: one fetch of a parameter into device memory. It is allocated and copied in after
+// position `issue_after` (-1: before the iteration's first op) and freed after position `last`; its uses in
+// [first, last] are device ops, and recomputations re-running an op that reads it (at their `before`). Uses split
+// where the phase changes (the forward uses, then the backward ones); two ranges closer than prefetch_ops + 1
+// positions are one. Sorted by (issue_after, tensor).
+struct ParameterFetch {
+  TensorId tensor = kNoTensor;
+  int issue_after = -1;
+  int first = -1;
+  int last = -1;
+};
+std::vector<ParameterFetch> parameter_fetches(const Graph& g, const std::vector<OpId>& order, const SwapPlan& plan,
+                                              const HostStepTensors& h);
+
 // The CPU time of host op `op` at `adam_bytes_per_s` (fp32 state bytes updated per second): its parameters'
 // elements times 4 bytes times (1 + state tensors per parameter), over the rate.
 TimeNs host_step_ns(const Graph& g, const Op& op, double adam_bytes_per_s);

@@ -94,6 +94,13 @@ std::vector<uint64_t> ProgramLoad::with_plan(const SwapPlan& plan, const std::ve
       const Op& op = g_.op(order_[i]);
       if (h.host_op[static_cast<size_t>(op.id)] && op.workspace != kNoTensor) off(static_cast<int>(i), static_cast<int>(i), g_.tensor(op.workspace).bytes);
     }
+    if (plan.host_step.fetch_parameters) {  // a parameter is on the device only from its fetch to its last use there
+      for (TensorId t : h.written_back) off(0, static_cast<int>(n) - 1, g_.tensor(t).bytes);
+      for (const ParameterFetch& f : parameter_fetches(g_, order_, plan, h)) {
+        diff[static_cast<size_t>(f.issue_after + 1)] += static_cast<int64_t>(g_.tensor(f.tensor).bytes);
+        diff[static_cast<size_t>(f.last) + 1] -= static_cast<int64_t>(g_.tensor(f.tensor).bytes);
+      }
+    }
   }
   std::vector<uint64_t> out(load_.size());
   int64_t running = 0;

@@ -90,9 +90,17 @@ struct Recomputation {
 //   the host keeps it in fp32 (the master copy: policies/swap/host_step.h counts the host bytes).
 // With delayed_update (DPU) the step of iteration i runs beside iteration i+1 on the GPU, whose forward and
 // backward use the weights of step i-1: they are copied in at the end of iteration i+1, after its backward.
+// With fetch_parameters (FSDP's CPUOffload(offload_params=True)) the tensors the step writes (the parameters) live
+// in host memory between their uses too: each is copied in (into fresh memory, `prefetch_ops` ops ahead of its first
+// use) for its forward uses and again for its backward uses (a recomputation's reads count there), and freed after
+// the last use of each; nothing is copied back after the step. cpu_rate_scale multiplies the CPU's Adam rate
+// (GpuSpec::host_adam_bytes_per_s, DeepSpeedCPUAdam's): PyTorch's own CPU optimizer is slower.
 struct HostStep {
   std::vector<OpId> ops;
   bool delayed_update = false;
+  bool fetch_parameters = false;
+  int prefetch_ops = 0;
+  double cpu_rate_scale = 1.0;
   bool empty() const { return ops.empty(); }
 };
 

@@ -13,6 +13,7 @@
 // reduce buckets (its default bucket of 5e8 elements batches them; the bytes are the same); weights come back one
 // by one after the step rather than in the CPU optimizer's tiles; the step is one CPU activity per optimizer op.
 #include <cstdint>
+#include <string>
 
 #include "common/params.h"
 #include "policies/swap/swap_policy.h"
@@ -33,6 +34,35 @@ class ZeroOffloadSwap : public SwapPolicy {
 
  private:
   ZeroOffloadOptions o_;
+};
+
+// `param-offload`: FSDP's CPUOffload(offload_params=True) on one GPU (torch.distributed.fsdp): the parameters live
+// in host memory as well, fetched into device memory for each use (the forward pass, then the backward pass; a
+// recomputation's reads count in the backward) and freed after it, so the device holds only the parameters in use.
+// Gradients go to the host as under zero-offload and the optimizer steps the host parameters on the CPU. FSDP runs the
+// user's optimizer there: `cpu_optimizer: torch` (default) is PyTorch's CPU Adam, 8.2 / 56 of DeepSpeedCPUAdam's
+// rate (the hardware file's host_cpu.adam_gb_per_s) as DeepSpeed PR #735 measured both on one 11.6 B model;
+// `deepspeed` passes DeepSpeedCPUAdam. prefetch_ops issues each fetch that many ops ahead of its first use (0: right
+// before, as FSDP does without forward_prefetch). Simplifications: a parameter is fetched alone, as its first use
+// needs it, not with its FSDP unit's others; no all-gather (one GPU).
+struct ParamOffloadOptions {
+  int64_t prefetch_ops = 0;
+  std::string cpu_optimizer = "torch";
+  int64_t checkpoint_every = 0;
+  static std::vector<ParamSpec> specs();
+  static ParamOffloadOptions from_params(const Params& p);
+};
+
+// DeepSpeed PR #735: torch.optim.Adam took 56 s and DeepSpeedCPUAdam 8.2 s for one step of an 11.6 B model.
+inline constexpr double kTorchCpuAdamRateScale = 8.2 / 56.0;
+
+class ParamOffloadSwap : public SwapPolicy {
+ public:
+  explicit ParamOffloadSwap(ParamOffloadOptions o) : o_(std::move(o)) {}
+  SwapResult plan(const SwapContext& ctx) override;
+
+ private:
+  ParamOffloadOptions o_;
 };
 
 }  // namespace dlsim
