@@ -35,9 +35,20 @@ PRECISIONS = ["mixed-bf16", "bf16"]
 SAVINGS = [
     ("none", "none"),
     ("checkpoint every 1", {"name": "checkpoint", "every": 1}),  # one segment per decoder layer
+    # ZeRO-Offload: fp32 master weights and AdamW state on the host, the step on the CPU; alone, with checkpointing
+    # per layer, and with checkpointing and the delayed parameter update.
+    ("zero-offload", "zero-offload"),
+    ("zero-offload + checkpoint", {"name": "zero-offload", "checkpoint_every": 1}),
+    ("zero-offload DPU + checkpoint", {"name": "zero-offload", "checkpoint_every": 1, "delayed_update": True}),
+    # FSDP's CPU offload of the parameters too (PyTorch's CPU AdamW steps them), with checkpointing per layer.
+    ("param-offload + checkpoint", {"name": "param-offload", "checkpoint_every": 1}),
 ]
+BASIC = {label for label, _ in SAVINGS[:2]}  # no saving and checkpointing: every table shows them
 # ZeRO-Offload's claim (13B on one 32 GB V100, fp16 mixed precision): the same runs on that GPU.
-PUBLISHED_CELLS = [("llama2-13b", 2048, "v100-sxm2-32gb", "mixed-fp16")]
+PUBLISHED_CELLS = [("llama2-13b", 2048, "v100-sxm2-32gb", "mixed-fp16"),
+                   # the 16-bit model on the GPU that ZeRO-Offload keeps there (dlsim has bf16, not pure fp16: the
+                   # same bytes; a V100 has no bf16 tensor cores, so its times are not ZeRO-Offload's)
+                   ("llama2-13b", 2048, "v100-sxm2-32gb", "bf16")]
 MAX_BATCH = 256  # `dlsim fit --max-batch`: far above any batch these models fit at sequence 2048 on 141 GB
 UNBOUNDED = {"memory": {"total_mib": 4000000}}  # 3.8 TiB: every iteration here runs to the end
 
@@ -200,7 +211,8 @@ def main():
               "tokens/s | largest micro-batch | tokens/s there |")
         print("|---|---|---|---|---|---|---|---|---|---|---|")
         for r in runs:
-            if r["precision"] != precision:
+            # the offload rows have a table of their own (below): here no saving and checkpointing
+            if r["precision"] != precision or r["saving"] not in BASIC:
                 continue
             j, need = r["run"]["result"], r["need"]["result"]
             fit = r.get("fit", {}).get("result", {})
@@ -267,6 +279,30 @@ def main():
         print(f"| {b['model']} | {b['precision']} | {n} | " +
               " | ".join(f"{d['max_bytes'].get(c, 0) / n:.2f}" for c in cats) + " |")
 
+    # Table 5: the zero-offload rows in detail: the CPU step, the host memory and the traffic.
+    print("\nzero-offload and param-offload (GiB; the CPU step at the hardware file's host_cpu.adam_gb_per_s, "
+          "param-offload at PyTorch's CPU Adam rate, 8.2/56 of it):\n")
+    print("| model | seq | GPU | precision | saving | outcome | peak reserved | iteration (s) | CPU step (s) | "
+          "host fp32 state | to host per iteration | from host per iteration | no saving, memory raised (s) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in runs:
+        if not r["saving"].startswith(("zero-offload", "param-offload")):
+            continue
+        j, need = r["run"]["result"], r["need"]["result"]
+        base = rows.get((r["model"], r["seq"], r["hw"], r["precision"], SAVINGS[0][0]))
+        b = base["need"]["result"] if base else {}
+        bt = f"{b['iteration_time_us'] / 1e6:.2f}" if "iteration_time_us" in b else ""
+        lead = f"| {r['model']} | {r['seq']} | {r['hw']} | {r['precision']} | {r['saving']} |"
+        if "error" in j or "error" in need:
+            print(f"{lead} error: {j.get('error') or need.get('error')} | | | | | | | |")
+            continue
+        src = need if j["oom"] else j
+        outcome = "**OOM**" if j["oom"] else "fits"
+        res = f"needs {gib(need['peak_reserved_bytes'])}" if j["oom"] else gib(j["peak_reserved_bytes"])
+        it = f"({need['iteration_time_us'] / 1e6:.2f})" if j["oom"] else f"{j['iteration_time_us'] / 1e6:.2f}"
+        print(f"{lead} {outcome} | {res} | {it} | {src['host_step_us'] / 1e6:.2f} | {gib(src['host_optimizer_bytes'])} | "
+              f"{gib(src['swap_out_bytes'])} | {gib(src['swap_in_bytes'])} | {bt} |")
+
     # Table 4: what is live at the peak (h100-sxm's timing, memory raised).
     print("\nLive at the peak (GiB; memory raised so that every run completes):\n")
     print("| model | seq | precision | saving | peak live | weights + optimizer state | weight gradients | "
@@ -274,6 +310,8 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for b in bytes_rows:
         d = b["breakdown"]
+        if b["saving"] not in BASIC and b["model"] != "llama3-8b":  # the offloads: Llama-3-8B's rows only
+            continue
         lead = f"| {b['model']} | {b['seq']} | {b['precision']} | {b['saving']} |"
         if "error" in d:
             print(f"{lead} error: {d['error']} |")
