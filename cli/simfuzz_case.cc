@@ -177,6 +177,8 @@ YAML::Node draw_hw_override(FuzzRandom& r) {
       o[k]["base_us"] = draw_rate(r, 0.1, 1e5, 0, 1e12);
       o[k]["us_per_gib"] = draw_rate(r, 0.1, 1e5, 0, 1e12);
     }
+  // The CPU's Adam rate of the host step (zero-offload, param-offload), down to the slowest the file accepts.
+  if (r.chance(0.1)) o["host_cpu"]["adam_gb_per_s"] = draw_rate(r, 0.1, 1000, 1e-3, 1e6);
   return o;
 }
 

@@ -70,7 +70,9 @@ std::vector<CheckpointSegment> every_k_blocks(const Graph& g, int64_t k) {
 
 // A model without blocks as checkpoint_sequential sees an nn.Sequential: its forward ops before the loss, each a
 // layer, except that an op writing a tensor an earlier op wrote (in place) joins that op's layer, with every
-// layer in between (a segment must not modify a tensor another segment made).
+// layer in between (a segment must not modify a tensor another segment made). An op in place on a tensor no op of
+// the chain made (a ReLU(inplace=True) on the model's input) is in no layer: re-running it would apply it twice to
+// a tensor the replay cannot make again (simulation fuzzer, seed 91005944).
 std::vector<CheckpointSegment> forward_op_layers(const Graph& g) {
   std::vector<OpId> ops;
   for (const Op& o : g.ops()) {
@@ -80,10 +82,15 @@ std::vector<CheckpointSegment> forward_op_layers(const Graph& g) {
   }
   std::vector<int> writer(g.tensors().size(), -1);  // tensor -> index in ops of its first writer
   std::vector<char> starts(ops.size(), 1);          // ops[i] starts a layer
+  std::vector<char> left_out(ops.size(), 0);        // ops[i] is in no layer
   for (size_t i = 0; i < ops.size(); ++i) {
-    for (TensorId t : g.op(ops[i]).outputs) {
+    const Op& op = g.op(ops[i]);
+    for (TensorId t : op.outputs) {
       int& w = writer[static_cast<size_t>(t)];
       if (w < 0) {
+        // in place on the model's input (persistent state updated in place, batch norm's running statistics, is
+        // re-updated by a replay as torch.utils.checkpoint does)
+        if (g.tensor(t).kind == TensorKind::Input && std::count(op.inputs.begin(), op.inputs.end(), t)) left_out[i] = 1;
         w = static_cast<int>(i);
       } else {
         for (size_t j = static_cast<size_t>(w) + 1; j <= i; ++j) starts[j] = 0;
@@ -92,6 +99,7 @@ std::vector<CheckpointSegment> forward_op_layers(const Graph& g) {
   }
   std::vector<CheckpointSegment> layers;
   for (size_t i = 0; i < ops.size(); ++i) {
+    if (left_out[i]) continue;
     if (starts[i] || layers.empty()) layers.emplace_back();
     layers.back().push_back(ops[i]);
   }

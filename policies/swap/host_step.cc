@@ -31,7 +31,7 @@ HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order
   // Device uses (positions) of each tensor, and where the first host op runs.
   std::vector<int> last_device(nt, -1), first_device(nt, -1);
   std::vector<uint8_t> host_touch(nt, 0);
-  int first_host = -1;
+  std::vector<int> first_host_read(nt, -1);  // the position of the first host op reading each tensor
   for (size_t i = 0; i < order.size(); ++i) {
     const Op& op = g.op(order[i]);
     const int pos = static_cast<int>(i);
@@ -44,7 +44,9 @@ HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order
       if (first_device[ti] < 0) first_device[ti] = pos;
       last_device[ti] = pos;
     };
-    if (h.host_op[static_cast<size_t>(op.id)] && first_host < 0) first_host = pos;
+    if (h.host_op[static_cast<size_t>(op.id)])
+      for (TensorId t : op.inputs)
+        if (first_host_read[static_cast<size_t>(t)] < 0) first_host_read[static_cast<size_t>(t)] = pos;
     for (TensorId t : op.inputs) touch(t);
     for (TensorId t : op.outputs) touch(t);
   }
@@ -62,8 +64,10 @@ HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order
     if (!t.persistent) {  // read by a host op: streamed out after its last device use
       if (last_device[ti] < 0)
         throw std::invalid_argument("host step: tensor '" + t.name + "' is read on the host but never made on the device");
-      if (first_host >= 0 && last_device[ti] > first_host)
-        throw std::invalid_argument("host step: tensor '" + t.name + "' is used on the device after the host step begins");
+      // a schedule may start the step of one parameter before another's backward (eager per-parameter steps
+      // under a reordering concurrency policy): each gradient only has to be done before the step that reads it
+      if (last_device[ti] > first_host_read[ti])
+        throw std::invalid_argument("host step: tensor '" + t.name + "' is used on the device after a host op reads it");
       h.to_host_after[ti] = last_device[ti];
       h.to_host.push_back(t.id);
     }

@@ -26,7 +26,7 @@ struct HostStepTensors {
 
 // Throws std::invalid_argument naming the op or tensor when the step cannot run so: an op that is not an
 // optimizer op (Phase::Optimizer), listed twice or not in the order; a host op whose output is not persistent;
-// a tensor a host op reads that the device uses after the first host op (the copy would be stale).
+// a tensor a host op reads that the device uses after that host op (the copy would be stale).
 HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order, const HostStep& step);
 
 // With HostStep::fetch_parameters: one fetch of a parameter into device memory. It is allocated and copied in after
