@@ -6,13 +6,21 @@
 
 namespace dlsim {
 
+namespace {
+
+// Both policies combine with per-block activation checkpointing the same way.
+ParamSpec checkpoint_every_spec() {
+  return {"checkpoint_every", ParamType::Int, int64_t{0},
+          "also checkpoint activations every K blocks as `checkpoint` does; 0: no checkpointing", ParamCheck::at_least(0)};
+}
+
+}  // namespace
+
 std::vector<ParamSpec> ZeroOffloadOptions::specs() {
   return {{"delayed_update", ParamType::Bool, false,
            "one-step delayed parameter update (DPU): the CPU step overlaps the next iteration, whose passes use "
            "weights one step older"},
-          {"checkpoint_every", ParamType::Int, int64_t{0},
-           "also checkpoint activations every K blocks as `checkpoint` does; 0: no checkpointing",
-           ParamCheck::at_least(0)}};
+          checkpoint_every_spec()};
 }
 
 ZeroOffloadOptions ZeroOffloadOptions::from_params(const Params& p) {
@@ -68,9 +76,7 @@ std::vector<ParamSpec> ParamOffloadOptions::specs() {
            "the optimizer FSDP runs on the CPU: torch (PyTorch's CPU Adam, 8.2/56 of the hardware file's rate) or "
            "deepspeed (DeepSpeedCPUAdam, the hardware file's host_cpu.adam_gb_per_s)",
            ParamCheck::one_of({"torch", "deepspeed"})},
-          {"checkpoint_every", ParamType::Int, int64_t{0},
-           "also checkpoint activations every K blocks as `checkpoint` does; 0: no checkpointing",
-           ParamCheck::at_least(0)}};
+          checkpoint_every_spec()};
 }
 
 ParamOffloadOptions ParamOffloadOptions::from_params(const Params& p) {
