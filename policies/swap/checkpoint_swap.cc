@@ -70,9 +70,9 @@ std::vector<CheckpointSegment> every_k_blocks(const Graph& g, int64_t k) {
 
 // A model without blocks as checkpoint_sequential sees an nn.Sequential: its forward ops before the loss, each a
 // layer, except that an op writing a tensor an earlier op wrote (in place) joins that op's layer, with every
-// layer in between (a segment must not modify a tensor another segment made). An op in place on a tensor no op of
-// the chain made (a ReLU(inplace=True) on the model's input) is in no layer: re-running it would apply it twice to
-// a tensor the replay cannot make again (simulation fuzzer, seed 91005944).
+// layer in between (a segment must not modify a tensor another segment made). An op in place on the model's input
+// (a ReLU(inplace=True) first) is in no layer: re-running it would apply it twice to a tensor the replay cannot make
+// again (simulation fuzzer, seed 91005944).
 std::vector<CheckpointSegment> forward_op_layers(const Graph& g) {
   std::vector<OpId> ops;
   for (const Op& o : g.ops()) {
@@ -83,14 +83,17 @@ std::vector<CheckpointSegment> forward_op_layers(const Graph& g) {
   std::vector<int> writer(g.tensors().size(), -1);  // tensor -> index in ops of its first writer
   std::vector<char> starts(ops.size(), 1);          // ops[i] starts a layer
   std::vector<char> left_out(ops.size(), 0);        // ops[i] is in no layer
+  // The model's input, which no op makes: an op in place on it is left out, and so is every later one (simulation
+  // fuzzer, seed 92002218: two ReLU(inplace=True) in a row). Persistent state updated in place (batch norm's running
+  // statistics) is re-updated by a replay, as torch.utils.checkpoint does.
+  auto outside = [&](TensorId t) { return g.tensor(t).kind == TensorKind::Input; };
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = g.op(ops[i]);
+    for (TensorId t : op.outputs)
+      if (outside(t) && std::count(op.inputs.begin(), op.inputs.end(), t)) left_out[i] = 1;
     for (TensorId t : op.outputs) {
       int& w = writer[static_cast<size_t>(t)];
       if (w < 0) {
-        // in place on the model's input (persistent state updated in place, batch norm's running statistics, is
-        // re-updated by a replay as torch.utils.checkpoint does)
-        if (g.tensor(t).kind == TensorKind::Input && std::count(op.inputs.begin(), op.inputs.end(), t)) left_out[i] = 1;
         w = static_cast<int>(i);
       } else {
         for (size_t j = static_cast<size_t>(w) + 1; j <= i; ++j) starts[j] = 0;
