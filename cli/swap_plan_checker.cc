@@ -147,12 +147,16 @@ void check_host_step_times(const Graph& g, const Program& p, const Trace& tr, co
   auto name = [&](TensorId t) { return "'" + g.tensor(t).name + "'"; };
   std::map<OpId, const OpRecord*> previous;  // host ops' records in the iteration before the last
   for (const OpRecord& r : tr.ops)
-    if (r.iteration == last - 1 && r.stream >= p.num_streams - p.num_host_streams) previous[r.op] = &r;
+    if (r.iteration == last - 1 && p.host_stream(r.stream)) previous[r.op] = &r;
   auto writes = [&](const Command& c, TensorId t) {
     if (c.kind != CmdKind::HostCompute) return false;
     const Op& op = g.op(c.op);
     return std::count(op.outputs.begin(), op.outputs.end(), t) > 0;
   };
+  std::vector<uint8_t> host_written(g.tensors().size(), 0);  // by a host op somewhere in the iteration
+  for (const Command& c : cmds)
+    if (c.kind == CmdKind::HostCompute)
+      for (TensorId x : g.op(c.op).outputs) host_written[static_cast<size_t>(x)] = 1;
   for (size_t i = 0; i < cmds.size(); ++i) {
     const Command& c = cmds[i];
     if (c.kind == CmdKind::HostCompute && op_of[i]) {
@@ -181,10 +185,7 @@ void check_host_step_times(const Graph& g, const Program& p, const Trace& tr, co
   if (last < 1) return;  // the copy back at the end of one iteration against the next iteration's first use
   const std::vector<const CopyRecord*> before = match_copies(cmds, tr, last - 1);
   for (size_t i = 0; i < cmds.size(); ++i) {
-    if (cmds[i].kind != CmdKind::CopyIn || !before[i]) continue;
-    bool host_written = false;
-    for (const Command& c : cmds) host_written |= writes(c, cmds[i].tensor);
-    if (!host_written) continue;
+    if (cmds[i].kind != CmdKind::CopyIn || !before[i] || !host_written[static_cast<size_t>(cmds[i].tensor)]) continue;
     for (size_t q = 0; q < cmds.size(); ++q)
       if (cmds[q].kind == CmdKind::Launch && touches(g.op(cmds[q].op), cmds[i].tensor)) {
         if (op_of[q] && op_of[q]->start < before[i]->end)

@@ -162,7 +162,7 @@ nlohmann::json swap_figures(const SwapPlanning& s, const Graph& g, const Program
   // Host step (ZeRO-Offload): the CPU's time in the last iteration and the host memory it keeps.
   TimeNs host_ns = 0;
   for (const OpRecord& r : trace.ops)
-    if (r.iteration == last && r.stream >= p.num_streams - p.num_host_streams) host_ns += r.end - r.start;
+    if (r.iteration == last && p.host_stream(r.stream)) host_ns += r.end - r.start;
   if (!s.result.plan.host_step.empty()) {
     j["host_step_us"] = static_cast<double>(host_ns) / 1000.0;
     j["host_optimizer_bytes"] = host_step_tensors(g, s.profile.order, s.result.plan.host_step).host_state_bytes;

@@ -32,6 +32,7 @@ DeviceModel::DeviceModel(const Graph& graph, const GpuSpec& gpu, const KernelCos
       queue_(queue),
       listener_(listener),
       trace_(trace),
+      host_rate_(gpu.host_adam_bytes_per_s),
       serial_copies_(gpu.copy_engines < 2) {
   // Negative counts are the executor's to report (it checks the Program before running it).
   const size_t streams = static_cast<size_t>(std::max(num_streams, 0));
@@ -149,7 +150,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
   a.kernel = false;
   a.host = c.kind == CmdKind::HostCompute;
   if (a.host) {  // a CPU worker's step: a fixed time, nothing of the GPU
-    const TimeNs t = host_step_ns(graph_, graph_.op(c.op), host_rate_ > 0 ? host_rate_ : gpu_.host_adam_bytes_per_s);
+    const TimeNs t = host_step_ns(graph_, graph_.op(c.op), host_rate_);
     queue_.push(add_time(now_, t, gpu_file_), kActivityDone, slot, a.generation);
     return;
   }

@@ -178,7 +178,7 @@ class DeviceModel {
   DeviceListener& listener_;
   Trace* trace_;
   std::vector<uint8_t> variants_;
-  double host_rate_ = 0;
+  double host_rate_;
   const bool serial_copies_;  // one copy engine: copies are served one at a time
   TimeNs now_ = 0;
 

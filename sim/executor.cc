@@ -223,7 +223,7 @@ bool Engine::host_issue(const Command& c) {
   if (uses_tensor && (c.tensor < 0 || static_cast<size_t>(c.tensor) >= g.tensors().size()))
     bad("tensor " + std::to_string(c.tensor) + " out of range");
 
-  const bool host_stream = c.stream >= prog_.num_streams - prog_.num_host_streams;
+  const bool host_stream = prog_.host_stream(c.stream);
   const bool device_work = c.kind == CmdKind::Launch || c.kind == CmdKind::CopyIn || c.kind == CmdKind::CopyOut ||
                            c.kind == CmdKind::Alloc || c.kind == CmdKind::Free || c.kind == CmdKind::RecordStream;
   if (host_stream && device_work) bad(std::string(to_string(c.kind)) + " on host stream " + std::to_string(c.stream));

@@ -43,6 +43,7 @@ class Lowerer {
   void lower_op(int pos);
   void copy_out(size_t a);
   void wait_before_copy_out(int st, TensorId t);
+  void copy_to_host(int st, TensorId t, int32_t done);
   void arrived(TensorId t, int stream);
   void copy_in(size_t a);
   void extra_copy(const ExtraCopy& c, int pos);
@@ -533,10 +534,7 @@ void Lowerer::lower_op(int pos) {
   if (ws) emit(CmdKind::Free, s, -1, op.workspace);
   for (TensorId t : touched)  // host step: a gradient leaves for the host after its last use here
     if (host_ >= 0 && hs_.to_host_after[static_cast<size_t>(t)] == pos) {
-      wait_before_copy_out(d2h_, t);
-      emit(CmdKind::CopyOut, d2h_, -1, t);
-      host_copy_event_[static_cast<size_t>(t)] = next_event_++;
-      emit(CmdKind::RecordEvent, d2h_, -1, kNoTensor, host_copy_event_[static_cast<size_t>(t)]);
+      copy_to_host(d2h_, t, next_event_++);
       note_use(users_[static_cast<size_t>(t)], d2h_, pos);  // its free below holds the memory until the copy is done
     }
   for (TensorId t : touched)
@@ -601,12 +599,16 @@ void Lowerer::copy_out(size_t a) {
   if (!x.copy_out) return;  // the host copy made earlier is current: nothing to move
   const TensorId t = x.tensor;
   const auto ti = static_cast<size_t>(t);
-  const int st = inline_copies_ ? alloc_stream_[ti] : d2h_;
+  copy_to_host(inline_copies_ ? alloc_stream_[ti] : d2h_, t, inline_copies_ ? next_event_++ : out_done_[a]);
+}
+
+// On stream `st`, after the tensor's last writes: the copy to the host, then event `done` marking its host copy
+// current (the host blocks on it where the plan says so).
+void Lowerer::copy_to_host(int st, TensorId t, int32_t done) {
   wait_before_copy_out(st, t);
   emit(CmdKind::CopyOut, st, -1, t);
-  const int32_t done = inline_copies_ ? next_event_++ : out_done_[a];
   emit(CmdKind::RecordEvent, st, -1, kNoTensor, done);
-  host_copy_event_[ti] = done;
+  host_copy_event_[static_cast<size_t>(t)] = done;
   if (plan_.host_waits_for_copy_out) emit(CmdKind::SyncEvent, st, -1, kNoTensor, done);
 }
 
@@ -647,14 +649,9 @@ void Lowerer::extra_copy(const ExtraCopy& c, int pos) {
   const auto ti = static_cast<size_t>(c.tensor);
   const int s = stream_at(pos);
   if (c.to_host) {
-    const int st = inline_copies_ ? s : d2h_;
-    wait_before_copy_out(st, c.tensor);
-    emit(CmdKind::CopyOut, st, -1, c.tensor);
     const int32_t done = next_event_++;
-    emit(CmdKind::RecordEvent, st, -1, kNoTensor, done);
-    host_copy_event_[ti] = done;
     if (!inline_copies_) pending_extra_out_[ti] = done;
-    if (plan_.host_waits_for_copy_out) emit(CmdKind::SyncEvent, st, -1, kNoTensor, done);
+    copy_to_host(inline_copies_ ? s : d2h_, c.tensor, done);
     return;
   }
   const int st = inline_copies_ ? s : h2d_;

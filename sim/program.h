@@ -48,6 +48,7 @@ struct Program {
   bool delayed_host_update = false;
   // The CPU's rate for HostCompute: GpuSpec::host_adam_bytes_per_s (DeepSpeedCPUAdam's) times this factor.
   double host_rate_scale = 1.0;
+  bool host_stream(int s) const { return s >= num_streams - num_host_streams; }  // a CPU worker's
   int num_events = 0;              // events 0..num_events-1; re-recorded each iteration
   // Per stream, CUDA's stream priority: the block scheduler serves kernels of a lower number first
   // (sim/device_model.h). Empty: all streams equal; otherwise one entry per stream.

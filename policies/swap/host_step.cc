@@ -28,8 +28,8 @@ HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order
                                     "', which is not persistent (only persistent state is updated on the host)");
     h.host_op[static_cast<size_t>(o)] = 1;
   }
-  // Device uses (positions) of each tensor, and where the first host op runs.
-  std::vector<int> last_device(nt, -1), first_device(nt, -1);
+  // The last device use (position) of each tensor, and which tensors host ops touch.
+  std::vector<int> last_device(nt, -1);
   std::vector<uint8_t> host_touch(nt, 0);
   std::vector<int> first_host_read(nt, -1);  // the position of the first host op reading each tensor
   for (size_t i = 0; i < order.size(); ++i) {
@@ -41,7 +41,6 @@ HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order
         host_touch[ti] = 1;
         return;
       }
-      if (first_device[ti] < 0) first_device[ti] = pos;
       last_device[ti] = pos;
     };
     if (h.host_op[static_cast<size_t>(op.id)])
