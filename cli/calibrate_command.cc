@@ -4,7 +4,7 @@
 
 #include "common/config_error.h"
 #include "common/strings.h"
-#include "validate/commands.h"
+#include "validate/calibrate/harness_commands.h"
 
 namespace dlsim {
 

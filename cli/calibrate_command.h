@@ -1,14 +1,14 @@
 #pragma once
 // `dlsim calibrate DIR... --hw HW.yaml --out FILE`: fits the hardware model (kernel times per op signature,
-// PCIe, launch, cudaMalloc) to `dlsim validate` folders and writes a hardware file (validate/calibrate.h).
+// PCIe, launch, cudaMalloc) to `dlsim validate` folders and writes a hardware file (validate/calibrate/calibrate.h).
 // `dlsim calibrate --published DATA.yaml... [--write-hw] [--report MD] [--json FILE]`: fits the per-class
-// efficiencies of each GPU to published throughput instead (cli/published_calibration.h).
+// efficiencies of each GPU to published throughput instead (validate/calibrate/published_calibration.h).
 // Shape: cli/run_command.h.
 #include <iosfwd>
 #include <string>
 #include <vector>
 
-#include "cli/published_calibration.h"
+#include "validate/calibrate/published_calibration.h"
 
 namespace CLI {
 class App;

@@ -2,7 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "validate/commands.h"
+#include "validate/calibrate/harness_commands.h"
 
 namespace dlsim {
 

@@ -1,6 +1,6 @@
 #pragma once
 // `dlsim compare SIM_TRACE REAL_TRACE --plan DIR/plan.json [--json]`: per-op and per-iteration error tables of a
-// simulated trace against a measured one (validate/compare.h). Shape: cli/run_command.h.
+// simulated trace against a measured one (validate/calibrate/compare.h). Shape: cli/run_command.h.
 #include <iosfwd>
 #include <string>
 

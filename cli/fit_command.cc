@@ -4,7 +4,7 @@
 
 #include <ostream>
 
-#include "cli/fit.h"
+#include "experiment/batch_search.h"
 #include "common/strings.h"
 
 namespace dlsim {

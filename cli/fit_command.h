@@ -1,6 +1,6 @@
 #pragma once
 // `dlsim fit EXPERIMENT.yaml [--json] [--memory-at-overhead 1,5,20] [--max-batch N]`: the largest batch the
-// experiment runs at without a simulated out-of-memory on its GPU under its policies (cli/fit.h), with the
+// experiment runs at without a simulated out-of-memory on its GPU under its policies (experiment/batch_search.h), with the
 // iteration time there; --memory-at-overhead adds, for a swap policy with a memory limit, the least memory it
 // reaches within each overhead (percent of the no-swap iteration time). Exit 3 when not even batch 1 fits;
 // errors as `run` (cli/run_command.h).

@@ -10,7 +10,7 @@
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/planners/planner.h"
 #include "policies/pool/pool_policy.h"
-#include "policies/swap/swap_policy.h"
+#include "policies/swap/core/swap_policy.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {

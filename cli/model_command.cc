@@ -12,9 +12,9 @@
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "policies/concurrency/op_dag.h"
-#include "policies/swap/checkpoint_swap.h"
-#include "policies/swap/saved_bytes.h"
-#include "policies/swap/swap_policy.h"
+#include "policies/swap/checkpoint/checkpoint_swap.h"
+#include "policies/swap/core/saved_bytes.h"
+#include "policies/swap/core/swap_policy.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {

@@ -1,7 +1,7 @@
 #pragma once
 // `dlsim model NAME|FILE.onnx --batch B [--swap POLICY [--param K=V]...] [--json]`, `dlsim model --list`: a
 // model's parameters, forward MACs, activation memory kept for the backward pass (and its peak during the
-// backward pass, under a checkpointing policy: policies/swap/saved_bytes.h) and graph size; or the zoo. Shape:
+// backward pass, under a checkpointing policy: policies/swap/core/saved_bytes.h) and graph size; or the zoo. Shape:
 // cli/run_command.h.
 #include <cstdint>
 #include <iosfwd>

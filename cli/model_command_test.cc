@@ -1,4 +1,4 @@
-// `dlsim model --swap`: the saved-bytes figures under a checkpointing policy, and its refusals.
+// `dlsim model --swap`: the saved-bytes figures under a checkpointing policy, and its refusals; `--parallelism`.
 #include "cli/model_command.h"
 
 #include <catch2/catch.hpp>
@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/config_error.h"
+#include "workloads/zoo.h"
 
 using namespace dlsim;
 
@@ -89,4 +90,33 @@ TEST_CASE("dlsim model --attention: flash keeps less than eager on a Llama model
     CHECK(e.key() == "--attention");
     CHECK_THAT(e.what(), Catch::Contains("eager, sdpa-flash"));
   }
+}
+
+TEST_CASE("model --parallelism: the width per stage, forward and backward") {
+  ModelCommandOptions o;
+  o.model = "googlenet";
+  o.batch = 8;
+  o.parallelism = true;
+  o.json = true;
+  std::ostringstream out, err;
+  REQUIRE(run_model_command(o, out, err) == 0);
+  const nlohmann::json j = nlohmann::json::parse(out.str());
+  CHECK(j["forward"]["max_width"] == 4);  // an Inception module's four branches
+  CHECK(j["backward"]["max_width"].get<int>() > 4);  // mirrored branches, dgrad beside wgrad, updates
+  CHECK(j["max_width"].get<int>() >= j["backward"]["max_width"].get<int>());
+  // Every forward op that launches a kernel sits in exactly one stage.
+  ModelOptions mo;
+  mo.batch = 8;
+  const Graph g = build_training_graph("googlenet", mo);
+  int kernels = 0, counted = 0;
+  for (const Op& op : g.ops())
+    if (op.phase == Phase::Forward && (op.flops > 0 || op.bytes_read + op.bytes_written > 0)) ++kernels;
+  for (int w : j["forward"]["widths"]) counted += w;
+  CHECK(counted == kernels);
+  CHECK(j["forward"]["stages"] == j["forward"]["widths"].size());
+  // The text form says the same.
+  o.json = false;
+  std::ostringstream text;
+  REQUIRE(run_model_command(o, text, err) == 0);
+  CHECK_THAT(text.str(), Catch::Contains("training graph max width  " + std::to_string(j["max_width"].get<int>())));
 }

@@ -4,29 +4,9 @@
 
 #include <ostream>
 
-#include "cli/python_script.h"
+#include "experiment/python_script.h"
 
 namespace dlsim {
-
-std::vector<std::string> plot_script_args(const PlotCommandOptions& o) {
-  std::vector<std::string> a = {o.csv, "--x", o.x, "--y", o.y, "--kind", o.kind};
-  auto opt = [&](const char* flag, const std::string& v) {
-    if (!v.empty()) {
-      a.emplace_back(flag);
-      a.push_back(v);
-    }
-  };
-  opt("--hue", o.hue);
-  opt("--facet", o.facet);
-  opt("--bound", o.bound);
-  opt("--baseline", o.baseline);
-  opt("--title", o.title);
-  for (const std::string& w : o.where) opt("--where", w);
-  for (const std::string& d : o.hue_drop) opt("--hue-drop", d);
-  if (o.log_y) a.emplace_back("--log-y");
-  for (const std::string& f : o.out) opt("--out", f);
-  return a;
-}
 
 CLI::App* add_plot_command(CLI::App& app, PlotCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("plot", "draw a figure (PNG or SVG) from a sweep's runs.csv");

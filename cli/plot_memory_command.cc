@@ -6,10 +6,10 @@
 #include <filesystem>
 #include <ostream>
 
-#include "cli/experiment.h"
-#include "cli/memory_snapshot.h"
-#include "cli/python_script.h"
-#include "cli/run_experiment.h"
+#include "experiment/experiment.h"
+#include "experiment/snapshot/memory_snapshot.h"
+#include "experiment/python_script.h"
+#include "experiment/run_experiment.h"
 #include "common/strings.h"
 
 namespace dlsim {

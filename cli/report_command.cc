@@ -2,7 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/python_script.h"
+#include "experiment/python_script.h"
 
 namespace dlsim {
 

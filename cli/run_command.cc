@@ -5,9 +5,9 @@
 #include <fstream>
 #include <ostream>
 
-#include "cli/experiment.h"
-#include "cli/memory_snapshot.h"
-#include "cli/run_experiment.h"
+#include "experiment/experiment.h"
+#include "experiment/snapshot/memory_snapshot.h"
+#include "experiment/run_experiment.h"
 #include "common/config_error.h"
 #include "common/strings.h"
 

@@ -1,7 +1,7 @@
 #pragma once
 // `dlsim run EXPERIMENT.yaml [--json] [--chrome-trace FILE] [--memory-snapshot FILE.pickle]`: simulates one
 // experiment and prints its figures (a table, or one JSON object); exit 3 when the simulated GPU ran out of memory.
-// --memory-snapshot writes the run's allocation history as a PyTorch memory snapshot (cli/memory_snapshot.h).
+// --memory-snapshot writes the run's allocation history as a PyTorch memory snapshot (experiment/snapshot/memory_snapshot.h).
 //
 // Every subcommand has this shape (cli/*_command.h): XCommandOptions, add_x_command registers it on the
 // CLI11 app (the returned subcommand tells main whether it was chosen), run_x_command does the work and

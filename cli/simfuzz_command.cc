@@ -14,7 +14,7 @@
 #include <map>
 #include <ostream>
 
-#include "cli/simfuzz.h"
+#include "experiment/simfuzz/simfuzz.h"
 #include "common/config_error.h"
 #include "common/strings.h"
 

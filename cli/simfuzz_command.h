@@ -1,6 +1,6 @@
 #pragma once
 // `dlsim simfuzz [--runs N] [--seed S] [--shrink-to DIR] [--max-violations K]`: the simulation fuzzer
-// (cli/simfuzz.h). Draws N cases from seeds S, S+1, ... (cli/simfuzz_case.h), runs each through the simulator with
+// (experiment/simfuzz/simfuzz.h). Draws N cases from seeds S, S+1, ... (experiment/simfuzz/simfuzz_case.h), runs each through the simulator with
 // every checker on, prints each violation with its seed and, with --shrink-to, writes the shrunk case to
 // DIR/simfuzz-<seed>.yaml. `--replay FILE...` runs saved cases (tests/simfuzz/*.yaml are such). Exit 1 when a
 // violation was found, 0 when none, 4 on a hang (a case running past --hang-seconds); errors in a replayed file

@@ -5,12 +5,12 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "cli/graph_cache.h"
-#include "cli/run_experiment.h"
-#include "cli/sweep.h"
-#include "cli/sweep_interrupt.h"
-#include "cli/sweep_mpi.h"
-#include "cli/sweep_runner.h"
+#include "experiment/graph_cache.h"
+#include "experiment/run_experiment.h"
+#include "experiment/sweep/sweep.h"
+#include "experiment/sweep/interrupt.h"
+#include "experiment/sweep/mpi.h"
+#include "experiment/sweep/runner.h"
 #include "common/config_error.h"
 
 namespace dlsim {

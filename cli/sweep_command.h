@@ -1,7 +1,7 @@
 #pragma once
 // `dlsim sweep SWEEP.yaml [--results-dir DIR] [--max-points N] [--jobs N] [--resume] [--shard I/N] [--mpi]
 //  [--merge DIR...]`: every point of a sweep file on the simulator, into DIR/<name>/runs.csv and summary.md
-// (cli/sweep.h). Exit 1 when a run failed, 130 when stopped by Ctrl-C (resume with --resume). Shape:
+// (experiment/sweep/sweep.h). Exit 1 when a run failed, 130 when stopped by Ctrl-C (resume with --resume). Shape:
 // cli/run_command.h.
 #include <cstdint>
 #include <iosfwd>
@@ -17,7 +17,7 @@ namespace dlsim {
 struct SweepCommandOptions {
   std::string sweep;
   std::string results_dir = "results";
-  uint64_t max_points = 0;  // 0: the file's max_points, else kDefaultMaxSweepPoints (cli/sweep.h)
+  uint64_t max_points = 0;  // 0: the file's max_points, else kDefaultMaxSweepPoints (experiment/sweep/sweep.h)
   int jobs = 0;             // 0: the core count
   bool resume = false;
   std::string shard;        // "I/N"; empty: every point

@@ -2,12 +2,12 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/experiment.h"
-#include "cli/run_experiment.h"
+#include "experiment/experiment.h"
+#include "experiment/run_experiment.h"
 #include "common/config_error.h"
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
-#include "validate/compare.h"
+#include "validate/calibrate/compare.h"
 
 namespace dlsim {
 
@@ -38,7 +38,7 @@ int run_validate_command(const ValidateCommandOptions& o, std::ostream& out, std
   RunResult r = simulate(prep.program, ctx, so);
   number_as_measured(r.trace, o.warmup);  // iteration i of both traces: the i-th measured iteration
 
-  PlanFile plan;
+  ProgramFile plan;
   plan.experiment = o.experiment_path;
   plan.hw = prep.hw.spec.name;
   plan.capacity_bytes = prep.hw.spec.memory_bytes;

@@ -2,10 +2,10 @@
 // `dlsim validate EXPERIMENT.yaml --out DIR [--warmup N] [--iterations N] [--microbench] [--cuda-binary PATH]`:
 // simulates the experiment, writes DIR/plan.json and DIR/trace.sim.json, runs dlsim-cuda on a real GPU and
 // compares. Exit 3 when there is no GPU (or no dlsim-cuda). Its options are the harness's own
-// (validate/commands.h). Shape: cli/run_command.h.
+// (validate/calibrate/harness_commands.h). Shape: cli/run_command.h.
 #include <iosfwd>
 
-#include "validate/commands.h"
+#include "validate/calibrate/harness_commands.h"
 
 namespace CLI {
 class App;

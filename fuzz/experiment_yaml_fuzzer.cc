@@ -1,7 +1,7 @@
-// Fuzz target: an experiment YAML file (cli/experiment.h), parsed from memory as `dlsim run` parses the file.
+// Fuzz target: an experiment YAML file (experiment/experiment.h), parsed from memory as `dlsim run` parses the file.
 // Relative paths in the input (hw: configs/hw/x.yaml, model: x.onnx) resolve from the working folder, which
 // scripts/fuzz.sh sets to the repository root so that seeds naming real files reach the code beyond the checks.
-#include "cli/experiment.h"
+#include "experiment/experiment.h"
 #include "common/yaml_reader.h"
 #include "fuzz/fuzz_input.h"
 

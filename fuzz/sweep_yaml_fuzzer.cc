@@ -1,10 +1,10 @@
-// Fuzz target: a sweep YAML file (cli/sweep.h): the base experiment and every point the `vary` axes expand to.
+// Fuzz target: a sweep YAML file (experiment/sweep/sweep.h): the base experiment and every point the `vary` axes expand to.
 // A sweep of more than kMaxPoints points is skipped before it is expanded: each point is a whole experiment
 // check, so one input could otherwise spend seconds (the size of a sweep is bounded, if at all, by the loader's
 // own limits, not by this target).
 #include <algorithm>
 
-#include "cli/sweep.h"
+#include "experiment/sweep/sweep.h"
 #include "common/yaml_reader.h"
 #include "fuzz/fuzz_input.h"
 

@@ -1,12 +1,12 @@
-// Fuzz target: a trace JSON file (sim/trace.h) as `dlsim compare` reads it, then compared (validate/compare.h)
+// Fuzz target: a trace JSON file (program/trace.h) as `dlsim compare` reads it, then compared (validate/calibrate/compare.h)
 // against itself and against a trace renumbered as dlsim-cuda numbers its own, over a fixed graph
 // (cifar-alexnet, batch 2: the graph the committed seed traces were simulated on), with both reports printed.
 // The op, tensor and iteration numbers in the input are arbitrary: the comparison must cope with any of them.
 #include <sstream>
 
 #include "fuzz/fuzz_input.h"
-#include "validate/commands.h"
-#include "validate/compare.h"
+#include "program/trace_file.h"
+#include "validate/calibrate/compare.h"
 #include "workloads/zoo.h"
 
 namespace {

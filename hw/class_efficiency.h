@@ -3,7 +3,7 @@
 // GEMM reaches, by math path (hw/math_path.h: CUDA cores, TF32, fp16 or bf16 tensor cores), and what fraction of
 // the HBM bandwidth each memory-bound class reaches. Each is a parameter of the roofline model, declared here
 // once with its range; 0 (the default) means "not set": the model's compute_efficiency / memory_efficiency
-// stands. `dlsim calibrate --published` fits them per GPU to published throughput (validate/published_fit.h)
+// stands. `dlsim calibrate --published` fits them per GPU to published throughput (validate/calibrate/published_regression.h)
 // and writes them into the hardware files, marked [F].
 #include <array>
 #include <string>

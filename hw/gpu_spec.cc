@@ -63,7 +63,7 @@ int64_t get_int_in_range(const YamlMap& m, const std::string& key, int64_t lo, i
 
 void read_memory(const YamlMap& m, GpuSpec& g) {
   m.check_keys({"total_mib", "context_reserve_mib"});
-  // At most 2^25 MiB (32 TiB): below the simulator's "no memory limit" device (2^46 bytes, cli/swap_planning.h)
+  // At most 2^25 MiB (32 TiB): below the simulator's "no memory limit" device (2^46 bytes, experiment/swap_planning.h)
   // and the virtual-memory address ranges (from 2^47, policies/pool/virtual_device_memory.h), which a larger
   // device's malloc addresses would run into.
   int64_t total = get_int_in_range(m, "total_mib", 1, kMaxDeviceMib);

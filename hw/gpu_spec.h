@@ -28,7 +28,7 @@ const char* to_string(MathPath p);  // "cuda-core", "tf32", "fp16", "bf16"
 
 // How kernels share the GPU when streams run them concurrently (sim/device_model.h), the hardware file's optional
 // `concurrent_kernels:` block. Every default is an assumption ([A]) until `dlsim calibrate` fits it from the
-// concurrent-convolution micro-benchmarks (validate/calibrate.h: co_run_slowdown, gemm_blocks_per_sm).
+// concurrent-convolution micro-benchmarks (validate/calibrate/calibrate.h: co_run_slowdown, gemm_blocks_per_sm).
 struct ConcurrencySpec {
   // CUDA_DEVICE_MAX_CONNECTIONS: hardware work queues; stream s feeds queue s % max_connections, and the commands
   // of streams sharing a queue run in issue order across them (a false dependency).
@@ -92,7 +92,7 @@ struct GpuSpec {
   TimeNs launch_overhead_ns = 0;   // host time to issue one kernel
   // The host CPU's optimizer step (`host_cpu: adam_gb_per_s`, optional; 0: not given): fp32 state bytes
   // (master weight and moments) a CPU Adam such as DeepSpeedCPUAdam updates per second. Only ZeRO-Offload's
-  // host step (policies/swap/host_step.h) uses it.
+  // host step (policies/swap/core/host_step.h) uses it.
   double host_adam_bytes_per_s = 0;
   ConcurrencySpec concurrency;     // the `concurrent_kernels:` block (optional; defaults [A])
   TimeNs malloc_base_ns = 0;       // cudaMalloc: base + per GiB

@@ -103,7 +103,7 @@ KernelCost RooflineCostModel::cost(const Graph& g, const Op& op) const {
   const MathPath path = math_path(spec_, g, op);
   const OpClass cls = op_class(op);
   // A kind the calibration measured on this GPU (op_class_scale), on the math path it was measured on, takes the
-  // single-efficiency roofline its factor was fitted against (validate/calibrate.h: no class efficiencies, no
+  // single-efficiency roofline its factor was fitted against (validate/calibrate/calibrate.h: no class efficiencies, no
   // occupancy scaling) times that factor; everything else the per-class model.
   const auto measured = spec_.op_class_scale.find(op.kind);
   const auto measured_path = spec_.op_class_scale_path.find(op.kind);

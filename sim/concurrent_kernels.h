@@ -1,7 +1,7 @@
 #pragma once
 // A what-if on the device model alone: independent kernels issued together, one per stream, at time 0 with no
 // launch cost (as a CUDA Graph replays them), run until the last ends. `dlsim calibrate` compares it with the
-// measured concurrent convolutions (validate/concurrency_fit.h) to fit the concurrency constants.
+// measured concurrent convolutions (validate/calibrate/concurrency_regression.h) to fit the concurrency constants.
 #include <cstdint>
 #include <vector>
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "common/sim_time.h"
-#include "policies/swap/host_step.h"
+#include "policies/swap/core/host_step.h"
 
 namespace dlsim {
 

@@ -26,7 +26,7 @@
 //   direction (equal shares), or, with fewer than two copy engines, one copy at a time in the order they
 //   reached the engine.
 // - Host streams (Program::num_host_streams, the last streams): CPU worker threads, each with a queue of its own
-//   (not one of the GPU's connections). A HostCompute takes host_step_ns (policies/swap/host_step.h) at
+//   (not one of the GPU's connections). A HostCompute takes host_step_ns (policies/swap/core/host_step.h) at
 //   GpuSpec::host_adam_bytes_per_s and uses nothing of the GPU; it is traced as an op on its host stream.
 //
 // The interface: enqueue() a command on a stream; settle() runs every queue as far as it can go at `now`;
@@ -41,8 +41,8 @@
 #include "hw/cost_model.h"
 #include "hw/gpu_spec.h"
 #include "sim/event_queue.h"
-#include "sim/program.h"
-#include "sim/trace.h"
+#include "program/program.h"
+#include "program/trace.h"
 #include "workloads/graph.h"
 
 namespace dlsim {

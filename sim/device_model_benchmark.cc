@@ -13,7 +13,7 @@
 #include "policies/pool/pytorch_caching_pool.h"
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
-#include "sim/lower.h"
+#include "program/lower.h"
 #include "workloads/zoo.h"
 
 namespace {

@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "sim/testing/fakes.h"
+#include "policies/testing/fakes.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;

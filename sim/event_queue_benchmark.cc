@@ -11,7 +11,7 @@
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/event_queue.h"
 #include "sim/executor.h"
-#include "sim/lower.h"
+#include "program/lower.h"
 #include "workloads/zoo.h"
 
 namespace {

@@ -45,8 +45,8 @@
 #include "hw/cost_model.h"
 #include "hw/gpu_spec.h"
 #include "policies/pool/pool_policy.h"
-#include "sim/program.h"
-#include "sim/trace.h"
+#include "program/program.h"
+#include "program/trace.h"
 #include "workloads/graph.h"
 
 namespace dlsim {

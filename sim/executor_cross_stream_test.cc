@@ -1,12 +1,12 @@
 // The executor's memory across streams (sim/executor.h): frees held for other streams (RecordStream), the
 // retry after waiting for them, and the wait a stream-blind pool's cross-stream reuse needs. Every run is also
-// read by the independent check (sim/memory_reuse_check.h).
+// read by the independent check (sim/check/memory_reuse_check.h).
 #include <catch2/catch.hpp>
 
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
-#include "sim/memory_reuse_check.h"
-#include "sim/testing/fakes.h"
+#include "sim/check/memory_reuse_check.h"
+#include "policies/testing/fakes.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;

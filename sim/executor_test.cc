@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "policies/pool/virtual_device_memory.h"
-#include "sim/testing/fakes.h"
+#include "policies/testing/fakes.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;

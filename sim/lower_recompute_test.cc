@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string>
 
-#include "policies/swap/program_load.h"
-#include "sim/lower.h"
+#include "policies/swap/core/program_load.h"
+#include "program/lower.h"
 #include "sim/testing/fake_run.h"
 
 using namespace dlsim;

@@ -1,4 +1,4 @@
-#include "sim/lower.h"
+#include "program/lower.h"
 
 #include <catch2/catch.hpp>
 
@@ -8,8 +8,8 @@
 
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
-#include "sim/memory_reuse_check.h"
-#include "sim/testing/fakes.h"
+#include "sim/check/memory_reuse_check.h"
+#include "policies/testing/fakes.h"
 #include "workloads/zoo.h"
 
 using namespace dlsim;

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/testing/fakes.h"
+#include "policies/testing/fakes.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;

@@ -1,4 +1,4 @@
-#include "sim/trace.h"
+#include "program/trace.h"
 
 #include <catch2/catch.hpp>
 
@@ -6,8 +6,8 @@
 
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
-#include "sim/lower.h"
-#include "sim/testing/fakes.h"
+#include "program/lower.h"
+#include "policies/testing/fakes.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;

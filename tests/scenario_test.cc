@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "cli/experiment.h"
-#include "cli/run_experiment.h"
-#include "cli/sweep.h"
+#include "experiment/experiment.h"
+#include "experiment/run_experiment.h"
+#include "experiment/sweep/sweep.h"
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
 

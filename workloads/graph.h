@@ -101,7 +101,7 @@ class Graph {
   std::string name;
   int64_t batch = 0;
   // The model's own blocks in forward order, by module path ("layer1.0", "encoder.layer.3"): what activation
-  // checkpointing segments (policies/swap/checkpoint_swap.h). Empty for a model without a block structure (VGG,
+  // checkpointing segments (policies/swap/checkpoint/checkpoint_swap.h). Empty for a model without a block structure (VGG,
   // an ONNX import). Op::block indexes it.
   std::vector<std::string> blocks;
 

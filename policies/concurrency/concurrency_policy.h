@@ -1,6 +1,6 @@
 #pragma once
 // A concurrency policy assigns every op a stream, fixes the host's issue order and may pick a kernel variant
-// per op (KernelCostModel::variants). Lowering (sim/lower.h) turns the Schedule into a Program with an event on
+// per op (KernelCostModel::variants). Lowering (program/lower.h) turns the Schedule into a Program with an event on
 // every cross-stream edge of Graph::dag() and rejects an order that breaks a dependence, naming the op.
 #include <cstdint>
 #include <functional>

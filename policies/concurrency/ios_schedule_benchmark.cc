@@ -1,6 +1,6 @@
 // How long ios takes to schedule a training graph (issue 12's target: under a second for Inception-v3 and
 // DenseNet-121), with the hardware file's kernel cost model. The final comparison with serial is not included:
-// it runs the simulator twice (cli/run_experiment.cc), which the sweep's timings show separately.
+// it runs the simulator twice (experiment/run_experiment.cc), which the sweep's timings show separately.
 #include <benchmark/benchmark.h>
 
 #include "hw/hardware.h"

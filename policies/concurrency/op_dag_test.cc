@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "policies/concurrency/op_dag.h"
-#include "sim/testing/fakes.h"
+#include "policies/testing/fakes.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;

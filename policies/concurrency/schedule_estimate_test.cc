@@ -2,7 +2,7 @@
 
 #include "policies/concurrency/schedule_estimate.h"
 #include "policies/concurrency/schedules.h"
-#include "sim/testing/fakes.h"
+#include "policies/testing/fakes.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;

@@ -1,6 +1,6 @@
 #pragma once
 // A DeviceMemory that passes every call to another one: the base of decorators that watch the calls a pool makes
-// (pool_checker.h's RecordingDeviceMemory checks them, cli/allocation_recorder.h's LoggingDeviceMemory logs them
+// (pool_checker.h's RecordingDeviceMemory checks them, experiment/snapshot/allocation_recorder.h's LoggingDeviceMemory logs them
 // for memory snapshots) and override only the calls they watch.
 #include "policies/pool/pool_policy.h"
 

@@ -1,15 +1,15 @@
 // The built-in swap policies, in the order `dlsim list` shows them.
-#include "policies/swap/capuchin_swap.h"
-#include "policies/swap/checkmate_swap.h"
-#include "policies/swap/checkpoint_swap.h"
-#include "policies/swap/dtr_swap.h"
-#include "policies/swap/fastest_under_limit.h"
-#include "policies/swap/save_on_cpu_swap.h"
-#include "policies/swap/singa_swap.h"
-#include "policies/swap/swap_policy.h"
-#include "policies/swap/swapadvisor_swap.h"
-#include "policies/swap/vdnn_swap.h"
-#include "policies/swap/zero_offload_swap.h"
+#include "policies/swap/capuchin/capuchin_swap.h"
+#include "policies/swap/checkmate/checkmate_swap.h"
+#include "policies/swap/checkpoint/checkpoint_swap.h"
+#include "policies/swap/dtr/dtr_swap.h"
+#include "policies/swap/fastest_under_limit/fastest_under_limit.h"
+#include "policies/swap/save_on_cpu/save_on_cpu_swap.h"
+#include "policies/swap/singa/singa_swap.h"
+#include "policies/swap/core/swap_policy.h"
+#include "policies/swap/swapadvisor/swapadvisor_swap.h"
+#include "policies/swap/vdnn/vdnn_swap.h"
+#include "policies/swap/offload/zero_offload_swap.h"
 
 namespace dlsim {
 

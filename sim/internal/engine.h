@@ -11,7 +11,7 @@
 
 #include "sim/device_model.h"
 #include "sim/event_queue.h"
-#include "sim/freed_ranges.h"
+#include "program/freed_ranges.h"
 #include "sim/executor.h"
 
 namespace dlsim::sim_internal {

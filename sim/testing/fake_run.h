@@ -1,10 +1,10 @@
 #pragma once
-// Runs a Program on sim/testing/fakes.h's stand-ins: a 1 GiB device, a pool that hands freed memory straight back
+// Runs a Program on policies/testing/fakes.h's stand-ins: a 1 GiB device, a pool that hands freed memory straight back
 // by exact size (so that reuse is immediate), kernels timed by their op attributes, a 10 bytes/ns link with 1 us
 // latency, and the fake GPU.
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"
-#include "sim/testing/fakes.h"
+#include "policies/testing/fakes.h"
 
 namespace dlsim::testing {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/experiment.h"
-#include "cli/run_experiment.h"
+#include "experiment/experiment.h"
+#include "experiment/run_experiment.h"
 #include "policies/pool/testing/recording_pool.h"
 #include "policies/pool/virtual_device_memory.h"
 #include "sim/executor.h"

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "policies/swap/program_load.h"
+#include "policies/swap/core/program_load.h"
 #include "policies/swap/testing/swap_graphs.h"
 
 namespace dlsim::testing {

@@ -7,7 +7,7 @@
 
 #include "hw/cost_model.h"
 #include "policies/concurrency/concurrency_policy.h"
-#include "policies/swap/swap_policy.h"
+#include "policies/swap/core/swap_policy.h"
 #include "workloads/graph.h"
 
 namespace dlsim::testing {

@@ -1,0 +1,197 @@
+#include "experiment/experiment.h"
+
+#include <array>
+#include <filesystem>
+
+#include "common/config_error.h"
+#include "common/strings.h"
+#include "common/yaml_reader.h"
+#include "hw/gpu_spec.h"
+#include "hw/hardware.h"
+#include "policies/concurrency/concurrency_policy.h"
+#include "policies/pool/pool_policy.h"
+#include "policies/swap/core/swap_policy.h"
+#include "workloads/zoo.h"
+
+namespace dlsim {
+
+std::string PolicyChoice::label() const {
+  std::string diff;
+  for (const auto& [k, v] : params.values()) {
+    auto it = defaults.values().find(k);
+    if (it != defaults.values().end() && it->second == v) continue;
+    diff += (diff.empty() ? "" : ",") + k + "=" + to_string(v);
+  }
+  return diff.empty() ? name : name + "(" + diff + ")";
+}
+
+const std::vector<std::string>& experiment_keys() {
+  static const std::vector<std::string> keys = {"model",         "batch",   "hw",        "hw_override",
+                                                "pool",          "swap",    "concurrency", "iterations",
+                                                "image_size",    "seq_len", "optimizer", "precision",
+                                                "tf32",          "memory_format", "kernels",
+                                                "launch",        "max_graph_nodes", "attention"};
+  return keys;
+}
+
+namespace {
+void flatten(const YAML::Node& n, const std::string& prefix, std::string& out) {
+  if (n.IsMap()) {
+    for (const auto& kv : n) flatten(kv.second, prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar(), out);
+    return;
+  }
+  out += (out.empty() ? "" : ",") + prefix + "=" + (n.IsScalar() ? n.Scalar() : std::string("..."));
+}
+}  // namespace
+
+std::string Experiment::model_label() const {
+  return attention ? model + "(attention=" + to_string(*attention) + ")" : model;
+}
+
+std::string Experiment::hw_label() const {
+  if (!hw_override.IsMap() || hw_override.size() == 0) return hw;
+  std::string o;
+  flatten(hw_override, "", o);
+  return hw + "+" + o;
+}
+
+namespace {
+
+// A relative path to a file (an ONNX model, a hardware file) as written in `file`: as given when it exists from
+// the working folder, else beside `file` when it exists there.
+std::string beside_if_missing(const std::string& path, const std::string& file) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute() || file.empty() || std::filesystem::exists(p)) return path;
+  const auto beside = std::filesystem::path(file).parent_path() / p;
+  return std::filesystem::exists(beside) ? beside.string() : path;
+}
+
+// `pool: cnmem` or `pool: {name: cnmem, init_size_mb: 256}`.
+template <class Reg>
+PolicyChoice read_policy(const YamlMap& m, const std::string& key, const Reg& reg) {
+  YAML::Node n = m.get(key);
+  PolicyChoice c;
+  YAML::Node params_node;
+  if (n.IsScalar()) {
+    c.name = n.Scalar();
+  } else if (n.IsMap()) {
+    YamlMap sub(n, m.file(), key);
+    c.name = sub.get_string("name");
+    params_node = n;
+  } else {
+    m.fail(key, "expected a " + reg.kind() + " name or a mapping {name: ..., <parameter>: ...}");
+  }
+  const auto& entry = reg.get(c.name, m.file(), m.line_of(key), key);
+  c.params = params_from_yaml(entry.params, params_node, m.file(), c.name, key);
+  c.defaults = Params(entry.params);
+  c.line = m.line_of(key);
+  return c;
+}
+
+// An enum option by the name to_string gives its values (`precision: mixed-fp16`), or its default when absent.
+template <class E, size_t N>
+E read_choice(const YamlMap& m, const std::string& key, E fallback, const std::array<E, N>& values) {
+  if (!m.has(key)) return fallback;
+  const std::string v = m.get_string(key);
+  if (auto e = choice_named(v, values)) return *e;
+  m.fail(key, "unknown " + key + " '" + v + "'; valid: " + choice_names(values));
+}
+
+}  // namespace
+
+TrainingOptions training_options(const Experiment& e) {
+  TrainingOptions t;
+  t.optimizer = e.optimizer;
+  t.precision = e.precision;
+  t.tf32 = e.tf32;
+  t.memory_format = e.memory_format;
+  t.kernels = e.kernels;
+  return t;
+}
+
+Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file) {
+  YamlMap m(node, file);
+  m.check_keys(experiment_keys());
+  Experiment e;
+  e.file = file;
+
+  e.model = m.get_string("model");
+  const bool is_onnx = e.model.size() > 5 && e.model.substr(e.model.size() - 5) == ".onnx";
+  const bool is_config = e.model.size() > 5 && e.model.substr(e.model.size() - 5) == ".json";
+  if (is_onnx || is_config) {
+    e.model = beside_if_missing(e.model, file);
+    if (!std::filesystem::exists(e.model))
+      m.fail("model", std::string(is_onnx ? "ONNX file '" : "model config '") + e.model + "' not found");
+  } else {
+    bool known = false;
+    std::vector<std::string> names;
+    for (const auto& info : model_zoo()) {
+      names.push_back(info.name);
+      known = known || info.name == e.model;
+    }
+    if (!known) m.fail("model", "unknown model '" + e.model + "'; valid: " + join(names) + ", a path to an .onnx file, or a Llama-family config.json");
+  }
+
+  e.batch = m.get_int("batch");
+  if (e.batch <= 0) m.fail("batch", "must be a positive integer");
+  e.image_size = m.get_int("image_size", 0);
+  if (e.image_size < 0) m.fail("image_size", "must be positive (or 0 for the model's default)");
+  e.seq_len = m.get_int("seq_len", 0);
+  if (e.seq_len < 0) m.fail("seq_len", "must be positive (or 0 for the model's default)");
+
+  e.hw = m.get_string("hw");
+  if (e.hw.find(".yaml") == std::string::npos) {
+    auto names = list_hw_names();
+    if (std::find(names.begin(), names.end(), e.hw) == names.end())
+      m.fail("hw", "unknown hardware '" + e.hw + "'; valid: " + join(names) + ", or a path to a .yaml file");
+  } else {
+    e.hw = beside_if_missing(e.hw, file);
+    if (!std::filesystem::exists(e.hw)) m.fail("hw", "hardware file '" + e.hw + "' not found");
+  }
+
+  if (m.has("hw_override")) {  // merged into the hardware file and checked now, so that a sweep fails early
+    e.hw_override = m.get("hw_override");
+    if (!e.hw_override.IsMap()) m.fail("hw_override", "expected a mapping of hardware-file keys, e.g. {pcie: {latency_us: 10}}");
+    try {
+      load_hardware(e.hw, e.hw_override);
+    } catch (const ConfigError& err) {
+      // The line of the overriding value when the error is about one; else the mapping's.
+      const YAML::Node at = yaml_find_path(e.hw_override, err.key());
+      const int line = at && yaml_line(at) > 0 ? yaml_line(at) : m.line_of("hw_override");
+      throw ConfigError(file, line, err.key().empty() ? "hw_override" : "hw_override." + err.key(), err.message());
+    }
+  }
+
+  e.pool = read_policy(m, "pool", pool_registry());
+  e.swap = read_policy(m, "swap", swap_registry());
+  e.concurrency = read_policy(m, "concurrency", concurrency_registry());
+
+  const int64_t iters = m.get_int("iterations", 3);
+  if (iters < 1 || iters > 1000) m.fail("iterations", "must be between 1 and 1000");
+  e.iterations = static_cast<int>(iters);
+
+  e.optimizer = read_choice(m, "optimizer", Optimizer::SgdMomentum, kOptimizers);
+  e.precision = read_choice(m, "precision", Precision::FP32, kPrecisions);
+  e.tf32 = read_choice(m, "tf32", Tf32::Conv, kTf32Modes);
+  e.memory_format = read_choice(m, "memory_format", MemoryFormat::NCHW, kMemoryFormats);
+  e.kernels = read_choice(m, "kernels", Kernels::Eager, kKernelChoices);
+  e.launch = read_choice(m, "launch", LaunchMode::Eager, kLaunchModes);
+  if (m.has("attention")) {
+    e.attention = read_choice(m, "attention", Attention::SdpaFlash, kAttentionChoices);
+    // Checked here so that the error names the file and line (the builder would say it too).
+    for (const auto& info : model_zoo())
+      if (info.name == e.model && !info.llm && *e.attention == Attention::SdpaFlash)
+        m.fail("attention", "model '" + e.model + "' is built with eager attention only; sdpa-flash is for the "
+                            "Llama-family models (dlsim list)");
+  }
+  e.max_graph_nodes = m.get_int("max_graph_nodes", kDefaultMaxGraphNodes);
+  if (e.max_graph_nodes < 1) m.fail("max_graph_nodes", "must be at least 1, got " + std::to_string(e.max_graph_nodes));
+  return e;
+}
+
+Experiment load_experiment(const std::string& path) {
+  YAML::Node n = load_yaml_file(path);
+  return experiment_from_yaml(n, path);
+}
+
+}  // namespace dlsim

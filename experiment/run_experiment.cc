@@ -1,0 +1,266 @@
+#include "experiment/run_experiment.h"
+
+#include <chrono>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+#include "experiment/graph_cache.h"
+#include "sim/check/swap_plan_checker.h"
+#include "experiment/swap_planning.h"
+#include "common/config_error.h"
+#include "common/yaml_reader.h"
+#include "hw/hardware.h"
+#include "hw/math_path.h"
+#include "hw/measured_workspace.h"
+#include "policies/concurrency/concurrency_policy.h"
+#include "policies/concurrency/op_dag.h"
+#include "policies/pool/pool_policy.h"
+#include "policies/pool/virtual_device_memory.h"
+#include "policies/swap/core/cbc_solver.h"
+#include "sim/executor.h"
+#include "program/lower.h"
+#include "sim/check/memory_reuse_check.h"
+#include "sim/stage_simulation.h"
+#include "workloads/zoo.h"
+
+namespace dlsim {
+
+namespace {
+
+ModelOptions model_options(const Experiment& e) {
+  ModelOptions mo;
+  mo.batch = e.batch;
+  mo.image_size = e.image_size;
+  mo.seq_len = e.seq_len;
+  mo.attention = e.attention;
+  mo.training = training_options(e);
+  mo.max_graph_nodes = e.max_graph_nodes;
+  return mo;
+}
+
+}  // namespace
+
+void check_max_streams(const Experiment& e) {
+  if (!e.concurrency.params.has("max_streams")) return;
+  const int64_t m = e.concurrency.params.get_int("max_streams");
+  if (m > kMaxHardwareStreams)
+    throw ConfigError(e.file, e.concurrency.line, "concurrency.max_streams",
+                      "max_streams " + std::to_string(m) + " is above the hardware's limit of " +
+                          std::to_string(kMaxHardwareStreams) +
+                          " streams (CUDA_DEVICE_MAX_CONNECTIONS hardware work queues; more streams share queues)");
+}
+
+Graph build_experiment_graph(const Experiment& e) {
+  try {
+    return build_training_graph(e.model, model_options(e));
+  } catch (const ConfigError& err) {
+    // The builder names the model and the layer; the experiment file is what the user edits.
+    if (e.file.empty() || err.file() == e.file) throw;
+    throw ConfigError(e.file, 0, "model", err.what());
+  }
+}
+
+PreparedExperiment prepare_experiment(const Experiment& e) { return prepare_experiment(e, build_experiment_graph(e)); }
+
+PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph) {
+  PreparedExperiment p;
+  p.graph = std::move(training_graph);
+  p.hw = load_hardware(e.hw, e.hw_override);
+  if (!e.kernel_model_overrides.empty()) {
+    for (const auto& [k, v] : e.kernel_model_overrides) p.hw.spec.kernel_model_params.set(k, v);
+    check_params(kernel_model_registry().get(p.hw.spec.kernel_model).params, p.hw.spec.kernel_model_params,
+                 p.hw.spec.kernel_model);
+    p.hw.kernels = make_cost_model(p.hw.spec);
+  }
+  apply_measured_workspaces(p.graph, p.hw.spec);  // a calibrated file's cuDNN workspaces replace the assumption
+  check_max_streams(e);
+  auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
+  ScheduleContext sc;
+  sc.launch_overhead_ns = p.hw.spec.launch_overhead_ns;
+  // Whole-schedule checks some policies make (ios against serial) run the simulator itself: two iterations,
+  // no swaps (the schedule comes first), the experiment's pool on a fresh device.
+  sc.simulate = [&e, &p](const Schedule& s) {
+    const Program prog = lower(p.graph, s, SwapPlan{});
+    VirtualDeviceMemory dev(p.hw.spec.memory_bytes, p.hw.spec.total_memory_bytes);
+    auto pool = make_pool(e, dev);
+    SimContext ctx{p.graph, p.hw.spec, *p.hw.kernels, *p.hw.link, *pool, dev};
+    SimOptions opt;
+    opt.iterations = 2;
+    opt.record_trace = false;
+    const RunResult r = simulate(prog, ctx, opt);
+    return r.iterations_completed == 2 ? r.steady_iteration_ns : std::numeric_limits<TimeNs>::max();
+  };
+  // Candidate stages (ios) on the device model alone: no pool, no host beyond the launches.
+  sc.simulate_stage = [&p](const std::vector<std::vector<OpId>>& groups) {
+    return simulate_stage(p.graph, p.hw.spec, *p.hw.kernels, *p.hw.link, groups, p.hw.spec.launch_overhead_ns);
+  };
+  try {
+    p.schedule = conc->schedule(p.graph, *p.hw.kernels, sc);
+  } catch (const ScheduleLimitError& x) {
+    throw ConfigError(e.file, e.concurrency.line, "concurrency", x.what());
+  }
+  p.ideal_ns = critical_path_ns(p.graph, op_dag(p.graph), fastest_durations(p.graph, *p.hw.kernels));
+  if (e.swap.name == "none") {
+    p.program = lower(p.graph, p.schedule, SwapPlan{});
+    return p;
+  }
+  // On the schedule's streams, one or several (the lowering orders copies on all).
+  try {  // a policy's parameter found wrong only now (checkmate's max_ops), or its solver missing
+    p.swap = plan_swaps(e, p.graph, p.schedule, p.hw, p.program);
+  } catch (const ConfigError& err) {
+    if (!err.file().empty()) throw;
+    throw ConfigError(e.file, e.swap.line, err.key().empty() ? "swap" : "swap." + err.key(), err.message());
+  } catch (const SolverError& err) {
+    throw ConfigError(e.file, e.swap.line, "swap", err.what());
+  }
+  return p;
+}
+
+namespace {
+
+// A run-level error about a hardware value (a rate that makes a kernel too long to simulate) names the hardware
+// file and the key; when the experiment's hw_override set that key, the override is what the user edits.
+[[noreturn]] void rethrow_at_override(const Experiment& e, const ConfigError& err) {
+  if (err.key().empty() || !e.hw_override.IsMap() || e.file.empty()) throw err;
+  const YAML::Node set = yaml_find_path(e.hw_override, err.key());
+  if (!set) throw err;
+  throw ConfigError(e.file, yaml_line(set), "hw_override." + err.key(), err.message());
+}
+
+ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs);
+
+}  // namespace
+
+ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs) {
+  try {
+    return run_experiment_as_given(e, artifacts, graphs);
+  } catch (const ConfigError& err) {
+    rethrow_at_override(e, err);
+  }
+}
+
+namespace {
+
+ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  ExperimentResult out;
+  out.experiment = e;
+
+  PreparedExperiment prep = graphs ? prepare_experiment(e, Graph(*graphs->get(e))) : prepare_experiment(e);
+  Graph& g = prep.graph;
+  const Hardware& hw = prep.hw;
+  const Program& program = prep.program;
+  out.ops = g.ops().size();
+  out.tensors = g.tensors().size();
+
+  VirtualDeviceMemory device(hw.spec.memory_bytes, hw.spec.total_memory_bytes);
+  // With artifacts, the pool's calls and its cudaMallocs are logged too (for `dlsim run --memory-snapshot`);
+  // the recorders pass every call through, so the run is the same.
+  std::optional<LoggingDeviceMemory> logging_device;
+  if (artifacts) logging_device.emplace(device, artifacts->allocations);
+  DeviceMemory& dev = logging_device ? static_cast<DeviceMemory&>(*logging_device) : device;
+  auto inner_pool = make_pool(e, dev);
+  std::optional<LoggingPool> logging_pool;
+  if (artifacts) logging_pool.emplace(*inner_pool, artifacts->allocations);
+  PoolPolicy* pool = logging_pool ? static_cast<PoolPolicy*>(&*logging_pool) : inner_pool.get();
+  SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
+  SimOptions opt;
+  opt.iterations = e.iterations;
+  opt.launch = e.launch;
+  // A swap run reads its copies off the trace; a run on several streams is checked for memory reuse on it.
+  const bool streams = program.num_compute_streams > 1;
+  opt.record_trace = artifacts != nullptr || prep.swap.has_value() || streams;
+  RunResult r = simulate(program, ctx, opt);
+
+  out.oom = r.trace.oom;
+  out.oom_where = r.trace.oom_where;
+  out.iterations_run = r.iterations_completed;
+  out.iteration_time_us = static_cast<double>(r.steady_iteration_ns) / 1000.0;
+  out.first_iteration_time_us = r.iteration_ns.empty() ? 0.0 : static_cast<double>(r.iteration_ns.front()) / 1000.0;
+  out.peak_live_bytes = r.peak_live_bytes;
+  out.ideal_iteration_us = static_cast<double>(prep.ideal_ns) / 1000.0;
+  out.peak_reserved_bytes = r.peak_reserved_bytes;
+  // From the device's own counters: a pool's constructor may reserve before the run starts (cnmem does).
+  out.device_mallocs = dev.malloc_calls();
+  out.device_frees = dev.free_calls();
+  out.alloc_time_us = r.allocator_ns.empty() ? 0.0 : static_cast<double>(r.allocator_ns.back()) / 1000.0;
+  out.events = r.events_processed;
+  out.sm_occupancy = r.steady_sm_occupancy;
+  out.streams = program.num_streams;
+  out.pool_report = pool->report();
+  out.up_front_reserved_bytes = pool->up_front_bytes();
+  out.kernel_model = hw.spec.kernel_model;
+  out.kernel_report = hw.kernels->report(g);
+  out.warnings = precision_warnings(hw.spec, g);
+  if (prep.swap) {
+    out.swap = swap_figures(*prep.swap, g, program, r.trace, out.iteration_time_us, out.peak_live_bytes);
+    // Every swapped run is checked independently of its policy; a violation is a bug, not a result.
+    const SwapCheck check = check_swapped_run(g, program, r.trace, out.swap["pinned_host_bytes"].get<uint64_t>());
+    if (!check.ok())
+      throw std::logic_error("swap plan of '" + e.swap.label() + "' failed the independent check: " + check.problems.front() +
+                             (check.problems.size() > 1 ? " (and " + std::to_string(check.problems.size() - 1) + " more)" : ""));
+  }
+  if (streams) {  // memory moved between streams only after the events that order it; a violation is a bug
+    const std::vector<std::string> races = check_memory_reuse(g, program, r.trace);
+    if (!races.empty())
+      throw std::logic_error("the run on " + std::to_string(program.num_compute_streams) + " streams failed the memory " +
+                             "reuse check: " + races.front() +
+                             (races.size() > 1 ? " (and " + std::to_string(races.size() - 1) + " more)" : ""));
+  }
+  if (artifacts) {
+    artifacts->trace = std::move(r.trace);
+    artifacts->graph = std::move(g);
+  }
+  out.sim_wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start).count();
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
+  const Experiment& e = r.experiment;
+  nlohmann::json j;
+  j["model"] = e.model;
+  j["batch"] = e.batch;
+  j["hw"] = e.hw_label();
+  j["pool"] = e.pool.label();
+  j["swap"] = e.swap.label();
+  j["concurrency"] = e.concurrency.label();
+  j["iterations"] = e.iterations;
+  j["iterations_completed"] = r.iterations_run;
+  j["iteration_time_us"] = r.iteration_time_us;
+  j["launch"] = to_string(e.launch);
+  j["streams"] = r.streams;
+  j["sm_occupancy"] = r.sm_occupancy;
+  j["first_iteration_time_us"] = r.first_iteration_time_us;
+  j["ideal_iteration_us"] = r.ideal_iteration_us;
+  j["peak_live_bytes"] = r.peak_live_bytes;
+  j["peak_reserved_bytes"] = r.peak_reserved_bytes;
+  j["fragmentation"] = r.fragmentation();
+  j["up_front_reserved_bytes"] = r.up_front_reserved_bytes;
+  // What the excess of peak reserved over peak live is: the pool's own reservation, or fragmentation.
+  j["reserved_excess"] = r.reserved_up_front() ? "reserved up front" : "fragmentation";
+  j["device_mallocs"] = r.device_mallocs;
+  j["device_frees"] = r.device_frees;
+  j["alloc_time_us"] = r.alloc_time_us;
+  j["oom"] = r.oom;
+  if (r.oom) j["oom_where"] = r.oom_where;
+  j["ops"] = r.ops;
+  j["tensors"] = r.tensors;
+  j["events"] = r.events;
+  j["pool_report"] = r.pool_report;
+  j["kernel_model"] = r.kernel_model;
+  j["kernel_report"] = r.kernel_report;
+  j["precision"] = to_string(e.precision);
+  j["tf32"] = to_string(e.tf32);
+  j["memory_format"] = to_string(e.memory_format);
+  j["kernels"] = to_string(e.kernels);
+  j["warnings"] = r.warnings;
+  for (const auto& [k, v] : r.swap.items()) j[k] = v;
+  if (with_wall_time) j["sim_wall_ms"] = r.sim_wall_ms;
+  return j;
+}
+
+}  // namespace dlsim

@@ -1,0 +1,94 @@
+#pragma once
+// Runs one experiment on the simulator: builds the training graph, schedules it, lowers it to a Program and
+// executes it through the chosen pool on the modelled GPU.
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "experiment/snapshot/allocation_recorder.h"
+#include "experiment/experiment.h"
+#include "experiment/experiment_pool.h"
+#include "experiment/swap_planning.h"
+#include "hw/hardware.h"
+#include "policies/concurrency/concurrency_policy.h"
+#include "policies/pool/pool_policy.h"
+#include "program/program.h"
+#include "program/trace.h"
+#include "workloads/graph.h"
+
+namespace dlsim {
+
+struct ExperimentResult {
+  Experiment experiment;
+  bool oom = false;
+  std::string oom_where;
+  int iterations_run = 0;
+  double iteration_time_us = 0;     // steady state: the last complete iteration
+  double first_iteration_time_us = 0;
+  // The bound no schedule beats: the critical path of the training DAG with each kernel at its fastest
+  // standalone time, infinite SMs, no launch or allocation cost (policies/concurrency/op_dag.h).
+  double ideal_iteration_us = 0;
+  uint64_t peak_live_bytes = 0;     // lower bound for any pool
+  uint64_t peak_reserved_bytes = 0; // the most the pool held from the device
+  uint64_t device_mallocs = 0;      // cudaMalloc calls over the run
+  uint64_t device_frees = 0;
+  double alloc_time_us = 0;         // host time in allocator calls in the steady-state iteration
+  uint64_t events = 0;              // discrete events processed
+  double sm_occupancy = 0;          // steady state: mean share of the GPU's thread-block slots kernels held
+  int streams = 1;                  // the program's streams (compute and copy)
+  double sim_wall_ms = 0;           // wall time of the simulation (the one non-deterministic figure)
+  size_t ops = 0;
+  size_t tensors = 0;
+  nlohmann::json pool_report;       // pool-specific figures
+  std::string kernel_model;         // the hardware file's kernel cost model (roofline, table)
+  nlohmann::json kernel_report;     // its figures about the graph (the table: how many ops it has measured)
+  // Precision choices the GPU cannot honour and what runs instead (hw/math_path.h's precision_warnings).
+  std::vector<std::string> warnings;
+  nlohmann::json swap = nlohmann::json::object();  // a swap run's figures (experiment/swap_planning.h); empty without
+  // What the pool took by its configuration, not by demand (PoolPolicy::up_front_bytes): cnmem's first region,
+  // tf-bfc's whole memory limit without allow_growth; 0 for pools that grow on demand.
+  uint64_t up_front_reserved_bytes = 0;
+  double fragmentation() const {    // reserved / live - 1
+    return peak_live_bytes ? static_cast<double>(peak_reserved_bytes) / static_cast<double>(peak_live_bytes) - 1.0 : 0.0;
+  }
+  // The pool never held more than it reserved up front: its excess over the live peak is that reservation, not
+  // fragmentation (a pool that grows on demand), and reports label it so.
+  bool reserved_up_front() const { return up_front_reserved_bytes > 0 && peak_reserved_bytes <= up_front_reserved_bytes; }
+};
+
+// What a caller may keep besides the figures: the training graph and the full trace (for timelines).
+struct RunArtifacts {
+  Graph graph;
+  Trace trace;
+  AllocationLog allocations;  // the pool's calls and the device calls beneath them (experiment/snapshot/allocation_recorder.h)
+};
+
+// The compiled experiment: what both backends execute.
+struct PreparedExperiment {
+  Graph graph;
+  Hardware hw;
+  Schedule schedule;
+  Program program;
+  std::optional<SwapPlanning> swap;  // how the swap plan was made (absent for `swap: none`)
+  TimeNs ideal_ns = 0;               // ExperimentResult::ideal_iteration_us, in ns
+};
+// A concurrency policy's max_streams above kMaxHardwareStreams: a ConfigError naming the limit.
+void check_max_streams(const Experiment& e);
+PreparedExperiment prepare_experiment(const Experiment& e);
+// The experiment's training graph, as prepare_experiment(e) builds it: a builder's error that names another file
+// (the zoo, an ONNX file) is given the experiment's file and key `model`.
+Graph build_experiment_graph(const Experiment& e);
+// The same for a training graph built elsewhere (dlsim simfuzz's random models); e.model is not read.
+PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph);
+
+class GraphCache;
+// artifacts != nullptr: record the full trace (slower) and hand it over with the graph. graphs != nullptr: the
+// training graph comes from (and is built once into) that cache (experiment/graph_cache.h; `dlsim sweep`), a copy per
+// run since hardware-specific steps (measured workspaces) modify it. Safe to call from several threads at once.
+ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts = nullptr, GraphCache* graphs = nullptr);
+// Everything `dlsim run --json` prints. with_wall_time=false drops sim_wall_ms (for byte-identical outputs).
+nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time = true);
+
+}  // namespace dlsim

@@ -1,0 +1,183 @@
+#include "experiment/swap_planning.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "experiment/experiment_pool.h"
+#include "experiment/swap_evaluator.h"
+#include "common/config_error.h"
+#include "policies/pool/virtual_device_memory.h"
+#include "policies/swap/core/host_step.h"
+#include "policies/swap/core/program_load.h"
+#include "policies/swap/core/swap_lower_bound.h"
+#include "sim/executor.h"
+#include "program/lower.h"
+
+namespace dlsim {
+
+namespace {
+
+}  // namespace
+
+IterationProfile profile_without_swaps(const Experiment& e, const Graph& g, const Schedule& s, const Hardware& hw) {
+  const Program p = lower(g, s, SwapPlan{});
+  VirtualDeviceMemory dev(kUnlimitedDeviceBytes);
+  auto pool = make_pool(e, dev);
+  SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
+  SimOptions opt;
+  opt.iterations = e.iterations;
+  const RunResult r = simulate(p, ctx, opt);
+  // A device without a limit still has the pool's own (tf-bfc's memory_limit_mb, pytorch-caching's
+  // memory_fraction): a pool that cannot hold the run without swapping leaves no iteration to plan from (the
+  // profile used to read the first iteration of an empty trace).
+  if (r.iterations_completed < e.iterations)
+    throw ConfigError(e.file, e.pool.line, "pool",
+                      "the swap policy plans from the same run without swapping, and pool '" + e.pool.label() +
+                          "' ran out of memory in it even on a device without a memory limit (" + r.trace.oom_where +
+                          "): its own limit is below what the model needs without swapping; raise it");
+  IterationProfile prof;
+  prof.order = s.order;
+  prof.iteration_ns = r.steady_iteration_ns;
+  prof.peak_live_bytes = r.peak_live_bytes;
+  const int last = r.iterations_completed - 1;
+  const TimeNs origin = last > 0 ? r.trace.iterations[static_cast<size_t>(last - 1)].end : r.trace.iterations[0].start;
+  std::vector<TimeNs> start(g.ops().size(), 0), end(g.ops().size(), 0);
+  for (const OpRecord& rec : r.trace.ops)
+    if (rec.iteration == last) {
+      start[static_cast<size_t>(rec.op)] = rec.start - origin;
+      end[static_cast<size_t>(rec.op)] = rec.end - origin;
+    }
+  for (OpId id : s.order) {
+    prof.op_start.push_back(start[static_cast<size_t>(id)]);
+    prof.op_end.push_back(end[static_cast<size_t>(id)]);
+  }
+  return prof;
+}
+
+namespace {
+
+// Busy time of one copy direction in iteration `it`: the union of its copies' spans.
+TimeNs busy(const Trace& t, int it, bool to_host) {
+  std::vector<std::pair<TimeNs, TimeNs>> spans;
+  for (const CopyRecord& c : t.copies)
+    if (c.iteration == it && c.to_host == to_host) spans.push_back({c.start, c.end});
+  std::sort(spans.begin(), spans.end());
+  TimeNs total = 0, cur_s = 0, cur_e = -1;
+  for (auto [s, e] : spans) {
+    if (s > cur_e) {
+      if (cur_e > cur_s) total += cur_e - cur_s;
+      cur_s = s;
+      cur_e = e;
+    } else {
+      cur_e = std::max(cur_e, e);
+    }
+  }
+  if (cur_e > cur_s) total += cur_e - cur_s;
+  return total;
+}
+
+}  // namespace
+
+SwapPlanning plan_swaps(const Experiment& e, const Graph& g, Schedule& schedule, const Hardware& hw, Program& program) {
+  SwapPlanning out;
+  out.profile = profile_without_swaps(e, g, schedule, hw);
+  auto policy = swap_registry().create(e.swap.name, e.swap.params);
+  {
+    SimulatedPlanEvaluator evaluator(e, g, schedule, hw);
+    SwapContext ctx{g, schedule, out.profile, *hw.link, hw.spec.memory_bytes, &evaluator};
+    out.result = policy->plan(ctx);
+    out.evaluations = evaluator.evaluations();
+  }
+  const ProgramLoad before(g, schedule.order);
+  if (!out.result.order.empty()) schedule.order = out.result.order;
+  if (!out.result.plan.host_step.empty() && !(hw.spec.host_adam_bytes_per_s > 0))
+    throw ConfigError(hw.spec.file, 0, "host_cpu.adam_gb_per_s",
+                      "swap policy '" + e.swap.name + "' runs the optimizer step on the CPU, and the hardware file gives "
+                      "no CPU Adam rate: add host_cpu: {adam_gb_per_s: ...} (configs/hw/README.md)");
+  program = lower(g, schedule, out.result.plan);  // rejects a plan that does not fit, naming the tensor
+  out.planned_peak_bytes = ProgramLoad(g, schedule.order).peak_with(out.result.plan, schedule.stream_of);
+  const uint64_t aim = out.result.target_bytes > 0 ? out.result.target_bytes : out.planned_peak_bytes;
+  out.bound_applies = out.result.plan.recomputations.empty() && out.result.plan.host_step.empty();
+  if (!out.bound_applies) return out;
+  const SwapLowerBound b = swap_lower_bound(g, before, out.profile, *hw.link, aim);
+  out.bound_reachable = b.reachable;
+  out.least_reachable_bytes = b.least_reachable_bytes;
+  out.lower_bound_ns = b.iteration_ns;
+  return out;
+}
+
+nlohmann::json swap_figures(const SwapPlanning& s, const Graph& g, const Program& p, const Trace& trace,
+                            double iteration_time_us, uint64_t peak_live_bytes) {
+  uint64_t out_bytes = 0, in_bytes = 0, transfers = 0;
+  for (const Command& c : p.iteration) {
+    if (c.kind == CmdKind::CopyOut) out_bytes += g.tensor(c.tensor).bytes;
+    if (c.kind == CmdKind::CopyIn) in_bytes += g.tensor(c.tensor).bytes;
+    if (c.kind == CmdKind::CopyOut || c.kind == CmdKind::CopyIn) ++transfers;
+  }
+  std::set<TensorId> hosted;  // one pinned host buffer per tensor the Program copies (as dlsim-cuda allocates)
+  for (const auto* sec : {&p.setup, &p.iteration, &p.teardown})
+    for (const Command& c : *sec)
+      if (c.kind == CmdKind::CopyOut || c.kind == CmdKind::CopyIn) hosted.insert(c.tensor);
+  uint64_t pinned = 0;
+  for (TensorId t : hosted) pinned += g.tensor(t).bytes;
+  const double base_us = static_cast<double>(s.profile.iteration_ns) / 1000.0;
+  const int last = static_cast<int>(trace.iterations.size()) - 1;
+  const double it_ns = iteration_time_us * 1000.0;
+  const uint64_t target = s.result.target_bytes;
+  nlohmann::json j;
+  j["swap_out_bytes"] = out_bytes;
+  j["swap_in_bytes"] = in_bytes;
+  j["swap_transfers"] = transfers;
+  j["pinned_host_bytes"] = pinned;
+  j["no_swap_iteration_time_us"] = base_us;
+  j["no_swap_peak_live_bytes"] = s.profile.peak_live_bytes;
+  if (iteration_time_us > 0) {  // a run that ran out of memory has no steady iteration to compare
+    j["stall_us"] = iteration_time_us - base_us;
+    j["overhead"] = base_us > 0 ? (iteration_time_us - base_us) / base_us : 0.0;
+  }
+  j["swap_target_bytes"] = target;
+  j["swap_planned_peak_bytes"] = s.planned_peak_bytes;
+  j["swap_limit_met"] = target == 0 || peak_live_bytes <= target;
+  j["swap_limit_miss_bytes"] = target > 0 && peak_live_bytes > target ? peak_live_bytes - target : 0;
+  j["copy_d2h_busy"] = last >= 0 && it_ns > 0 ? static_cast<double>(busy(trace, last, true)) / it_ns : 0.0;
+  j["copy_h2d_busy"] = last >= 0 && it_ns > 0 ? static_cast<double>(busy(trace, last, false)) / it_ns : 0.0;
+  // Recomputation: the dropped bytes, the launches re-run and their device time in the last iteration (every
+  // launch of an op after its first there).
+  uint64_t dropped = 0, replays = 0;
+  std::map<OpId, int> launches;
+  for (const Command& c : p.iteration)
+    if (c.kind == CmdKind::Launch && launches[c.op]++ > 0) ++replays;
+  for (const Recomputation& rc : s.result.plan.recomputations)
+    for (const Recomputation::Drop& d : rc.drops) dropped += g.tensor(d.tensor).bytes;
+  std::map<OpId, std::vector<TimeNs>> spans;
+  for (const OpRecord& r : trace.ops)
+    if (r.iteration == last && launches[r.op] > 1) spans[r.op].push_back(r.end - r.start);
+  TimeNs rerun_ns = 0;
+  for (auto& [op, v] : spans)
+    for (size_t i = 1; i < v.size(); ++i) rerun_ns += v[i];
+  j["dropped_bytes"] = dropped;
+  j["recomputed_launches"] = replays;
+  j["recompute_us"] = static_cast<double>(rerun_ns) / 1000.0;
+  // Host step (ZeRO-Offload): the CPU's time in the last iteration and the host memory it keeps.
+  TimeNs host_ns = 0;
+  for (const OpRecord& r : trace.ops)
+    if (r.iteration == last && p.host_stream(r.stream)) host_ns += r.end - r.start;
+  if (!s.result.plan.host_step.empty()) {
+    j["host_step_us"] = static_cast<double>(host_ns) / 1000.0;
+    j["host_optimizer_bytes"] = host_step_tensors(g, s.profile.order, s.result.plan.host_step).host_state_bytes;
+  }
+  j["swap_bound_applies"] = s.bound_applies;
+  j["swap_bound_reachable"] = s.bound_reachable;
+  j["swap_least_reachable_bytes"] = s.least_reachable_bytes;
+  if (s.bound_applies && s.bound_reachable) {
+    const double lb_us = static_cast<double>(s.lower_bound_ns) / 1000.0;
+    j["swap_lower_bound_us"] = lb_us;
+    j["swap_gap_to_bound"] = lb_us > 0 ? iteration_time_us / lb_us - 1.0 : 0.0;
+  }
+  j["swap_evaluations"] = s.evaluations;
+  j["swap_report"] = s.result.report;
+  return j;
+}
+
+}  // namespace dlsim

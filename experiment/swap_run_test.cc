@@ -1,0 +1,125 @@
+// Swap runs end to end: the figures `run --json` gains, the promise of each plan against the simulated peak,
+// bad input, hardware overrides, and the composition with planning pools.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+
+#include "experiment/experiment.h"
+#include "experiment/run_experiment.h"
+#include "common/config_error.h"
+
+using namespace dlsim;
+
+namespace {
+Experiment exp(const std::string& yaml) { return experiment_from_yaml(YAML::Load(yaml), "test.yaml"); }
+
+nlohmann::json run_json(const std::string& yaml) { return to_json(run_experiment(exp(yaml)), false); }
+}  // namespace
+
+TEST_CASE("a SINGA run reports its swap figures, and its planned peak is the simulated one") {
+  const auto j = run_json(
+      "{model: cifar-vgg16, batch: 100, hw: titan-x-pcie3, pool: cnmem, concurrency: serial, iterations: 2,"
+      " swap: {name: singa, mode: stick-to-limit, limit_fraction: 0.7}}");
+  CHECK(j["oom"] == false);
+  CHECK(j["swap_transfers"].get<int>() > 0);
+  CHECK(j["swap_out_bytes"].get<uint64_t>() > 0);
+  CHECK(j["swap_in_bytes"] == j["swap_out_bytes"]);  // every tensor that leaves comes back
+  CHECK(j["pinned_host_bytes"].get<uint64_t>() > 0);
+  const double target = static_cast<double>(j["swap_target_bytes"].get<uint64_t>());
+  CHECK(target == Approx(0.7 * j["no_swap_peak_live_bytes"].get<double>()).epsilon(1e-6));
+  // program order fixes the load: the static figure is exactly what the executor counted
+  CHECK(j["swap_planned_peak_bytes"] == j["peak_live_bytes"]);
+  CHECK(j["swap_limit_met"] == true);
+  CHECK(j["stall_us"].get<double>() == Approx(j["iteration_time_us"].get<double>() - j["no_swap_iteration_time_us"].get<double>()));
+  CHECK(j["copy_d2h_busy"].get<double>() > 0);
+  CHECK(j["copy_d2h_busy"].get<double>() <= 1.0);
+  CHECK(j["swap_bound_reachable"] == true);
+  CHECK(j["swap_lower_bound_us"].get<double>() <= j["iteration_time_us"].get<double>());
+  CHECK(j["swap_lower_bound_us"].get<double>() >= j["no_swap_iteration_time_us"].get<double>());
+}
+
+TEST_CASE("a limit below what any swap can reach is a result: the miss is reported, nothing crashes") {
+  const auto j = run_json(
+      "{model: cifar-resnet20, batch: 100, hw: titan-x-pcie3, pool: cnmem, concurrency: serial, iterations: 2,"
+      " swap: {name: singa, limit_mb: 1}}");
+  CHECK(j["swap_limit_met"] == false);
+  CHECK(j["swap_limit_miss_bytes"].get<uint64_t>() == j["peak_live_bytes"].get<uint64_t>() - (uint64_t{1} << 20));
+  CHECK(j["swap_bound_reachable"] == false);
+  CHECK_FALSE(j.contains("swap_lower_bound_us"));
+  const auto k = run_json(
+      "{model: cifar-resnet20, batch: 100, hw: titan-x-pcie3, pool: cnmem, concurrency: serial, iterations: 2,"
+      " swap: {name: fastest-under-limit, limit_mb: 1}}");
+  CHECK(k["swap_limit_met"] == false);
+}
+
+TEST_CASE("an unknown swap policy or parameter is refused with the valid choices") {
+  const std::string base = "{model: cifar-resnet20, batch: 10, hw: h100-sxm, pool: cnmem, concurrency: serial, swap: ";
+  CHECK_THROWS_WITH(exp(base + "swapp}"), Catch::Contains("unknown swap policy 'swapp'; valid: none, singa, vdnn, save-on-cpu"));
+  CHECK_THROWS_WITH(exp(base + "{name: singa, rank: best}}"), Catch::Contains("'swap.rank': unknown value 'best'; valid: doa, aoa, wdoa, vote"));
+  CHECK_THROWS_WITH(exp(base + "{name: vdnn, limit_fraction: 0.5}}"), Catch::Contains("swap.limit_fraction"));
+  CHECK_THROWS_WITH(exp(base + "{name: singa, limit_fraction: 1.5}}"), Catch::Contains("must be in [0, 1]"));
+}
+
+TEST_CASE("an experiment overrides hardware fields: a slower link makes the same plan stall more") {
+  const std::string base =
+      "{model: cifar-vgg16, batch: 100, hw: titan-x-pcie3, pool: cnmem, concurrency: serial, iterations: 2,"
+      " swap: {name: vdnn, policy: all}";
+  const auto fast = run_json(base + "}");
+  const auto slow = run_json(base + ", hw_override: {pcie: {d2h_pinned_gb_per_s: 2, h2d_pinned_gb_per_s: 2}}}");
+  CHECK(slow["hw"] == "titan-x-pcie3+pcie.d2h_pinned_gb_per_s=2,pcie.h2d_pinned_gb_per_s=2");
+  CHECK(slow["swap_out_bytes"] == fast["swap_out_bytes"]);
+  CHECK(slow["stall_us"].get<double>() > fast["stall_us"].get<double>());
+  try {
+    exp("{model: cifar-vgg16, batch: 100, hw: titan-x-pcie3, pool: cnmem, concurrency: serial, swap: none,\n"
+        " hw_override: {pcie: {d2h_pinned_gb_per_s: -2}}}");
+    FAIL("a bad override must be refused");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == "test.yaml");
+    CHECK(e.key() == "hw_override.pcie.d2h_pinned_gb_per_s");
+    CHECK_THAT(e.message(), Catch::Contains("must be positive"));
+  }
+}
+
+TEST_CASE("swapping composes with the planning pools: they plan on the swapped iteration") {
+  for (const char* pool : {"smartpool", "planned"}) {
+    INFO(pool);
+    const auto j = run_json(std::string("{model: cifar-vgg16, batch: 100, hw: titan-x-pcie3, pool: ") + pool +
+                            ", concurrency: serial, iterations: 6, swap: {name: singa, limit_fraction: 0.7}}");
+    CHECK(j["oom"] == false);
+    CHECK(j["swap_limit_met"] == true);
+    // the pool's reservation follows the swapped load, not the no-swap one
+    CHECK(j["peak_reserved_bytes"].get<uint64_t>() < j["no_swap_peak_live_bytes"].get<uint64_t>());
+  }
+}
+
+TEST_CASE("checkmate: a budget no plan reaches is a result, a graph above max_ops and a missing solver are errors") {
+  const auto j = run_json(
+      "{model: cifar-alexnet, batch: 32, hw: h100-sxm, pool: pytorch-caching, concurrency: serial, iterations: 2,"
+      " swap: {name: checkmate, limit_fraction: 0.5}}");
+  CHECK(j["oom"] == false);
+  CHECK(j["swap_report"]["status"] == "infeasible");  // the backward pass's first layers alone need more
+  CHECK(j["swap_limit_met"] == false);
+  CHECK(j["recomputed_launches"] == 0);
+  CHECK(j["swap_bound_applies"] == true);  // an empty plan only copies: the bound still holds
+  try {
+    run_json("{model: cifar-alexnet, batch: 32, hw: h100-sxm, pool: pytorch-caching, concurrency: serial,\n"
+             " swap: {name: checkmate, max_ops: 10}}");
+    FAIL("a graph above max_ops ran");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == "test.yaml");
+    CHECK(e.line() == 2);
+    CHECK(e.key() == "swap.max_ops");
+    CHECK_THAT(e.message(), Catch::Contains("above max_ops 10"));
+  }
+  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+  setenv("PATH", "/nonexistent", 1);  // no cbc anywhere
+  try {
+    run_json("{model: cifar-alexnet, batch: 32, hw: h100-sxm, pool: pytorch-caching, concurrency: serial, swap: checkmate}");
+    FAIL("ran without a solver");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "swap");
+    CHECK_THAT(e.message(), Catch::Contains("coinor-cbc"));
+  }
+  setenv("PATH", path.c_str(), 1);
+}

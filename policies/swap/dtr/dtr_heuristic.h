@@ -1,0 +1,52 @@
+#pragma once
+// DTR's eviction score (Kirisame et al., ICLR 2021; notes allocators-and-swap.md B8): the resident tensor with
+// the smallest h = c / (m * s) is evicted, with m its bytes, s its staleness (time since its last access) and c
+// a compute cost:
+// - full: the cost of its producer plus those of its evicted neighbourhood e*(t): the off-device ancestors that
+//   recomputing t would recompute (through off-device tensors) and the evicted descendants whose recomputation
+//   would then need t (through evicted tensors), each op counted once;
+// - eq: e*(t) approximated by equivalence classes: off-device tensors joined with their off-device neighbours in
+//   a union-find that never splits; a class's cost is the sum of its members' costs, less those recomputed since
+//   (the approximation the paper's PyTorch prototype uses; the default here);
+// - local: the producer's cost alone.
+// A tensor freed at its last use counts as off the device (DTR treats a deallocation as an eviction).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "policies/swap/core/remat_graph.h"
+
+namespace dlsim {
+
+enum class DtrHeuristicKind : uint8_t { Full, Eq, Local };
+DtrHeuristicKind dtr_heuristic_from_string(const std::string& s);  // full|eq|local
+const char* to_string(DtrHeuristicKind k);
+
+// Where a transient tensor is during DTR's pass.
+enum class Residency : uint8_t { Unborn, Resident, Evicted, Dead };
+
+class DtrHeuristic {
+ public:
+  DtrHeuristic(const RematGraph& rg, DtrHeuristicKind kind, const std::vector<Residency>& where);
+
+  // c for `t` (ns); the runtime divides by m * s.
+  double cost(TensorId t);
+  void left_device(TensorId t);  // evicted or freed at its last use
+  void recomputed(TensorId t);   // back on the device by a replay
+
+ private:
+  bool off(TensorId t) const;
+  TensorId find(TensorId t);
+
+  const RematGraph& rg_;
+  DtrHeuristicKind kind_;
+  const std::vector<Residency>& where_;
+  std::vector<TensorId> parent_;      // union-find (eq)
+  std::vector<double> class_cost_;    // at each root (eq)
+  std::vector<uint8_t> in_class_;     // joined a class (eq)
+  std::vector<uint32_t> mark_;        // visit stamps (full: ops; eq: roots)
+  uint32_t stamp_ = 0;
+  std::vector<TensorId> stack_;
+};
+
+}  // namespace dlsim

@@ -1,0 +1,179 @@
+#include "validate/gpu/op_translation.h"
+
+#include <sstream>
+
+#include "validate/gpu/internal/op_translation_helpers.h"
+
+namespace dlsim {
+
+using namespace validate_internal;
+
+const char* to_string(KernelLib l) {
+  switch (l) {
+    case KernelLib::Cudnn: return "cudnn";
+    case KernelLib::Cublas: return "cublas";
+    case KernelLib::Ours: return "ours";
+  }
+  return "?";
+}
+
+const char* to_string(KernelCall c) {
+  switch (c) {
+    case KernelCall::ConvForward: return "cudnnConvolutionForward";
+    case KernelCall::ConvBackwardData: return "cudnnConvolutionBackwardData";
+    case KernelCall::ConvBackwardFilter: return "cudnnConvolutionBackwardFilter";
+    case KernelCall::ConvBackwardBias: return "cudnnConvolutionBackwardBias";
+    case KernelCall::AddTensor: return "cudnnAddTensor";
+    case KernelCall::BatchNormForwardTraining: return "cudnnBatchNormalizationForwardTraining";
+    case KernelCall::BatchNormBackward: return "cudnnBatchNormalizationBackward";
+    case KernelCall::ActivationForward: return "cudnnActivationForward";
+    case KernelCall::ActivationBackward: return "cudnnActivationBackward";
+    case KernelCall::PoolingForward: return "cudnnPoolingForward";
+    case KernelCall::PoolingBackward: return "cudnnPoolingBackward";
+    case KernelCall::SoftmaxForward: return "cudnnSoftmaxForward";
+    case KernelCall::SoftmaxBackward: return "cudnnSoftmaxBackward";
+    case KernelCall::Gemm: return "cublasGemmEx";
+    case KernelCall::GemmStridedBatched: return "cublasGemmStridedBatchedEx";
+    case KernelCall::ElementwiseBinary: return "elementwise_binary";
+    case KernelCall::ElementwiseUnary: return "elementwise_unary";
+    case KernelCall::ElementwiseUnaryBackward: return "elementwise_unary_backward";
+    case KernelCall::BiasAdd: return "bias_add";
+    case KernelCall::BiasGrad: return "bias_grad";
+    case KernelCall::Copy: return "cudaMemcpy2DAsync";
+    case KernelCall::Fill: return "fill";
+    case KernelCall::LayerNormForward: return "layer_norm_forward";
+    case KernelCall::LayerNormBackward: return "layer_norm_backward";
+    case KernelCall::EmbeddingForward: return "embedding_forward";
+    case KernelCall::EmbeddingBackward: return "embedding_backward";
+    case KernelCall::CrossEntropyForward: return "cross_entropy_forward";
+    case KernelCall::CrossEntropyBackward: return "cross_entropy_backward";
+    case KernelCall::SgdMomentum: return "sgd_momentum_update";
+    case KernelCall::Adam: return "adam_update";
+    case KernelCall::MemoryBound: return "memory_bound";
+    case KernelCall::Pool2dForward: return "pool2d_forward";
+    case KernelCall::Pool2dBackward: return "pool2d_backward";
+    case KernelCall::LrnForward: return "cudnnLRNCrossChannelForward";
+    case KernelCall::LrnBackward: return "cudnnLRNCrossChannelBackward";
+    case KernelCall::Gather: return "gather";
+    case KernelCall::ReduceBroadcast: return "reduce_broadcast";
+    case KernelCall::LayerNormParamGrad: return "layer_norm_param_grad";
+  }
+  return "?";
+}
+
+namespace {
+
+// What the simulator models but the harness has no kernel for: the layout transposes of 16-bit NCHW
+// convolutions (workloads/memory_format.h: cuDNN does them inside its own calls), fused kernels
+// (Kernels::Fused, workloads/training.h) and AMP's loss scaling. The harness refuses them by name rather than run
+// something else.
+void check_supported(const Graph& g, const Op& op) {
+  static const char* const kModelOnly[][2] = {
+      {"layout_transpose", "a layout transpose of a 16-bit NCHW convolution (run the harness with memory_format: nhwc)"},
+      {"fused_relu", "a fused batch norm + ReLU (kernels: fused)"},
+      {"fused_bias", "a fused bias + GELU (kernels: fused)"},
+      {"fused_mask_dropout", "a fused scale + mask + softmax + dropout (kernels: fused)"},
+      {"multi_tensor", "a multi-tensor optimizer step (kernels: fused)"},
+      {"amp_scale_loss", "AMP's loss scaling (precision: mixed-fp16)"},
+      {"amp_unscale", "AMP's gradient unscale (precision: mixed-fp16)"},
+  };
+  const Op& f = op.forward_op >= 0 ? g.op(op.forward_op) : op;
+  for (const auto& [attr, what] : kModelOnly)
+    if (op.attrs.has(attr) || f.attrs.has(attr)) fail(g, op, std::string("the GPU harness has no kernel for ") + what);
+}
+
+}  // namespace
+
+OpTranslation translate_op(const Graph& g, const Op& op) {
+  check_supported(g, op);
+  OpTranslation kp;
+  kp.op = op.id;
+  switch (op.kind) {
+    case OpKind::Conv2d: case OpKind::Conv2dBwdData: case OpKind::Conv2dBwdFilter: translate_conv(g, op, kp); break;
+    case OpKind::BatchNorm: case OpKind::BatchNormBwd: translate_batch_norm(g, op, kp); break;
+    case OpKind::Relu: case OpKind::Relu6: case OpKind::ReluBwd: case OpKind::Gelu: case OpKind::GeluBwd:
+      translate_activation(g, op, kp);
+      break;
+    case OpKind::MaxPool: case OpKind::AvgPool: case OpKind::GlobalAvgPool: case OpKind::AdaptiveAvgPool:
+    case OpKind::MaxPoolBwd: case OpKind::AvgPoolBwd:
+      translate_pool(g, op, kp);
+      break;
+    case OpKind::Linear: case OpKind::LinearBwdData: case OpKind::LinearBwdWeight: translate_linear(g, op, kp); break;
+    case OpKind::MatMul: case OpKind::MatMulBwd: translate_matmul(g, op, kp); break;
+    case OpKind::Softmax: case OpKind::SoftmaxBwd: translate_softmax(g, op, kp); break;
+    // Our kernels. Every kind is listed (no default): a new OpKind is a -Wswitch warning here, not a silent
+    // fall into some family.
+    case OpKind::Add: case OpKind::Mul: case OpKind::MulBwd: case OpKind::GradAccumulate: case OpKind::Dropout:
+    case OpKind::DropoutBwd: case OpKind::ZeroGrad: case OpKind::SgdMomentumUpdate: case OpKind::AdamUpdate:
+      translate_elementwise(g, op, kp);
+      break;
+    case OpKind::Flatten: case OpKind::Reshape: case OpKind::Copy: case OpKind::Transpose: case OpKind::Pad:
+    case OpKind::PadBwd: case OpKind::Concat: case OpKind::ConcatBwd:
+      translate_data_movement(g, op, kp);
+      break;
+    case OpKind::LayerNorm: case OpKind::LayerNormBwd: case OpKind::Embedding: case OpKind::EmbeddingBwd:
+    case OpKind::CrossEntropyLoss: case OpKind::CrossEntropyLossBwd:
+      translate_rowwise(g, op, kp);
+      break;
+    case OpKind::Other: translate_other(g, op, kp); break;
+    // The Llama family's ops (workloads/llama_models.h): simulated, not yet run by the harness.
+    case OpKind::RmsNorm: case OpKind::RmsNormBwd: case OpKind::Rotary: case OpKind::RotaryBwd: case OpKind::RepeatKv:
+    case OpKind::RepeatKvBwd: case OpKind::Silu: case OpKind::SiluBwd: case OpKind::FlashAttention:
+    case OpKind::FlashAttentionBwd:
+      fail(g, op, std::string("the GPU harness has no kernel for ") + to_string(op.kind) + " yet");
+  }
+  if ((kp.lib != KernelLib::Ours) && kp.dtype != DType::F32 && kp.dtype != DType::BF16 && kp.dtype != DType::F16)
+    fail(g, op, std::string("cuDNN/cuBLAS run for data type ") + to_string(kp.dtype) + " is not supported");
+  return kp;
+}
+
+std::vector<OpTranslation> translate_graph(const Graph& g) {
+  std::vector<OpTranslation> v;
+  v.reserve(g.ops().size());
+  for (const Op& op : g.ops()) v.push_back(translate_op(g, op));
+  return v;
+}
+
+std::map<TensorId, int64_t> index_ranges(const Graph& g) {
+  std::map<TensorId, int64_t> r;
+  for (const Op& op : g.ops()) {
+    if (op.kind == OpKind::Embedding && op.inputs.size() >= 2) {
+      // [ids, table] (the builder's convention)
+      const Tensor& table = g.tensor(op.inputs[1]);
+      if (table.shape.size() == 2) r[op.inputs[0]] = table.shape[0];
+    }
+    if (op.kind == OpKind::CrossEntropyLoss && !op.inputs.empty()) {
+      const Tensor& logits = g.tensor(op.inputs[0]);
+      for (TensorId id : op.inputs)
+        if (id != logits.id && g.tensor(id).dtype == DType::I64 && !logits.shape.empty())
+          r[id] = op.attrs.get("classes", logits.shape.back());  // logits may be unflattened [N, C, 1, 1]
+    }
+  }
+  return r;
+}
+
+std::string OpTranslation::describe() const {
+  std::ostringstream o;
+  auto dims = [&](const std::vector<int64_t>& d) {
+    o << '[';
+    for (size_t i = 0; i < d.size(); ++i) o << (i ? "," : "") << d[i];
+    o << ']';
+  };
+  o << "op " << op << ' ' << to_string(lib) << ' ' << to_string(dtype) << ':';
+  for (const KernelStep& s : steps) {
+    o << ' ' << to_string(s.call);
+    if (s.call == KernelCall::Gemm || s.call == KernelCall::GemmStridedBatched)
+      o << "(m=" << s.gemm.m << ",n=" << s.gemm.n << ",k=" << s.gemm.k << (s.gemm.trans_a ? ",At" : "")
+        << (s.gemm.trans_b ? ",Bt" : "") << (s.gemm.batch > 1 ? ",batch=" + std::to_string(s.gemm.batch) : "") << ")";
+  }
+  if (!x_dims.empty()) o << " x", dims(x_dims);
+  if (!y_dims.empty()) o << " y", dims(y_dims);
+  if (needs_workspace)
+    o << " conv k=" << conv.k << " r=" << conv.r << " s=" << conv.s << " stride=" << conv.stride_h << "x"
+      << conv.stride_w << " pad=" << conv.pad_h << "x" << conv.pad_w << " groups=" << conv.groups;
+  if (pool.ceil_mode) o << " ceil_mode";
+  if (pool.adaptive) o << " adaptive";
+  return o.str();
+}
+
+}  // namespace dlsim
