@@ -6,7 +6,7 @@
 #include <ostream>
 
 #include "hw/cost_model.h"
-#include "hw/gpu_spec.h"
+#include "hw/gpu_spec_file.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/planners/planner.h"
 #include "policies/pool/pool_policy.h"

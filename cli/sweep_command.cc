@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "experiment/graph_cache.h"
+#include "experiment/experiment_graph.h"
 #include "experiment/run_experiment.h"
 #include "experiment/sweep/sweep.h"
 #include "experiment/sweep/interrupt.h"

@@ -5,7 +5,7 @@
 #include <optional>
 #include <stdexcept>
 
-#include "experiment/graph_cache.h"
+#include "experiment/experiment_graph.h"
 #include "sim/check/swap_plan_checker.h"
 #include "experiment/swap_planning.h"
 #include "common/config_error.h"
@@ -26,21 +26,6 @@
 
 namespace dlsim {
 
-namespace {
-
-ModelOptions model_options(const Experiment& e) {
-  ModelOptions mo;
-  mo.batch = e.batch;
-  mo.image_size = e.image_size;
-  mo.seq_len = e.seq_len;
-  mo.attention = e.attention;
-  mo.training = training_options(e);
-  mo.max_graph_nodes = e.max_graph_nodes;
-  return mo;
-}
-
-}  // namespace
-
 void check_max_streams(const Experiment& e) {
   if (!e.concurrency.params.has("max_streams")) return;
   const int64_t m = e.concurrency.params.get_int("max_streams");
@@ -49,16 +34,6 @@ void check_max_streams(const Experiment& e) {
                       "max_streams " + std::to_string(m) + " is above the hardware's limit of " +
                           std::to_string(kMaxHardwareStreams) +
                           " streams (CUDA_DEVICE_MAX_CONNECTIONS hardware work queues; more streams share queues)");
-}
-
-Graph build_experiment_graph(const Experiment& e) {
-  try {
-    return build_training_graph(e.model, model_options(e));
-  } catch (const ConfigError& err) {
-    // The builder names the model and the layer; the experiment file is what the user edits.
-    if (e.file.empty() || err.file() == e.file) throw;
-    throw ConfigError(e.file, 0, "model", err.what());
-  }
 }
 
 PreparedExperiment prepare_experiment(const Experiment& e) { return prepare_experiment(e, build_experiment_graph(e)); }

@@ -77,15 +77,12 @@ struct PreparedExperiment {
 // A concurrency policy's max_streams above kMaxHardwareStreams: a ConfigError naming the limit.
 void check_max_streams(const Experiment& e);
 PreparedExperiment prepare_experiment(const Experiment& e);
-// The experiment's training graph, as prepare_experiment(e) builds it: a builder's error that names another file
-// (the zoo, an ONNX file) is given the experiment's file and key `model`.
-Graph build_experiment_graph(const Experiment& e);
 // The same for a training graph built elsewhere (dlsim simfuzz's random models); e.model is not read.
 PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph);
 
 class GraphCache;
 // artifacts != nullptr: record the full trace (slower) and hand it over with the graph. graphs != nullptr: the
-// training graph comes from (and is built once into) that cache (experiment/graph_cache.h; `dlsim sweep`), a copy per
+// training graph comes from (and is built once into) that cache (experiment/experiment_graph.h; `dlsim sweep`), a copy per
 // run since hardware-specific steps (measured workspaces) modify it. Safe to call from several threads at once.
 ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts = nullptr, GraphCache* graphs = nullptr);
 // Everything `dlsim run --json` prints. with_wall_time=false drops sim_wall_ms (for byte-identical outputs).

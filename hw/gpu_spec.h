@@ -120,13 +120,4 @@ struct GpuSpec {
 
 };
 
-// Reads and checks a hardware file; every missing or malformed field is a ConfigError with file, line, key.
-GpuSpec load_gpu_spec(const std::string& path);
-// The same from a mapping already read (a file with an experiment's overrides merged in); `path` names it.
-GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path);
-// Resolves a name ("h100-sxm") to configs/hw/<name>.yaml under the source tree, or a path ending in .yaml.
-std::string resolve_hw_path(const std::string& name_or_path);
-// The hardware files shipped in configs/hw (stems, sorted).
-std::vector<std::string> list_hw_names();
-
 }  // namespace dlsim

@@ -8,6 +8,7 @@
 
 #include "common/yaml_reader.h"
 #include "hw/pcie_link.h"
+#include "hw/gpu_spec_file.h"
 
 namespace dlsim {
 

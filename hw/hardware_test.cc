@@ -6,6 +6,7 @@
 #include "hw/roofline.h"
 #include "hw/table_cost_model.h"
 #include "hw/testing/fixtures.h"
+#include "hw/gpu_spec_file.h"
 
 using namespace dlsim;
 

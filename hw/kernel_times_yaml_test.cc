@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "hw/testing/fixtures.h"
+#include "hw/gpu_spec_file.h"
 
 using namespace dlsim;
 

@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "hw/gpu_spec.h"
+#include "hw/gpu_spec_file.h"
 #include "hw/op_class.h"
 #include "hw/roofline.h"
 #include "workloads/zoo.h"

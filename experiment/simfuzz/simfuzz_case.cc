@@ -6,7 +6,7 @@
 
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
-#include "hw/gpu_spec.h"
+#include "hw/gpu_spec_file.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
 #include "policies/swap/core/swap_policy.h"

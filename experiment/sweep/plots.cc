@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "experiment/python_script.h"
-#include "experiment/sweep/sweep.h"
+#include "experiment/sweep/runs_csv_row.h"
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"

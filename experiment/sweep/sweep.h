@@ -14,6 +14,7 @@
 
 #include "experiment/run_experiment.h"
 #include "experiment/sweep/plots.h"
+#include "experiment/sweep/runs_csv_row.h"
 #include "experiment/sweep/shard.h"
 
 namespace dlsim {
@@ -95,12 +96,6 @@ std::string sweep_results_dir(const Sweep& s, const SweepOptions& opt);
 // missing, repeated or foreign row is a ConfigError. Returns the number of error rows.
 int merge_sweep(const Sweep& s, const std::vector<std::string>& inputs, const std::string& results_dir, std::ostream& log);
 
-// The CSV header and one row (deterministic: no wall-clock figures). The first columns are every experiment
-// field, runs_csv_key; --resume and --merge match rows to points on them.
-std::string runs_csv_header();
-std::string runs_csv_row(const ExperimentResult& r, const std::string& status, const std::string& error);
-std::string runs_csv_key(const Experiment& e);
-size_t runs_csv_key_columns();
 // summary.md from the rows of runs.csv (sweep order).
 std::string sweep_summary(const Sweep& s, const std::vector<std::string>& rows);
 

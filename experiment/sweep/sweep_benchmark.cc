@@ -8,7 +8,7 @@
 #include <sstream>
 #include <string>
 
-#include "experiment/graph_cache.h"
+#include "experiment/experiment_graph.h"
 #include "experiment/sweep/sweep.h"
 
 namespace {

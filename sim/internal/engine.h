@@ -12,7 +12,7 @@
 #include "sim/device_model.h"
 #include "sim/event_queue.h"
 #include "program/freed_ranges.h"
-#include "sim/executor.h"
+#include "sim/sim_run.h"
 
 namespace dlsim::sim_internal {
 

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "common/config_error.h"
+#include "hw/gpu_spec_file.h"
 
 using namespace dlsim;
 

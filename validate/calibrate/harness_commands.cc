@@ -9,7 +9,7 @@
 
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
-#include "hw/gpu_spec.h"
+#include "hw/gpu_spec_file.h"
 #include "validate/calibrate/calibrate.h"
 #include "validate/calibrate/compare.h"
 #include "validate/gpu/microbench_records.h"

@@ -6,7 +6,7 @@
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
-#include "hw/gpu_spec.h"
+#include "hw/gpu_spec_file.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {

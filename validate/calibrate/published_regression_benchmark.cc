@@ -2,7 +2,7 @@
 // point from its reduced graph (validate/calibrate/published_regression.h), so prediction speed bounds the fit's time.
 #include <benchmark/benchmark.h>
 
-#include "hw/gpu_spec.h"
+#include "hw/gpu_spec_file.h"
 #include "validate/calibrate/published_regression.h"
 #include "workloads/zoo.h"
 

@@ -1,6 +1,6 @@
 // The translation plan's data movement on our kernels or plain copies: copies and casts (Flatten, Reshape,
 // Copy), permutations as gathers, padding and cropping, concatenation and its backward; and the map that sums a
-// broadcast operand's gradient down to its shape (used by cuda_plan_other.cc).
+// broadcast operand's gradient down to its shape (used by op_translation_other.cc).
 #include "validate/gpu/internal/op_translation_helpers.h"
 
 namespace dlsim::validate_internal {

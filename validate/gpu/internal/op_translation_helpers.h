@@ -1,12 +1,12 @@
 #pragma once
 // Helpers shared by the translation plan's files (validate/gpu/op_translation*.cc): finding an op's roles in the Graph,
 // failing with a ConfigError that names the op, building kernel steps, and the per-family planners the
-// dispatcher (cuda_plan.cc translate_op) calls. Internal to validate/: DO NOT INCLUDE from outside it.
+// dispatcher (op_translation.cc translate_op) calls. Internal to validate/gpu/: DO NOT INCLUDE from outside it.
 #include <initializer_list>
 #include <string>
 #include <vector>
 
-#include "validate/gpu/op_translation.h"
+#include "validate/gpu/library_calls.h"
 
 namespace dlsim::validate_internal {
 
@@ -62,18 +62,18 @@ KernelStep copy_or_cast(const Graph& g, const Op& op, TensorId in, TensorId out)
 NdMap reduce_map(const Graph& g, const Op& op, const std::vector<int64_t>& full, const std::vector<int64_t>& to);
 
 // Per family of ops (each fills kp.lib, kp.dtype and the steps), one file each.
-// cuDNN (cuda_plan_cudnn.cc):
+// cuDNN (op_translation_cudnn.cc):
 void translate_conv(const Graph& g, const Op& op, OpTranslation& kp);
 void translate_batch_norm(const Graph& g, const Op& op, OpTranslation& kp);
 void translate_activation(const Graph& g, const Op& op, OpTranslation& kp);
 void translate_pool(const Graph& g, const Op& op, OpTranslation& kp);
 void translate_softmax(const Graph& g, const Op& op, OpTranslation& kp);
-// cuBLAS (cuda_plan_blas.cc):
+// cuBLAS (op_translation_blas.cc):
 void translate_linear(const Graph& g, const Op& op, OpTranslation& kp);
 void translate_matmul(const Graph& g, const Op& op, OpTranslation& kp);
-// Our kernels: element-wise arithmetic, dropout, gradient sums and optimizer updates (cuda_plan_elementwise.cc);
-// copies, casts, permutes, pads and concatenation (cuda_plan_data_movement.cc); layer norm, embedding and cross
-// entropy (cuda_plan_rowwise.cc); OpKind::Other by its attributes (cuda_plan_other.cc).
+// Our kernels: element-wise arithmetic, dropout, gradient sums and optimizer updates (op_translation_elementwise.cc);
+// copies, casts, permutes, pads and concatenation (op_translation_data_movement.cc); layer norm, embedding and cross
+// entropy (op_translation_rowwise.cc); OpKind::Other by its attributes (op_translation_other.cc).
 void translate_elementwise(const Graph& g, const Op& op, OpTranslation& kp);
 void translate_data_movement(const Graph& g, const Op& op, OpTranslation& kp);
 void translate_rowwise(const Graph& g, const Op& op, OpTranslation& kp);

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "experiment/graph_cache.h"
+#include "experiment/experiment_graph.h"
 #include "experiment/run_experiment.h"
 #include "experiment/sweep/sweep.h"
 

@@ -1,4 +1,6 @@
 #pragma once
+// The experiment's training graph: built from its model and options (build_experiment_graph), or, in a sweep,
+// taken from a GraphCache.
 // The training graphs of a sweep, each built once per (model, batch, model options) and shared by every point
 // and thread that needs it. A sweep over pools, swap and concurrency policies or hardware runs the same graph
 // many times; building it (and, for an ONNX model, reading the file) was a large part of a small point's time.
@@ -15,9 +17,13 @@
 
 namespace dlsim {
 
+// The experiment's training graph, as prepare_experiment(e) builds it: a builder's error that names another file
+// (the zoo, an ONNX file) is given the experiment's file and key `model`.
+Graph build_experiment_graph(const Experiment& e);
+
 class GraphCache {
  public:
-  // The experiment's training graph (as build_experiment_graph in experiment/run_experiment.h builds it). The first
+  // The experiment's training graph (as build_experiment_graph builds it). The first
   // caller of a key builds it; callers of the same key meanwhile wait for that build, callers of other keys
   // build theirs in parallel. A build that throws is remembered and rethrown to every caller of its key (the
   // builders are deterministic: trying again would fail the same way).

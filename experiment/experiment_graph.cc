@@ -1,10 +1,36 @@
-#include "experiment/graph_cache.h"
+#include "experiment/experiment_graph.h"
 
 #include <exception>
 
-#include "experiment/run_experiment.h"
+#include "common/config_error.h"
+#include "workloads/zoo.h"
 
 namespace dlsim {
+
+namespace {
+
+ModelOptions model_options(const Experiment& e) {
+  ModelOptions mo;
+  mo.batch = e.batch;
+  mo.image_size = e.image_size;
+  mo.seq_len = e.seq_len;
+  mo.attention = e.attention;
+  mo.training = training_options(e);
+  mo.max_graph_nodes = e.max_graph_nodes;
+  return mo;
+}
+
+}  // namespace
+
+Graph build_experiment_graph(const Experiment& e) {
+  try {
+    return build_training_graph(e.model, model_options(e));
+  } catch (const ConfigError& err) {
+    // The builder names the model and the layer; the experiment file is what the user edits.
+    if (e.file.empty() || err.file() == e.file) throw;
+    throw ConfigError(e.file, 0, "model", err.what());
+  }
+}
 
 GraphCache::Key GraphCache::key_of(const Experiment& e) {
   return {e.model,

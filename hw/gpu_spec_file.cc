@@ -1,4 +1,4 @@
-#include "hw/gpu_spec.h"
+#include "hw/gpu_spec_file.h"
 
 #include <algorithm>
 #include <cmath>
