@@ -17,10 +17,6 @@
 
 namespace dlsim {
 
-// "No memory limit": 64 TiB, far above any model, and below VirtualDeviceMemory's address ranges even when a
-// pool reserves half the device up front (cnmem).
-constexpr uint64_t kUnlimitedDeviceBytes = uint64_t{1} << 46;
-
 struct SwapPlanning {
   IterationProfile profile;      // the no-swap run (its iteration time is the overhead's baseline)
   SwapResult result;             // the policy's plan (result.order empty: the schedule's order)
