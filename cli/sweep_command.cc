@@ -16,7 +16,7 @@
 namespace dlsim {
 
 CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& o) {
-  CLI::App* cmd = app.add_subcommand("sweep", "run the cartesian product of a sweep file");
+  CLI::App* cmd = app.add_subcommand("sweep", "run every point of a sweep file");
   cmd->add_option("SWEEP", o.sweep, "sweep file")->required()->check(CLI::ExistingFile);
   cmd->add_option("--results-dir", o.results_dir, "where results/<name>/ goes")->capture_default_str();
   cmd->add_option("--max-points", o.max_points,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <ostream>
@@ -35,9 +36,101 @@ Sweep load_sweep(const std::string& path, uint64_t max_points) {
   return sweep_from_yaml(load_yaml_file(path), path, max_points);
 }
 
+namespace {
+
+// One `vary` mapping: its keys in file order, each with its list of values.
+using Axes = std::vector<std::pair<std::string, std::vector<YAML::Node>>>;
+
+Axes read_axes(const YAML::Node& vary, const std::string& path, const std::string& context) {
+  Axes axes;
+  for (auto it = vary.begin(); it != vary.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const auto& keys = experiment_keys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      throw ConfigError(path, yaml_line(it->first), context + "." + key, "unknown experiment key; valid keys: " + join(keys));
+    if (!it->second.IsSequence() || it->second.size() == 0)
+      throw ConfigError(path, yaml_line(it->second), context + "." + key, "expected a non-empty list of values");
+    // Copy the list first: `it->second` lives in a temporary that a range-for would outlive.
+    const YAML::Node list = it->second;
+    std::vector<YAML::Node> values;
+    for (const auto& v : list) values.push_back(v);
+    axes.emplace_back(key, std::move(values));
+  }
+  return axes;
+}
+
+// Parses `node` as an experiment; an error in a key that `overrides` set belongs to that value's line, not to
+// the base's line (or none) that the merged mapping would give it.
+Experiment parse_point(const YAML::Node& node, const std::vector<std::pair<std::string, YAML::Node>>& overrides,
+                       const std::string& path) {
+  try {
+    return experiment_from_yaml(node, path);
+  } catch (const ConfigError& err) {
+    const std::string top = err.key().substr(0, err.key().find('.'));
+    for (const auto& [key, value] : overrides)
+      if (key == top && yaml_line(value) > 0 && yaml_line(value) != err.line())
+        throw ConfigError(path, yaml_line(value), err.key(), err.message());
+    throw;
+  }
+}
+
+// Appends the cartesian product of `axes` over `base` (the last axis fastest), every point checked.
+void add_points(const YAML::Node& base, const Axes& axes, const std::string& path, Sweep& s) {
+  std::vector<size_t> idx(axes.size(), 0);
+  while (true) {
+    std::vector<std::pair<std::string, YAML::Node>> ov;
+    for (size_t a = 0; a < axes.size(); ++a) ov.emplace_back(axes[a].first, axes[a].second[idx[a]]);
+    SweepPoint p;
+    p.experiment = merged(base, ov);
+    p.parsed = parse_point(p.experiment, ov, path);  // every point is checked before anything runs
+    s.points.push_back(std::move(p));
+    size_t a = axes.size();
+    while (a > 0) {
+      --a;
+      if (++idx[a] < axes[a].second.size()) break;
+      idx[a] = 0;
+      if (a == 0) return;
+    }
+    if (axes.empty()) return;
+  }
+}
+
+std::string describe(const Experiment& e);  // below
+
+// `baseline:`: each point's baseline is the point itself with these keys set, and must be a point of the sweep.
+void set_baselines(const YamlMap& m, Sweep& s) {
+  const YAML::Node node = m.get("baseline");
+  if (!node.IsMap() || node.size() == 0)
+    m.fail("baseline", "expected a mapping of experiment keys to the values each run is compared with");
+  std::vector<std::pair<std::string, YAML::Node>> values;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    const std::string key = it->first.Scalar();
+    const auto& keys = experiment_keys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      throw ConfigError(s.file, yaml_line(it->first), "baseline." + key, "unknown experiment key; valid keys: " + join(keys));
+    values.emplace_back(key, it->second);
+  }
+  YAML::Emitter flow;
+  flow.SetMapFormat(YAML::Flow);
+  flow.SetSeqFormat(YAML::Flow);
+  flow << node;
+  s.baseline = flow.c_str();
+  std::map<std::string, size_t> point_of;
+  for (size_t i = 0; i < s.points.size(); ++i) point_of.emplace(runs_csv_key(s.points[i].parsed), i);
+  for (SweepPoint& p : s.points) {
+    const Experiment b = parse_point(merged(p.experiment, values), values, s.file);
+    p.baseline_key = runs_csv_key(b);
+    if (!point_of.count(p.baseline_key))
+      m.fail("baseline", "the baseline of " + describe(p.parsed) + " would be " + describe(b) +
+                             ", which is no point of the sweep: add it to `vary`, or drop `baseline`");
+  }
+}
+
+}  // namespace
+
 Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path, uint64_t max_points) {
   YamlMap m(node, path);
-  m.check_keys({"name", "base", "vary", "max_points", "plots"});
+  m.check_keys({"name", "base", "vary", "baseline", "max_points", "plots"});
   if (max_points == 0) {
     const int64_t v = m.get_int("max_points", static_cast<int64_t>(kDefaultMaxSweepPoints));
     if (v < 1) m.fail("max_points", "must be at least 1, got " + std::to_string(v));
@@ -51,61 +144,43 @@ Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path, uint64_t 
   if (m.has("plots")) s.plots = sweep_plots_from_yaml(m.get("plots"), path);
   YAML::Node base = m.get("base");
   YamlMap base_map(base, path, "base");
-  std::vector<std::pair<std::string, std::vector<YAML::Node>>> axes;
+  // `vary`: one mapping (one cartesian product), or a list of mappings (the union of their products, in order).
+  std::vector<Axes> groups;
   if (m.has("vary")) {
-    YamlMap vary = m.get_map("vary");
-    for (auto it = vary.node().begin(); it != vary.node().end(); ++it) {
-      const std::string key = it->first.Scalar();
-      const auto& keys = experiment_keys();
-      if (std::find(keys.begin(), keys.end(), key) == keys.end())
-        throw ConfigError(path, yaml_line(it->first), "vary." + key, "unknown experiment key; valid keys: " + join(keys));
-      if (!it->second.IsSequence() || it->second.size() == 0)
-        throw ConfigError(path, yaml_line(it->second), "vary." + key, "expected a non-empty list of values");
-      // Copy the list first: `it->second` lives in a temporary that a range-for would outlive.
-      const YAML::Node list = it->second;
-      std::vector<YAML::Node> values;
-      for (const auto& v : list) values.push_back(v);
-      axes.emplace_back(key, std::move(values));
-      s.varied_keys.push_back(key);
+    const YAML::Node vary = m.get("vary");
+    if (vary.IsSequence()) {
+      if (vary.size() == 0) m.fail("vary", "expected a mapping, or a non-empty list of mappings");
+      for (size_t g = 0; g < vary.size(); ++g) {
+        const std::string context = "vary[" + std::to_string(g) + "]";
+        if (!vary[g].IsMap()) throw ConfigError(path, yaml_line(vary[g]), context, "expected a mapping of keys to lists");
+        groups.push_back(read_axes(vary[g], path, context));
+      }
+    } else {
+      groups.push_back(read_axes(m.get_map("vary").node(), path, "vary"));
     }
+  } else {
+    groups.emplace_back();  // the base alone
   }
+  for (const Axes& axes : groups)
+    for (const auto& axis : axes)
+      if (std::find(s.varied_keys.begin(), s.varied_keys.end(), axis.first) == s.varied_keys.end())
+        s.varied_keys.push_back(axis.first);
   // The number of points is checked before any is built: each holds a parsed experiment, and a few long lists
-  // multiply to more than memory holds (or than 2^64, hence the overflow-safe product).
-  uint64_t points = 1;
+  // multiply to more than memory holds (or than 2^64, hence the overflow-safe product and sum).
+  uint64_t points = 0;
   bool beyond = false;
-  for (const auto& axis : axes) beyond = beyond || __builtin_mul_overflow(points, axis.second.size(), &points);
+  for (const Axes& axes : groups) {
+    uint64_t product = 1;
+    for (const auto& axis : axes) beyond = beyond || __builtin_mul_overflow(product, axis.second.size(), &product);
+    beyond = beyond || __builtin_add_overflow(points, product, &points);
+  }
   if (beyond || points > max_points)
     m.fail("vary", "expands to " + (beyond ? std::string("more than 2^64") : std::to_string(points)) +
                        " points, above the limit of " + std::to_string(max_points) +
                        "; raise it with `max_points:` in the sweep file or `dlsim sweep --max-points N`");
-  // Odometer over the axes, the last axis fastest.
-  std::vector<size_t> idx(axes.size(), 0);
-  while (true) {
-    std::vector<std::pair<std::string, YAML::Node>> ov;
-    for (size_t a = 0; a < axes.size(); ++a) ov.emplace_back(axes[a].first, axes[a].second[idx[a]]);
-    SweepPoint p;
-    p.experiment = merged(base, ov);
-    try {
-      p.parsed = experiment_from_yaml(p.experiment, path);  // every point is checked before anything runs
-    } catch (const ConfigError& err) {
-      // A varied key's error belongs to the value in `vary`, not to the base's line (or none) that the merged
-      // mapping would give it.
-      const std::string top = err.key().substr(0, err.key().find('.'));
-      for (const auto& [key, value] : ov)
-        if (key == top && yaml_line(value) > 0 && yaml_line(value) != err.line())
-          throw ConfigError(path, yaml_line(value), err.key(), err.message());
-      throw;
-    }
-    s.points.push_back(std::move(p));
-    size_t a = axes.size();
-    while (a > 0) {
-      --a;
-      if (++idx[a] < axes[a].second.size()) break;
-      idx[a] = 0;
-      if (a == 0) return s;
-    }
-    if (axes.empty()) return s;
-  }
+  for (const Axes& axes : groups) add_points(base, axes, path, s);
+  if (m.has("baseline")) set_baselines(m, s);
+  return s;
 }
 
 PointRow run_point(const Experiment& e, const RunFn& run) {
@@ -276,6 +351,16 @@ int merge_sweep(const Sweep& s, const std::vector<std::string>& inputs, const st
   return error_rows(ordered);
 }
 
+namespace {
+
+// "+12.5%", "-3.0%": `value` against `reference`, for summary.md's baseline columns.
+std::string change(double value, double reference) {
+  const double pct = (value / reference - 1.0) * 100.0;
+  return (pct >= 0 ? "+" : "") + fixed(pct, 1) + "%";
+}
+
+}  // namespace
+
 std::string sweep_summary(const Sweep& s, const std::vector<std::string>& rows) {
   std::vector<std::string> names;
   split_csv_line(runs_csv_header(), names);
@@ -287,22 +372,34 @@ std::string sweep_summary(const Sweep& s, const std::vector<std::string>& rows) 
                iteration = column("iteration_time_us"), live = column("peak_live_bytes"),
                reserved = column("peak_reserved_bytes"), mallocs = column("device_mallocs"),
                alloc = column("alloc_time_us"), excess = column("reserved_excess");
+  const bool compare = !s.baseline.empty();
+  // With `baseline:`, each row is set beside its baseline's row, found by key (a shard's summary may lack it).
+  std::map<std::string, std::string> baseline_of, row_of;
+  if (compare) {
+    for (const SweepPoint& p : s.points) baseline_of.emplace(runs_csv_key(p.parsed), p.baseline_key);
+    for (const auto& row : rows) row_of.emplace(row_key(row, runs_csv_key_columns()), row);
+  }
   std::ostringstream md;
   md << "# Sweep `" << s.name << "`\n\nFrom `" << s.file << "`: " << rows.size()
      << " runs on the simulator. Memory in MiB; peak live is the lower bound for any pool. *Beyond live*: for a "
         "pool that grows on demand, its fragmentation, peak reserved / peak live - 1; for a pool that reserved its "
         "memory up front by its configuration (cnmem's cnmemInit region, tf-bfc without allow_growth) and never held "
-        "more, \"reserved up front\": that excess is the reservation, not fragmentation.\n\n"
-     << "| model | batch | hw | pool | swap | concurrency | status | iteration (ms) | peak live | peak reserved | "
-        "beyond live | cudaMalloc calls | allocator time (us) |\n"
-     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
-  std::vector<std::string> f;
+        "more, \"reserved up front\": that excess is the reservation, not fragmentation.";
+  if (compare)
+    md << " The last two columns set each run beside the same experiment with `" << s.baseline
+       << "` (the baseline): its iteration time and its peak reserved memory, each as a change from the "
+          "baseline's (negative: less time, less memory).";
+  md << "\n\n| model | batch | hw | pool | swap | concurrency | status | iteration (ms) | peak live | peak reserved | "
+        "beyond live | cudaMalloc calls | allocator time (us) |"
+     << (compare ? " time vs baseline | memory vs baseline |" : "") << "\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|---|" << (compare ? "---|---|" : "") << "\n";
+  std::vector<std::string> f, b;
   for (const auto& row : rows) {
     split_csv_line(row, f);
     md << "| " << f[model] << " | " << f[batch] << " | " << f[hw] << " | " << f[pool] << " | " << f[swap] << " | "
        << f[concurrency] << " | " << f[status] << " | ";
     if (f[status] == "error") {
-      md << "| | | | | |\n";
+      md << "| | | | | |" << (compare ? " | |" : "") << "\n";
       continue;
     }
     // From the row's own figures, so that a resumed or merged sweep's summary is the same as an uninterrupted one.
@@ -311,7 +408,21 @@ std::string sweep_summary(const Sweep& s, const std::vector<std::string>& rows) 
         live_bytes ? static_cast<double>(reserved_bytes) / static_cast<double>(live_bytes) - 1.0 : 0.0;
     md << fixed(std::stod(f[iteration]) / 1000.0, 3) << " | " << mib(live_bytes) << " | " << mib(reserved_bytes) << " | "
        << (f[excess] == "reserved up front" ? std::string("reserved up front") : fixed(fragmentation * 100.0, 1) + "%")
-       << " | " << f[mallocs] << " | " << fixed(std::stod(f[alloc]), 1) << " |\n";
+       << " | " << f[mallocs] << " | " << fixed(std::stod(f[alloc]), 1) << " |";
+    if (compare) {
+      const std::string key = row_key(row, runs_csv_key_columns());
+      const auto base = row_of.find(baseline_of[key]);
+      if (baseline_of[key] == key) {
+        md << " baseline | baseline |";
+      } else if (base == row_of.end() || f[status] != "ok" || !split_csv_line(base->second, b) || b[status] != "ok" ||
+                 std::stod(b[iteration]) <= 0 || std::stoull(b[reserved]) == 0) {
+        md << " | |";  // no baseline row to compare with, or one of the two did not complete
+      } else {
+        md << " " << change(std::stod(f[iteration]), std::stod(b[iteration])) << " | "
+           << change(static_cast<double>(reserved_bytes), static_cast<double>(std::stoull(b[reserved]))) << " |";
+      }
+    }
+    md << "\n";
   }
   return md.str();
 }

@@ -1,5 +1,6 @@
 #pragma once
-// `dlsim sweep`: the cartesian product of listed values over a base experiment, one simulator run per point,
+// `dlsim sweep`: the cartesian product of listed values over a base experiment (or the union of several such
+// products, `vary` given as a list of mappings), one simulator run per point,
 // written to results/<name>/runs.csv (a row appended as each run finishes, so a sweep that dies keeps every
 // finished row; at the end the rows in the sweep's order) and results/<name>/summary.md. Points run on threads
 // (--jobs), in shards (--shard) or on MPI ranks (--mpi, experiment/sweep/mpi.h); --resume skips finished points.
@@ -22,13 +23,15 @@ namespace dlsim {
 struct SweepPoint {
   YAML::Node experiment;  // the merged mapping
   Experiment parsed;
+  std::string baseline_key;  // runs_csv_key of the point summary.md compares this one with; empty: no `baseline:`
 };
 
 struct Sweep {
   std::string file;
   std::string name;
-  std::vector<std::string> varied_keys;  // in file order
-  std::vector<SweepPoint> points;        // first varied key slowest
+  std::vector<std::string> varied_keys;  // in file order (of every `vary` mapping, each key once)
+  std::vector<SweepPoint> points;        // `vary` mapping by mapping; in each, first varied key slowest
+  std::string baseline;                  // `baseline:` in flow style, for summary.md; empty when there is none
   std::vector<SweepPlot> plots;          // `plots:`, drawn after the runs (experiment/sweep/plots.h)
 };
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <algorithm>
 #include <atomic>
 
 #include "experiment/sweep/sweep.h"
@@ -334,4 +335,93 @@ TEST_CASE("a sweep over attention gives rows of distinct keys, the choice in the
   // Without the key the model column is the model's name, as before.
   Sweep plain = load_sweep(write_temp("s.yaml", kSweep));
   CHECK(runs_csv_key(plain.points[0].parsed).rfind("resnet50,1,", 0) == 0);
+}
+
+namespace {
+const char* kUnionSweep =
+    "name: u\nbase:\n  model: resnet50\n  batch: 2\n  hw: h100-sxm\n  pool: pytorch-caching\n  swap: none\n"
+    "  concurrency: serial\nvary:\n"
+    "  - model: [resnet50, vgg16]\n    pool: [pytorch-caching, cnmem]\n"
+    "  - model: [resnet50]\n    concurrency: [branch-streams, critical-path]\n"
+    "baseline: {pool: pytorch-caching, concurrency: serial}\n";
+}  // namespace
+
+TEST_CASE("vary as a list of mappings runs the union of their products, mapping by mapping") {
+  const Sweep s = load_sweep(write_temp("u.yaml", kUnionSweep));
+  REQUIRE(s.points.size() == 6);  // 2 x 2 + 1 x 2, not the 2 x 2 x 3 of one product
+  CHECK(s.varied_keys == std::vector<std::string>{"model", "pool", "concurrency"});
+  CHECK(s.points[0].parsed.model == "resnet50");
+  CHECK(s.points[1].parsed.pool.name == "cnmem");
+  CHECK(s.points[2].parsed.model == "vgg16");
+  CHECK(s.points[4].parsed.concurrency.name == "branch-streams");
+  CHECK(s.points[4].parsed.pool.name == "pytorch-caching");  // the base's, not the first mapping's
+  CHECK(s.points[5].parsed.concurrency.name == "critical-path");
+  // Every point's baseline is itself with the baseline's keys set.
+  CHECK(s.points[1].baseline_key == runs_csv_key(s.points[0].parsed));
+  CHECK(s.points[2].baseline_key == runs_csv_key(s.points[2].parsed));
+  CHECK(s.points[5].baseline_key == runs_csv_key(s.points[0].parsed));
+  CHECK(s.baseline == "{pool: pytorch-caching, concurrency: serial}");
+}
+
+TEST_CASE("a vary list's mistakes name the file, the line and the entry") {
+  const std::string base = "name: t\nbase:\n  model: resnet50\n  batch: 1\n  hw: h100-sxm\n"
+                           "  pool: cnmem\n  swap: none\n  concurrency: serial\n";
+  const std::string empty = write_temp("vl1.yaml", base + "vary: []\n");
+  CHECK_THROWS_WITH(load_sweep(empty), empty + ":9: 'vary': expected a mapping, or a non-empty list of mappings");
+  const std::string scalar = write_temp("vl2.yaml", base + "vary:\n  - {batch: [1]}\n  - batch\n");
+  CHECK_THROWS_WITH(load_sweep(scalar), scalar + ":11: 'vary[1]': expected a mapping of keys to lists");
+  const std::string key = write_temp("vl3.yaml", base + "vary:\n  - {batch: [1]}\n  - bach: [2]\n");
+  CHECK_THROWS_WITH(load_sweep(key), Catch::Contains(key + ":11: 'vary[1].bach': unknown experiment key"));
+  const std::string value = write_temp("vl4.yaml", base + "vary:\n  - {batch: [1]}\n  - pool: [cnmem, nope]\n");
+  CHECK_THROWS_WITH(load_sweep(value), Catch::Contains(value + ":11: 'pool': unknown pool 'nope'"));
+  // The limit counts the sum of the products: 6 + 6 points above a limit of 10, each product below it.
+  const std::string twelve = write_temp("vl5.yaml", "max_points: 10\n" + base +
+                                                        "vary:\n  - {batch: [1, 2], iterations: [1, 2, 3]}\n"
+                                                        "  - {batch: [3, 4], iterations: [1, 2, 3]}\n");
+  CHECK_THROWS_WITH(load_sweep(twelve), Catch::Contains("'vary': expands to 12 points, above the limit of 10"));
+}
+
+TEST_CASE("a baseline must be a point of the sweep, named by experiment keys") {
+  const std::string base = "name: t\nbase:\n  model: resnet50\n  batch: 1\n  hw: h100-sxm\n"
+                           "  pool: cnmem\n  swap: none\n  concurrency: serial\n";
+  const std::string missing = write_temp("bl1.yaml", base + "vary:\n  pool: [cnmem, cuda-malloc]\nbaseline: {pool: tf-bfc}\n");
+  CHECK_THROWS_WITH(load_sweep(missing),
+                    missing + ":11: 'baseline': the baseline of resnet50 b1 h100-sxm cnmem none serial would be resnet50 "
+                              "b1 h100-sxm tf-bfc none serial, which is no point of the sweep: add it to `vary`, or drop "
+                              "`baseline`");
+  const std::string key = write_temp("bl2.yaml", base + "vary:\n  pool: [cnmem]\nbaseline:\n  pol: cnmem\n");
+  CHECK_THROWS_WITH(load_sweep(key), Catch::Contains(key + ":12: 'baseline.pol': unknown experiment key"));
+  const std::string value = write_temp("bl3.yaml", base + "vary:\n  pool: [cnmem]\nbaseline:\n  pool: cnmen\n");
+  CHECK_THROWS_WITH(load_sweep(value), Catch::Contains(value + ":12: 'pool': unknown pool 'cnmen'"));
+  const std::string scalar = write_temp("bl4.yaml", base + "baseline: cnmem\n");
+  CHECK_THROWS_WITH(load_sweep(scalar), Catch::Contains(scalar + ":9: 'baseline': expected a mapping"));
+}
+
+TEST_CASE("with a baseline, summary.md gives each run's time and memory as a change from its baseline's") {
+  const Sweep s = load_sweep(write_temp("u.yaml", kUnionSweep));
+  auto run = [](const Experiment& e) {
+    if (e.concurrency.name == "critical-path") throw std::runtime_error("boom");
+    ExperimentResult r;
+    r.experiment = e;
+    r.peak_live_bytes = 1000;
+    r.peak_reserved_bytes = e.pool.name == "cnmem" ? 4000 : 2000;
+    r.iteration_time_us = e.model == "vgg16" ? 500.0 : e.concurrency.name == "branch-streams" ? 80.0 : 100.0;
+    return r;
+  };
+  std::ostringstream log;
+  const fs::path d = fresh_dir("baseline");
+  run_sweep(s, quiet_options(d, 2), run, log);
+  const auto lines = lines_of(slurp(d / "u" / "summary.md"));
+  REQUIRE(lines.size() == 12);
+  CHECK_THAT(lines[2], Catch::Contains("with `{pool: pytorch-caching, concurrency: serial}` (the baseline)"));
+  CHECK_THAT(lines[4], Catch::EndsWith(" time vs baseline | memory vs baseline |"));
+  CHECK_THAT(lines[6], Catch::StartsWith("| resnet50 | 2 | h100-sxm | pytorch-caching | none | serial | ok |") &&
+                           Catch::EndsWith("| baseline | baseline |"));
+  CHECK_THAT(lines[7], Catch::Contains("| cnmem |") && Catch::EndsWith("| +0.0% | +100.0% |"));
+  CHECK_THAT(lines[8], Catch::Contains("| vgg16 |") && Catch::EndsWith("| baseline | baseline |"));
+  CHECK_THAT(lines[9], Catch::EndsWith("| +0.0% | +100.0% |"));
+  CHECK_THAT(lines[10], Catch::Contains("| branch-streams |") && Catch::EndsWith("| -20.0% | +0.0% |"));
+  // critical-path failed: an error row, no comparison, the same number of cells.
+  CHECK_THAT(lines[11], Catch::Contains("| critical-path | error |"));
+  CHECK(std::count(lines[11].begin(), lines[11].end(), '|') == std::count(lines[10].begin(), lines[10].end(), '|'));
 }
