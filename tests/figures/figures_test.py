@@ -250,19 +250,22 @@ class Report(unittest.TestCase):
             r = dlsim("report", sweep)
             self.assertEqual(r.returncode, 0, r.stderr)
             md = open(os.path.join(sweep, "report.md")).read()
-            self.assertIn("| model (varied) | `resnet50`, `vgg16` |", md)
-            self.assertIn("| pool (varied) | `cuda-malloc`, `cnmem` |", md)
+            self.assertIn("| model (varied) | `resnet50`, `inception_v3` |", md)
+            self.assertIn("| pool (varied) | `pytorch-caching`, `cuda-malloc`, `cnmem`, `tf-bfc`, `planned` |", md)
             self.assertIn("| batch | `32` |", md)
-            # the best pool per model by iteration time, with its margin over the runner-up, from runs.csv
+            # the best policy combination per model by iteration time, with its margin over the runner-up, from
+            # runs.csv
             rows = list(csv.DictReader(open(os.path.join(sweep, "runs.csv"))))
-            for model in ("resnet50", "vgg16"):
-                t = {x["pool"]: float(x["iteration_time_us"]) for x in rows if x["model"] == model}
-                best, other = sorted(t, key=t.get)
+            for model in ("resnet50", "inception_v3"):
+                t = {(x["pool"], x["swap"], x["concurrency"]): float(x["iteration_time_us"])
+                     for x in rows if x["model"] == model}
+                best, other = sorted(t, key=t.get)[:2]
                 margin = (t[other] - t[best]) / t[other] * 100
-                self.assertIn(f"| model {model} | {best} | {t[best] / 1000:.3f} ms | {margin:.1f} % | {other} |", md)
-            self.assertIn("![peak-memory.png](peak-memory.png)", md)  # the sweep's own figures, with captions
+                self.assertIn(f"| model {model} | {' / '.join(best)} | {t[best] / 1000:.3f} ms | {margin:.1f} % | "
+                              f"{' / '.join(other)} |", md)
+            self.assertIn("![pools-memory.png](pools-memory.png)", md)  # the sweep's own figures, with captions
             page = open(os.path.join(sweep, "report.html")).read()
-            self.assertEqual(page.count("data:image/png;base64,"), 2)  # inline: one file to send
+            self.assertEqual(page.count("data:image/png;base64,"), 5)  # inline: one file to send
             self.assertIn("<table>", page)
             first = (md, page)
             self.assertEqual(dlsim("report", sweep).returncode, 0)  # the same bytes again
