@@ -1,6 +1,6 @@
 #pragma once
 // Runs one of dlsim's Python scripts (scripts/*.py) with Debian's /usr/bin/python3: the figures are drawn by
-// matplotlib there, from the CSV and pickle files the C++ side writes (docs: README "Figures").
+// matplotlib there, from the CSV and pickle files the C++ side writes (docs/figures.md).
 // Where they are found, each overridable from the environment for an installed binary or another Python:
 //   DLSIM_PYTHON       the interpreter (default /usr/bin/python3: the `python3` on PATH may lack matplotlib)
 //   DLSIM_SCRIPTS_DIR  the folder of the scripts (default $DLSIM_SOURCE_DIR/scripts, else the source tree's)

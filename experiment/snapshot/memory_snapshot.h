@@ -3,7 +3,7 @@
 // with `segments` (the device memory the pool holds at the snapshot, each with its blocks) and `device_traces`
 // (one list per device of alloc / free_requested / free_completed / segment_alloc / segment_free /
 // segment_map / segment_unmap entries), pickled, so that pytorch.org/memory_viz and torch.cuda._memory_viz open
-// it. What dlsim puts where (README "Memory snapshots" says the same):
+// it. What dlsim puts where (docs/figures.md "Memory snapshots" says the same):
 // - The snapshot is taken where a training script takes it: after the last iteration, before teardown frees the
 //   weights; the trace covers setup and every iteration up to there.
 // - A segment is one cudaMalloc of the pool (or a contiguous run of pages mapped into an expandable range),

@@ -2,7 +2,7 @@
 // `dlsim sweep --shard I/N`: this process runs the points i with i mod N == I - 1 (I from 1 to N), a deterministic
 // 1/N of the sweep. Round robin rather than a contiguous block: the last key of `vary` changes fastest, so
 // neighbouring points differ in cost in the same way in every shard and the shards take about the same time.
-// Made for job arrays: `sbatch --array=1-N` with `--shard $SLURM_ARRAY_TASK_ID/N` (README.md).
+// Made for job arrays: `sbatch --array=1-N` with `--shard $SLURM_ARRAY_TASK_ID/N` (docs/using.md).
 #include <cstddef>
 #include <string>
 

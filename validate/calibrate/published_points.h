@@ -18,7 +18,7 @@
 //       model: resnet50
 //       batch: 256
 //       seq_len: 0                     # optional (0: the model's default)
-//       precision: fp32                # as an experiment's keys (README: "An experiment")
+//       precision: fp32                # as an experiment's keys (docs/using.md: "An experiment")
 //       tf32: all
 //       memory_format: nchw
 //       kernels: eager
