@@ -1,6 +1,6 @@
 """What every dlsim figure shares: one colour per policy name, axis labels with units, deterministic files.
 
-Imported by scripts/plot_runs.py and scripts/plot_memory.py (never run on its own). The colour map is the only
+Imported by figures/plot_runs.py and figures/plot_memory.py (never run on its own). The colour map is the only
 place colours are chosen, so a policy has the same colour in every figure of every sweep.
 """
 import sys

@@ -7,7 +7,7 @@ the sweep's figures (those its `plots:` drew, else one drawn here by plot_runs.p
 text with the figures inline (base64), so it is one file to send. Deterministic: the same runs.csv and figures
 give the same bytes.
 
-  scripts/sweep_report.py SWEEP_DIR [--metric iteration_time_us|peak_reserved_bytes|...]
+  figures/sweep_report.py SWEEP_DIR [--metric iteration_time_us|peak_reserved_bytes|...]
 
 Exit 0 written, 2 bad input (no runs.csv, a metric that is not a column: the message lists the columns).
 """
