@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch on a real GPU beside dlsim's `pytorch-caching` pool: peak reserved, peak allocated, iteration time.
 
-Reads the JSON that scripts/torch_gpu_ground_truth.py wrote on the GPU machine, simulates every (model, batch)
+Reads the JSON that validate/torch/torch_gpu_ground_truth.py wrote on the GPU machine, simulates every (model, batch)
 it holds with the same optimizer (ResNet-50: SGD momentum; BERT-base: Adam, seq 128) and pool
 `pytorch-caching`, once with each hardware file, and prints a Markdown table.
 

@@ -8,7 +8,7 @@ backward node reads. Bytes are numel x element size of the tensor handed to the 
 by identity with model.parameters(). On the CPU the hooks run exactly as on a GPU (pin_memory is only
 requested when CUDA is available); only the copies are trivial.
 
-Usage: scripts/torch_save_on_cpu_bytes.py [--models resnet50,vgg16] [--batch 4] [--out FILE.json]
+Usage: validate/torch/torch_save_on_cpu_bytes.py [--models resnet50,vgg16] [--batch 4] [--out FILE.json]
 """
 import argparse
 import json

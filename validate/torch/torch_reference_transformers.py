@@ -19,7 +19,7 @@ Deliberate choices (each one mirrored by workloads/transformer_models.cc):
     BertForMaskedLM computes it (labels of -100 do not change what is kept).
   * GPT-2's loss is HF's: logits shifted by one position, then cross entropy.
 
-Usage: scripts/torch_reference_transformers.py [--out workloads/testdata/torch_transformers.json]
+Usage: validate/torch/torch_reference_transformers.py [--out workloads/testdata/torch_transformers.json]
 """
 import argparse
 import json

@@ -11,7 +11,7 @@ For every CNN of dlsim's zoo and each batch size it records:
                   storage counted once, excluding parameters, buffers (batch-norm running statistics), the
                   input batch and the labels.
 
-Usage: scripts/torch_reference_cnn.py [--out workloads/testdata/torch_cnn.json] [--models a,b] [--batches 1,4,32]
+Usage: validate/torch/torch_reference_cnn.py [--out workloads/testdata/torch_cnn.json] [--models a,b] [--batches 1,4,32]
 """
 import argparse
 import json

@@ -23,7 +23,7 @@ the backward is recorded and each storage is counted once. Parameters, buffers (
 labels are excluded, as in dlsim's saved_for_backward_bytes. CPU autocast differs from CUDA's, so only fp32 and
 a model held in bf16 (model.to(torch.bfloat16)) are measured.
 
-Usage: scripts/torch_reference_llama.py [--out workloads/testdata/torch_llama.json] [--verbose]
+Usage: validate/torch/torch_reference_llama.py [--out workloads/testdata/torch_llama.json] [--verbose]
 """
 import argparse
 import json

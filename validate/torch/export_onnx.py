@@ -8,9 +8,9 @@ can override the batch size. With --no-params (the default for the committed fil
 the file and appear as graph inputs with their shapes (export_params=False): the files stay tiny.
 
 Usage:
-  scripts/export_onnx.py --out workloads/testdata/onnx                   # the CNNs, without weights
-  scripts/export_onnx.py --out /tmp/dlsim-onnx --with-params squeezenet1_1
-  scripts/export_onnx.py --out workloads/testdata/onnx --transformers    # bert-base (seq 128), gpt2-small (1024)
+  validate/torch/export_onnx.py --out workloads/testdata/onnx                   # the CNNs, without weights
+  validate/torch/export_onnx.py --out /tmp/dlsim-onnx --with-params squeezenet1_1
+  validate/torch/export_onnx.py --out workloads/testdata/onnx --transformers    # bert-base (seq 128), gpt2-small (1024)
 """
 import argparse
 import os

@@ -2,7 +2,7 @@
 """PyTorch ground truth on a real GPU for dlsim's `pytorch-caching` pool and its iteration times.
 
 Trains ResNet-50 (torchvision, fp32, SGD momentum 0.9, weight decay 1e-4) and BERT-base (the plain-PyTorch
-module of scripts/torch_reference_transformers.py: BertModel + the tied masked-LM decoder, seq 128, Adam) with
+module of validate/torch/torch_reference_transformers.py: BertModel + the tied masked-LM decoder, seq 128, Adam) with
 PyTorch's default CUDA caching allocator, and records, per (model, batch, optimizer implementation):
   memory_stats()      reserved/allocated/requested peaks, segments, cudaMalloc/cudaFree counts, alloc retries
   max_memory_reserved the figure dlsim's pytorch-caching pool reports as peak_reserved_bytes
@@ -16,9 +16,9 @@ The input batch (and labels) is created on the GPU each iteration, as a data loa
 are set to None between iterations (zero_grad's default). cudnn.benchmark stays False (the default), so cuDNN
 picks algorithms by its heuristics, as dlsim-cuda does.
 
-Usage (on the GPU machine): scripts/torch_gpu_ground_truth.py --out gt.json [--warmup 5] [--iters 20]
-       scripts/torch_gpu_ground_truth.py --case resnet50,32,foreach   (one case, JSON on stdout)
-       scripts/torch_gpu_ground_truth.py --profile resnet50,32 --out prof.json   (device time per ATen op)
+Usage (on the GPU machine): validate/torch/torch_gpu_ground_truth.py --out gt.json [--warmup 5] [--iters 20]
+       validate/torch/torch_gpu_ground_truth.py --case resnet50,32,foreach   (one case, JSON on stdout)
+       validate/torch/torch_gpu_ground_truth.py --profile resnet50,32 --out prof.json   (device time per ATen op)
 """
 import argparse
 import json

@@ -25,7 +25,7 @@ How they are observed, without changing what PyTorch does:
   Every registered tensor gets a weakref.finalize; a storage counts as alive while one of its registered
   tensors is. The peak is taken after every registration during the backward pass (only recomputation adds).
 
-Usage: scripts/torch_checkpoint_bytes.py [--out workloads/testdata/torch_checkpoint.json] [--models resnet50,bert-base,gpt2-small]
+Usage: validate/torch/torch_checkpoint_bytes.py [--out workloads/testdata/torch_checkpoint.json] [--models resnet50,bert-base,gpt2-small]
 """
 import argparse
 import gc
