@@ -1,5 +1,4 @@
-#!/usr/bin/env python3
-"""The tables of results/llm.md: fine-tuning the Llama-family presets of the zoo (llama3.2-1b, llama3-8b, llama2-7b,
+"""The tables of README.md: fine-tuning the Llama-family presets of the zoo (llama3.2-1b, llama3-8b, llama2-7b,
 llama2-13b, mistral-7b, qwen2.5-0.5b) on one h100-sxm and one h200, micro-batch 1, AdamW, mixed-bf16 (autocast,
 fp32 master weights) and bf16 (the model held in bf16), at sequences 2048 and 8192, with each memory-saving variant
 of SAVINGS, and the largest micro-batch each fits (`dlsim fit`).
@@ -10,18 +9,13 @@ model and precision, one `dlsim run --memory-snapshot` (memory raised) whose all
 hold: the bytes per parameter of the weights, the optimizer state and the gradients, and what is live at the peak.
 A sequence above a preset's max_position_embeddings is skipped with dlsim's own error message.
 
-Raw results: results/llm/runs.json, fit.json, bytes.json. The markdown tables are printed.
-
-Usage: scripts/llm_tables.py [--dlsim build/bin/dlsim] [--jobs 2] [--no-fit] [--models a,b]
+Raw results: runs.json, fit.json, bytes.json.
 """
-import argparse
 import collections
-import concurrent.futures
+import functools
 import json
 import os
 import pickle
-import subprocess
-import sys
 import tempfile
 
 GIB = 2 ** 30
@@ -51,6 +45,7 @@ PUBLISHED_CELLS = [("llama2-13b", 2048, "v100-sxm2-32gb", "mixed-fp16"),
                    ("llama2-13b", 2048, "v100-sxm2-32gb", "bf16")]
 MAX_BATCH = 256  # `dlsim fit --max-batch`: far above any batch these models fit at sequence 2048 on 141 GB
 UNBOUNDED = {"memory": {"total_mib": 4000000}}  # 3.8 TiB: every iteration here runs to the end
+OFFLOAD_MODELS = ("llama3-8b", "llama2-13b")  # the offload table's rows (the others' are in runs.json)
 
 
 def experiment(model, seq, hw, precision, swap, override=None):
@@ -61,38 +56,13 @@ def experiment(model, seq, hw, precision, swap, override=None):
     return e
 
 
-def call(dlsim, args, exp=None, extra=()):
-    """dlsim ARGS [EXP.yaml] --json EXTRA: its JSON (exit 0 or 3), or {"error": the last line of its message}."""
-    path = None
-    if exp is not None:
-        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-            json.dump(exp, f)  # JSON is YAML
-            path = f.name
-    try:
-        p = subprocess.run([dlsim] + args + ([path] if path else []) + ["--json"] + list(extra),
-                           capture_output=True, text=True)
-        if p.returncode not in (0, 3):
-            msg = (p.stderr or p.stdout).strip().splitlines()
-            return {"error": msg[-1] if msg else f"exit {p.returncode}"}
-        out = json.loads(p.stdout)
-        out.pop("sim_wall_ms", None)  # the host's wall time: the only figure that differs between two runs
-        return out
-    finally:
-        if path:
-            os.unlink(path)
-
-
 def memory_breakdown(dlsim, exp):
     """Runs EXP with a memory snapshot and sums its allocations by what they hold (see the module comment)."""
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "exp.yaml")
         snap = os.path.join(d, "snap.pickle")
-        with open(path, "w") as f:
-            json.dump(exp, f)
-        p = subprocess.run([dlsim, "run", path, "--json", "--memory-snapshot", snap], capture_output=True, text=True)
-        if p.returncode != 0:
-            return {"error": (p.stderr or p.stdout).strip()}
-        run = json.loads(p.stdout)
+        run = dlsim.json(["run"], exp, ["--memory-snapshot", snap], allow_error=True)
+        if "error" in run:
+            return run
         with open(snap, "rb") as f:
             trace = pickle.load(f)["device_traces"][0]
     weights = {e["frames"][0]["name"] for e in trace if e["action"] == "alloc" and e["frames"][0]["filename"] == "weight"}
@@ -149,144 +119,119 @@ def gib(b):
     return f"{b / GIB:.1f}"
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dlsim", default="build/bin/dlsim")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--no-fit", action="store_true")
-    ap.add_argument("--models", default=",".join(MODELS))
-    a = ap.parse_args()
-    models = [m for m in MODELS if m in a.models.split(",")]
-    os.makedirs("results/llm", exist_ok=True)
-
+def run_grid(study):
+    """Every cell's runs and fits, the memory breakdowns, and the (model, sequence) pairs dlsim refuses."""
+    dl = study.dlsim
+    pairs = [(m, s) for m in MODELS for s in SEQS]
     # Which (model, sequence) exist: dlsim model names a sequence above max_position_embeddings.
-    described = {(m, s): call(a.dlsim, ["model", m, "--batch", "1", "--seq-len", str(s)]) for m in models for s in SEQS}
-    cells = [(m, s, hw, p) for m in models for s in SEQS for hw in HWS for p in PRECISIONS
+    described = dict(zip(pairs, dl.parallel([functools.partial(
+        dl.json, ["model", m, "--batch", "1", "--seq-len", str(s)], allow_error=True) for m, s in pairs])))
+    cells = [(m, s, hw, p) for m in MODELS for s in SEQS for hw in HWS for p in PRECISIONS
              if "error" not in described[(m, s)]]
-    cells += [c for c in PUBLISHED_CELLS if c[0] in models]
+    cells += PUBLISHED_CELLS
     jobs = []
     for m, s, hw, p in cells:
         for label, swap in SAVINGS:
             key = {"model": m, "seq": s, "hw": hw, "precision": p, "saving": label}
             jobs.append(("run", key, ["run"], experiment(m, s, hw, p, swap), ()))
             jobs.append(("need", key, ["run"], experiment(m, s, hw, p, swap, UNBOUNDED), ()))
-            if not a.no_fit:
-                jobs.append(("fit", key, ["fit"], experiment(m, s, hw, p, swap), ("--max-batch", str(MAX_BATCH))))
-    breakdowns = [(m, s, p, label, swap) for m in models for s in SEQS for p in PRECISIONS for label, swap in SAVINGS
+            jobs.append(("fit", key, ["fit"], experiment(m, s, hw, p, swap), ("--max-batch", str(MAX_BATCH))))
+    breakdowns = [(m, s, p, label, swap) for m in MODELS for s in SEQS for p in PRECISIONS for label, swap in SAVINGS
                   if "error" not in described[(m, s)]]
-    with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        futs = [ex.submit(call, a.dlsim, args, e, extra) for _, _, args, e, extra in jobs]
-        bfuts = [ex.submit(memory_breakdown, a.dlsim, experiment(m, s, "h100-sxm", p, swap, UNBOUNDED))
-                 for m, s, p, _, swap in breakdowns]
-        results = [f.result() for f in futs]
-        bresults = [f.result() for f in bfuts]
-
+    results = dl.parallel([functools.partial(dl.json, args, e, extra, allow_error=True)
+                           for _, _, args, e, extra in jobs] +
+                          [functools.partial(memory_breakdown, dl, experiment(m, s, "h100-sxm", p, swap, UNBOUNDED))
+                           for m, s, p, _, swap in breakdowns])
     rows = {}
     for (kind, key, _, e, _), r in zip(jobs, results):
-        k = tuple(key.values())
-        row = rows.setdefault(k, dict(key))
+        row = rows.setdefault(tuple(key.values()), dict(key))
         row[kind] = {"experiment": e, "result": r}
-    runs = list(rows.values())
-    skipped = [{"model": m, "seq": s, "reason": described[(m, s)]["error"]} for (m, s) in described
-               if "error" in described[(m, s)]]
-    with open("results/llm/runs.json", "w") as f:
-        json.dump({"models": {f"{m} seq {s}": d for (m, s), d in described.items()}, "skipped": skipped,
-                   "runs": [{k: v for k, v in r.items() if k != "fit"} for r in runs]}, f, indent=1, sort_keys=True)
-    if not a.no_fit:
-        with open("results/llm/fit.json", "w") as f:
-            json.dump([{k: v for k, v in r.items() if k not in ("run", "need")} for r in runs], f, indent=1,
-                      sort_keys=True)
     bytes_rows = [{"model": m, "seq": s, "precision": p, "saving": label, "params": described[(m, s)]["params"],
-                   "breakdown": b} for (m, s, p, label, _), b in zip(breakdowns, bresults)]
-    with open("results/llm/bytes.json", "w") as f:
-        json.dump(bytes_rows, f, indent=1, sort_keys=True)
+                   "breakdown": b} for (m, s, p, label, _), b in zip(breakdowns, results[len(jobs):])]
+    return described, rows, bytes_rows
 
-    for s in skipped:
-        print(f"skipped: {s['model']} at sequence {s['seq']}: {s['reason']}")
 
-    # Table 1 per precision: every cell.
-    for precision in PRECISIONS + sorted({c[3] for c in PUBLISHED_CELLS} - set(PRECISIONS)):
-        print(f"\n#### {precision}\n")
-        print("| model | seq | GPU | saving | outcome | peak reserved (GiB) | peak live (GiB) | iteration (s) | "
-              "tokens/s | largest micro-batch | tokens/s there |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
-        for r in runs:
-            # the offload rows have a table of their own (below): here no saving and checkpointing
-            if r["precision"] != precision or r["saving"] not in BASIC:
-                continue
-            j, need = r["run"]["result"], r["need"]["result"]
-            fit = r.get("fit", {}).get("result", {})
-            lead = f"| {r['model']} | {r['seq']} | {r['hw']} | {r['saving']} |"
-            if "error" in j or "error" in need:
-                print(f"{lead} error: {j.get('error') or need.get('error')} | | | | | | |")
-                continue
-            if j["oom"]:
-                where = "at setup" if j["oom_where"].startswith("setup") else "in the iteration"
-                outcome = f"**OOM** {where}"
-                mem = f"needs {gib(need['peak_reserved_bytes'])} | needs {gib(need['peak_live_bytes'])}"
-                it = f"({need['iteration_time_us'] / 1e6:.2f})"
-                tps = ""
-            else:
-                outcome = "fits"
-                mem = f"{gib(j['peak_reserved_bytes'])} | {gib(j['peak_live_bytes'])}"
-                it = f"{j['iteration_time_us'] / 1e6:.2f}"
-                tps = f"{r['seq'] / (j['iteration_time_us'] / 1e6):.0f}"
-            if "error" in fit:
-                fb = f"error: {fit['error']} |"
-            elif not fit:
-                fb = " |"
-            else:
-                mb = fit["max_batch"]
-                fb = (f"{mb}{'+' if mb == MAX_BATCH else ''} | "
-                      + (f"{mb * r['seq'] / (fit['iteration_time_us'] / 1e6):.0f}" if mb else ""))
-            print(f"{lead} {outcome} | {mem} | {it} | {tps} | {fb} |")
+def cells_table(runs, precision):
+    """Every cell of one precision (no saving and checkpointing; the offloads have a table of their own)."""
+    out = ["| model | seq | GPU | saving | outcome | peak reserved (GiB) | peak live (GiB) | iteration (s) | "
+           "tokens/s | largest micro-batch | tokens/s there |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in runs:
+        if r["precision"] != precision or r["saving"] not in BASIC:
+            continue
+        j, need, fit = r["run"]["result"], r["need"]["result"], r["fit"]["result"]
+        lead = f"| {r['model']} | {r['seq']} | {r['hw']} | {r['saving']} |"
+        if "error" in j or "error" in need:
+            out.append(f"{lead} error: {j.get('error') or need.get('error')} | | | | | | |")
+            continue
+        if j["oom"]:
+            where = "at setup" if j["oom_where"].startswith("setup") else "in the iteration"
+            outcome = f"**OOM** {where}"
+            mem = f"needs {gib(need['peak_reserved_bytes'])} | needs {gib(need['peak_live_bytes'])}"
+            it = f"({need['iteration_time_us'] / 1e6:.2f})"
+            tps = ""
+        else:
+            outcome = "fits"
+            mem = f"{gib(j['peak_reserved_bytes'])} | {gib(j['peak_live_bytes'])}"
+            it = f"{j['iteration_time_us'] / 1e6:.2f}"
+            tps = f"{r['seq'] / (j['iteration_time_us'] / 1e6):.0f}"
+        if "error" in fit:
+            fb = f"error: {fit['error']} |"
+        else:
+            mb = fit["max_batch"]
+            fb = (f"{mb}{'+' if mb == MAX_BATCH else ''} | "
+                  + (f"{mb * r['seq'] / (fit['iteration_time_us'] / 1e6):.0f}" if mb else ""))
+        out.append(f"{lead} {outcome} | {mem} | {it} | {tps} | {fb} |")
+    return "\n".join(out)
 
-    # Table 2: the largest micro-batch, one column per GPU and saving.
-    if not a.no_fit:
-        cols = [(hw, label) for hw in HWS for label, _ in SAVINGS]
-        print("\n| model | seq | precision | " + " | ".join(f"{hw}, {label}" for hw, label in cols) + " |")
-        print("|---|---|---|" + "---|" * len(cols))
-        for m in models:
-            for s in SEQS:
-                for p in PRECISIONS:
-                    cells_ = []
-                    for hw, label in cols:
-                        r = rows.get((m, s, hw, p, label))
-                        if not r:
-                            cells_.append("—")
-                            continue
-                        f = r["fit"]["result"]
-                        cells_.append(f.get("error", str(f.get("max_batch"))))
-                    if all(c == "—" for c in cells_):
+
+def micro_batch_table(rows):
+    """The largest micro-batch, one column per GPU and saving."""
+    cols = [(hw, label) for hw in HWS for label, _ in SAVINGS]
+    out = ["| model | seq | precision | " + " | ".join(f"{hw}, {label}" for hw, label in cols) + " |",
+           "|---|---|---|" + "---|" * len(cols)]
+    for m in MODELS:
+        for s in SEQS:
+            for p in PRECISIONS:
+                cells = []
+                for hw, label in cols:
+                    r = rows.get((m, s, hw, p, label))
+                    if not r:
+                        cells.append("—")
                         continue
-                    print(f"| {m} | {s} | {p} | " + " | ".join(cells_) + " |")
+                    f = r["fit"]["result"]
+                    cells.append(f.get("error", str(f.get("max_batch"))))
+                if all(c == "—" for c in cells):
+                    continue
+                out.append(f"| {m} | {s} | {p} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
-    # Table 3: bytes per parameter (memory raised, no saving, sequence 2048: they do not depend on the sequence).
+
+def bytes_per_parameter_table(bytes_rows):
+    """The most each kind of tensor held at any moment, divided by the parameters (no saving, the first sequence,
+    memory raised: they do not depend on the sequence)."""
     cats = ["weights", "optimizer state", "weight gradients", "16-bit weight casts",
             "gradients of the 16-bit weight casts", "Adam's per-parameter denominator"]
-    print("\nBytes per parameter: the most each held at any moment, divided by the parameters (no saving, seq 2048, "
-          "memory raised):\n")
-    print("| model | precision | params | " + " | ".join(cats) + " |")
-    print("|---|---|---|" + "---|" * len(cats))
+    out = ["| model | precision | params | " + " | ".join(cats) + " |", "|---|---|---|" + "---|" * len(cats)]
     for b in bytes_rows:
         d = b["breakdown"]
         if b["saving"] != SAVINGS[0][0] or b["seq"] != SEQS[0]:
             continue
         if "error" in d:
-            print(f"| {b['model']} | {b['precision']} | error: {d['error']} |")
+            out.append(f"| {b['model']} | {b['precision']} | error: {d['error']} |")
             continue
         n = b["params"]
-        print(f"| {b['model']} | {b['precision']} | {n} | " +
-              " | ".join(f"{d['max_bytes'].get(c, 0) / n:.2f}" for c in cats) + " |")
+        out.append(f"| {b['model']} | {b['precision']} | {n} | " +
+                   " | ".join(f"{d['max_bytes'].get(c, 0) / n:.2f}" for c in cats) + " |")
+    return "\n".join(out)
 
-    # Table 5: the zero-offload rows in detail: the CPU step, the host memory and the traffic.
-    print("\nzero-offload and param-offload (GiB; the CPU step at the hardware file's host_cpu.adam_gb_per_s, "
-          "param-offload at PyTorch's CPU Adam rate, 8.2/56 of it):\n")
-    print("| model | seq | GPU | precision | saving | outcome | peak reserved | iteration (s) | CPU step (s) | "
-          "host fp32 state | to host per iteration | from host per iteration | no saving, memory raised (s) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+def offload_table(runs, rows):
+    """The zero-offload and param-offload rows of OFFLOAD_MODELS: the CPU step, the host memory and the traffic."""
+    out = ["| model | seq | GPU | precision | saving | outcome | peak reserved | iteration (s) | CPU step (s) | "
+           "host fp32 state | to host per iteration | from host per iteration | no saving, memory raised (s) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
-        if not r["saving"].startswith(("zero-offload", "param-offload")):
+        if not r["saving"].startswith(("zero-offload", "param-offload")) or r["model"] not in OFFLOAD_MODELS:
             continue
         j, need = r["run"]["result"], r["need"]["result"]
         base = rows.get((r["model"], r["seq"], r["hw"], r["precision"], SAVINGS[0][0]))
@@ -294,44 +239,59 @@ def main():
         bt = f"{b['iteration_time_us'] / 1e6:.2f}" if "iteration_time_us" in b else ""
         lead = f"| {r['model']} | {r['seq']} | {r['hw']} | {r['precision']} | {r['saving']} |"
         if "error" in j or "error" in need:
-            print(f"{lead} error: {j.get('error') or need.get('error')} | | | | | | | |")
+            out.append(f"{lead} error: {j.get('error') or need.get('error')} | | | | | | | |")
             continue
         src = need if j["oom"] else j
         outcome = "**OOM**" if j["oom"] else "fits"
         res = f"needs {gib(need['peak_reserved_bytes'])}" if j["oom"] else gib(j["peak_reserved_bytes"])
         it = f"({need['iteration_time_us'] / 1e6:.2f})" if j["oom"] else f"{j['iteration_time_us'] / 1e6:.2f}"
-        print(f"{lead} {outcome} | {res} | {it} | {src['host_step_us'] / 1e6:.2f} | {gib(src['host_optimizer_bytes'])} | "
-              f"{gib(src['swap_out_bytes'])} | {gib(src['swap_in_bytes'])} | {bt} |")
+        out.append(f"{lead} {outcome} | {res} | {it} | {src['host_step_us'] / 1e6:.2f} | "
+                   f"{gib(src['host_optimizer_bytes'])} | {gib(src['swap_out_bytes'])} | "
+                   f"{gib(src['swap_in_bytes'])} | {bt} |")
+    return "\n".join(out)
 
-    # Table 4: what is live at the peak (h100-sxm's timing, memory raised).
-    print("\nLive at the peak (GiB; memory raised so that every run completes):\n")
-    print("| model | seq | precision | saving | peak live | weights + optimizer state | weight gradients | "
-          "16-bit weight casts (+ their gradients) | activations | activation gradients | other | reached by |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+def live_at_peak_table(bytes_rows):
+    """What is live at each run's peak (memory raised; the offloads: Llama-3-8B's rows only)."""
+    out = ["| model | seq | precision | saving | peak live | weights + optimizer state | weight gradients | "
+           "16-bit weight casts (+ their gradients) | activations | activation gradients | other | reached by |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for b in bytes_rows:
         d = b["breakdown"]
-        if b["saving"] not in BASIC and b["model"] != "llama3-8b":  # the offloads: Llama-3-8B's rows only
+        if b["saving"] not in BASIC and b["model"] != "llama3-8b":
             continue
         lead = f"| {b['model']} | {b['seq']} | {b['precision']} | {b['saving']} |"
         if "error" in d:
-            print(f"{lead} error: {d['error']} |")
+            out.append(f"{lead} error: {d['error']} |")
             continue
-        ap_ = dict(d["at_peak_bytes"])
-        state = ap_.pop("weights", 0) + ap_.pop("optimizer state", 0)
-        grads = ap_.pop("weight gradients", 0)
-        casts = ap_.pop("16-bit weight casts", 0) + ap_.pop("gradients of the 16-bit weight casts", 0)
-        acts, agrads = ap_.pop("activations", 0), ap_.pop("activation gradients", 0)
-        other = sum(ap_.values())
+        at = dict(d["at_peak_bytes"])
+        state = at.pop("weights", 0) + at.pop("optimizer state", 0)
+        grads = at.pop("weight gradients", 0)
+        casts = at.pop("16-bit weight casts", 0) + at.pop("gradients of the 16-bit weight casts", 0)
+        acts, agrads = at.pop("activations", 0), at.pop("activation gradients", 0)
+        other = sum(at.values())
         check = "" if d["peak_live_bytes"] == d["run_peak_live_bytes"] else " (differs from the run's peak)"
-        print(f"{lead} {gib(d['peak_live_bytes'])}{check} | {gib(state)} | {gib(grads)} | {gib(casts)} | "
-              f"{gib(acts)} | {gib(agrads)} | {gib(other)} | {d['peak_reached_by']} |")
-    for b in bytes_rows:
-        if b["model"] == "llama3-8b" and b["saving"] == SAVINGS[0][0] and "error" not in b["breakdown"]:
-            print(f"\nLargest tensors live at the peak, {b['model']} seq {b['seq']} {b['precision']}, no saving:")
-            for t in b["breakdown"]["largest_tensors_at_peak"]:
-                print(f"  {t['name']} ({t['category']}): {t['bytes']} B = {t['bytes'] / GIB:.2f} GiB")
-    return 0
+        out.append(f"{lead} {gib(d['peak_live_bytes'])}{check} | {gib(state)} | {gib(grads)} | {gib(casts)} | "
+                   f"{gib(acts)} | {gib(agrads)} | {gib(other)} | {d['peak_reached_by']} |")
+    return "\n".join(out)
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def generate(study):
+    described, rows, bytes_rows = run_grid(study)
+    runs = list(rows.values())
+    skipped = [{"model": m, "seq": s, "reason": described[(m, s)]["error"]} for (m, s) in described
+               if "error" in described[(m, s)]]
+    with open(study.path("runs.json"), "w") as f:
+        json.dump({"models": {f"{m} seq {s}": d for (m, s), d in described.items()}, "skipped": skipped,
+                   "runs": [{k: v for k, v in r.items() if k != "fit"} for r in runs]}, f, indent=1, sort_keys=True)
+    with open(study.path("fit.json"), "w") as f:
+        json.dump([{k: v for k, v in r.items() if k not in ("run", "need")} for r in runs], f, indent=1,
+                  sort_keys=True)
+    with open(study.path("bytes.json"), "w") as f:
+        json.dump(bytes_rows, f, indent=1, sort_keys=True)
+    for precision in ["mixed-bf16", "bf16", "mixed-fp16"]:
+        study.block(f"cells-{precision}", cells_table(runs, precision))
+    study.block("micro-batch", micro_batch_table(rows))
+    study.block("bytes-per-parameter", bytes_per_parameter_table(bytes_rows))
+    study.block("offload", offload_table(runs, rows))
+    study.block("live-at-peak", live_at_peak_table(bytes_rows))

@@ -1,20 +1,9 @@
-#!/usr/bin/env python3
-"""The tables of results/memory-saving.md: for VGG-16, ResNet-50, ResNet-152, BERT-base and GPT-2 small on the
-h100-sxm, every memory-saving policy (swap, recompute, hybrid) at the batches of results/swap.md, and the largest
-batch each fits on 80 GB and on 16 GB (`dlsim fit`).
-
-Each point is one `dlsim run --json` (the JSON has the recomputation figures runs.csv lacks); the raw results go
-to results/memory-saving/runs.json and fit.json, and the markdown tables are printed.
-
-Usage: scripts/memory_saving_tables.py [--dlsim build/bin/dlsim] [--jobs 2] [--no-fit] [--models a,b]
-"""
-import argparse
-import concurrent.futures
+"""The tables of README.md: for VGG-16, ResNet-50, ResNet-152, BERT-base and GPT-2 small on the h100-sxm, every
+memory-saving policy (swap, recompute, hybrid) at the batches of results/swap, and the largest batch each fits on
+80 GB and on 16 GB (`dlsim fit`). Each point is one `dlsim run --json` (the JSON has the recomputation figures
+runs.csv lacks); the raw results go to runs.json and fit.json, the front to front.png and front.svg."""
+import functools
 import json
-import os
-import subprocess
-import sys
-import tempfile
 
 GB = 1e9
 MODELS = [("vgg16", 64), ("resnet50", 64), ("resnet152", 32), ("bert-base", 32), ("gpt2-small", 8)]
@@ -55,34 +44,18 @@ def experiment(model, batch, swap, override=None):
     return e
 
 
-def run(dlsim, args, exp):
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        json.dump(exp, f)  # JSON is YAML
-        path = f.name
-    try:
-        p = subprocess.run([dlsim] + args + [path, "--json"], capture_output=True, text=True)
-        if p.returncode not in (0, 3):
-            return {"error": (p.stderr or p.stdout).strip().splitlines()[-1] if (p.stderr or p.stdout) else "failed"}
-        out = json.loads(p.stdout)
-        out.pop("sim_wall_ms", None)  # the host's wall time: the only figure that differs between two runs
-        return out
-    finally:
-        os.unlink(path)
-
-
-def front(runs, chosen):
-    """results/memory-saving/front.{png,svg}: iteration time against peak live memory, one panel per model, one
-    colour per policy (scripts/plot_style.py), the budget-driven policies' points joined in order of budget."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import plot_style  # noqa: E402  (sets the deterministic matplotlib backend and options)
+def front(study, runs):
+    """front.png and front.svg: iteration time against peak live memory, one panel per model, one colour per
+    policy (figures/plot_style.py), the budget-driven policies' points joined in order of budget."""
+    import plot_style  # sets the deterministic matplotlib backend and options
     plt = plot_style.plt
-    cols = min(3, len(chosen))
-    rows = (len(chosen) + cols - 1) // cols
+    cols = min(3, len(MODELS))
+    rows = (len(MODELS) + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.8 * rows), squeeze=False)
     flat = [ax for row in axes for ax in row]
-    for ax in flat[len(chosen):]:
+    for ax in flat[len(MODELS):]:
         ax.axis("off")
-    for ax, (model, batch) in zip(flat, chosen):
+    for ax, (model, batch) in zip(flat, MODELS):
         series = {}
         for r in runs:
             j = r["result"]
@@ -101,81 +74,75 @@ def front(runs, chosen):
         ax.grid(alpha=0.3)
     seen = {}
     for ax in flat:
-        for h, l in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(l, h)
-    (flat[len(chosen)] if len(flat) > len(chosen) else flat[-1]).legend(list(seen.values()), list(seen.keys()),
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, h)
+    (flat[len(MODELS)] if len(flat) > len(MODELS) else flat[-1]).legend(list(seen.values()), list(seen.keys()),
                                                                           loc="center", title="policy")
     fig.suptitle("Memory against time: swap, recompute and hybrid policies (h100-sxm, simulated)")
     fig.tight_layout()
-    plot_style.save(fig, ["results/memory-saving/front.png", "results/memory-saving/front.svg"])
+    plot_style.save(fig, [str(study.path("front.png")), str(study.path("front.svg"))])
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dlsim", default="build/bin/dlsim")
-    ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--no-fit", action="store_true")
-    ap.add_argument("--models", default=",".join(m for m, _ in MODELS))
-    a = ap.parse_args()
-    chosen = [(m, b) for m, b in MODELS if m in a.models.split(",")]
-    os.makedirs("results/memory-saving", exist_ok=True)
-    jobs = []
-    for model, batch in chosen:
-        for label, swap in policies(model):
-            jobs.append(("run", model, batch, label, experiment(model, batch, swap)))
-    if not a.no_fit:
-        for model, batch in chosen:
-            for cap_gb, override in ((80, None), (16, {"memory": {"total_mib": 16384}})):
-                cap_mib = 81559 if cap_gb == 80 else 16384
-                for label, swap in fit_policies(model, cap_mib):
-                    jobs.append((f"fit{cap_gb}", model, batch, label, experiment(model, batch, swap, override)))
-    with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
-        futs = [ex.submit(run, a.dlsim, ["run"] if kind == "run" else ["fit", "--max-batch", "65536"], e)
-                for kind, _, _, _, e in jobs]
-        results = [f.result() for f in futs]
-    runs, fits = [], []
-    for (kind, model, batch, label, e), r in zip(jobs, results):
-        row = {"model": model, "batch": batch, "policy": label, "experiment": e, "result": r}
-        (runs if kind == "run" else fits).append(dict(row, capacity_gb=None if kind == "run" else int(kind[3:])))
-    with open("results/memory-saving/runs.json", "w") as f:
-        json.dump(runs, f, indent=1, sort_keys=True)
-    if fits:
-        with open("results/memory-saving/fit.json", "w") as f:
-            json.dump(fits, f, indent=1, sort_keys=True)
-    front(runs, chosen)
-    for model, batch in chosen:
-        print(f"\n#### {model}, batch {batch}\n")
-        print("| policy | peak live (GB) | limit met | iteration (ms) | overhead | re-run launches | re-run time (ms) | swapped out (GB) |")
-        print("|---|---|---|---|---|---|---|---|")
+def front_tables(runs):
+    out = []
+    for model, batch in MODELS:
+        out += ["", f"#### {model}, batch {batch}", "",
+                "| policy | peak live (GB) | limit met | iteration (ms) | overhead | re-run launches | "
+                "re-run time (ms) | swapped out (GB) |", "|---|---|---|---|---|---|---|---|"]
         for r in runs:
             if r["model"] != model:
                 continue
             j = r["result"]
             if "error" in j:
-                print(f"| {r['policy']} | error: {j['error']} | | | | | | |")
+                out.append(f"| {r['policy']} | error: {j['error']} | | | | | | |")
                 continue
             met = "" if not j.get("swap_target_bytes") else ("yes" if j.get("swap_limit_met") else "no")
             ov = j.get("overhead")
-            print(f"| {r['policy']} | {j['peak_live_bytes'] / GB:.2f} | {met} | {j['iteration_time_us'] / 1000:.1f} | "
-                  f"{'' if ov is None else f'{ov * 100:.1f} %'} | {j.get('recomputed_launches', 0)} | "
-                  f"{j.get('recompute_us', 0) / 1000:.1f} | {j.get('swap_out_bytes', 0) / GB:.2f} |")
-    if fits:
-        print("\n| model | policy | largest batch, 80 GB | samples/s there | largest batch, 16 GB | samples/s there |")
-        print("|---|---|---|---|---|---|")
-        for model, _ in chosen:
-            labels = [p for p, _ in fit_policies(model, 1)]
-            for label in labels:
-                cells = []
-                for cap in (80, 16):
-                    f = next(x for x in fits if x["model"] == model and x["policy"] == label and x["capacity_gb"] == cap)
-                    j = f["result"]
-                    if "error" in j:
-                        cells += [f"error: {j['error']}", ""]
-                    else:
-                        cells += [str(j["max_batch"]), f"{j.get('samples_per_s', 0):.0f}"]
-                print(f"| {model} | {label} | " + " | ".join(cells) + " |")
-    return 0
+            out.append(f"| {r['policy']} | {j['peak_live_bytes'] / GB:.2f} | {met} | "
+                       f"{j['iteration_time_us'] / 1000:.1f} | {'' if ov is None else f'{ov * 100:.1f} %'} | "
+                       f"{j.get('recomputed_launches', 0)} | {j.get('recompute_us', 0) / 1000:.1f} | "
+                       f"{j.get('swap_out_bytes', 0) / GB:.2f} |")
+    return "\n".join(out).strip("\n")
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def fit_table(fits):
+    out = ["| model | policy | largest batch, 80 GB | samples/s there | largest batch, 16 GB | samples/s there |",
+           "|---|---|---|---|---|---|"]
+    for model, _ in MODELS:
+        for label, _ in fit_policies(model, 1):
+            cells = []
+            for cap in (80, 16):
+                j = next(x for x in fits if x["model"] == model and x["policy"] == label
+                         and x["capacity_gb"] == cap)["result"]
+                if "error" in j:
+                    cells += [f"error: {j['error']}", ""]
+                else:
+                    cells += [str(j["max_batch"]), f"{j.get('samples_per_s', 0):.0f}"]
+            out.append(f"| {model} | {label} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def generate(study):
+    jobs = []
+    for model, batch in MODELS:
+        for label, swap in policies(model):
+            jobs.append(("run", model, batch, label, experiment(model, batch, swap)))
+    for model, batch in MODELS:
+        for cap_gb, override in ((80, None), (16, {"memory": {"total_mib": 16384}})):
+            cap_mib = 81559 if cap_gb == 80 else 16384
+            for label, swap in fit_policies(model, cap_mib):
+                jobs.append((f"fit{cap_gb}", model, batch, label, experiment(model, batch, swap, override)))
+    results = study.dlsim.parallel([functools.partial(
+        study.dlsim.json, ["run"] if kind == "run" else ["fit", "--max-batch", "65536"], e, allow_error=True)
+        for kind, _, _, _, e in jobs])
+    runs, fits = [], []
+    for (kind, model, batch, label, e), r in zip(jobs, results):
+        row = {"model": model, "batch": batch, "policy": label, "experiment": e, "result": r}
+        (runs if kind == "run" else fits).append(dict(row, capacity_gb=None if kind == "run" else int(kind[3:])))
+    with open(study.path("runs.json"), "w") as f:
+        json.dump(runs, f, indent=1, sort_keys=True)
+    with open(study.path("fit.json"), "w") as f:
+        json.dump(fits, f, indent=1, sort_keys=True)
+    front(study, runs)
+    study.block("front", front_tables(runs))
+    study.block("fit", fit_table(fits))

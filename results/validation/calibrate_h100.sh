@@ -5,17 +5,17 @@
 # convolution really wanted), for BERT-base (no convolutions) its plain runs —, the micro-benchmarks (PCIe,
 # cudaMalloc/cudaFree, launch), and the plans those runs executed, which `dlsim validate` rewrites here
 # deterministically from configs/validation/ and the datasheet file.
-#   scripts/calibrate_h100.sh [--small-batch-only] [--models "resnet50 vgg16 googlenet mobilenet_v2 bert-base"]
+#   results/validation/calibrate_h100.sh [--small-batch-only] [--models "resnet50 vgg16 googlenet mobilenet_v2 bert-base"]
 #                             [--class-model-only] [--out FILE]
 # Default: every model at both of its batches (CNNs 32 and 64, BERT 16 and 32), written to
 # configs/hw/h100-sxm.yaml. Subsets give the held-out and leave-one-model-out files of
 # results/validation/h100-sxm/README.md (e.g. --small-batch-only --out /tmp/small.yaml). Measured first: an op no
 # table entry serves takes its kind's measured correction of the single-efficiency roofline (op_class_scale), and
 # only a kind no run measured the input's per-class model ([F] values fitted to published data,
-# results/published.md). --class-model-only writes no per-kind correction (every unmeasured op takes the [F] model;
+# results/published/README.md). --class-model-only writes no per-kind correction (every unmeasured op takes the [F] model;
 # the tables compare the two on models left out).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 small_only=0
 class_model=()
 models="resnet50 vgg16 googlenet mobilenet_v2 bert-base"
@@ -60,17 +60,17 @@ done
 build/bin/dlsim calibrate "${dirs[@]}" --hw "$input" --out "$tmp/calibrated.yaml" "${class_model[@]}"
 {
   echo "# NVIDIA H100 SXM5 80GB HBM3, calibrated on a real one (driver 580.159.04, CUDA 13.0, cuDNN 9.14.0) on"
-  echo "# 2026-11-23: written by scripts/calibrate_h100.sh$([[ $small_only == 1 ]] && echo " --small-batch-only")${class_model[*]:+ ${class_model[*]}} --models \"$models\""
+  echo "# 2026-11-23: written by results/validation/calibrate_h100.sh$([[ $small_only == 1 ]] && echo " --small-batch-only")${class_model[*]:+ ${class_model[*]}} --models \"$models\""
   echo "# from results/validation/h100-sxm/ (how it was measured, and the error it leaves, are there)."
   echo "# Fitted: PCIe bandwidths and latency, launch overhead, cudaMalloc/cudaFree, and concurrent_kernels'"
   echo "# co_run_slowdown and gemm_blocks_per_sm (the concurrent convolutions) from micro.json; kernel_times (median"
   echo "# device time per op signature, CUDA-graph replays); conv_workspace (what cuDNN's first-choice algorithm needed);"
   if [[ ${#class_model[@]} -gt 0 ]]; then
     echo "# for ops no table entry serves, the datasheet file's per-class efficiencies ([F], fitted to published data on"
-    echo "# the A100 and V100: results/published.md). Everything else is"
+    echo "# the A100 and V100: results/published/README.md). Everything else is"
   else
     echo "# roofline.op_class_scale (measured / roofline per op kind, for ops no table entry serves; a kind no run measured"
-    echo "# takes the datasheet file's per-class efficiencies, [F], fitted to published data: results/published.md)."
+    echo "# takes the datasheet file's per-class efficiencies, [F], fitted to published data: results/published/README.md)."
     echo "# Everything else is"
   fi
   echo "# the datasheet file's (configs/hw/h100-sxm-datasheet.yaml, whose comments give the sources)."

@@ -7,7 +7,7 @@ without a GPU writes plan.json and trace.sim.json and stops), compares it with t
 (`dlsim compare --json`), and prints one Markdown row per (run, hardware file):
 iteration time simulated and measured, per-iteration MAPE, per-op MAPE, peak reserved simulated and measured.
 
-  scripts/validation_report.py --runs DIR... --hw NAME=FILE... [--trace trace.cuda.json] [--report report.cuda.json]
+  results/validation/sim_vs_real.py --runs DIR... --hw NAME=FILE... [--trace trace.cuda.json] [--report report.cuda.json]
                                [--json OUT.json] [--by-kind]
 
 Each run directory must be named after its experiment in configs/validation/ (e.g. resnet50-b64-cnmem).
@@ -16,12 +16,14 @@ Only the Python standard library is used; build/bin/dlsim must exist.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DLSIM = os.path.join(ROOT, "build", "bin", "dlsim")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from studies.dlsim import Dlsim  # noqa: E402  (the studies' one runner of dlsim)
+
+DLSIM = Dlsim(os.path.join(ROOT, "build", "bin", "dlsim"), ROOT, 1)
 
 
 def simulate(exp_yaml, hw_file, out_dir, warmup, iterations):
@@ -32,15 +34,15 @@ def simulate(exp_yaml, hw_file, out_dir, warmup, iterations):
     exp = os.path.join(out_dir, "experiment.yaml")
     with open(exp, "w") as f:
         f.write("\n".join(lines + ["hw: " + os.path.abspath(hw_file)]) + "\n")
-    p = subprocess.run([DLSIM, "validate", exp, "--out", out_dir, "--warmup", str(warmup), "--iterations",
-                        str(iterations), "--cuda-binary", "/nonexistent"], capture_output=True, text=True)
+    p = DLSIM.run(["validate", exp, "--out", out_dir, "--warmup", warmup, "--iterations", iterations,
+                   "--cuda-binary", "/nonexistent"], check=False)
     if p.returncode not in (0, 3) or not os.path.exists(os.path.join(out_dir, "trace.sim.json")):
         sys.exit(f"dlsim validate {exp} failed ({p.returncode}): {p.stderr}")
 
 
 def compare(sim_dir, real_trace):
-    p = subprocess.run([DLSIM, "compare", os.path.join(sim_dir, "trace.sim.json"), real_trace, "--plan",
-                        os.path.join(sim_dir, "plan.json"), "--json"], capture_output=True, text=True)
+    p = DLSIM.run(["compare", os.path.join(sim_dir, "trace.sim.json"), real_trace, "--plan",
+                   os.path.join(sim_dir, "plan.json"), "--json"], check=False)
     if p.returncode != 0:
         sys.exit(f"dlsim compare failed: {p.stderr}")
     return json.loads(p.stdout)

@@ -9,9 +9,9 @@
 #                  measured first (the default) and with every unmeasured op on the [F] model (--class-model-only)
 #   eager.md       the same plans issued eagerly (host launch costs included) beside their CUDA-graph replays
 #   pytorch.md     PyTorch's caching allocator and iteration times on the same GPU beside dlsim's pytorch-caching
-# Each table also has a .json beside it. Usage: scripts/validation_tables.sh   (after scripts/build.sh)
+# Each table also has a .json beside it. Usage: results/validation/tables.sh   (after scripts/build.sh)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 data=results/validation/h100-sxm
 out=$data/tables
 mkdir -p "$out"
@@ -22,7 +22,7 @@ for d in "$data"/runs/*/; do
   mkdir -p "$tmp/runs/$n"
   for f in "$d"*.xz; do xz -dc "$f" > "$tmp/runs/$n/$(basename "$f" .xz)"; done
 done
-report() { python3 scripts/validation_report.py "$@"; }
+report() { /usr/bin/python3 results/validation/sim_vs_real.py "$@"; }
 all=("$tmp"/runs/*)
 cnmem=("$tmp"/runs/{resnet50,vgg16,googlenet,mobilenet_v2}-b*-cnmem)
 b64=("$tmp"/runs/{resnet50,vgg16,googlenet,mobilenet_v2}-b64-*)
@@ -32,9 +32,9 @@ report --runs "${all[@]}" --hw datasheet=configs/hw/h100-sxm-datasheet.yaml --tr
 report --runs "${all[@]}" --hw calibrated=configs/hw/h100-sxm.yaml --trace trace.calibrated-graph.json \
   --report report.calibrated-graph.json --json "$out/after.json" --by-kind > "$out/after.md"
 
-scripts/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet mobilenet_v2" --out "$tmp/b32.yaml" \
+results/validation/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet mobilenet_v2" --out "$tmp/b32.yaml" \
   > /dev/null
-scripts/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet mobilenet_v2" --class-model-only \
+results/validation/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet mobilenet_v2" --class-model-only \
   --out "$tmp/b32-classmodel.yaml" > /dev/null
 {
   echo "### Against cuDNN's own algorithm choice (--workspace any, CUDA-graph replays)"
@@ -53,8 +53,8 @@ scripts/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet 
   all_models="resnet50 vgg16 googlenet mobilenet_v2 bert-base"
   for m in $all_models; do
     others=$(echo $all_models | tr ' ' '\n' | grep -vx "$m" | tr '\n' ' ')
-    scripts/calibrate_h100.sh --models "$others" --out "$tmp/without-$m.yaml" > /dev/null
-    scripts/calibrate_h100.sh --models "$others" --class-model-only --out "$tmp/without-$m-classmodel.yaml" > /dev/null
+    results/validation/calibrate_h100.sh --models "$others" --out "$tmp/without-$m.yaml" > /dev/null
+    results/validation/calibrate_h100.sh --models "$others" --class-model-only --out "$tmp/without-$m-classmodel.yaml" > /dev/null
     tag=anyws-graph
     [[ $m == bert-base ]] && tag=calibrated-graph
     echo "### $m, calibrated on: $others"
@@ -89,5 +89,5 @@ with open(os.path.join(out, "eager.md"), "w") as f:
                 f"{r['host_launch_ms']:.1f} |\n")
 EOF
 
-python3 scripts/torch_comparison.py --torch "$data/torch_gpu.json" --json "$out/pytorch.json" > "$out/pytorch.md"
+/usr/bin/python3 results/validation/torch_comparison.py --torch "$data/torch_gpu.json" --json "$out/pytorch.json" > "$out/pytorch.md"
 echo "tables written to $out/"

@@ -5,33 +5,28 @@ Reads the JSON that validate/torch/torch_gpu_ground_truth.py wrote on the GPU ma
 it holds with the same optimizer (ResNet-50: SGD momentum; BERT-base: Adam, seq 128) and pool
 `pytorch-caching`, once with each hardware file, and prints a Markdown table.
 
-  scripts/torch_comparison.py --torch results/validation/h100-sxm/torch_gpu.json [--json OUT]
+  results/validation/torch_comparison.py --torch results/validation/h100-sxm/torch_gpu.json [--json OUT]
 """
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DLSIM = os.path.join(ROOT, "build", "bin", "dlsim")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from studies.dlsim import Dlsim  # noqa: E402  (the studies' one runner of dlsim)
+
+DLSIM = Dlsim(os.path.join(ROOT, "build", "bin", "dlsim"), ROOT, 1)
 HW = [("calibrated", "h100-sxm"), ("datasheet", "h100-sxm-datasheet")]
 
 
 def simulate(model, batch, hw):
     optimizer = "adam" if model == "bert-base" else "sgd-momentum"
-    text = (f"model: {model}\nbatch: {batch}\nhw: {hw}\npool: pytorch-caching\nswap: none\nconcurrency: serial\n"
-            f"iterations: 3\noptimizer: {optimizer}\n" + ("seq_len: 128\n" if model == "bert-base" else ""))
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(text)
-    try:
-        p = subprocess.run([DLSIM, "run", f.name, "--json"], capture_output=True, text=True)
-    finally:
-        os.unlink(f.name)
-    if p.returncode != 0:
-        sys.exit(f"dlsim run failed for {model} b{batch} on {hw}: {p.stderr}")
-    return json.loads(p.stdout)
+    e = {"model": model, "batch": batch, "hw": hw, "pool": "pytorch-caching", "swap": "none", "concurrency": "serial",
+         "iterations": 3, "optimizer": optimizer}
+    if model == "bert-base":
+        e["seq_len"] = 128
+    return DLSIM.json(["run"], e)
 
 
 def main():
