@@ -29,13 +29,15 @@ def stamp(name, root, ignored):
 
 
 def owned(folder, globs):
-    """The files under FOLDER that the globs (relative to it; a folder means everything below it) name."""
+    """The files under FOLDER that the globs name (relative to it). A glob ending in '/' names folders only, and
+    everything below them ('swap-*/' is the sweeps' output folders, not the sweep files swap-*.yaml beside them)."""
     folder = pathlib.Path(folder)
     out = set()
     for g in globs:
+        folders_only = g.endswith("/")
         for p in folder.glob(g.rstrip("/")):
             if p.is_dir():
                 out |= {q for q in p.rglob("*") if q.is_file()}
-            elif p.is_file():
+            elif p.is_file() and not folders_only:
                 out.add(p)
     return out

@@ -15,7 +15,7 @@ import unittest
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from studies import blocks, manifest, regeneration, tree_diff  # noqa: E402
+from studies import blocks, manifest, provenance, regeneration, tree_diff  # noqa: E402
 from studies.dlsim import Dlsim, DlsimError  # noqa: E402
 
 # A stand-in for the binary: `sweep FILE --results-dir DIR --jobs N` writes DIR/<name>/runs.csv with the value in
@@ -182,6 +182,18 @@ class Regeneration(unittest.TestCase):
         with self.assertRaisesRegex(DlsimError, "fail: exit 1\ndlsim: unknown command"):
             self.dlsim.run(["fail"])
         self.assertEqual(self.dlsim.json(["fail"], allow_error=True), {"error": "dlsim: unknown command"})
+
+
+class Owned(unittest.TestCase):
+    def test_a_glob_ending_in_a_slash_names_folders_only(self):
+        with tempfile.TemporaryDirectory() as d:
+            for f in ["swap-a.yaml", "swap-a/runs.csv", "swap-a/summary.md", "fit.json", "README.md"]:
+                pathlib.Path(d, f).parent.mkdir(parents=True, exist_ok=True)
+                pathlib.Path(d, f).write_text("x")
+            names = lambda globs: sorted(str(p.relative_to(d)) for p in provenance.owned(d, globs))  # noqa: E731
+            self.assertEqual(names(["swap-*/"]), ["swap-a/runs.csv", "swap-a/summary.md"])
+            self.assertEqual(names(["swap-*", "*.json"]), ["fit.json", "swap-a.yaml", "swap-a/runs.csv",
+                                                            "swap-a/summary.md"])
 
 
 class TreeDiff(unittest.TestCase):
