@@ -26,7 +26,7 @@ std::string env_or(const char* name, const std::string& fallback) {
 std::filesystem::path python_interpreter() { return env_or("DLSIM_PYTHON", "/usr/bin/python3"); }
 
 std::filesystem::path scripts_dir() {
-  return env_or("DLSIM_SCRIPTS_DIR", (std::filesystem::path(env_or("DLSIM_SOURCE_DIR", DLSIM_SOURCE_DIR)) / "scripts").string());
+  return env_or("DLSIM_SCRIPTS_DIR", (std::filesystem::path(env_or("DLSIM_SOURCE_DIR", DLSIM_SOURCE_DIR)) / "figures").string());
 }
 
 int run_python_script(const std::string& script, const std::vector<std::string>& args) {

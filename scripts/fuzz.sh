@@ -60,7 +60,7 @@ seed_files() {
   local dirs=() pattern='*.yaml'
   case $1 in
     experiment_yaml) dirs=(configs/experiments configs/validation configs/validation/swap tests/data); pattern='exp-*.yaml' ;;
-    sweep_yaml) dirs=(configs/sweeps) ;;
+    sweep_yaml) dirs=(configs/sweeps results/*/) ;;  # the studies' sweep files beside their manifests
     hardware_yaml) dirs=(configs/hw tests/data); pattern='h*.yaml' ;;
     onnx_model) dirs=(workloads/testdata/onnx); pattern='*.onnx' ;;
     instance_csv) dirs=(tests/data); pattern='*.csv' ;;
@@ -68,8 +68,10 @@ seed_files() {
   esac
   local d
   for d in "${dirs[@]}"; do
-    # a configs/ folder holds one kind of file under any name, tests/data/ every kind under a prefix
+    # a configs/ folder holds one kind of file under any name, a results/<study>/ folder its sweep files beside
+    # its manifest, tests/data/ every kind under a prefix
     if [[ $d == configs/* ]]; then find "$d" -maxdepth 1 -name '*.yaml'
+    elif [[ $d == results/* ]]; then find "$d" -maxdepth 1 -name '*.yaml' ! -name study.yaml
     else find "$d" -maxdepth 1 -name "$pattern" -size -32k; fi  # -size: the small ONNX models (-max_len below)
   done
   if [[ -d fuzz/corpus/$1 ]]; then find "fuzz/corpus/$1" -type f; fi

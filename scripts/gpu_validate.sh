@@ -85,13 +85,13 @@ fi
 if has torchprof; then
   echo "== PyTorch per-op profile"
   for c in ${TORCH_PROFILES:-resnet50,32 resnet50,64}; do
-    PYTHONUNBUFFERED=1 bounded 120 python3 "$here/torch_gpu_ground_truth.py" --profile $c --out "$out/res/torch_profile_${c/,/_b}.json"
+    PYTHONUNBUFFERED=1 bounded 120 python3 "$here/../validate/torch/torch_gpu_ground_truth.py" --profile $c --out "$out/res/torch_profile_${c/,/_b}.json"
     echo "rc=$?"
   done
 fi
 if has torch; then
   echo "== PyTorch ground truth"
-  PYTHONUNBUFFERED=1 bounded 420 python3 "$here/torch_gpu_ground_truth.py" --out "$out/res/torch_gpu.json"
+  PYTHONUNBUFFERED=1 bounded 420 python3 "$here/../validate/torch/torch_gpu_ground_truth.py" --out "$out/res/torch_gpu.json"
   echo "rc=$?"
 fi
 echo "== $(date -u +%FT%TZ) done"

@@ -150,7 +150,7 @@ class Plot(unittest.TestCase):
         self.assertIn("both have model=resnet50, pool=cuda-malloc", r.stderr)
 
     def test_hue_drop_makes_one_series_of_a_policy_at_several_limits(self):
-        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        sys.path.insert(0, os.path.join(ROOT, "figures"))
         import plot_runs
 
         self.assertEqual(plot_runs.drop_params("singa(limit_fraction=0.5,mode=no-overhead)", ["limit_fraction"]),
