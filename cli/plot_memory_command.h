@@ -3,7 +3,7 @@
 // bytes of a run over time, stacked by tensor kind (weights, activations, gradients, optimizer state,
 // workspace, inputs), and the bytes its pool reserves, each peak marked. An experiment is simulated first and its
 // memory snapshot (experiment/snapshot/memory_snapshot.h) drawn; a snapshot file (dlsim's, or PyTorch's
-// torch.cuda.memory._snapshot() with its trace recorded) is drawn as it is. Drawn by scripts/plot_memory.py.
+// torch.cuda.memory._snapshot() with its trace recorded) is drawn as it is. Drawn by figures/plot_memory.py.
 // Exit 0 drawn, 2 bad input, 3 matplotlib missing.
 #include <iosfwd>
 #include <string>

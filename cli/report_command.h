@@ -2,7 +2,7 @@
 // `dlsim report SWEEP_DIR [--metric COLUMN]`: SWEEP_DIR/report.md and report.html (figures inline), a report a
 // reader can follow without the sweep's YAML: what was swept, the outcome, a table per setting, the best policy of
 // each with its margin over the runner-up (by --metric, lower wins; default iteration_time_us), and the sweep's
-// figures (those its `plots:` drew, else one drawn for the report). Written by scripts/sweep_report.py.
+// figures (those its `plots:` drew, else one drawn for the report). Written by figures/sweep_report.py.
 // Exit 0 written, 2 bad input (no runs.csv, a metric that is not a column: the message lists the columns).
 #include <iosfwd>
 #include <string>

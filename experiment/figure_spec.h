@@ -1,5 +1,5 @@
 #pragma once
-// One figure drawn from a sweep's runs.csv by scripts/plot_runs.py (matplotlib, through experiment/python_script.h):
+// One figure drawn from a sweep's runs.csv by figures/plot_runs.py (matplotlib, through experiment/python_script.h):
 // what `dlsim plot` takes on its command line and a sweep's `plots:` entries hold.
 #include <string>
 #include <vector>
@@ -17,7 +17,7 @@ struct FigureSpec {
   std::vector<std::string> out;
 };
 
-// The arguments scripts/plot_runs.py gets for these options (shared with a sweep's `plots:`).
+// The arguments figures/plot_runs.py gets for these options (shared with a sweep's `plots:`).
 std::vector<std::string> plot_script_args(const FigureSpec& o);
 
 }  // namespace dlsim

@@ -239,7 +239,7 @@ TEST_CASE("every shipped hardware file loads and is plausible") {
     CHECK(g.copy_engines >= 2);  // one per direction at least, so H2D and D2H overlap
   }
   GpuSpec h100 = load_gpu_spec(resolve_hw_path("h100-sxm"));
-  // The calibrated default (scripts/calibrate_h100.sh): measured tables over the datasheet's figures.
+  // The calibrated default (results/validation/calibrate_h100.sh): measured tables over the datasheet's figures.
   CHECK(h100.kernel_times.size() > 1000);
   CHECK(h100.conv_workspace.size() > 500);
   // Measured first: an op no table entry serves takes its kind's measured correction; only kinds no calibration run

@@ -2,7 +2,7 @@
 // see /work/shared/reference/singa-memory-management.md section 6.2. Layer order, sizes and SINGA's defaults
 // (convolutions and dense layers with bias) follow SINGA's example scripts; the layers themselves are built
 // with PyTorch's semantics (in-place ReLU, autograd's saved tensors), like every other zoo model, so that the
-// same training-graph rules and the same PyTorch reference (scripts/torch_reference_cnn.py) apply.
+// same training-graph rules and the same PyTorch reference (validate/torch/torch_reference_cnn.py) apply.
 #include <vector>
 
 #include "workloads/cnn_models.h"

@@ -2,7 +2,7 @@
 // Llama-family decoder-only models (Llama 2, Llama 3, Mistral, Qwen2), built from a config as Hugging Face's
 // LlamaForCausalLM runs them in training: RMSNorm, rotary embeddings, grouped-query attention (eager or
 // FlashAttention through PyTorch's SDPA), the SwiGLU MLP and the shifted causal-LM loss. What autograd keeps is
-// checked against PyTorch (scripts/torch_reference_llama.py, docs/models.md).
+// checked against PyTorch (validate/torch/torch_reference_llama.py, docs/models.md).
 #include <cstdint>
 #include <string>
 

@@ -38,7 +38,7 @@ nlohmann::json reference() {
 LlamaConfig config_from(const std::string& name, const nlohmann::json& j) {
   LlamaConfig c;
   c.name = name;
-  c.source = "scripts/torch_reference_llama.py";
+  c.source = "validate/torch/torch_reference_llama.py";
   c.vocab = j["vocab"].get<int64_t>();
   c.hidden = j["hidden"].get<int64_t>();
   c.layers = j["layers"].get<int64_t>();

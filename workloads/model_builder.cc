@@ -622,7 +622,7 @@ TensorId ModelBuilder::scaled_masked_softmax_dropout(TensorId x, TensorId mask, 
 }
 
 // LlamaRMSNorm in eager PyTorch is x.to(float32), pow(2), mean, add eps, rsqrt, mul, .to(input dtype) and the
-// weight's mul: seven kernels, one op here. What autograd keeps (measured, scripts/torch_reference_llama.py): the
+// weight's mul: seven kernels, one op here. What autograd keeps (measured, validate/torch/torch_reference_llama.py): the
 // fp32 x (x itself when fp32, else the cast copy) and x^2 (PowBackward0 and 1.13's MeanBackward1), the
 // (rows, 1) rsqrt (RsqrtBackward0 keeps its result), and the normalised x in the input's dtype (the weight's
 // MulBackward0). Bytes moved are those kernels' reads and writes, less the one-element-per-row ones.

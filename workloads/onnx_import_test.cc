@@ -148,7 +148,7 @@ Tiny tiny_cnn(const std::string& activation = "Relu") {
 }  // namespace
 
 TEST_CASE("ONNX exports of the torchvision CNNs import to the builders' figures") {
-  // Files written by scripts/export_onnx.py (training mode, export_params=False: weights are graph inputs).
+  // Files written by validate/torch/export_onnx.py (training mode, export_params=False: weights are graph inputs).
   for (const std::string& name : kTorchvisionCnns) {
     INFO(name);
     REQUIRE(fs::exists(testdata(name + ".onnx")));
@@ -162,7 +162,7 @@ TEST_CASE("ONNX exports of the torchvision CNNs import to the builders' figures"
 }
 
 TEST_CASE("an ONNX export with its weights as initializers imports to the builder's figures") {
-  // scripts/export_onnx.py --with-params squeezenet1_1: 4.96 MB, the one committed file that carries weights.
+  // validate/torch/export_onnx.py --with-params squeezenet1_1: 4.96 MB, the one committed file that carries weights.
   Graph imported = import_onnx_forward(testdata("squeezenet1_1_with_params.onnx"), batch_of(2));
   ModelSummary got = summary_of(imported), want = summary_of(build_forward_graph("squeezenet1_1", batch_of(2)));
   CHECK(got.params == 1235496u);
@@ -171,7 +171,7 @@ TEST_CASE("an ONNX export with its weights as initializers imports to the builde
 }
 
 TEST_CASE("the ONNX export of BERT-base imports to the builder's figures") {
-  // scripts/export_onnx.py --transformers: the reference module of scripts/torch_reference_transformers.py at
+  // validate/torch/export_onnx.py --transformers: the reference module of validate/torch/torch_reference_transformers.py at
   // sequence 128, opset 17 (LayerNormalization; GELU as Div/Erf/Add/Mul/Mul), with its own cross-entropy loss.
   ModelOptions o = batch_of(2);
   o.seq_len = 128;

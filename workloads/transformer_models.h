@@ -1,7 +1,7 @@
 #pragma once
 // The transformer builders of the zoo: BERT-base (Hugging Face BertModel with its pooler, trained with a
 // masked-LM loss) and GPT-2 small (GPT2LMHeadModel, causal-LM loss). Attention is built as PyTorch/HF eager
-// runs it, op for op, so that the activations autograd keeps match (scripts/torch_reference_transformers.py).
+// runs it, op for op, so that the activations autograd keeps match (validate/torch/torch_reference_transformers.py).
 #include <cstdint>
 
 #include "workloads/graph.h"

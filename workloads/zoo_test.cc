@@ -83,7 +83,7 @@ TEST_CASE("every CNN's training graph is a valid, acyclic issue order with sound
   }
 }
 
-// scripts/torch_reference_cnn.py measured these with PyTorch 1.13 on the CPU.
+// validate/torch/torch_reference_cnn.py measured these with PyTorch 1.13 on the CPU.
 TEST_CASE("CNNs match PyTorch: params exactly, MACs within 1%, saved-for-backward bytes within 5%") {
   std::ifstream in(std::string(DLSIM_SOURCE_DIR) + "/workloads/testdata/torch_cnn.json");
   REQUIRE(in.good());

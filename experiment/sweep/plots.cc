@@ -107,7 +107,7 @@ void draw_sweep_plots(const std::vector<SweepPlot>& plots, const std::filesystem
     const int rc = run_python_script("plot_runs.py", plot_script_args(o));
     if (rc != 0)
       throw ConfigError(sweep_file, p.line, "plots." + p.name,
-                        "drawing the figure failed (scripts/plot_runs.py exit " + std::to_string(rc) + ", its message above)");
+                        "drawing the figure failed (figures/plot_runs.py exit " + std::to_string(rc) + ", its message above)");
     md += "\n![" + p.name + "](" + p.name + ".png)\n\n";
     md += (p.caption.empty() ? std::string() : p.caption + " ");
     md += "[" + p.name + ".png](" + p.name + ".png), [" + p.name + ".svg](" + p.name + ".svg)\n";

@@ -1,6 +1,6 @@
 #pragma once
 // A sweep's figures: `plots:` in a sweep file lists them, and after the runs each is drawn from runs.csv by
-// scripts/plot_runs.py as <results>/<name>/<plot name>.png and .svg, linked from summary.md under "Figures".
+// figures/plot_runs.py as <results>/<name>/<plot name>.png and .svg, linked from summary.md under "Figures".
 //
 //   plots:
 //     - name: peak-reserved          # file name (plain: letters, digits, '-', '_')

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """What PyTorch's non-reentrant activation checkpointing keeps for the backward pass, measured (Debian's
-python3-torch 1.13, CPU): the reference for dlsim's `checkpoint` swap policy (policies/swap/checkpoint_swap.h,
-policies/swap/saved_bytes.h).
+python3-torch 1.13, CPU): the reference for dlsim's `checkpoint` swap policy (policies/swap/checkpoint/checkpoint_swap.h,
+policies/swap/core/saved_bytes.h).
 
 Each model runs one training-mode forward pass plus its loss with its blocks wrapped, K consecutive blocks
 per segment, in torch.utils.checkpoint.checkpoint(..., use_reentrant=False) (ResNet-50: torchvision's 16

@@ -1,7 +1,7 @@
 // The checkpoint and sqrt policies: a chain of four blocks whose plans and saved bytes are worked out by hand,
 // the segments of the zoo's models, bad parameters, and the figures against PyTorch's own
 // torch.utils.checkpoint(use_reentrant=False) (workloads/testdata/torch_checkpoint.json, measured by
-// scripts/torch_checkpoint_bytes.py).
+// validate/torch/torch_checkpoint_bytes.py).
 #include "policies/swap/checkpoint/checkpoint_swap.h"
 
 #include <catch2/catch.hpp>

@@ -15,7 +15,7 @@
 // op of each node that reads it, dropped again after that node's last read; a parameter's unpack is a
 // to-device ExtraCopy before the node (its transient second device buffer is not counted). All copies are in
 // line on the compute stream, each pack followed by a host wait. Tests: save_on_cpu_swap_test.cc; the bytes
-// against PyTorch's own hooks: scripts/torch_save_on_cpu_bytes.py.
+// against PyTorch's own hooks: validate/torch/torch_save_on_cpu_bytes.py.
 #include "policies/swap/core/swap_policy.h"
 
 namespace dlsim {
