@@ -3,7 +3,7 @@
 // matplotlib there, from the CSV and pickle files the C++ side writes (docs/figures.md).
 // Where they are found, each overridable from the environment for an installed binary or another Python:
 //   DLSIM_PYTHON       the interpreter (default /usr/bin/python3: the `python3` on PATH may lack matplotlib)
-//   DLSIM_SCRIPTS_DIR  the folder of the scripts (default $DLSIM_SOURCE_DIR/scripts, else the source tree's)
+//   DLSIM_SCRIPTS_DIR  the folder of the scripts (default $DLSIM_SOURCE_DIR/figures, else the source tree's)
 #include <filesystem>
 #include <string>
 #include <vector>
