@@ -18,7 +18,8 @@
 #include "validate/gpu/cuda/kernels.h"
 #include "validate/gpu/cuda/op_runner.h"
 #include "validate/gpu/op_translation.h"
-#include "validate/gpu/cuda/cuda_executor.h"
+#include "validate/gpu/cuda/gpu_run.h"
+#include "validate/gpu/program_file.h"
 
 namespace dlsim::cuda::cuda_internal {
 
