@@ -1,9 +1,9 @@
 #pragma once
 // Typed, self-describing parameters of a registered implementation (a pool, a planner, a policy, a kernel
-// cost model). A ParamSpec is the one declaration of a parameter: its name, type, default, meaning and valid
-// values; Params holds values that passed those checks. An implementation's options struct converts Params
-// to its own units (from_params) and checks nothing itself, except what depends on the device (cnmem's
-// "below the device capacity").
+// cost model). A ParamSpec describes a parameter: its name, type, default, meaning and valid values; Params
+// holds values that passed those checks. An implementation declares each parameter once, bound to the member of
+// its options struct (common/param_binding.h), which gives its ParamSpecs and converts Params to the struct's
+// units; nothing else checks them, except what depends on the device (cnmem's "below the device capacity").
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>

@@ -6,11 +6,11 @@
 // Entries are added by explicit registration functions (see e.g. policies/pool/builtin_pools.cc), not static
 // initialisers: static libraries drop unreferenced objects, and an explicit list makes the order deterministic.
 //
-// Adding an implementation: declare its parameters once, as ParamSpecs with their checks, beside the class,
+// Adding an implementation: bind each parameter once to its options' member (common/param_binding.h), beside it,
 //   void register_my_pool(PoolRegistry& r) {                       // policies/pool/my_pool.cc
-//     r.add({"my-pool", "one line for dlsim list", MyPoolOptions::specs(),
+//     r.add({"my-pool", "one line for dlsim list", MyPoolOptions::parameters().specs(),
 //            [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
-//              return std::make_unique<MyPool>(d, MyPoolOptions::from_params(p)); }});
+//              return std::make_unique<MyPool>(d, MyPoolOptions::parameters().from_params(p)); }});
 //   }
 // and call register_my_pool from the list in policies/pool/builtin_pools.cc.
 #include <functional>

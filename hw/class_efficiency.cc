@@ -26,30 +26,28 @@ std::string ClassEfficiencies::compute_key(OpClass c, MathPath p) {
 
 std::string ClassEfficiencies::memory_key(OpClass c) { return std::string(to_string(c)) + "_memory_efficiency"; }
 
-std::vector<ParamSpec> ClassEfficiencies::specs() {
-  std::vector<ParamSpec> s;
-  const ParamCheck fraction = ParamCheck::zero_or(ParamCheck::above_up_to(0, 1));
-  for (OpClass c : compute_classes())
-    for (MathPath p : kAllPaths)
-      s.push_back({compute_key(c, p), ParamType::Double, 0.0,
-                   std::string("achieved fraction of the ") + to_string(p) + " peak for " + to_string(c) +
-                       " kernels (0: compute_efficiency)",
-                   fraction});
-  for (OpClass c : memory_classes())
-    s.push_back({memory_key(c), ParamType::Double, 0.0,
-                 std::string("achieved fraction of the HBM bandwidth for ") + to_string(c) +
-                     " kernels (0: memory_efficiency)",
-                 fraction});
-  return s;
-}
-
-ClassEfficiencies ClassEfficiencies::from_params(const Params& p) {
-  ClassEfficiencies e;
-  for (size_t i = 0; i < compute_classes().size(); ++i)
-    for (MathPath path : kAllPaths)
-      e.compute[i][static_cast<size_t>(path)] = p.get_double(compute_key(compute_classes()[i], path));
-  for (size_t j = 0; j < memory_classes().size(); ++j) e.memory[j] = p.get_double(memory_key(memory_classes()[j]));
-  return e;
+const ParamBindings<ClassEfficiencies>& ClassEfficiencies::parameters() {
+  static const ParamBindings<ClassEfficiencies> b = [] {
+    ParamBindings<ClassEfficiencies> bindings;
+    const ParamCheck fraction = ParamCheck::zero_or(ParamCheck::above_up_to(0, 1));
+    for (size_t i = 0; i < compute_classes().size(); ++i) {
+      const OpClass c = compute_classes()[i];
+      for (MathPath p : kAllPaths)
+        bindings.add(compute_key(c, p), [i, p](auto& e) -> auto& { return e.compute[i][static_cast<size_t>(p)]; },
+                     std::string("achieved fraction of the ") + to_string(p) + " peak for " + to_string(c) +
+                         " kernels (0: compute_efficiency)",
+                     fraction);
+    }
+    for (size_t j = 0; j < memory_classes().size(); ++j) {
+      const OpClass c = memory_classes()[j];
+      bindings.add(memory_key(c), [j](auto& e) -> auto& { return e.memory[j]; },
+                   std::string("achieved fraction of the HBM bandwidth for ") + to_string(c) +
+                       " kernels (0: memory_efficiency)",
+                   fraction);
+    }
+    return bindings;
+  }();
+  return b;
 }
 
 double ClassEfficiencies::compute_for(OpClass c, MathPath p, double fallback) const {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 #include "hw/math_path.h"
 #include "hw/op_class.h"
 
@@ -24,8 +24,7 @@ struct ClassEfficiencies {
   // "conv_fwd_tf32_efficiency", "gemm_cuda_core_efficiency", ...; "normalization_memory_efficiency", ...
   static std::string compute_key(OpClass c, MathPath p);
   static std::string memory_key(OpClass c);
-  static std::vector<ParamSpec> specs();
-  static ClassEfficiencies from_params(const Params& p);
+  static const ParamBindings<ClassEfficiencies>& parameters();  // one per compute class and path, one per memory class
 
   // The efficiency an op of class c on path p reaches, or `fallback` when none is set for it (memory classes
   // have no compute efficiency of their own; compute classes no memory efficiency of their own).

@@ -7,41 +7,27 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> RooflineOptions::specs() {
-  std::vector<ParamSpec> s = {
-      {"compute_efficiency", ParamType::Double, 0.6, "achieved fraction of the peak FLOP/s",
-       ParamCheck::above_up_to(0, 1)},
-      {"memory_efficiency", ParamType::Double, 0.8, "achieved fraction of the peak HBM bandwidth",
-       ParamCheck::above_up_to(0, 1)},
-      {"kernel_fixed_us", ParamType::Double, 2.0, "least device time of any kernel (ramp-up and tail of a grid)",
-       ParamCheck::in_range(0, kMaxDurationUs)},
-      {"tensor_tile_elems", ParamType::Int, int64_t{128 * 128},
-       "output elements per thread block of a tensor-core GEMM/conv kernel (a 128x128 tile)",
-       ParamCheck::at_least(1)},
-      {"min_split_k", ParamType::Int, int64_t{512}, "least part of the reduction dimension one split-K slice handles",
-       ParamCheck::at_least(1)},
-      {"elementwise_block_elems", ParamType::Int, int64_t{512},
-       "output elements per thread block of an elementwise kernel (128 threads x 4 elements)",
-       ParamCheck::at_least(1)},
-      {"occupancy_scaling", ParamType::Bool, false,
-       "scale a kernel's compute and memory rates by the share of the SMs it fills (sm_fraction)"},
-  };
-  const std::vector<ParamSpec> classes = ClassEfficiencies::specs();
-  s.insert(s.end(), classes.begin(), classes.end());
-  return s;
-}
-
-RooflineOptions RooflineOptions::from_params(const Params& p) {
-  RooflineOptions o;
-  o.compute_efficiency = p.get_double("compute_efficiency");
-  o.memory_efficiency = p.get_double("memory_efficiency");
-  o.kernel_fixed_ns = static_cast<TimeNs>(std::llround(p.get_double("kernel_fixed_us") * 1000.0));
-  o.tensor_tile_elems = p.get_double("tensor_tile_elems");
-  o.min_split_k = p.get_double("min_split_k");
-  o.elementwise_block_elems = p.get_double("elementwise_block_elems");
-  o.occupancy_scaling = p.get_bool("occupancy_scaling");
-  o.classes = ClassEfficiencies::from_params(p);
-  return o;
+const ParamBindings<RooflineOptions>& RooflineOptions::parameters() {
+  using O = RooflineOptions;
+  static const auto b = ParamBindings<O>()
+      .add("compute_efficiency", &O::compute_efficiency, "achieved fraction of the peak FLOP/s",
+           ParamCheck::above_up_to(0, 1))
+      .add("memory_efficiency", &O::memory_efficiency, "achieved fraction of the peak HBM bandwidth",
+           ParamCheck::above_up_to(0, 1))
+      .add("kernel_fixed_us", &O::kernel_fixed_ns, microseconds_to_ns(),
+           "least device time of any kernel (ramp-up and tail of a grid)", ParamCheck::in_range(0, kMaxDurationUs))
+      .add("tensor_tile_elems", &O::tensor_tile_elems, integer_as_double(),
+           "output elements per thread block of a tensor-core GEMM/conv kernel (a 128x128 tile)",
+           ParamCheck::at_least(1))
+      .add("min_split_k", &O::min_split_k, integer_as_double(),
+           "least part of the reduction dimension one split-K slice handles", ParamCheck::at_least(1))
+      .add("elementwise_block_elems", &O::elementwise_block_elems, integer_as_double(),
+           "output elements per thread block of an elementwise kernel (128 threads x 4 elements)",
+           ParamCheck::at_least(1))
+      .add("occupancy_scaling", &O::occupancy_scaling,
+           "scale a kernel's compute and memory rates by the share of the SMs it fills (sm_fraction)")
+      .add_all(&O::classes, ClassEfficiencies::parameters());
+  return b;
 }
 
 namespace {
@@ -131,8 +117,8 @@ void register_roofline(KernelModelRegistry& r) {
   r.add({"roofline",
          "max(FLOPs at peak x compute_efficiency, bytes at HBM bandwidth x memory_efficiency) + a fixed cost per "
          "kernel; SM share from the kernel's thread blocks",
-         RooflineOptions::specs(), [](const Params& p, const GpuSpec& spec) -> std::unique_ptr<KernelCostModel> {
-           return std::make_unique<RooflineCostModel>(spec, RooflineOptions::from_params(p));
+         RooflineOptions::parameters().specs(), [](const Params& p, const GpuSpec& spec) -> std::unique_ptr<KernelCostModel> {
+           return std::make_unique<RooflineCostModel>(spec, RooflineOptions::parameters().from_params(p));
          }});
 }
 

@@ -1,7 +1,7 @@
 #pragma once
 // `roofline`, the default kernel cost model: an op takes as long as the slower of its arithmetic at the
 // achievable peak rate and its memory traffic at the achievable HBM bandwidth, plus a fixed cost per kernel.
-// Its parameters are the `roofline:` block of the hardware file (RooflineOptions::specs()).
+// Its parameters are the `roofline:` block of the hardware file (RooflineOptions::parameters()).
 #include <vector>
 
 #include "hw/class_efficiency.h"
@@ -12,10 +12,9 @@
 
 namespace dlsim {
 
-// The model's constants in its own units. Each is declared once, with its default and range, in specs(): the
-// efficiencies and the fixed cost come from the hardware file; the tile sizes are assumptions about the
-// libraries' kernels (see sm_fraction below) that a file may override. The defaults here are those of specs()
-// converted (roofline_test.cc checks that they agree).
+// The model's constants in its own units, each default written here once; parameters() binds the parameters to
+// them (common/param_binding.h). The efficiencies and the fixed cost come from the hardware file; the tile sizes
+// are assumptions about the libraries' kernels (see sm_fraction below) that a file may override.
 struct RooflineOptions {
   double compute_efficiency = 0.6;          // achieved fraction of the peak FLOP/s
   double memory_efficiency = 0.8;           // achieved fraction of the peak HBM bandwidth
@@ -28,8 +27,7 @@ struct RooflineOptions {
   // Whether a kernel that fills only part of the GPU (sm_fraction < 1) reaches only that part of the rates.
   bool occupancy_scaling = false;
 
-  static std::vector<ParamSpec> specs();
-  static RooflineOptions from_params(const Params& p);  // unit conversion (µs to ns) of checked Params
+  static const ParamBindings<RooflineOptions>& parameters();  // kernel_fixed_us sets kernel_fixed_ns
   bool operator==(const RooflineOptions&) const = default;
 };
 

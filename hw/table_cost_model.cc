@@ -84,8 +84,8 @@ void register_table(KernelModelRegistry& r) {
   r.add({"table",
          "measured kernel times by op signature (the hardware file's kernel_times, written by dlsim calibrate), "
          "else the same op measured at another batch scaled by the batch, else the roofline",
-         RooflineOptions::specs(), [](const Params& p, const GpuSpec& spec) -> std::unique_ptr<KernelCostModel> {
-           return std::make_unique<TableCostModel>(spec, RooflineOptions::from_params(p));
+         RooflineOptions::parameters().specs(), [](const Params& p, const GpuSpec& spec) -> std::unique_ptr<KernelCostModel> {
+           return std::make_unique<TableCostModel>(spec, RooflineOptions::parameters().from_params(p));
          }});
 }
 

@@ -2,6 +2,7 @@
 // schedules.h; here are their parameters and the checks that keep each policy's promises.
 #include <algorithm>
 
+#include "common/param_binding.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/concurrency/schedule_estimate.h"
 #include "policies/concurrency/schedules.h"
@@ -32,26 +33,88 @@ namespace {
 
 const std::vector<std::string> kBases = {"serial", "branch-streams", "critical-path", "ios"};
 
-ParamSpec max_streams_spec(int64_t dflt) {
-  return {"max_streams", ParamType::Int, dflt,
-          "compute streams at most (the hardware allows " + std::to_string(kMaxHardwareStreams) + ")",
-          ParamCheck::at_least(1)};
+// max_streams, a parameter of every policy but serial; the default is each policy's own (its options' member).
+template <class O>
+ParamBindings<O> max_streams_parameter() {
+  return ParamBindings<O>().add("max_streams", &O::max_streams,
+                                "compute streams at most (the hardware allows " +
+                                    std::to_string(kMaxHardwareStreams) + ")",
+                                ParamCheck::at_least(1));
 }
 
-std::vector<ParamSpec> ios_specs() {
-  return {max_streams_spec(8),
-          {"r", ParamType::Int, int64_t{3}, "max_group_size: ops (units) in one group of a stage", ParamCheck::in_range(1, 16)},
-          {"s", ParamType::Int, int64_t{3}, "max_num_groups: groups in one stage", ParamCheck::in_range(1, 8)},
-          {"max_part_ops", ParamType::Int, int64_t{16}, "units in one block of the dynamic program", ParamCheck::in_range(2, 24)},
-          {"max_work", ParamType::Int, int64_t{100'000'000},
+// base and max_streams, the parameters of the policies that build on a base policy.
+template <class O>
+ParamBindings<O> base_and_streams_parameters(const std::string& base_meaning) {
+  return ParamBindings<O>()
+      .add("base", &O::base, base_meaning, ParamCheck::one_of(kBases))
+      .add_all(max_streams_parameter<O>());
+}
+
+// Each policy's options, with its defaults.
+struct BranchStreamsOptions {
+  int max_streams = 4;
+  static const ParamBindings<BranchStreamsOptions>& parameters() {
+    static const auto b = max_streams_parameter<BranchStreamsOptions>();
+    return b;
+  }
+};
+
+struct CriticalPathOptions {
+  int max_streams = 4;
+  static const ParamBindings<CriticalPathOptions>& parameters() {
+    static const auto b = max_streams_parameter<CriticalPathOptions>();
+    return b;
+  }
+};
+
+const ParamBindings<IosOptions>& ios_parameters() {
+  using O = IosOptions;
+  static const auto b = max_streams_parameter<O>()
+      .add("r", &O::max_group_size, "max_group_size: ops (units) in one group of a stage", ParamCheck::in_range(1, 16))
+      .add("s", &O::max_num_groups, "max_num_groups: groups in one stage", ParamCheck::in_range(1, 8))
+      .add("max_part_ops", &O::max_part_ops, "units in one block of the dynamic program", ParamCheck::in_range(2, 24))
+      .add("max_work", &O::max_work,
            "the dynamic program's work bound: units of candidate stages looked at plus ops priced; past it ios "
            "stops with an error",
-           ParamCheck::in_range(1000, int64_t{1} << 50)},
-          {"stage_costs", ParamType::String, std::string("simulator"),
-           "how a candidate stage is priced: simulator (the device model runs it: block dispatch, tail overlap, HBM "
-           "sharing) or estimate (max-min fair SM shares, faster)",
-           ParamCheck::one_of({"simulator", "estimate"})}};
+           ParamCheck::in_range(1000, int64_t{1} << 50))
+      .add_choice("stage_costs", &O::simulate_stages, ParamChoices<bool>{{"simulator", true}, {"estimate", false}},
+                  "how a candidate stage is priced: simulator (the device model runs it: block dispatch, tail "
+                  "overlap, HBM sharing) or estimate (max-min fair SM shares, faster)");
+  return b;
 }
+
+struct DgradWgradOptions {
+  std::string base = "serial";
+  int max_streams = 2;
+  bool optimizer_overlap = false;
+  static const ParamBindings<DgradWgradOptions>& parameters() {
+    static const auto b =
+        base_and_streams_parameters<DgradWgradOptions>("the policy that places everything else")
+            .add("optimizer_overlap", &DgradWgradOptions::optimizer_overlap, "also apply optimizer-overlap");
+    return b;
+  }
+};
+
+struct OptimizerOverlapOptions {
+  std::string base = "serial";
+  int max_streams = 2;
+  bool dgrad_wgrad = false;
+  static const ParamBindings<OptimizerOverlapOptions>& parameters() {
+    static const auto b =
+        base_and_streams_parameters<OptimizerOverlapOptions>("the policy that places everything else")
+            .add("dgrad_wgrad", &OptimizerOverlapOptions::dgrad_wgrad, "also apply dgrad-wgrad");
+    return b;
+  }
+};
+
+struct AlgorithmAwareOptions {
+  std::string base = "branch-streams";
+  int max_streams = 4;
+  static const ParamBindings<AlgorithmAwareOptions>& parameters() {
+    static const auto b = base_and_streams_parameters<AlgorithmAwareOptions>("the policy that places the ops");
+    return b;
+  }
+};
 
 IosOptions with_context(IosOptions o, const ScheduleContext& ctx);
 
@@ -107,17 +170,6 @@ class Ios : public ConcurrencyPolicy {
   IosOptions o_;
 };
 
-IosOptions ios_options(const Params& p) {
-  IosOptions o;
-  o.max_streams = static_cast<int>(p.get_int("max_streams"));
-  o.max_group_size = static_cast<int>(p.get_int("r"));
-  o.max_num_groups = static_cast<int>(p.get_int("s"));
-  o.max_part_ops = static_cast<int>(p.get_int("max_part_ops"));
-  o.max_work = static_cast<uint64_t>(p.get_int("max_work"));
-  o.simulate_stages = p.get_string("stage_costs") == "simulator";
-  return o;
-}
-
 // ios's options for a run: the launch cost, and the simulator pricing the stages where asked for and offered.
 IosOptions with_context(IosOptions o, const ScheduleContext& ctx) {
   o.launch_overhead_ns = ctx.launch_overhead_ns;
@@ -167,12 +219,10 @@ Schedule base_schedule(const std::string& base, int max_streams, const Graph& g,
   if (base == "serial") return serial_schedule_of(g);
   if (base == "branch-streams") return branch_streams_schedule(g, dag, max_streams);
   if (base == "critical-path") return critical_path_schedule(g, dag, op_costs(g, cost), max_streams);
-  IosOptions o = ios_options(Params(ios_specs()));
+  IosOptions o;  // ios's defaults but for max_streams
   o.max_streams = max_streams;
   return no_slower_than_serial(ios_schedule(g, dag, op_costs(g, cost), with_context(o, ctx)), g, dag, cost, ctx);
 }
-
-int streams(const Params& p) { return static_cast<int>(p.get_int("max_streams")); }
 
 }  // namespace
 
@@ -183,39 +233,37 @@ const ConcurrencyRegistry& concurrency_registry() {
            [](const Params&) -> std::unique_ptr<ConcurrencyPolicy> { return std::make_unique<Serial>(); }});
     r.add({"branch-streams",
            "each branch of a fork-join region on its own stream, forward and backward (Caffe/TF multi-stream, SPAA'20)",
-           {max_streams_spec(4)},
-           [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> { return std::make_unique<BranchStreams>(streams(p)); }});
+           BranchStreamsOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> {
+             return std::make_unique<BranchStreams>(BranchStreamsOptions::parameters().from_params(p).max_streams);
+           }});
     r.add({"critical-path", "list scheduling by longest remaining path (standalone kernel times) onto max_streams streams",
-           {max_streams_spec(4)},
-           [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> { return std::make_unique<CriticalPath>(streams(p)); }});
+           CriticalPathOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> {
+             return std::make_unique<CriticalPath>(CriticalPathOptions::parameters().from_params(p).max_streams);
+           }});
     r.add({"ios",
            "IOS's dynamic program over stages of concurrent groups (Ding et al., MLSys'21), forward and backward; "
            "never slower than serial",
-           ios_specs(), [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> { return std::make_unique<Ios>(ios_options(p)); }});
+           ios_parameters().specs(), [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> {
+             return std::make_unique<Ios>(ios_parameters().from_params(p));
+           }});
     r.add({"dgrad-wgrad",
            "a base policy with every conv/linear backward-weight kernel on a side stream beside backward-data (MXNet #14006)",
-           {{"base", ParamType::String, std::string("serial"), "the policy that places everything else", ParamCheck::one_of(kBases)},
-            max_streams_spec(2),
-            {"optimizer_overlap", ParamType::Bool, false, "also apply optimizer-overlap"}},
-           [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> {
-             return std::make_unique<TrainingOverlap>(p.get_string("base"), streams(p), true, p.get_bool("optimizer_overlap"));
+           DgradWgradOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> {
+             const DgradWgradOptions o = DgradWgradOptions::parameters().from_params(p);
+             return std::make_unique<TrainingOverlap>(o.base, o.max_streams, true, o.optimizer_overlap);
            }});
     r.add({"optimizer-overlap",
            "a base policy with each parameter's update on a side stream, issued as soon as its gradient is ready",
-           {{"base", ParamType::String, std::string("serial"), "the policy that places everything else", ParamCheck::one_of(kBases)},
-            max_streams_spec(2),
-            {"dgrad_wgrad", ParamType::Bool, false, "also apply dgrad-wgrad"}},
-           [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> {
-             return std::make_unique<TrainingOverlap>(p.get_string("base"), streams(p), p.get_bool("dgrad_wgrad"), true);
+           OptimizerOverlapOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> {
+             const OptimizerOverlapOptions o = OptimizerOverlapOptions::parameters().from_params(p);
+             return std::make_unique<TrainingOverlap>(o.base, o.max_streams, o.dgrad_wgrad, true);
            }});
     r.add({"algorithm-aware",
            "a base policy plus, per convolution, the kernel variant (smaller grid, no workspace) that wins under "
            "co-execution (SPAA'20's and Rammer's remedy)",
-           {{"base", ParamType::String, std::string("branch-streams"), "the policy that places the ops",
-             ParamCheck::one_of(kBases)},
-            max_streams_spec(4)},
-           [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> {
-             return std::make_unique<AlgorithmAware>(p.get_string("base"), streams(p));
+           AlgorithmAwareOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<ConcurrencyPolicy> {
+             const AlgorithmAwareOptions o = AlgorithmAwareOptions::parameters().from_params(p);
+             return std::make_unique<AlgorithmAware>(o.base, o.max_streams);
            }});
     return r;
   }();

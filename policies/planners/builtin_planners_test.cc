@@ -1,6 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include "policies/planners/optimal_planner.h"
 #include "policies/planners/planner.h"
 
 using namespace dlsim;
@@ -11,10 +10,6 @@ TEST_CASE("every planner parameter's default passes its own check", "[planner][p
     CHECK_NOTHROW(check_params(e.params, Params(e.params), e.name));
   }
   CHECK(planner_registry().names() == std::vector<std::string>{"greedy-by-size", "best-fit", "optimal"});
-}
-
-TEST_CASE("OptimalOptions' defaults are the declared defaults", "[planner][params]") {
-  CHECK(OptimalOptions::from_params(Params(OptimalOptions::specs())) == OptimalOptions{});
 }
 
 TEST_CASE("a planner parameter out of range is refused before the planner is built", "[planner][params]") {

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "common/param_binding.h"
 #include "policies/planners/gap_placer.h"
 #include "policies/planners/load.h"
 
@@ -121,14 +122,25 @@ class GreedyBySizePlanner : public Planner {
   PlanResult plan(const std::vector<DsaBuffer>& b) const override { return plan_greedy_by_size(b); }
 };
 
+struct BestFitOptions {
+  std::string order = "both";
+
+  static const ParamBindings<BestFitOptions>& parameters() {
+    static const auto b = ParamBindings<BestFitOptions>().add(
+        "order", &BestFitOptions::order, "spatial, temporal, or both (keep the better)",
+        ParamCheck::one_of({"spatial", "temporal", "both"}));
+    return b;
+  }
+};
+
 class BestFitPlanner : public Planner {
  public:
-  explicit BestFitPlanner(std::string order) : order_(std::move(order)) {}
+  explicit BestFitPlanner(BestFitOptions o) : o_(std::move(o)) {}
   std::string name() const override { return "best-fit"; }
-  PlanResult plan(const std::vector<DsaBuffer>& b) const override { return plan_best_fit(b, order_); }
+  PlanResult plan(const std::vector<DsaBuffer>& b) const override { return plan_best_fit(b, o_.order); }
 
  private:
-  std::string order_;
+  BestFitOptions o_;
 };
 
 }  // namespace
@@ -140,10 +152,8 @@ void register_greedy_planners(PlannerRegistry& r) {
          [](const Params&) -> std::unique_ptr<Planner> { return std::make_unique<GreedyBySizePlanner>(); }});
   r.add({"best-fit",
          "XLA-style global decreasing-size best fit (spatial and temporal orders, keeps the lower heap)",
-         {{"order", ParamType::String, std::string("both"), "spatial, temporal, or both (keep the better)",
-           ParamCheck::one_of({"spatial", "temporal", "both"})}},
-         [](const Params& p) -> std::unique_ptr<Planner> {
-           return std::make_unique<BestFitPlanner>(p.get_string("order"));
+         BestFitOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<Planner> {
+           return std::make_unique<BestFitPlanner>(BestFitOptions::parameters().from_params(p));
          }});
 }
 

@@ -205,46 +205,29 @@ PlanResult plan_optimal(const std::vector<DsaBuffer>& buffers, const OptimalOpti
   return OptimalDriver(buffers, options).run();
 }
 
-const std::vector<std::string>& preorder_names() {
-  static const std::vector<std::string> names = {"round-robin", "wat", "taw", "twa"};
-  return names;
-}
-
-Preorder parse_preorder(const std::string& t) {
-  if (t == "round-robin") return Preorder::RoundRobin;
-  if (t == "wat") return Preorder::WidthAreaTotal;
-  if (t == "taw") return Preorder::TotalAreaWidth;
-  if (t == "twa") return Preorder::TotalWidthArea;
-  throw ConfigError("", 0, "preorder", "unknown preorder '" + t + "'; valid: " + join(preorder_names()));
-}
-
-std::vector<ParamSpec> OptimalOptions::specs() {
-  return {
-      {"time_limit_s", ParamType::Double, 10.0, "wall-clock budget in seconds",
-       ParamCheck::above_up_to(0, kMaxPlannerTimeLimitS)},
-      {"node_limit", ParamType::Int, int64_t{0}, "total search nodes, 0 for none (deterministic when set)",
-       ParamCheck::at_least(0)},
-      {"preorder", ParamType::String, std::string("round-robin"),
-       "priority among equal lowest offsets: round-robin (restarts over all three), wat, taw, twa "
-       "(W = lifetime width, A = area, T = largest section total)",
-       ParamCheck::one_of(preorder_names())},
-  };
-}
-
-OptimalOptions OptimalOptions::from_params(const Params& p) {
-  OptimalOptions o;
-  o.time_limit_s = p.get_double("time_limit_s");
-  o.node_limit = static_cast<uint64_t>(p.get_int("node_limit"));
-  o.preorder = parse_preorder(p.get_string("preorder"));
-  return o;
+const ParamBindings<OptimalOptions>& OptimalOptions::parameters() {
+  using O = OptimalOptions;
+  static const auto b = ParamBindings<O>()
+      .add("time_limit_s", &O::time_limit_s, "wall-clock budget in seconds",
+           ParamCheck::above_up_to(0, kMaxPlannerTimeLimitS))
+      .add("node_limit", &O::node_limit, "total search nodes, 0 for none (deterministic when set)",
+           ParamCheck::at_least(0))
+      .add_choice("preorder", &O::preorder,
+                  ParamChoices<Preorder>{{"round-robin", Preorder::RoundRobin},
+                                         {"wat", Preorder::WidthAreaTotal},
+                                         {"taw", Preorder::TotalAreaWidth},
+                                         {"twa", Preorder::TotalWidthArea}},
+                  "priority among equal lowest offsets: round-robin (restarts over all three), wat, taw, twa "
+                  "(W = lifetime width, A = area, T = largest section total)");
+  return b;
 }
 
 void register_optimal_planner(PlannerRegistry& r) {
   r.add({"optimal",
          "exact search over canonical placements (MiniMalloc's algorithm: section inference, dominance, "
          "unplaced floors, round-robin preorders); proves optimality or reports the gap",
-         OptimalOptions::specs(), [](const Params& p) -> std::unique_ptr<Planner> {
-           return std::make_unique<OptimalPlanner>(OptimalOptions::from_params(p));
+         OptimalOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<Planner> {
+           return std::make_unique<OptimalPlanner>(OptimalOptions::parameters().from_params(p));
          }});
 }
 

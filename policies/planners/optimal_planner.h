@@ -17,33 +17,28 @@
 // The result is optimal when the best height meets the proven bound.
 #include <string>
 
+#include "common/param_binding.h"
 #include "policies/planners/capacity_search.h"
 #include "policies/planners/planner.h"
 
 namespace dlsim {
 
-// The planner's options in its own units; its parameters are declared once, in specs() (the defaults here are
-// those of specs() converted; optimal_planner_test.cc checks that they agree).
 // The longest time limit accepted (about 31 years): beyond it a steady_clock deadline in nanoseconds would
 // overflow. The parameter's declared range names it, so 1e10 or inf is an error, not a wrapped deadline.
 inline constexpr double kMaxPlannerTimeLimitS = 1e9;  // messages write it as 1e9
 
+// The planner's options in its own units, each default written here once; parameters() binds the parameters to
+// them (common/param_binding.h).
 struct OptimalOptions {
   double time_limit_s = 10.0;  // wall-clock budget for the whole plan, in (0, kMaxPlannerTimeLimitS]
   uint64_t node_limit = 0;     // total search nodes (0: none); with a node limit alone the result is deterministic
   Preorder preorder = Preorder::RoundRobin;
 
-  static std::vector<ParamSpec> specs();
-  static OptimalOptions from_params(const Params& p);  // conversion of checked Params
+  static const ParamBindings<OptimalOptions>& parameters();
   bool operator==(const OptimalOptions&) const = default;
 };
 
 PlanResult plan_optimal(const std::vector<DsaBuffer>& buffers, const OptimalOptions& options);
-
-// "round-robin", "wat", "taw", "twa" (capacity_search.h), in that order.
-const std::vector<std::string>& preorder_names();
-// One of preorder_names() to its Preorder; throws ConfigError(key "preorder") otherwise.
-Preorder parse_preorder(const std::string& text);
 
 void register_optimal_planner(PlannerRegistry& r);
 

@@ -126,7 +126,6 @@ TEST_CASE("with a node limit the optimal planner is deterministic and reports wh
 }
 
 TEST_CASE("optimal planner parameters are checked") {
-  CHECK_THROWS_AS(parse_preorder("random"), ConfigError);
   OptimalOptions o;
   o.time_limit_s = 0;
   CHECK_THROWS_AS(plan_optimal(guillotine_instance(5, 1), o), ConfigError);

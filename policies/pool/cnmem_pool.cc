@@ -7,25 +7,17 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> CnmemOptions::specs() {
-  return {
-      {"init_size_mb", ParamType::Int, int64_t{0},
-       "MiB cnmemInit reserves up front (0: cnmem's default, half the device memory)",
-       ParamCheck::in_range(0, kMaxMebibytes)},
-      {"cannot_grow", ParamType::Bool, false, "CNMEM_FLAGS_CANNOT_GROW: the root never cudaMallocs after init"},
-      {"cannot_steal", ParamType::Bool, false, "CNMEM_FLAGS_CANNOT_STEAL: no stealing between stream managers"},
-      {"stream_children", ParamType::Bool, true,
-       "one child manager per non-zero stream (cnmemRegisterStream); false: all streams use the root"},
-  };
-}
-
-CnmemOptions CnmemOptions::from_params(const Params& p) {
-  CnmemOptions o;
-  o.init_size_bytes = static_cast<uint64_t>(p.get_int("init_size_mb")) * kMiB;
-  o.cannot_grow = p.get_bool("cannot_grow");
-  o.cannot_steal = p.get_bool("cannot_steal");
-  o.stream_children = p.get_bool("stream_children");
-  return o;
+const ParamBindings<CnmemOptions>& CnmemOptions::parameters() {
+  using O = CnmemOptions;
+  static const auto b = ParamBindings<O>()
+      .add("init_size_mb", &O::init_size_bytes, mebibytes(),
+           "MiB cnmemInit reserves up front (0: cnmem's default, half the device memory)",
+           ParamCheck::in_range(0, kMaxMebibytes))
+      .add("cannot_grow", &O::cannot_grow, "CNMEM_FLAGS_CANNOT_GROW: the root never cudaMallocs after init")
+      .add("cannot_steal", &O::cannot_steal, "CNMEM_FLAGS_CANNOT_STEAL: no stealing between stream managers")
+      .add("stream_children", &O::stream_children,
+           "one child manager per non-zero stream (cnmemRegisterStream); false: all streams use the root");
+  return b;
 }
 
 CnmemPool::CnmemPool(DeviceMemory& device, const CnmemOptions& options) : device_(device), options_(options) {
@@ -213,8 +205,8 @@ nlohmann::json CnmemPool::report() const {
 
 void register_cnmem(PoolRegistry& r) {
   r.add({"cnmem", "NVIDIA cnmem: 512 B best fit, address-ordered free list, per-stream managers, never releases",
-         CnmemOptions::specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
-           return std::make_unique<CnmemPool>(d, CnmemOptions::from_params(p));
+         CnmemOptions::parameters().specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
+           return std::make_unique<CnmemPool>(d, CnmemOptions::parameters().from_params(p));
          }});
 }
 

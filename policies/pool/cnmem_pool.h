@@ -26,20 +26,20 @@
 #include <memory>
 #include <vector>
 
+#include "common/param_binding.h"
 #include "policies/pool/pool_policy.h"
 
 namespace dlsim {
 
-// The pool's options in its own units. The parameters (names, defaults, valid values) are declared once, in
-// specs(); the defaults here are those of specs() converted (cnmem_pool_test.cc checks that they agree).
+// The pool's options in its own units, each default written here once; parameters() binds the parameters to
+// them (common/param_binding.h).
 struct CnmemOptions {
   uint64_t init_size_bytes = 0;  // 0: half the device's totalGlobalMem
   bool cannot_grow = false;      // CNMEM_FLAGS_CANNOT_GROW (root only; children always may ask the root)
   bool cannot_steal = false;     // CNMEM_FLAGS_CANNOT_STEAL
   bool stream_children = true;   // one child manager per non-zero stream
 
-  static std::vector<ParamSpec> specs();
-  static CnmemOptions from_params(const Params& p);  // unit conversion of checked Params
+  static const ParamBindings<CnmemOptions>& parameters();
   bool operator==(const CnmemOptions&) const = default;
 };
 

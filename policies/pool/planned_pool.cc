@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/param_binding.h"
 #include "policies/planners/load.h"
 #include "policies/planners/optimal_planner.h"
 
@@ -101,18 +102,36 @@ nlohmann::json PlannedPool::report() const {
   return j;
 }
 
+namespace {
+
+// The pool's own options: which planner, and the time limit it hands on (the planner's other parameters keep
+// their defaults).
+struct PlannedPoolOptions {
+  std::string planner = "best-fit";
+  double time_limit_s = 1.0;
+
+  static const ParamBindings<PlannedPoolOptions>& parameters() {
+    using O = PlannedPoolOptions;
+    static const auto b = ParamBindings<O>()
+        .add("planner", &O::planner, "the offline planner (dlsim list planners)",
+             ParamCheck::one_of(planner_registry().names()))
+        .add("time_limit_s", &O::time_limit_s, "time limit handed to the planner when it takes one",
+             ParamCheck::above_up_to(0, kMaxPlannerTimeLimitS));
+    return b;
+  }
+};
+
+}  // namespace
+
 void register_planned(PoolRegistry& r) {
   r.add({"planned",
          "profiles the first iteration, then serves later ones from an offline placement by any planner "
          "(greedy-by-size, best-fit, optimal) in one reservation",
-         {{"planner", ParamType::String, std::string("best-fit"), "the offline planner (dlsim list planners)",
-           ParamCheck::one_of(planner_registry().names())},
-          {"time_limit_s", ParamType::Double, 1.0, "time limit handed to the planner when it takes one",
-           ParamCheck::above_up_to(0, kMaxPlannerTimeLimitS)}},
-         [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
-           const auto& entry = planner_registry().get(p.get_string("planner"));
+         PlannedPoolOptions::parameters().specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
+           const PlannedPoolOptions o = PlannedPoolOptions::parameters().from_params(p);
+           const auto& entry = planner_registry().get(o.planner);
            Params pp(entry.params);
-           if (pp.has("time_limit_s")) pp.set("time_limit_s", p.get_double("time_limit_s"));
+           if (pp.has("time_limit_s")) pp.set("time_limit_s", o.time_limit_s);
            return std::make_unique<PlannedPool>(d, entry.factory(pp));
          }});
 }

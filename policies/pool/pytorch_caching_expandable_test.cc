@@ -52,9 +52,9 @@ TEST_CASE("expandable_segments is a registry option and needs a device with virt
   register_pytorch_caching(r);
   const auto& entry = r.get("pytorch-caching");
   Params p(entry.params);
-  CHECK_FALSE(PytorchCachingOptions::from_params(p).expandable_segments);  // off by default
+  CHECK_FALSE(PytorchCachingOptions::parameters().from_params(p).expandable_segments);  // off by default
   p.set("expandable_segments", true);
-  CHECK(PytorchCachingOptions::from_params(p).expandable_segments);
+  CHECK(PytorchCachingOptions::parameters().from_params(p).expandable_segments);
   MallocOnlyDevice plain;
   try {
     r.create("pytorch-caching", p, plain);

@@ -11,39 +11,28 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> PytorchCachingOptions::specs() {
-  return {
-      {"max_split_size_mb", ParamType::Int, int64_t{0},
-       "blocks at least this large are never split (0: unlimited, PyTorch's default)",
-       ParamCheck::zero_or(ParamCheck::in_range(20, kMaxMebibytes))},
-      {"max_non_split_rounding_mb", ParamType::Int, int64_t{20},
-       "an oversize request may take a cached oversize block at most this much larger",
-       ParamCheck::in_range(20, kMaxMebibytes)},
-      {"roundup_power2_divisions", ParamType::Int, int64_t{0},
-       "round sizes up to one of this many steps per power of two (0: 512-B rounding)",
-       ParamCheck::zero_or(ParamCheck::power_of_two())},
-      {"garbage_collection_threshold", ParamType::Double, 0.0,
-       "reclaim old cached large blocks when reserved > this fraction of the allowed memory (0: off; needs "
-       "memory_fraction)",
-       ParamCheck::zero_or(ParamCheck::between(0, 1))},
-      {"memory_fraction", ParamType::Double, 0.0,
-       "set_per_process_memory_fraction: cap reserved memory at this fraction of totalGlobalMem (0: not set)",
-       ParamCheck::in_range(0, 1)},
-      {"expandable_segments", ParamType::Bool, false,
-       "one growing segment per stream and pool, 2/20 MiB pages mapped on demand (needs virtual-memory support)"},
-  };
-}
-
-PytorchCachingOptions PytorchCachingOptions::from_params(const Params& p) {
-  PytorchCachingOptions o;
-  const int64_t msplit = p.get_int("max_split_size_mb");
-  if (msplit != 0) o.max_split_size = static_cast<uint64_t>(msplit) * kMiB;  // 0: unlimited
-  o.max_non_split_rounding = static_cast<uint64_t>(p.get_int("max_non_split_rounding_mb")) * kMiB;
-  o.roundup_power2_divisions = static_cast<uint64_t>(p.get_int("roundup_power2_divisions"));
-  o.garbage_collection_threshold = p.get_double("garbage_collection_threshold");
-  o.memory_fraction = p.get_double("memory_fraction");
-  o.expandable_segments = p.get_bool("expandable_segments");
-  return o;
+const ParamBindings<PytorchCachingOptions>& PytorchCachingOptions::parameters() {
+  using O = PytorchCachingOptions;
+  static const auto b = ParamBindings<O>()
+      .add("max_split_size_mb", &O::max_split_size, mebibytes_zero_unlimited(),
+           "blocks at least this large are never split (0: unlimited, PyTorch's default)",
+           ParamCheck::zero_or(ParamCheck::in_range(20, kMaxMebibytes)))
+      .add("max_non_split_rounding_mb", &O::max_non_split_rounding, mebibytes(),
+           "an oversize request may take a cached oversize block at most this much larger",
+           ParamCheck::in_range(20, kMaxMebibytes))
+      .add("roundup_power2_divisions", &O::roundup_power2_divisions,
+           "round sizes up to one of this many steps per power of two (0: 512-B rounding)",
+           ParamCheck::zero_or(ParamCheck::power_of_two()))
+      .add("garbage_collection_threshold", &O::garbage_collection_threshold,
+           "reclaim old cached large blocks when reserved > this fraction of the allowed memory (0: off; needs "
+           "memory_fraction)",
+           ParamCheck::zero_or(ParamCheck::between(0, 1)))
+      .add("memory_fraction", &O::memory_fraction,
+           "set_per_process_memory_fraction: cap reserved memory at this fraction of totalGlobalMem (0: not set)",
+           ParamCheck::in_range(0, 1))
+      .add("expandable_segments", &O::expandable_segments,
+           "one growing segment per stream and pool, 2/20 MiB pages mapped on demand (needs virtual-memory support)");
+  return b;
 }
 
 bool PytorchCachingPool::BlockLess::operator()(const Block* a, const Block* b) const {
@@ -370,8 +359,8 @@ nlohmann::json PytorchCachingPool::report() const {
 void register_pytorch_caching(PoolRegistry& r) {
   r.add({"pytorch-caching",
          "PyTorch CUDACachingAllocator: 512 B rounding, small/large pools, per-stream best fit, empty-cache retry",
-         PytorchCachingOptions::specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
-           return std::make_unique<PytorchCachingPool>(d, PytorchCachingOptions::from_params(p));
+         PytorchCachingOptions::parameters().specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
+           return std::make_unique<PytorchCachingPool>(d, PytorchCachingOptions::parameters().from_params(p));
          }});
 }
 

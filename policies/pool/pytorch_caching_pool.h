@@ -24,12 +24,13 @@
 #include <set>
 #include <vector>
 
+#include "common/param_binding.h"
 #include "policies/pool/pool_policy.h"
 
 namespace dlsim {
 
-// The pool's options in its own units. The parameters (names, defaults, valid values) are declared once, in
-// specs(); the defaults here are those of specs() converted (pytorch_caching_pool_test.cc checks that they agree).
+// The pool's options in its own units, each default written here once; parameters() binds the parameters to
+// them (common/param_binding.h).
 struct PytorchCachingOptions {
   uint64_t max_split_size = UINT64_MAX;         // max_split_size_mb; unlimited by default
   uint64_t max_non_split_rounding = 20 << 20;   // max_non_split_rounding_mb
@@ -38,8 +39,7 @@ struct PytorchCachingOptions {
   double memory_fraction = 0.0;                 // set_per_process_memory_fraction; 0: not called
   bool expandable_segments = false;             // needs a DeviceMemory with supports_virtual_memory()
 
-  static std::vector<ParamSpec> specs();
-  static PytorchCachingOptions from_params(const Params& p);  // unit conversion of checked Params
+  static const ParamBindings<PytorchCachingOptions>& parameters();
   bool operator==(const PytorchCachingOptions&) const = default;
 };
 

@@ -76,34 +76,27 @@ nlohmann::json SmartPool::report() const {
   return j;
 }
 
-std::vector<ParamSpec> SmartPoolOptions::specs() {
-  return {
-      {"min_iteration_length", ParamType::Int, int64_t{100}, "accept a pattern longer than this many ops",
-       ParamCheck::at_least(1)},
-      {"verify_length", ParamType::Int, int64_t{50}, "a sub-pattern longer than this replaces the found one",
-       ParamCheck::at_least(1)},
-      {"first_check", ParamType::Int, int64_t{300}, "ops before the first detection test (then doubling)",
-       ParamCheck::at_least(1)},
-      {"color_method", ParamType::String, std::string("BF"), "BF (best fit, default) or FF (first fit)",
-       ParamCheck::one_of({"BF", "FF"})},
-  };
-}
-
-SmartPoolOptions SmartPoolOptions::from_params(const Params& p) {
-  SmartPoolOptions o;
-  o.pattern.min_length = static_cast<size_t>(p.get_int("min_iteration_length"));
-  o.pattern.verify_length = static_cast<size_t>(p.get_int("verify_length"));
-  o.first_check = static_cast<size_t>(p.get_int("first_check"));
-  o.color = p.get_string("color_method") == "FF" ? ColorMethod::FirstFit : ColorMethod::BestFit;
-  return o;
+const ParamBindings<SmartPoolOptions>& SmartPoolOptions::parameters() {
+  using O = SmartPoolOptions;
+  static const auto b = ParamBindings<O>()
+      .add("min_iteration_length", [](auto& o) -> auto& { return o.pattern.min_length; },
+           "accept a pattern longer than this many ops", ParamCheck::at_least(1))
+      .add("verify_length", [](auto& o) -> auto& { return o.pattern.verify_length; },
+           "a sub-pattern longer than this replaces the found one", ParamCheck::at_least(1))
+      .add("first_check", &O::first_check, "ops before the first detection test (then doubling)",
+           ParamCheck::at_least(1))
+      .add_choice("color_method", &O::color,
+                  ParamChoices<ColorMethod>{{"BF", ColorMethod::BestFit}, {"FF", ColorMethod::FirstFit}},
+                  "BF (best fit, default) or FF (first fit)");
+  return b;
 }
 
 void register_smartpool(PoolRegistry& r) {
   r.add({"smartpool",
          "SINGA SmartPool (Zhang et al. 2019): detects the iteration from the malloc/free trace, plans offsets "
          "for one iteration (size-descending best fit among overlapping lifetimes) in one reservation",
-         SmartPoolOptions::specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
-           return std::make_unique<SmartPool>(d, SmartPoolOptions::from_params(p));
+         SmartPoolOptions::parameters().specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
+           return std::make_unique<SmartPool>(d, SmartPoolOptions::parameters().from_params(p));
          }});
 }
 

@@ -13,20 +13,20 @@
 // Ops (Malloc and Free) are counted jointly, as in the pool-only reference.
 #include <vector>
 
+#include "common/param_binding.h"
 #include "policies/pool/planned_arena.h"
 #include "policies/pool/smartpool_plan.h"
 
 namespace dlsim {
 
-// The pool's options in its own units. The parameters (names, defaults, valid values) are declared once, in
-// specs(); the defaults here are those of specs() converted (smartpool_test.cc checks that they agree).
+// The pool's options in its own units, each default written here once; parameters() binds the parameters to
+// them (common/param_binding.h).
 struct SmartPoolOptions {
   PatternParams pattern;
   size_t first_check = 300;  // ops before the first detection test; doubles after each test
   ColorMethod color = ColorMethod::BestFit;
 
-  static std::vector<ParamSpec> specs();
-  static SmartPoolOptions from_params(const Params& p);  // unit conversion of checked Params
+  static const ParamBindings<SmartPoolOptions>& parameters();
   bool operator==(const SmartPoolOptions&) const = default;
 };
 

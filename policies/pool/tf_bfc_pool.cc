@@ -10,22 +10,15 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> TfBfcOptions::specs() {
-  return {
-      {"allow_growth", ParamType::Bool, false,
-       "grow by doubling regions from 2 MiB (false: TF's GPU default, take the whole limit at once)"},
-      {"memory_limit_mb", ParamType::Int, int64_t{0}, "the most the allocator may reserve (0: device capacity)",
-       ParamCheck::in_range(0, kMaxMebibytes)},
-      {"garbage_collection", ParamType::Bool, true, "on out-of-memory, free regions without live chunks and retry"},
-  };
-}
-
-TfBfcOptions TfBfcOptions::from_params(const Params& p) {
-  TfBfcOptions o;
-  o.allow_growth = p.get_bool("allow_growth");
-  o.memory_limit = static_cast<uint64_t>(p.get_int("memory_limit_mb")) * kMiB;
-  o.garbage_collection = p.get_bool("garbage_collection");
-  return o;
+const ParamBindings<TfBfcOptions>& TfBfcOptions::parameters() {
+  using O = TfBfcOptions;
+  static const auto b = ParamBindings<O>()
+      .add("allow_growth", &O::allow_growth,
+           "grow by doubling regions from 2 MiB (false: TF's GPU default, take the whole limit at once)")
+      .add("memory_limit_mb", &O::memory_limit, mebibytes(), "the most the allocator may reserve (0: device capacity)",
+           ParamCheck::in_range(0, kMaxMebibytes))
+      .add("garbage_collection", &O::garbage_collection, "on out-of-memory, free regions without live chunks and retry");
+  return b;
 }
 
 bool TfBfcPool::ChunkLess::operator()(const Chunk* a, const Chunk* b) const {
@@ -219,8 +212,8 @@ nlohmann::json TfBfcPool::report() const {
 
 void register_tf_bfc(PoolRegistry& r) {
   r.add({"tf-bfc", "TensorFlow BFC: 256 B rounding, 21 log2 bins, best fit, coalescing, doubling regions",
-         TfBfcOptions::specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
-           return std::make_unique<TfBfcPool>(d, TfBfcOptions::from_params(p));
+         TfBfcOptions::parameters().specs(), [](const Params& p, DeviceMemory& d) -> std::unique_ptr<PoolPolicy> {
+           return std::make_unique<TfBfcPool>(d, TfBfcOptions::parameters().from_params(p));
          }});
 }
 

@@ -28,19 +28,19 @@
 #include <set>
 #include <vector>
 
+#include "common/param_binding.h"
 #include "policies/pool/pool_policy.h"
 
 namespace dlsim {
 
-// The pool's options in its own units. The parameters (names, defaults, valid values) are declared once, in
-// specs(); the defaults here are those of specs() converted (tf_bfc_pool_test.cc checks that they agree).
+// The pool's options in its own units, each default written here once; parameters() binds the parameters to
+// them (common/param_binding.h).
 struct TfBfcOptions {
   bool allow_growth = false;
   uint64_t memory_limit = 0;  // bytes; 0: the device capacity
   bool garbage_collection = true;  // TF_ENABLE_GPU_GARBAGE_COLLECTION, on by default
 
-  static std::vector<ParamSpec> specs();
-  static TfBfcOptions from_params(const Params& p);  // unit conversion of checked Params
+  static const ParamBindings<TfBfcOptions>& parameters();
   bool operator==(const TfBfcOptions&) const = default;
 };
 

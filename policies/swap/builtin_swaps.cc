@@ -28,62 +28,62 @@ const SwapRegistry& swap_registry() {
            [](const Params&) -> std::unique_ptr<SwapPolicy> { return std::make_unique<NoSwap>(); }});
     r.add({"singa", "SINGA's automatic swapping (Zhang et al. 2019): peak-straddling candidates ranked by DOA/AOA/WDOA "
                     "or majority vote, greedy selection to a limit, no-overhead or stick-to-limit scheduling",
-           SingaOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
-             return std::make_unique<SingaSwap>(SingaOptions::from_params(p));
+           SingaOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<SingaSwap>(SingaOptions::parameters().from_params(p));
            }});
     r.add({"vdnn", "vDNN (Rhu et al. 2016): each layer's input feature maps offloaded in the forward pass and "
                    "prefetched one layer ahead in the backward pass, synchronised at layer boundaries",
-           VdnnOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
-             return std::make_unique<VdnnSwap>(VdnnOptions::from_params(p));
+           VdnnOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<VdnnSwap>(VdnnOptions::parameters().from_params(p));
            }});
     r.add({"save-on-cpu", "PyTorch's torch.autograd.graph.save_on_cpu(pin_memory=True): every saved tensor packed "
                           "to pinned host memory when saved, unpacked when backward needs it, on the compute stream",
            {}, [](const Params&) -> std::unique_ptr<SwapPolicy> { return std::make_unique<SaveOnCpuSwap>(); }});
     r.add({"swapadvisor", "SwapAdvisor (Huang et al. 2020): a genetic algorithm over the op schedule and a size-class "
                           "memory split, swaps by furthest next use with early swap-in, scored by the simulator",
-           SwapAdvisorOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
-             return std::make_unique<SwapAdvisorSwap>(SwapAdvisorOptions::from_params(p));
+           SwapAdvisorOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<SwapAdvisorSwap>(SwapAdvisorOptions::parameters().from_params(p));
            }});
     r.add({"fastest-under-limit", "ours: for a memory limit, the fastest plan found by a greedy cover refined on a fast "
                                   "timeline, judged by the simulator beside SINGA's and vDNN's plans at the same limit",
-           FastestUnderLimitOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
-             return std::make_unique<FastestUnderLimit>(FastestUnderLimitOptions::from_params(p));
+           FastestUnderLimitOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<FastestUnderLimit>(FastestUnderLimitOptions::parameters().from_params(p));
            }});
     r.add({"checkpoint", "PyTorch's torch.utils.checkpoint(use_reentrant=False) over segments of the model's blocks "
                          "(every K blocks, or explicit block ranges): segment inputs kept, the rest recomputed in "
                          "the backward pass",
-           CheckpointOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
-             return std::make_unique<CheckpointSwap>(CheckpointOptions::from_params(p));
+           CheckpointOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<CheckpointSwap>(CheckpointOptions::parameters().from_params(p));
            }});
     r.add({"sqrt", "Chen et al. 2016's sqrt(N) checkpointing: segments of round(sqrt(N)) of the model's N blocks "
                    "(a model without blocks: its forward op chain), checkpointed as `checkpoint` does",
            {}, [](const Params&) -> std::unique_ptr<SwapPolicy> { return std::make_unique<SqrtCheckpointSwap>(); }});
     r.add({"dtr", "DTR (Kirisame et al. 2021): greedy eviction under a budget by the h_DTR score (cost of the evicted "
                   "neighbourhood / (bytes x staleness)), evicted tensors recomputed on demand; no copies",
-           DtrOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
-             return std::make_unique<DtrSwap>(DtrOptions::from_params(p));
+           DtrOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<DtrSwap>(DtrOptions::parameters().from_params(p));
            }});
     r.add({"capuchin", "Capuchin (Peng et al. 2020): per tensor across the peak, a swap when the transfer hides behind "
                        "compute, else the cheaper of swap and recomputation ranked by memory saved per second",
-           CapuchinOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
-             return std::make_unique<CapuchinSwap>(CapuchinOptions::from_params(p));
+           CapuchinOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<CapuchinSwap>(CapuchinOptions::parameters().from_params(p));
            }});
     r.add({"checkmate", "Checkmate (Jain et al. 2020): the recomputation plan of least re-run time under a memory budget, "
                         "from its MILP solved by CBC (coinor-cbc) with a time limit, or its LP rounding",
-           CheckmateOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
-             return std::make_unique<CheckmateSwap>(CheckmateOptions::from_params(p));
+           CheckmateOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<CheckmateSwap>(CheckmateOptions::parameters().from_params(p));
            }});
     r.add({"zero-offload", "ZeRO-Offload (Ren et al. 2021): fp32 master weights and Adam state in host memory, the "
                            "optimizer step on the CPU, gradients streamed out in the backward pass and weights back "
                            "after the step; optional delayed update and activation checkpointing",
-           ZeroOffloadOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
-             return std::make_unique<ZeroOffloadSwap>(ZeroOffloadOptions::from_params(p));
+           ZeroOffloadOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<ZeroOffloadSwap>(ZeroOffloadOptions::parameters().from_params(p));
            }});
     r.add({"param-offload", "FSDP's CPUOffload(offload_params=True): parameters in host memory, fetched for each use "
                             "in the forward and backward passes and freed after; gradients to the host and the "
                             "optimizer step on the CPU (PyTorch's CPU Adam by default)",
-           ParamOffloadOptions::specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
-             return std::make_unique<ParamOffloadSwap>(ParamOffloadOptions::from_params(p));
+           ParamOffloadOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
+             return std::make_unique<ParamOffloadSwap>(ParamOffloadOptions::parameters().from_params(p));
            }});
     return r;
   }();

@@ -146,7 +146,7 @@ ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const
   Params p(kernel_model_registry().get("roofline").params);
   for (const auto& [k, v] : spec.kernel_model_params.values())
     if (p.has(k)) p.set(k, v);
-  RooflineOptions plain = RooflineOptions::from_params(p);
+  RooflineOptions plain = RooflineOptions::parameters().from_params(p);
   plain.classes = ClassEfficiencies{};  // the factor corrects the single-efficiency roofline, not the per-class one
   plain.occupancy_scaling = false;
   const RooflineCostModel roofline(spec, plain);

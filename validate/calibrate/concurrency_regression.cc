@@ -45,7 +45,7 @@ double simulated_conv_speedup(const GpuSpec& spec, const ConcurrencySample& s, c
   const auto v = parse_shape(s.shape, file);
   const double out = static_cast<double>(v.at('n') * v.at('k') * v.at('h') * v.at('w'));
   const double k = static_cast<double>(v.at('c') * v.at('r') * v.at('r'));
-  const RooflineOptions o = RooflineOptions::from_params(spec.kernel_model_params);
+  const RooflineOptions o = RooflineOptions::parameters().from_params(spec.kernel_model_params);
   ConcurrentKernel kernel;
   kernel.cost.duration_ns = static_cast<TimeNs>(std::llround(s.single_ns));
   kernel.cost.blocks = tensor_core_blocks(out, k, spec.sms, o.tensor_tile_elems, o.min_split_k);

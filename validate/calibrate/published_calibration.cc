@@ -37,7 +37,7 @@ RooflineOptions base_options(const GpuSpec& spec) {
   Params p(kernel_model_registry().get("roofline").params);
   for (const auto& [k, v] : spec.kernel_model_params.values())
     if (p.has(k)) p.set(k, v);
-  RooflineOptions o = RooflineOptions::from_params(p);
+  RooflineOptions o = RooflineOptions::parameters().from_params(p);
   o.classes = ClassEfficiencies{};
   o.occupancy_scaling = false;
   return o;
@@ -68,7 +68,7 @@ Prepared prepare(const PublishedPoint& pt, const PublishedData& d, const Publish
 // Kernel-model parameters for a full simulation: every class efficiency (0 where unset) and occupancy scaling.
 std::map<std::string, ParamValue> overrides(const ClassEfficiencies& e, bool occupancy) {
   std::map<std::string, ParamValue> m;
-  for (const ParamSpec& s : ClassEfficiencies::specs()) m[s.name] = 0.0;
+  for (const ParamSpec& s : ClassEfficiencies::parameters().specs()) m[s.name] = 0.0;
   constexpr MathPath paths[] = {MathPath::CudaCore, MathPath::Tf32, MathPath::Fp16, MathPath::Bf16};
   for (size_t i = 0; i < compute_classes().size(); ++i)
     for (MathPath p : paths)

@@ -6,20 +6,13 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> CapuchinOptions::specs() {
-  std::vector<ParamSpec> s = {
-      {"min_bytes", ParamType::Int, int64_t{1} << 20, "smallest tensor considered for swapping or recomputation",
-       ParamCheck::at_least(0)},
-  };
-  for (ParamSpec& p : MemoryLimit::specs()) s.push_back(std::move(p));
-  return s;
-}
-
-CapuchinOptions CapuchinOptions::from_params(const Params& p) {
-  CapuchinOptions o;
-  o.min_bytes = static_cast<uint64_t>(p.get_int("min_bytes"));
-  o.limit = MemoryLimit::from_params(p);
-  return o;
+const ParamBindings<CapuchinOptions>& CapuchinOptions::parameters() {
+  using O = CapuchinOptions;
+  static const auto b = ParamBindings<O>()
+      .add("min_bytes", &O::min_bytes, "smallest tensor considered for swapping or recomputation",
+           ParamCheck::at_least(0))
+      .add_all(&O::limit, MemoryLimit::parameters());
+  return b;
 }
 
 SwapResult CapuchinSwap::plan(const SwapContext& ctx) {

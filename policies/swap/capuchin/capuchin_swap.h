@@ -8,7 +8,7 @@
 // tensor considered (min_bytes). Tests: capuchin_swap_test.cc.
 #include <vector>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 #include "policies/swap/core/memory_limit.h"
 #include "policies/swap/core/swap_policy.h"
 
@@ -18,8 +18,7 @@ struct CapuchinOptions {
   uint64_t min_bytes = uint64_t{1} << 20;
   MemoryLimit limit;
 
-  static std::vector<ParamSpec> specs();
-  static CapuchinOptions from_params(const Params& p);
+  static const ParamBindings<CapuchinOptions>& parameters();
 };
 
 class CapuchinSwap : public SwapPolicy {

@@ -19,9 +19,9 @@ class SlowLink : public TransferModel {
 };
 
 SwapResult capuchin(const Chain4& m, const TransferModel& link, int64_t limit_mb) {
-  Params p(CapuchinOptions::specs());
+  Params p(CapuchinOptions::parameters().specs());
   p.set("limit_mb", limit_mb);
-  CapuchinSwap c(CapuchinOptions::from_params(p));
+  CapuchinSwap c(CapuchinOptions::parameters().from_params(p));
   return c.plan({m.g, m.schedule, m.profile, link, 1 << 30, nullptr});
 }
 }  // namespace

@@ -12,34 +12,25 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> CheckmateOptions::specs() {
-  std::vector<ParamSpec> s = MemoryLimit::specs();
-  s.push_back({"time_limit_s", ParamType::Double, 60.0, "CBC's time limit in seconds (the best plan found by then, with its gap)",
-               ParamCheck::in_range(0.01, 86400)});
-  s.push_back({"max_ops", ParamType::Int, int64_t{400}, "the most ops of a graph the MILP is built for",
-               ParamCheck::in_range(1, 100000)});
-  s.push_back({"solve", ParamType::String, std::string("milp"),
-               "milp (the exact MILP, stopped at the time limit) or lp-rounding (the LP relaxation, rounded)",
-               ParamCheck::one_of({"milp", "lp-rounding"})});
-  s.push_back({"swap", ParamType::Bool, false,
-               "the MILP may also copy values to host memory and back over the link, beside recomputing them"});
-  s.push_back({"model_file", ParamType::String, std::string(""),
-               "also write the MILP in CPLEX LP format to this file, for another solver or a look (empty: no file)"});
-  return s;
-}
-
-CheckmateOptions CheckmateOptions::from_params(const Params& p) {
-  CheckmateOptions o;
-  o.limit = MemoryLimit::from_params(p);
-  o.time_limit_s = p.get_double("time_limit_s");
-  o.max_ops = static_cast<int>(p.get_int("max_ops"));
-  o.lp_rounding = p.get_string("solve") == "lp-rounding";
-  o.model_file = p.get_string("model_file");
-  o.swap = p.get_bool("swap");
-  if (o.swap && o.lp_rounding)
-    throw ConfigError("", 0, "swap", "swap: true is solved by the exact MILP only; use solve: milp (the rounding "
-                                     "keeps or re-runs values, it has no rule for copies)");
-  return o;
+const ParamBindings<CheckmateOptions>& CheckmateOptions::parameters() {
+  using O = CheckmateOptions;
+  static const auto b = ParamBindings<O>()
+      .add_all(&O::limit, MemoryLimit::parameters())
+      .add("time_limit_s", &O::time_limit_s, "CBC's time limit in seconds (the best plan found by then, with its gap)",
+           ParamCheck::in_range(0.01, 86400))
+      .add("max_ops", &O::max_ops, "the most ops of a graph the MILP is built for", ParamCheck::in_range(1, 100000))
+      .add_choice("solve", &O::lp_rounding, ParamChoices<bool>{{"milp", false}, {"lp-rounding", true}},
+                  "milp (the exact MILP, stopped at the time limit) or lp-rounding (the LP relaxation, rounded)")
+      .add("swap", &O::swap,
+           "the MILP may also copy values to host memory and back over the link, beside recomputing them")
+      .add("model_file", &O::model_file,
+           "also write the MILP in CPLEX LP format to this file, for another solver or a look (empty: no file)")
+      .rule([](const O& o) {
+        if (o.swap && o.lp_rounding)
+          throw ConfigError("", 0, "swap", "swap: true is solved by the exact MILP only; use solve: milp (the rounding "
+                                           "keeps or re-runs values, it has no rule for copies)");
+      });
+  return b;
 }
 
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 #include "policies/swap/core/memory_limit.h"
 #include "policies/swap/core/swap_policy.h"
 
@@ -24,8 +24,7 @@ struct CheckmateOptions {
   bool swap = false;
   std::string model_file;  // where to write the LP model too (empty: nowhere)
 
-  static std::vector<ParamSpec> specs();
-  static CheckmateOptions from_params(const Params& p);
+  static const ParamBindings<CheckmateOptions>& parameters();  // from_params refuses swap with lp_rounding
 };
 
 class CheckmateSwap : public SwapPolicy {

@@ -36,8 +36,8 @@ SwapResult plan_at(const Graph& g, const std::vector<TimeNs>& ns, int64_t limit_
   const IterationProfile prof = profile_of(g, s, ns);
   TestLink link;
   SwapContext ctx{g, s, prof, link, uint64_t{1} << 40, nullptr};
-  Params p(CheckmateOptions::specs());
-  CheckmateOptions o = CheckmateOptions::from_params(p);
+  Params p(CheckmateOptions::parameters().specs());
+  CheckmateOptions o = CheckmateOptions::parameters().from_params(p);
   o.limit.bytes = static_cast<uint64_t>(limit_bytes);
   o.lp_rounding = solve == "lp-rounding";
   o.swap = swap;
@@ -209,10 +209,10 @@ TEST_CASE("checkmate with swap: true copies a value to the host when the copies 
 }
 
 TEST_CASE("checkmate: swap: true with lp-rounding is an error naming the key") {
-  Params p(CheckmateOptions::specs());
+  Params p(CheckmateOptions::parameters().specs());
   p.set("swap", true);
   p.set("solve", std::string("lp-rounding"));
-  CHECK_THROWS_WITH(CheckmateOptions::from_params(p), Catch::Contains("solve: milp"));
+  CHECK_THROWS_WITH(CheckmateOptions::parameters().from_params(p), Catch::Contains("solve: milp"));
 }
 
 TEST_CASE("checkmate: a graph above max_ops is an error naming the parameter") {

@@ -111,21 +111,16 @@ std::vector<CheckpointSegment> forward_op_layers(const Graph& g) {
 
 }  // namespace
 
-std::vector<ParamSpec> CheckpointOptions::specs() {
-  return {{"every", ParamType::Int, int64_t{1},
-           "blocks per segment, consecutive across stages (ResNet blocks, transformer layers)",
-           ParamCheck::at_least(1)},
-          {"segments", ParamType::String, std::string(),
+const ParamBindings<CheckpointOptions>& CheckpointOptions::parameters() {
+  using O = CheckpointOptions;
+  static const auto b = ParamBindings<O>()
+      .add("every", &O::every, "blocks per segment, consecutive across stages (ResNet blocks, transformer layers)",
+           ParamCheck::at_least(1))
+      .add("segments", &O::segments,
            "explicit segments as block ranges, e.g. 0-3,4-7,9 (0-based, inclusive, ascending); replaces every",
            ParamCheck::string_where([](const std::string& s) { return s.empty() || parse_ranges(s).has_value(); },
-                                    "empty or block ranges like 0-3,4-7,9 (ascending, not overlapping)")}};
-}
-
-CheckpointOptions CheckpointOptions::from_params(const Params& p) {
-  CheckpointOptions o;
-  o.every = p.get_int("every");
-  o.segments = p.get_string("segments");
-  return o;
+                                    "empty or block ranges like 0-3,4-7,9 (ascending, not overlapping)"));
+  return b;
 }
 
 std::vector<CheckpointSegment> checkpoint_segments(const Graph& g, const CheckpointOptions& o) {
@@ -151,7 +146,7 @@ std::vector<CheckpointSegment> checkpoint_segments(const Graph& g, const Checkpo
 
 std::vector<CheckpointSegment> policy_segments(const std::string& policy, const Params& p, const Graph& g) {
   if (policy == "sqrt") return sqrt_segments(g);
-  if (policy == "checkpoint") return checkpoint_segments(g, CheckpointOptions::from_params(p));
+  if (policy == "checkpoint") return checkpoint_segments(g, CheckpointOptions::parameters().from_params(p));
   throw ConfigError("", 0, "swap", "'" + policy + "' is not a checkpointing policy (checkpoint, sqrt)");
 }
 

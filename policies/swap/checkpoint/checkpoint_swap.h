@@ -42,7 +42,7 @@
 #include <string>
 #include <vector>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 #include "policies/swap/core/swap_policy.h"
 
 namespace dlsim {
@@ -53,8 +53,7 @@ using CheckpointSegment = std::vector<OpId>;
 struct CheckpointOptions {
   int64_t every = 1;
   std::string segments;  // "" -> every
-  static std::vector<ParamSpec> specs();
-  static CheckpointOptions from_params(const Params& p);
+  static const ParamBindings<CheckpointOptions>& parameters();
 };
 
 // The segments of `g` under the options (checkpoint) or Chen's rule (sqrt = true). Throws ConfigError naming the

@@ -171,7 +171,7 @@ TEST_CASE("explicit segments: block ranges, blocks in none not checkpointed") {
 }
 
 TEST_CASE("bad checkpoint parameters name the file, the line and the key") {
-  const auto specs = CheckpointOptions::specs();
+  const auto specs = CheckpointOptions::parameters().specs();
   auto read = [&](const std::string& yaml) { return params_from_yaml(specs, YAML::Load(yaml), "exp.yaml", "checkpoint", "swap"); };
   auto message = [&](const std::string& yaml) {
     try {

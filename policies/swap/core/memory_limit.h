@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 
 namespace dlsim {
 
@@ -13,8 +13,7 @@ struct MemoryLimit {
   double fraction = 0;  // 0: not set
   uint64_t bytes = 0;   // 0: not set
 
-  static std::vector<ParamSpec> specs();  // limit_fraction, limit_mb
-  static MemoryLimit from_params(const Params& p);
+  static const ParamBindings<MemoryLimit>& parameters();  // limit_fraction, limit_mb
   uint64_t resolve(uint64_t no_swap_peak_bytes, uint64_t device_capacity) const;
 };
 

@@ -2,16 +2,7 @@
 
 #include <algorithm>
 
-#include "common/config_error.h"
-
 namespace dlsim {
-
-DtrHeuristicKind dtr_heuristic_from_string(const std::string& s) {
-  if (s == "full") return DtrHeuristicKind::Full;
-  if (s == "eq") return DtrHeuristicKind::Eq;
-  if (s == "local") return DtrHeuristicKind::Local;
-  throw ConfigError("", 0, "heuristic", "unknown DTR heuristic '" + s + "' (valid: full, eq, local)");
-}
 
 const char* to_string(DtrHeuristicKind k) {
   switch (k) {

@@ -19,7 +19,6 @@
 namespace dlsim {
 
 enum class DtrHeuristicKind : uint8_t { Full, Eq, Local };
-DtrHeuristicKind dtr_heuristic_from_string(const std::string& s);  // full|eq|local
 const char* to_string(DtrHeuristicKind k);
 
 // Where a transient tensor is during DTR's pass.

@@ -4,7 +4,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "common/config_error.h"
 #include "policies/swap/testing/remat_graphs.h"
 
 using namespace dlsim;
@@ -45,7 +44,5 @@ TEST_CASE("dtr costs: local is the producer's time, full adds the evicted neighb
 }
 
 TEST_CASE("dtr heuristic names") {
-  CHECK(dtr_heuristic_from_string("eq") == DtrHeuristicKind::Eq);
   CHECK(std::string(to_string(DtrHeuristicKind::Full)) == "full");
-  CHECK_THROWS_AS(dtr_heuristic_from_string("lru"), ConfigError);
 }

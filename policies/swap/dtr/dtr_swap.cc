@@ -4,22 +4,18 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> DtrOptions::specs() {
-  std::vector<ParamSpec> s = {
-      {"heuristic", ParamType::String, std::string("eq"),
-       "eviction score c/(m*s) with c: full (the evicted neighbourhood's cost, the paper's h_DTR), eq (its "
-       "equivalence-class approximation, used by the paper's PyTorch prototype) or local (the tensor's own cost)",
-       ParamCheck::one_of({"full", "eq", "local"})},
-  };
-  for (ParamSpec& p : MemoryLimit::specs()) s.push_back(std::move(p));
-  return s;
-}
-
-DtrOptions DtrOptions::from_params(const Params& p) {
-  DtrOptions o;
-  o.heuristic = dtr_heuristic_from_string(p.get_string("heuristic"));
-  o.limit = MemoryLimit::from_params(p);
-  return o;
+const ParamBindings<DtrOptions>& DtrOptions::parameters() {
+  using O = DtrOptions;
+  static const auto b = ParamBindings<O>()
+      .add_choice("heuristic", &O::heuristic,
+                  ParamChoices<DtrHeuristicKind>{{"full", DtrHeuristicKind::Full},
+                                                 {"eq", DtrHeuristicKind::Eq},
+                                                 {"local", DtrHeuristicKind::Local}},
+                  "eviction score c/(m*s) with c: full (the evicted neighbourhood's cost, the paper's h_DTR), eq (its "
+                  "equivalence-class approximation, used by the paper's PyTorch prototype) or local (the tensor's "
+                  "own cost)")
+      .add_all(&O::limit, MemoryLimit::parameters());
+  return b;
 }
 
 SwapResult DtrSwap::plan(const SwapContext& ctx) {

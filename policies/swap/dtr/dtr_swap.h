@@ -8,7 +8,7 @@
 // dtr_heuristic.h). Tests: dtr_swap_test.cc.
 #include <vector>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 #include "policies/swap/dtr/dtr_heuristic.h"
 #include "policies/swap/core/memory_limit.h"
 #include "policies/swap/core/swap_policy.h"
@@ -19,8 +19,7 @@ struct DtrOptions {
   DtrHeuristicKind heuristic = DtrHeuristicKind::Eq;
   MemoryLimit limit;
 
-  static std::vector<ParamSpec> specs();
-  static DtrOptions from_params(const Params& p);
+  static const ParamBindings<DtrOptions>& parameters();
 };
 
 class DtrSwap : public SwapPolicy {

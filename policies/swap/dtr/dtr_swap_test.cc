@@ -11,10 +11,10 @@ using namespace dlsim::testing;
 
 namespace {
 SwapResult dtr(const Chain4& m, const std::string& heuristic, int64_t limit_mb) {
-  Params p(DtrOptions::specs());
+  Params p(DtrOptions::parameters().specs());
   p.set("heuristic", heuristic);
   p.set("limit_mb", limit_mb);
-  DtrSwap d(DtrOptions::from_params(p));
+  DtrSwap d(DtrOptions::parameters().from_params(p));
   return d.plan({m.g, m.schedule, m.profile, TestLink(), 1 << 30, nullptr});
 }
 using Drop = Recomputation::Drop;

@@ -11,25 +11,15 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> FastestUnderLimitOptions::specs() {
-  std::vector<ParamSpec> s = {
-      {"min_bytes", ParamType::Int, int64_t{256} << 10, "smallest tensor considered for swapping",
-       ParamCheck::at_least(0)},
-      {"simulations", ParamType::Int, int64_t{8}, "plans the simulator judges at most, best estimates first",
-       ParamCheck::in_range(1, 100)},
-      {"baselines", ParamType::Bool, true, "judge SINGA's and vDNN's plans at the same limit beside our own"},
-  };
-  for (ParamSpec& p : MemoryLimit::specs()) s.push_back(std::move(p));
-  return s;
-}
-
-FastestUnderLimitOptions FastestUnderLimitOptions::from_params(const Params& p) {
-  FastestUnderLimitOptions o;
-  o.limit = MemoryLimit::from_params(p);
-  o.min_bytes = static_cast<uint64_t>(p.get_int("min_bytes"));
-  o.simulations = static_cast<int>(p.get_int("simulations"));
-  o.baselines = p.get_bool("baselines");
-  return o;
+const ParamBindings<FastestUnderLimitOptions>& FastestUnderLimitOptions::parameters() {
+  using O = FastestUnderLimitOptions;
+  static const auto b = ParamBindings<O>()
+      .add("min_bytes", &O::min_bytes, "smallest tensor considered for swapping", ParamCheck::at_least(0))
+      .add("simulations", &O::simulations, "plans the simulator judges at most, best estimates first",
+           ParamCheck::in_range(1, 100))
+      .add("baselines", &O::baselines, "judge SINGA's and vDNN's plans at the same limit beside our own")
+      .add_all(&O::limit, MemoryLimit::parameters());
+  return b;
 }
 
 namespace {

@@ -28,7 +28,7 @@
 // Tests: fastest_under_limit_test.cc.
 #include <vector>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 #include "policies/swap/core/memory_limit.h"
 #include "policies/swap/core/swap_policy.h"
 
@@ -40,8 +40,7 @@ struct FastestUnderLimitOptions {
   int simulations = 8;
   bool baselines = true;  // judge SINGA's and vDNN's plans beside our own
 
-  static std::vector<ParamSpec> specs();
-  static FastestUnderLimitOptions from_params(const Params& p);
+  static const ParamBindings<FastestUnderLimitOptions>& parameters();
 };
 
 class FastestUnderLimit : public SwapPolicy {

@@ -48,17 +48,17 @@ TEST_CASE("the timeline estimate: a copy-out the next op waits for, and a copy-i
 
 TEST_CASE("fastest-under-limit meets the limit and is never estimated slower than SINGA's plans there") {
   NestedAbsences m;
-  Params p(FastestUnderLimitOptions::specs());
+  Params p(FastestUnderLimitOptions::parameters().specs());
   p.set("limit_mb", int64_t{25});
-  FastestUnderLimit opt(FastestUnderLimitOptions::from_params(p));
+  FastestUnderLimit opt(FastestUnderLimitOptions::parameters().from_params(p));
   const SwapContext ctx{m.g, m.schedule, m.profile, TestLink(), 1 << 30, nullptr};
   const SwapResult r = opt.plan(ctx);
   CHECK(r.target_bytes == 25 * kMiB);
   CHECK(peak(m, r.plan) <= 25 * kMiB);
-  Params sp(SingaOptions::specs());
+  Params sp(SingaOptions::parameters().specs());
   sp.set("limit_mb", int64_t{25});
   sp.set("transfer", std::string("link"));
-  const SwapPlan singa = SingaSwap(SingaOptions::from_params(sp)).plan(ctx).plan;
+  const SwapPlan singa = SingaSwap(SingaOptions::parameters().from_params(sp)).plan(ctx).plan;
   REQUIRE(peak(m, singa) <= 25 * kMiB);  // stick-to-limit meets it (singa_swap_test.cc)
   CHECK(estimate(m, r.plan) <= estimate(m, singa));
   const ProgramLoad load(m.g, m.schedule.order);
@@ -72,7 +72,7 @@ TEST_CASE("fastest-under-limit meets the limit and is never estimated slower tha
   CHECK(r.report["judged"].size() >= 2);
   // A limit already met asks for nothing.
   p.set("limit_mb", int64_t{31});
-  CHECK(FastestUnderLimit(FastestUnderLimitOptions::from_params(p)).plan(ctx).plan.empty());
+  CHECK(FastestUnderLimit(FastestUnderLimitOptions::parameters().from_params(p)).plan(ctx).plan.empty());
 }
 
 TEST_CASE("the improvement step blames the choice that stalls, also behind a choice with no absence") {

@@ -9,25 +9,24 @@ namespace dlsim {
 namespace {
 
 // Both policies combine with per-block activation checkpointing the same way.
-ParamSpec checkpoint_every_spec() {
-  return {"checkpoint_every", ParamType::Int, int64_t{0},
-          "also checkpoint activations every K blocks as `checkpoint` does; 0: no checkpointing", ParamCheck::at_least(0)};
+// checkpoint_every, a parameter of both policies.
+template <class O>
+ParamBindings<O> checkpoint_every_parameter() {
+  return ParamBindings<O>().add("checkpoint_every", &O::checkpoint_every,
+                                "also checkpoint activations every K blocks as `checkpoint` does; 0: no checkpointing",
+                                ParamCheck::at_least(0));
 }
 
 }  // namespace
 
-std::vector<ParamSpec> ZeroOffloadOptions::specs() {
-  return {{"delayed_update", ParamType::Bool, false,
+const ParamBindings<ZeroOffloadOptions>& ZeroOffloadOptions::parameters() {
+  using O = ZeroOffloadOptions;
+  static const auto b = ParamBindings<O>()
+      .add("delayed_update", &O::delayed_update,
            "one-step delayed parameter update (DPU): the CPU step overlaps the next iteration, whose passes use "
-           "weights one step older"},
-          checkpoint_every_spec()};
-}
-
-ZeroOffloadOptions ZeroOffloadOptions::from_params(const Params& p) {
-  ZeroOffloadOptions o;
-  o.delayed_update = p.get_bool("delayed_update");
-  o.checkpoint_every = p.get_int("checkpoint_every");
-  return o;
+           "weights one step older")
+      .add_all(checkpoint_every_parameter<O>());
+  return b;
 }
 
 namespace {
@@ -68,23 +67,18 @@ nlohmann::json host_step_report(const Graph& g, const SwapPlan& plan, const Host
 
 }  // namespace
 
-std::vector<ParamSpec> ParamOffloadOptions::specs() {
-  return {{"prefetch_ops", ParamType::Int, int64_t{0},
+const ParamBindings<ParamOffloadOptions>& ParamOffloadOptions::parameters() {
+  using O = ParamOffloadOptions;
+  static const auto b = ParamBindings<O>()
+      .add("prefetch_ops", &O::prefetch_ops,
            "issue each parameter's copy to the device this many ops ahead of its first use (0: right before it)",
-           ParamCheck::in_range(0, 1000000)},
-          {"cpu_optimizer", ParamType::String, std::string("torch"),
+           ParamCheck::in_range(0, 1000000))
+      .add("cpu_optimizer", &O::cpu_optimizer,
            "the optimizer FSDP runs on the CPU: torch (PyTorch's CPU Adam, 8.2/56 of the hardware file's rate) or "
            "deepspeed (DeepSpeedCPUAdam, the hardware file's host_cpu.adam_gb_per_s)",
-           ParamCheck::one_of({"torch", "deepspeed"})},
-          checkpoint_every_spec()};
-}
-
-ParamOffloadOptions ParamOffloadOptions::from_params(const Params& p) {
-  ParamOffloadOptions o;
-  o.prefetch_ops = p.get_int("prefetch_ops");
-  o.cpu_optimizer = p.get_string("cpu_optimizer");
-  o.checkpoint_every = p.get_int("checkpoint_every");
-  return o;
+           ParamCheck::one_of({"torch", "deepspeed"}))
+      .add_all(checkpoint_every_parameter<O>());
+  return b;
 }
 
 SwapResult ParamOffloadSwap::plan(const SwapContext& ctx) {

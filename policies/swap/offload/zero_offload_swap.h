@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <string>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 #include "policies/swap/core/swap_policy.h"
 
 namespace dlsim {
@@ -23,8 +23,7 @@ namespace dlsim {
 struct ZeroOffloadOptions {
   bool delayed_update = false;
   int64_t checkpoint_every = 0;  // 0: no activation checkpointing
-  static std::vector<ParamSpec> specs();
-  static ZeroOffloadOptions from_params(const Params& p);
+  static const ParamBindings<ZeroOffloadOptions>& parameters();
 };
 
 class ZeroOffloadSwap : public SwapPolicy {
@@ -49,8 +48,7 @@ struct ParamOffloadOptions {
   int64_t prefetch_ops = 0;
   std::string cpu_optimizer = "torch";
   int64_t checkpoint_every = 0;
-  static std::vector<ParamSpec> specs();
-  static ParamOffloadOptions from_params(const Params& p);
+  static const ParamBindings<ParamOffloadOptions>& parameters();
 };
 
 // DeepSpeed PR #735: torch.optim.Adam took 56 s and DeepSpeedCPUAdam 8.2 s for one step of an 11.6 B model.

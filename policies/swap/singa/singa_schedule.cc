@@ -1,15 +1,8 @@
 #include "policies/swap/singa/singa_schedule.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace dlsim {
-
-SingaMode singa_mode_from_string(const std::string& s) {
-  if (s == "no-overhead") return SingaMode::NoOverhead;
-  if (s == "stick-to-limit") return SingaMode::StickToLimit;
-  throw std::invalid_argument("unknown SINGA scheduling mode '" + s + "'");
-}
 
 std::vector<ScheduledSwap> singa_schedule(const SingaTrace& trace, const std::vector<SwapCandidate>& chosen,
                                           const CopyTimeLine& copy, SingaMode mode, uint64_t limit) {

@@ -25,7 +25,6 @@
 namespace dlsim {
 
 enum class SingaMode : uint8_t { NoOverhead, StickToLimit };
-SingaMode singa_mode_from_string(const std::string& s);  // no-overhead, stick-to-limit
 
 struct ScheduledSwap {
   SwapCandidate c;

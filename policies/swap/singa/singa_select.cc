@@ -2,17 +2,8 @@
 
 #include <algorithm>
 #include <numeric>
-#include <stdexcept>
 
 namespace dlsim {
-
-SingaRank singa_rank_from_string(const std::string& s) {
-  if (s == "doa") return SingaRank::Doa;
-  if (s == "aoa") return SingaRank::Aoa;
-  if (s == "wdoa") return SingaRank::Wdoa;
-  if (s == "vote") return SingaRank::Vote;
-  throw std::invalid_argument("unknown SINGA ranking '" + s + "'");
-}
 
 std::vector<SwapCandidate> singa_candidates(const SingaTrace& trace, const CopyTimeLine& copy, uint64_t min_bytes,
                                             uint64_t limit) {

@@ -32,7 +32,6 @@
 namespace dlsim {
 
 enum class SingaRank : uint8_t { Doa, Aoa, Wdoa, Vote };
-SingaRank singa_rank_from_string(const std::string& s);  // doa, aoa, wdoa, vote
 
 struct SwapCandidate {
   TensorId tensor = kNoTensor;

@@ -4,35 +4,25 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> SingaOptions::specs() {
-  std::vector<ParamSpec> s = {
-      {"rank", ParamType::String, std::string("vote"),
-       "how candidates are ranked: doa (duration of absence), aoa (area of absence), wdoa (absence weighted by "
-       "the load over the limit), vote (majority voting of the three)",
-       ParamCheck::one_of({"doa", "aoa", "wdoa", "vote"})},
-      {"mode", ParamType::String, std::string("stick-to-limit"),
-       "no-overhead (transfers hidden behind the profiled timeline; the peak may stay above the limit) or "
-       "stick-to-limit (forced synchronisation and delayed swap-ins keep the load under it)",
-       ParamCheck::one_of({"no-overhead", "stick-to-limit"})},
-      {"min_bytes", ParamType::Int, int64_t{1} << 20, "smallest block considered for swapping",
-       ParamCheck::at_least(0)},
-      {"transfer", ParamType::String, std::string("fit"),
-       "copy-time model: fit (a line fitted to timed copies of the blocks over 1 MiB, as SINGA builds it) or "
-       "link (the hardware file's latency and bandwidth)",
-       ParamCheck::one_of({"fit", "link"})},
-  };
-  for (ParamSpec& p : MemoryLimit::specs()) s.push_back(std::move(p));
-  return s;
-}
-
-SingaOptions SingaOptions::from_params(const Params& p) {
-  SingaOptions o;
-  o.rank = singa_rank_from_string(p.get_string("rank"));
-  o.mode = singa_mode_from_string(p.get_string("mode"));
-  o.min_bytes = static_cast<uint64_t>(p.get_int("min_bytes"));
-  o.fit_transfers = p.get_string("transfer") == "fit";
-  o.limit = MemoryLimit::from_params(p);
-  return o;
+const ParamBindings<SingaOptions>& SingaOptions::parameters() {
+  using O = SingaOptions;
+  static const auto b = ParamBindings<O>()
+      .add_choice("rank", &O::rank,
+                  ParamChoices<SingaRank>{{"doa", SingaRank::Doa}, {"aoa", SingaRank::Aoa},
+                                          {"wdoa", SingaRank::Wdoa}, {"vote", SingaRank::Vote}},
+                  "how candidates are ranked: doa (duration of absence), aoa (area of absence), wdoa (absence "
+                  "weighted by the load over the limit), vote (majority voting of the three)")
+      .add_choice("mode", &O::mode,
+                  ParamChoices<SingaMode>{{"no-overhead", SingaMode::NoOverhead},
+                                          {"stick-to-limit", SingaMode::StickToLimit}},
+                  "no-overhead (transfers hidden behind the profiled timeline; the peak may stay above the limit) or "
+                  "stick-to-limit (forced synchronisation and delayed swap-ins keep the load under it)")
+      .add("min_bytes", &O::min_bytes, "smallest block considered for swapping", ParamCheck::at_least(0))
+      .add_choice("transfer", &O::fit_transfers, ParamChoices<bool>{{"fit", true}, {"link", false}},
+                  "copy-time model: fit (a line fitted to timed copies of the blocks over 1 MiB, as SINGA builds it) "
+                  "or link (the hardware file's latency and bandwidth)")
+      .add_all(&O::limit, MemoryLimit::parameters());
+  return b;
 }
 
 SwapResult SingaSwap::plan(const SwapContext& ctx) {

@@ -8,7 +8,7 @@
 // carry it out for no saving. Tests: singa_swap_test.cc.
 #include <vector>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 #include "policies/swap/core/memory_limit.h"
 #include "policies/swap/singa/singa_schedule.h"
 #include "policies/swap/core/swap_policy.h"
@@ -22,8 +22,7 @@ struct SingaOptions {
   uint64_t min_bytes = uint64_t{1} << 20;      // smallest_block
   bool fit_transfers = true;                   // SINGA's fitted line; false: the link's own latency/bandwidth
 
-  static std::vector<ParamSpec> specs();
-  static SingaOptions from_params(const Params& p);
+  static const ParamBindings<SingaOptions>& parameters();
 };
 
 class SingaSwap : public SwapPolicy {

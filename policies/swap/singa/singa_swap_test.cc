@@ -20,12 +20,12 @@ const std::vector<double> kLoads = {2.25,  2.25,  6.25,  6.25,  22.25, 22.25, 22
                                     30.25, 30.25, 30.25, 30.25, 30.25, 14.25, 6.25,  6.25,  2.25,  2.25,  0.25};
 
 SingaOptions options(const std::string& rank, const std::string& mode, int64_t limit_mb) {
-  Params p(SingaOptions::specs());
+  Params p(SingaOptions::parameters().specs());
   p.set("rank", rank);
   p.set("mode", mode);
   p.set("limit_mb", limit_mb);
   p.set("transfer", std::string("link"));
-  return SingaOptions::from_params(p);
+  return SingaOptions::parameters().from_params(p);
 }
 
 // SINGA's steps one by one on the hand-made iteration: candidates at least 1 MiB, DOA's ranking, greedy selection
@@ -200,15 +200,15 @@ TEST_CASE("SINGA's transfer model: a line fitted to timed copies, or the link's 
 }
 
 TEST_CASE("SINGA's memory limit: limit_mb wins, then limit_fraction of the no-swap peak, else the device") {
-  Params p(SingaOptions::specs());
-  CHECK(SingaOptions::from_params(p).limit.resolve(100, 80) == 80);
+  Params p(SingaOptions::parameters().specs());
+  CHECK(SingaOptions::parameters().from_params(p).limit.resolve(100, 80) == 80);
   p.set("limit_fraction", 0.5);
-  CHECK(SingaOptions::from_params(p).limit.resolve(100, 80) == 50);
+  CHECK(SingaOptions::parameters().from_params(p).limit.resolve(100, 80) == 50);
   p.set("limit_mb", int64_t{3});
-  CHECK(SingaOptions::from_params(p).limit.resolve(100, 80) == 3 * kMiB);
+  CHECK(SingaOptions::parameters().from_params(p).limit.resolve(100, 80) == 3 * kMiB);
   p.set("rank", std::string("best"));
-  CHECK_THROWS_WITH(check_params(SingaOptions::specs(), p, "singa"), Catch::Contains("doa, aoa, wdoa, vote"));
-  Params q(SingaOptions::specs());
+  CHECK_THROWS_WITH(check_params(SingaOptions::parameters().specs(), p, "singa"), Catch::Contains("doa, aoa, wdoa, vote"));
+  Params q(SingaOptions::parameters().specs());
   q.set("limit_fraction", 1.5);
-  CHECK_THROWS_WITH(check_params(SingaOptions::specs(), q, "singa"), Catch::Contains("limit_fraction"));
+  CHECK_THROWS_WITH(check_params(SingaOptions::parameters().specs(), q, "singa"), Catch::Contains("limit_fraction"));
 }

@@ -10,29 +10,17 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> SwapAdvisorOptions::specs() {
-  std::vector<ParamSpec> s = {
-      {"min_bytes", ParamType::Int, int64_t{1} << 20, "smallest tensor the slots manage", ParamCheck::at_least(0)},
-      {"size_classes", ParamType::Int, int64_t{16}, "size classes of the memory split (at most)", ParamCheck::in_range(1, 64)},
-      {"population", ParamType::Int, int64_t{12}, "individuals per generation", ParamCheck::in_range(2, 1000)},
-      {"generations", ParamType::Int, int64_t{8}, "generations after the first", ParamCheck::in_range(0, 1000)},
-      {"seed", ParamType::Int, int64_t{1}, "random seed (the search is deterministic for a seed)", ParamCheck::at_least(0)},
-      {"reorder", ParamType::Bool, true, "search the op schedule as well as the memory split"},
-  };
-  for (ParamSpec& p : MemoryLimit::specs()) s.push_back(std::move(p));
-  return s;
-}
-
-SwapAdvisorOptions SwapAdvisorOptions::from_params(const Params& p) {
-  SwapAdvisorOptions o;
-  o.limit = MemoryLimit::from_params(p);
-  o.min_bytes = static_cast<uint64_t>(p.get_int("min_bytes"));
-  o.size_classes = static_cast<int>(p.get_int("size_classes"));
-  o.population = static_cast<int>(p.get_int("population"));
-  o.generations = static_cast<int>(p.get_int("generations"));
-  o.seed = p.get_int("seed");
-  o.reorder = p.get_bool("reorder");
-  return o;
+const ParamBindings<SwapAdvisorOptions>& SwapAdvisorOptions::parameters() {
+  using O = SwapAdvisorOptions;
+  static const auto b = ParamBindings<O>()
+      .add("min_bytes", &O::min_bytes, "smallest tensor the slots manage", ParamCheck::at_least(0))
+      .add("size_classes", &O::size_classes, "size classes of the memory split (at most)", ParamCheck::in_range(1, 64))
+      .add("population", &O::population, "individuals per generation", ParamCheck::in_range(2, 1000))
+      .add("generations", &O::generations, "generations after the first", ParamCheck::in_range(0, 1000))
+      .add("seed", &O::seed, "random seed (the search is deterministic for a seed)", ParamCheck::at_least(0))
+      .add("reorder", &O::reorder, "search the op schedule as well as the memory split")
+      .add_all(&O::limit, MemoryLimit::parameters());
+  return b;
 }
 
 namespace {

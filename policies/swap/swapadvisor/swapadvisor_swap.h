@@ -13,7 +13,7 @@
 // Deterministic for a seed. Tests: swapadvisor_swap_test.cc.
 #include <vector>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 #include "policies/swap/core/memory_limit.h"
 #include "policies/swap/core/swap_policy.h"
 
@@ -28,8 +28,7 @@ struct SwapAdvisorOptions {
   int64_t seed = 1;
   bool reorder = true;  // search the op schedule too (false: the schedule's order, memory split only)
 
-  static std::vector<ParamSpec> specs();
-  static SwapAdvisorOptions from_params(const Params& p);
+  static const ParamBindings<SwapAdvisorOptions>& parameters();
 };
 
 class SwapAdvisorSwap : public SwapPolicy {

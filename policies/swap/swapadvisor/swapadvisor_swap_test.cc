@@ -75,10 +75,10 @@ TEST_CASE("SwapAdvisor's size classes cost memory: here no split goes below the 
   // own classes plus one per other class: 30.25 MiB at least, where freeing t1 and t2 alone gives 24.25.
   NestedAbsences m;
   for (int64_t classes : {1, 2, 3, 4}) {
-    Params p(SwapAdvisorOptions::specs());
+    Params p(SwapAdvisorOptions::parameters().specs());
     p.set("limit_mb", int64_t{29});
     p.set("size_classes", classes);
-    const SwapResult r = SwapAdvisorSwap(SwapAdvisorOptions::from_params(p)).plan({m.g, m.schedule, m.profile, TestLink(), 1 << 30, nullptr});
+    const SwapResult r = SwapAdvisorSwap(SwapAdvisorOptions::parameters().from_params(p)).plan({m.g, m.schedule, m.profile, TestLink(), 1 << 30, nullptr});
     INFO(classes << " classes");
     CHECK(r.report["feasible"] == false);
     CHECK(r.plan.empty());
@@ -99,10 +99,10 @@ TEST_CASE("SwapAdvisor's search meets the limit on SINGA's CIFAR VGG-16 and is d
   const ProgramLoad base(g, sched.order);
   prof.peak_live_bytes = base.peak();
   prof.iteration_ns = static_cast<TimeNs>(sched.order.size()) * 1000;
-  Params p(SwapAdvisorOptions::specs());
+  Params p(SwapAdvisorOptions::parameters().specs());
   p.set("limit_fraction", 0.7);
   auto run = [&] {
-    return SwapAdvisorSwap(SwapAdvisorOptions::from_params(p)).plan({g, sched, prof, TestLink(), 1ull << 40, nullptr});
+    return SwapAdvisorSwap(SwapAdvisorOptions::parameters().from_params(p)).plan({g, sched, prof, TestLink(), 1ull << 40, nullptr});
   };
   const SwapResult a = run(), b = run();
   REQUIRE(a.report["feasible"] == true);

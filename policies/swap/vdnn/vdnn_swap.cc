@@ -6,16 +6,11 @@
 
 namespace dlsim {
 
-std::vector<ParamSpec> VdnnOptions::specs() {
-  return {{"policy", ParamType::String, std::string("all"),
-           "all (vDNN_all: every layer's input feature maps) or conv (vDNN_conv: convolution inputs only)",
-           ParamCheck::one_of({"all", "conv"})}};
-}
-
-VdnnOptions VdnnOptions::from_params(const Params& p) {
-  VdnnOptions o;
-  o.conv_only = p.get_string("policy") == "conv";
-  return o;
+const ParamBindings<VdnnOptions>& VdnnOptions::parameters() {
+  static const auto b = ParamBindings<VdnnOptions>().add_choice(
+      "policy", &VdnnOptions::conv_only, ParamChoices<bool>{{"all", false}, {"conv", true}},
+      "all (vDNN_all: every layer's input feature maps) or conv (vDNN_conv: convolution inputs only)");
+  return b;
 }
 
 SwapResult VdnnSwap::plan(const SwapContext& ctx) {

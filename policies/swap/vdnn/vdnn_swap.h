@@ -14,7 +14,7 @@
 // reproduced. Tests: vdnn_swap_test.cc.
 #include <vector>
 
-#include "common/params.h"
+#include "common/param_binding.h"
 #include "policies/swap/core/swap_policy.h"
 
 namespace dlsim {
@@ -22,8 +22,7 @@ namespace dlsim {
 struct VdnnOptions {
   bool conv_only = false;  // policy: conv
 
-  static std::vector<ParamSpec> specs();
-  static VdnnOptions from_params(const Params& p);
+  static const ParamBindings<VdnnOptions>& parameters();
 };
 
 class VdnnSwap : public SwapPolicy {

@@ -11,9 +11,9 @@ using namespace dlsim::testing;
 
 namespace {
 SwapResult vdnn(const SmallConvNet& m, const std::string& policy) {
-  Params p(VdnnOptions::specs());
+  Params p(VdnnOptions::parameters().specs());
   p.set("policy", policy);
-  VdnnSwap v(VdnnOptions::from_params(p));
+  VdnnSwap v(VdnnOptions::parameters().from_params(p));
   IterationProfile none;
   return v.plan({m.g, m.schedule, none, TestLink(), 1 << 30, nullptr});
 }
