@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "experiment/experiment.h"
+#include "experiment/experiment_pool.h"
 #include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/swap/core/swap_policy.h"
@@ -16,10 +17,6 @@
 #include "workloads/graph.h"
 
 namespace dlsim {
-
-// "No memory limit": 64 TiB, far above any model, and below VirtualDeviceMemory's address ranges even when a
-// pool reserves half the device up front (cnmem).
-constexpr uint64_t kUnlimitedDeviceBytes = uint64_t{1} << 46;
 
 struct SwapPlanning {
   IterationProfile profile;      // the no-swap run (its iteration time is the overhead's baseline)
