@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "workloads/graph.h"
-#include "workloads/training.h"
+#include "workloads/training_options.h"
 
 namespace dlsim {
 
