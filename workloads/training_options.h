@@ -33,7 +33,7 @@ enum class MemoryFormat : uint8_t { NCHW, NHWC };
 //   batch norm + ReLU       ModelBuilder::relu after a batch_norm (attr fused_relu on the BatchNorm)
 //   bias + GELU             ModelBuilder::linear_gelu (attr fused_bias on the Gelu)
 //   scale+mask+softmax+dropout  ModelBuilder::scaled_masked_softmax_dropout (attr fused_mask_dropout)
-//   the optimizer step      one multi-tensor op over every parameter (training.cc; attr multi_tensor)
+//   the optimizer step      one multi-tensor op over every parameter (training_optimizer.cc; attr multi_tensor)
 // Layer norm is one kernel each way in both (PyTorch's native_layer_norm is already fused).
 enum class Kernels : uint8_t { Eager, Fused };
 
