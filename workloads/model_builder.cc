@@ -61,10 +61,10 @@ ModelBuilder::ModelBuilder(std::string model_name, int64_t batch, const BuildOpt
     throw ConfigError(g_.name, 0, "precision", "weights must be fp32 masters or of the activations' dtype");
 }
 
-void ModelBuilder::mark_tf32(Attrs& a, bool convolution) const {
+void ModelBuilder::mark_tf32(Op& op, bool convolution) const {
   if (act_dtype_ != DType::F32) return;
-  if (convolution && opts_.tf32 == Tf32::Off) a.set("tf32", 0);
-  if (!convolution && opts_.tf32 == Tf32::All) a.set("tf32", 1);
+  if (convolution && opts_.tf32 == Tf32::Off) op.set_attr(Attr::tf32, 0);
+  if (!convolution && opts_.tf32 == Tf32::All) op.set_attr(Attr::tf32, 1);
 }
 
 std::string ModelBuilder::auto_name(const std::string& prefix, const std::string& given) {
@@ -95,9 +95,7 @@ TensorId ModelBuilder::cast_for(TensorId x, DType to, const std::string& layer) 
   std::vector<int64_t> shape = t.shape;
   bool is_weight = t.kind == TensorKind::Weight;
   TensorId y = new_tensor(g_, name, TensorKind::Activation, to, shape);
-  Attrs a;
-  a.set("cast", 1);
-  emit(g_, layer + ".cast", OpKind::Copy, {x}, {y}, 0, a);
+  emit(g_, layer + ".cast", OpKind::Copy, {x}, {y}, 0, {{Attr::cast, 1}});
   if (is_weight) weight_casts_[x] = y;
   return y;
 }
@@ -108,9 +106,7 @@ TensorId ModelBuilder::cast(TensorId x, DType to, const std::string& name) {
   const std::string tname = t.name + "." + to_string(to);
   std::vector<int64_t> shape = t.shape;
   TensorId y = new_tensor(g_, tname, TensorKind::Activation, to, shape);
-  Attrs a;
-  a.set("cast", 1);
-  emit(g_, name + ".cast", OpKind::Copy, {x}, {y}, 0, a);
+  emit(g_, name + ".cast", OpKind::Copy, {x}, {y}, 0, {{Attr::cast, 1}});
   return y;
 }
 

@@ -26,13 +26,13 @@ TensorId ModelBuilder::conv2d(TensorId x, int64_t out_channels, int64_t kh, int6
   if (bias) in.push_back(cast_for(parameter({out_channels}, n + ".bias"), act_dtype_, n));
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, {s[0], out_channels, ho, wo});
   const int64_t macs = checked_macs(g_, n, {s[0], out_channels, ho, wo, s[1] / groups, kh, kw});
-  Attrs a;
-  a.set("kernel_h", kh); a.set("kernel_w", kw); a.set("stride_h", stride_h); a.set("stride_w", stride_w);
-  a.set("pad_h", pad_h); a.set("pad_w", pad_w); a.set("dilation", dilation); a.set("groups", groups);
-  a.set("bias", bias); a.set("in_channels", s[1]); a.set("out_channels", out_channels); a.set("macs", macs);
-  mark_tf32(a, true);
   // FLOPs: 2 per multiply-accumulate; the bias add (one per output element) is left out as negligible.
-  emit(g_, n, OpKind::Conv2d, in, {y}, 2.0 * static_cast<double>(macs), a);
+  const OpId id = emit(g_, n, OpKind::Conv2d, in, {y}, 2.0 * static_cast<double>(macs),
+                       {{Attr::kernel_h, kh}, {Attr::kernel_w, kw}, {Attr::stride_h, stride_h}, {Attr::stride_w, stride_w},
+                        {Attr::pad_h, pad_h}, {Attr::pad_w, pad_w}, {Attr::dilation, dilation}, {Attr::groups, groups},
+                        {Attr::bias, bias}, {Attr::in_channels, s[1]}, {Attr::out_channels, out_channels},
+                        {Attr::macs, macs}});
+  mark_tf32(g_.op(id), true);
   return y;
 }
 
@@ -47,10 +47,9 @@ TensorId ModelBuilder::batch_norm(TensorId x, const std::string& name) {
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
   TensorId mean = new_tensor(g_, n + ".save_mean", TensorKind::Activation, DType::F32, {c});
   TensorId invstd = new_tensor(g_, n + ".save_invstd", TensorKind::Activation, DType::F32, {c});
-  Attrs a;
-  a.set("channels", c);
   // Statistics (2 flops/element) then normalise and scale (3 flops/element).
-  emit(g_, n, OpKind::BatchNorm, {x, gamma, beta, rm, rv}, {y, mean, invstd, rm, rv}, 5.0 * static_cast<double>(numel(s)), a);
+  emit(g_, n, OpKind::BatchNorm, {x, gamma, beta, rm, rv}, {y, mean, invstd, rm, rv}, 5.0 * static_cast<double>(numel(s)),
+       {{Attr::channels, c}});
   return y;
 }
 
@@ -62,16 +61,14 @@ TensorId ModelBuilder::relu(TensorId x, bool inplace, const std::string& name) {
   // backward masks the gradient with that output: one kernel each way instead of two.
   if (opts_.fused && !g_.ops().empty()) {
     Op& last = g_.op(static_cast<OpId>(g_.ops().size() - 1));
-    if (last.kind == OpKind::BatchNorm && last.outputs[0] == x && !last.attrs.has("fused_relu")) {
-      last.attrs.set("fused_relu", 1);
+    if (last.kind == OpKind::BatchNorm && last.outputs[0] == x && !last.has_attr(Attr::fused_relu)) {
+      last.set_attr(Attr::fused_relu, 1);
       last.flops += static_cast<double>(numel(s));
       return x;
     }
   }
   TensorId y = inplace ? x : new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
-  Attrs a;
-  a.set("inplace", inplace);
-  emit(g_, n, OpKind::Relu, {x}, {y}, static_cast<double>(numel(s)), a);
+  emit(g_, n, OpKind::Relu, {x}, {y}, static_cast<double>(numel(s)), {{Attr::inplace, inplace}});
   return y;
 }
 
@@ -82,18 +79,14 @@ TensorId ModelBuilder::relu(TensorId x, bool inplace, const std::string& name) {
 TensorId ModelBuilder::relu6(TensorId x, bool inplace, const std::string& name) {
   std::string n = auto_name("relu6", name);
   auto s = shape_of(g_, x, n);
-  Attrs a;
-  a.set("inplace", inplace);
   if (!inplace) {
     TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
-    emit(g_, n, OpKind::Relu6, {x}, {y}, 2.0 * static_cast<double>(numel(s)), a);
+    emit(g_, n, OpKind::Relu6, {x}, {y}, 2.0 * static_cast<double>(numel(s)), {{Attr::inplace, 0}});
     return y;
   }
   TensorId saved = new_tensor(g_, n + ".saved_input", TensorKind::Activation, g_.tensor(x).dtype, s);
-  Attrs c;
-  c.set("autograd_clone", 1);
-  emit(g_, n + ".clone", OpKind::Copy, {x}, {saved}, 0, c);
-  emit(g_, n, OpKind::Relu6, {x, saved}, {x}, 2.0 * static_cast<double>(numel(s)), a);
+  emit(g_, n + ".clone", OpKind::Copy, {x}, {saved}, 0, {{Attr::autograd_clone, 1}});
+  emit(g_, n, OpKind::Relu6, {x, saved}, {x}, 2.0 * static_cast<double>(numel(s)), {{Attr::inplace, 1}});
   return x;
 }
 
@@ -109,9 +102,8 @@ TensorId ModelBuilder::max_pool(TensorId x, int64_t k, int64_t stride, int64_t p
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
   // PyTorch's max_pool2d_with_indices keeps int64 argmax indices for the backward pass.
   TensorId idx = new_tensor(g_, n + ".indices", TensorKind::Activation, DType::I64, os);
-  Attrs a;
-  a.set("kernel", k); a.set("stride", stride); a.set("pad", pad); a.set("ceil_mode", ceil_mode);
-  emit(g_, n, OpKind::MaxPool, {x}, {y, idx}, static_cast<double>(numel(os) * k * k), a);
+  emit(g_, n, OpKind::MaxPool, {x}, {y, idx}, static_cast<double>(numel(os) * k * k),
+       {{Attr::kernel, k}, {Attr::stride, stride}, {Attr::pad, pad}, {Attr::ceil_mode, ceil_mode}});
   return y;
 }
 
@@ -125,10 +117,9 @@ TensorId ModelBuilder::avg_pool(TensorId x, int64_t k, int64_t stride, int64_t p
   int64_t ho = pool_out(s[2], k, stride, pad, ceil_mode), wo = pool_out(s[3], k, stride, pad, ceil_mode);
   std::vector<int64_t> os = {s[0], s[1], ho, wo};
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
-  Attrs a;
-  a.set("kernel", k); a.set("stride", stride); a.set("pad", pad); a.set("ceil_mode", ceil_mode);
-  a.set("count_include_pad", count_include_pad);
-  emit(g_, n, OpKind::AvgPool, {x}, {y}, static_cast<double>(numel(os) * k * k), a);
+  emit(g_, n, OpKind::AvgPool, {x}, {y}, static_cast<double>(numel(os) * k * k),
+       {{Attr::kernel, k}, {Attr::stride, stride}, {Attr::pad, pad}, {Attr::ceil_mode, ceil_mode},
+        {Attr::count_include_pad, count_include_pad}});
   return y;
 }
 
@@ -138,11 +129,9 @@ TensorId ModelBuilder::adaptive_avg_pool(TensorId x, int64_t out_h, int64_t out_
   if (out_h <= 0 || out_w <= 0) fail(g_, n, "adaptive pooling output must be positive");
   std::vector<int64_t> os = {s[0], s[1], out_h, out_w};
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
-  Attrs a;
-  a.set("out_h", out_h); a.set("out_w", out_w);
   // PyTorch computes a 1x1 adaptive average pool as mean() over H and W (a reduction kernel).
   OpKind kind = (out_h == 1 && out_w == 1) ? OpKind::GlobalAvgPool : OpKind::AdaptiveAvgPool;
-  emit(g_, n, kind, {x}, {y}, static_cast<double>(numel(s)), a);
+  emit(g_, n, kind, {x}, {y}, static_cast<double>(numel(s)), {{Attr::out_h, out_h}, {Attr::out_w, out_w}});
   return y;
 }
 

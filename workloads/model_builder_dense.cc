@@ -29,11 +29,10 @@ TensorId ModelBuilder::linear_with_weight(TensorId x, TensorId weight, bool bias
   os.back() = out_f;
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, os);
   const int64_t rows = numel(s) / in_f, macs = checked_macs(g_, n, {rows, in_f, out_f});
-  Attrs a;
-  a.set("in_features", in_f); a.set("out_features", out_f); a.set("rows", rows); a.set("bias", bias);
-  a.set("macs", macs);
-  mark_tf32(a, false);
-  emit(g_, n, OpKind::Linear, in, {y}, 2.0 * static_cast<double>(macs), a);
+  const OpId id = emit(g_, n, OpKind::Linear, in, {y}, 2.0 * static_cast<double>(macs),
+                       {{Attr::in_features, in_f}, {Attr::out_features, out_f}, {Attr::rows, rows}, {Attr::bias, bias},
+                        {Attr::macs, macs}});
+  mark_tf32(g_.op(id), false);
   return y;
 }
 
@@ -52,11 +51,10 @@ TensorId ModelBuilder::matmul(TensorId a, TensorId b, const std::string& name, b
   const int64_t nb = numel(batch), macs = checked_macs(g_, n, {nb, m, k, nn});
   TensorId ca = cast_for(a, act_dtype_, n), cb = cast_for(b, act_dtype_, n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, act_dtype_, os);
-  Attrs at;
-  at.set("batch", nb); at.set("m", m); at.set("k", k); at.set("n", nn); at.set("macs", macs);
-  if (transpose_b) at.set("transpose_b", 1);
-  mark_tf32(at, false);
-  emit(g_, n, OpKind::MatMul, {ca, cb}, {y}, 2.0 * static_cast<double>(macs), at);
+  const OpId id = emit(g_, n, OpKind::MatMul, {ca, cb}, {y}, 2.0 * static_cast<double>(macs),
+                       {{Attr::batch, nb}, {Attr::m, m}, {Attr::k, k}, {Attr::n, nn}, {Attr::macs, macs}});
+  if (transpose_b) g_.op(id).set_attr(Attr::transpose_b, 1);
+  mark_tf32(g_.op(id), false);
   return y;
 }
 
@@ -66,9 +64,7 @@ TensorId ModelBuilder::add(TensorId a, TensorId b, bool inplace, const std::stri
   DType dt = wider(g_.tensor(a).dtype, g_.tensor(b).dtype);
   if (inplace && (os != g_.tensor(a).shape || dt != g_.tensor(a).dtype)) fail(g_, n, "in-place add cannot change its left operand's shape or dtype");
   TensorId y = inplace ? a : new_tensor(g_, n + ".out", TensorKind::Activation, dt, os);
-  Attrs at;
-  at.set("inplace", inplace);
-  emit(g_, n, OpKind::Add, {a, b}, {y}, static_cast<double>(numel(os)), at);
+  emit(g_, n, OpKind::Add, {a, b}, {y}, static_cast<double>(numel(os)), {{Attr::inplace, inplace}});
   return y;
 }
 
@@ -91,9 +87,7 @@ TensorId ModelBuilder::embedding(TensorId ids, int64_t vocab, int64_t dim, const
   std::vector<int64_t> os = s;
   os.push_back(dim);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, opts_.weights, os);
-  Attrs a;
-  a.set("vocab", vocab); a.set("dim", dim);
-  emit(g_, n, OpKind::Embedding, {ids, w}, {y}, 0, a);
+  emit(g_, n, OpKind::Embedding, {ids, w}, {y}, 0, {{Attr::vocab, vocab}, {Attr::dim, dim}});
   return y;
 }
 
@@ -110,9 +104,8 @@ TensorId ModelBuilder::cross_entropy_loss(TensorId logits, const std::string& na
   const DType dt = g_.tensor(cx).dtype;
   TensorId loss = new_tensor(g_, n + ".out", TensorKind::Activation, dt, {1});
   TensorId logp = new_tensor(g_, n + ".log_probs", TensorKind::Activation, dt, {rows, classes});
-  Attrs a;
-  a.set("classes", classes); a.set("rows", rows);
-  emit(g_, n, OpKind::CrossEntropyLoss, {cx, labels}, {loss, logp}, 5.0 * static_cast<double>(rows * classes), a);
+  emit(g_, n, OpKind::CrossEntropyLoss, {cx, labels}, {loss, logp}, 5.0 * static_cast<double>(rows * classes),
+       {{Attr::classes, classes}, {Attr::rows, rows}});
   return loss;
 }
 

@@ -14,9 +14,7 @@ TensorId ModelBuilder::flatten(TensorId x, const std::string& name) {
   if (s.empty()) fail(g_, n, "cannot flatten a scalar");
   std::vector<int64_t> os = {s[0], numel(s) / s[0]};
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
-  Attrs a;
-  a.set("view", 1);
-  emit(g_, n, OpKind::Flatten, {x}, {y}, 0, a);
+  emit(g_, n, OpKind::Flatten, {x}, {y}, 0, {{Attr::view, 1}});
   return y;
 }
 
@@ -38,30 +36,29 @@ TensorId ModelBuilder::reshape(TensorId x, const std::vector<int64_t>& shape, co
   if (infer >= 0) os[static_cast<size_t>(infer)] = numel(s) / known;
   if (numel(os) != numel(s)) fail(g_, n, "cannot reshape " + shape_str(s) + " to " + shape_str(shape));
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
-  Attrs a;
-  a.set("view", 1);
-  emit(g_, n, OpKind::Reshape, {x}, {y}, 0, a);
+  emit(g_, n, OpKind::Reshape, {x}, {y}, 0, {{Attr::view, 1}});
   return y;
 }
 
 // A transpose is materialised (a copy kernel), as PyTorch does when a permuted tensor is made contiguous
-// for the next kernel; attrs perm0.. give the permutation.
+// for the next kernel; attribute perm gives the permutation.
 TensorId ModelBuilder::transpose(TensorId x, const std::vector<int64_t>& perm, const std::string& name) {
   std::string n = auto_name("transpose", name);
   auto s = shape_of(g_, x, n);
   if (perm.size() != s.size()) fail(g_, n, "permutation of " + std::to_string(perm.size()) + " axes for shape " + shape_str(s));
   std::vector<bool> seen(s.size(), false);
   std::vector<int64_t> os(s.size());
-  Attrs a;
+  std::vector<int64_t> axes(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) {
     int64_t p = perm[i] < 0 ? perm[i] + static_cast<int64_t>(s.size()) : perm[i];
     if (p < 0 || p >= static_cast<int64_t>(s.size()) || seen[static_cast<size_t>(p)]) fail(g_, n, "invalid permutation");
     seen[static_cast<size_t>(p)] = true;
     os[i] = s[static_cast<size_t>(p)];
-    a.set("perm" + std::to_string(i), p);
+    axes[i] = p;
   }
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
-  emit(g_, n, OpKind::Transpose, {x}, {y}, 0, a);
+  const OpId id = emit(g_, n, OpKind::Transpose, {x}, {y}, 0);
+  g_.op(id).set_attr_list(Attr::perm, axes);
   return y;
 }
 
@@ -73,14 +70,11 @@ TensorId ModelBuilder::pad(TensorId x, const std::vector<int64_t>& pads, const s
   for (int64_t p : pads)
     if (p < -kMaxLayerSize || p > kMaxLayerSize) fail(g_, n, "pads must be in [-2^31, 2^31], got " + std::to_string(p));
   std::vector<int64_t> os = s;
-  Attrs a;
-  for (size_t i = 0; i < s.size(); ++i) {
-    os[i] += pads[i] + pads[i + s.size()];
-    a.set("pad_begin" + std::to_string(i), pads[i]);
-    a.set("pad_end" + std::to_string(i), pads[i + s.size()]);
-  }
+  for (size_t i = 0; i < s.size(); ++i) os[i] += pads[i] + pads[i + s.size()];
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
-  emit(g_, n, OpKind::Pad, {x}, {y}, 0, a);
+  Op& o = g_.op(emit(g_, n, OpKind::Pad, {x}, {y}, 0));
+  o.set_attr_list(Attr::pad_begin, std::vector<int64_t>(pads.begin(), pads.begin() + static_cast<ptrdiff_t>(s.size())));
+  o.set_attr_list(Attr::pad_end, std::vector<int64_t>(pads.begin() + static_cast<ptrdiff_t>(s.size()), pads.end()));
   return y;
 }
 
@@ -100,13 +94,11 @@ TensorId ModelBuilder::concat(const std::vector<TensorId>& xs, int64_t axis, con
     dt = wider(dt, g_.tensor(xs[i]).dtype);
   }
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, dt, os);
-  Attrs a;
-  a.set("axis", ax);
-  emit(g_, n, OpKind::Concat, xs, {y}, 0, a);
+  emit(g_, n, OpKind::Concat, xs, {y}, 0, {{Attr::axis, ax}});
   return y;
 }
 
-// select and tanh have no OpKind of their own (model_builder.h says why); attrs say which op it is.
+// select has no OpKind of its own (model_builder.h says why): an Other op of sub-kind Select.
 TensorId ModelBuilder::select(TensorId x, int64_t axis, int64_t index, const std::string& name) {
   std::string n = auto_name("select", name);
   std::vector<int64_t> s = shape_of(g_, x, n);
@@ -119,11 +111,7 @@ TensorId ModelBuilder::select(TensorId x, int64_t axis, int64_t index, const std
     fail(g_, n, "select index " + std::to_string(index) + " is out of range for shape " + shape_str(s));
   s.erase(s.begin() + ax);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
-  Attrs a;
-  a.set("select", 1);
-  a.set("axis", ax);
-  a.set("index", index < 0 ? index + len : index);
-  emit(g_, n, OpKind::Other, {x}, {y}, 0, a);
+  emit_other(g_, n, OtherOp::Select, {x}, {y}, 0, {{Attr::axis, ax}, {Attr::index, index < 0 ? index + len : index}});
   return y;
 }
 

@@ -32,11 +32,9 @@ TensorId ModelBuilder::rms_norm(TensorId x, const std::string& name) {
   outs.push_back(sq);
   outs.push_back(rstd);
   outs.push_back(normed);
-  Attrs a;
-  a.set("normalized", s.back());
-  a.set("has_x_fp32", in_dt != DType::F32);
   const double elems = static_cast<double>(numel(s));
-  OpId id = emit(g_, n, OpKind::RmsNorm, {x, w}, outs, 5.0 * elems, a);
+  OpId id = emit(g_, n, OpKind::RmsNorm, {x, w}, outs, 5.0 * elems,
+                 {{Attr::normalized, s.back()}, {Attr::has_x_fp32, in_dt != DType::F32}});
   // The eager kernels read x (fp32) twice (pow, mul), x^2 once (mean) and the normalised x once (weight mul),
   // beside the cast's read of x when x is 16-bit; emit counted x and the weight once.
   const uint64_t x32_bytes = g_.tensor(x32).bytes;
@@ -53,11 +51,9 @@ std::pair<TensorId, TensorId> ModelBuilder::rotary_embedding(TensorId position_i
   std::vector<int64_t> cs = {s[0], s[1], head_dim};
   TensorId cos = new_tensor(g_, n + ".cos", TensorKind::Activation, opts_.weights, cs);
   TensorId sin = new_tensor(g_, n + ".sin", TensorKind::Activation, opts_.weights, cs);
-  Attrs a;
-  a.set("rotary_embedding", 1);
-  a.set("head_dim", head_dim);
   // inv_freq x positions (a tiny matmul), cat, cos and sin: a few flops per element.
-  emit(g_, n, OpKind::Other, {position_ids}, {cos, sin}, 4.0 * static_cast<double>(numel(cs)), a);
+  emit_other(g_, n, OtherOp::RotaryEmbedding, {position_ids}, {cos, sin}, 4.0 * static_cast<double>(numel(cs)),
+             {{Attr::head_dim, head_dim}});
   return {cos, sin};
 }
 
@@ -89,10 +85,7 @@ TensorId ModelBuilder::repeat_kv(TensorId x, int64_t n_rep, bool seq_major, cons
   if (s.size() != 4 || n_rep <= 0) fail(g_, n, "repeat_kv expects a 4-D input and a positive repeat, got " + shape_str(s));
   const int64_t kv = seq_major ? s[2] : s[1], seq = seq_major ? s[1] : s[2];
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, {s[0], kv * n_rep, seq, s[3]});
-  Attrs a;
-  a.set("n_rep", n_rep);
-  a.set("seq_major", seq_major);
-  emit(g_, n, OpKind::RepeatKv, {x}, {y}, 0, a);
+  emit(g_, n, OpKind::RepeatKv, {x}, {y}, 0, {{Attr::n_rep, n_rep}, {Attr::seq_major, seq_major}});
   return y;
 }
 
@@ -105,7 +98,7 @@ TensorId ModelBuilder::silu(TensorId x, const std::string& name) {
 }
 
 // FLOPs (Dao et al., FlashAttention, 2022): Q K^T and P V are 2 x 2 B H S^2 d; causal masking skips the upper
-// triangle's blocks, half of it. The backward (training.cc) recomputes P and does four products: 2.5x the forward.
+// triangle's blocks, half of it. The backward (training_backward.cc) recomputes P and does four products: 2.5x the forward.
 TensorId ModelBuilder::flash_attention(TensorId q, TensorId k, TensorId v, bool causal, const std::string& name) {
   std::string n = auto_name("sdpa", name);
   auto sq = shape_of(g_, q, n), sk = shape_of(g_, k, n), sv = shape_of(g_, v, n);
@@ -119,11 +112,10 @@ TensorId ModelBuilder::flash_attention(TensorId q, TensorId k, TensorId v, bool 
   TensorId lse = new_tensor(g_, n + ".logsumexp", TensorKind::Activation, DType::F32, {sq[0], sq[1], sq[2]});
   const int64_t macs = checked_macs(g_, n, {2, sq[0], sq[1], sq[2], sq[2], sq[3]});
   const double flops = 2.0 * static_cast<double>(macs) * (causal ? 0.5 : 1.0);
-  Attrs a;
-  a.set("batch", sq[0]); a.set("heads", sq[1]); a.set("seq", sq[2]); a.set("head_dim", sq[3]);
-  a.set("causal", causal);
-  a.set("macs", static_cast<int64_t>(flops / 2));  // those performed: the causal kernel skips the masked half
-  emit(g_, n, OpKind::FlashAttention, {cq, ck, cv}, {o, lse}, flops, a);
+  // macs: those performed (the causal kernel skips the masked half)
+  emit(g_, n, OpKind::FlashAttention, {cq, ck, cv}, {o, lse}, flops,
+       {{Attr::batch, sq[0]}, {Attr::heads, sq[1]}, {Attr::seq, sq[2]}, {Attr::head_dim, sq[3]}, {Attr::causal, causal},
+        {Attr::macs, static_cast<int64_t>(flops / 2)}});
   return o;
 }
 

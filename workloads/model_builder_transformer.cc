@@ -17,9 +17,8 @@ TensorId ModelBuilder::dropout(TensorId x, double p, const std::string& name) {
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
   // CUDA's fused dropout (native_dropout) keeps a bool mask; see training.cc for the CPU difference.
   TensorId mask = new_tensor(g_, n + ".mask", TensorKind::Activation, DType::Bool, s);
-  Attrs a;
-  a.set("p_ppm", static_cast<int64_t>(std::llround(p * 1e6)));
-  emit(g_, n, OpKind::Dropout, {x}, {y, mask}, 2.0 * static_cast<double>(numel(s)), a);
+  emit(g_, n, OpKind::Dropout, {x}, {y, mask}, 2.0 * static_cast<double>(numel(s)),
+       {{Attr::p_ppm, static_cast<int64_t>(std::llround(p * 1e6))}});
   return y;
 }
 
@@ -30,9 +29,7 @@ TensorId ModelBuilder::softmax(TensorId x, int64_t axis, const std::string& name
   if (ax < 0 || ax >= static_cast<int64_t>(s.size())) fail(g_, n, "softmax axis " + std::to_string(axis) + " out of range");
   TensorId cx = cast_for(x, fp32_op_dtype(), n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(cx).dtype, s);
-  Attrs a;
-  a.set("axis", ax);
-  emit(g_, n, OpKind::Softmax, {cx}, {y}, 5.0 * static_cast<double>(numel(s)), a);
+  emit(g_, n, OpKind::Softmax, {cx}, {y}, 5.0 * static_cast<double>(numel(s)), {{Attr::axis, ax}});
   return y;
 }
 
@@ -43,9 +40,7 @@ TensorId ModelBuilder::softmax_fp32(TensorId x, int64_t axis, const std::string&
   if (ax < 0 || ax >= static_cast<int64_t>(s.size())) fail(g_, n, "softmax axis " + std::to_string(axis) + " out of range");
   TensorId cx = cast(x, DType::F32, n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, DType::F32, s);
-  Attrs a;
-  a.set("axis", ax);
-  emit(g_, n, OpKind::Softmax, {cx}, {y}, 5.0 * static_cast<double>(numel(s)), a);
+  emit(g_, n, OpKind::Softmax, {cx}, {y}, 5.0 * static_cast<double>(numel(s)), {{Attr::axis, ax}});
   return y;
 }
 
@@ -63,12 +58,10 @@ TensorId ModelBuilder::scaled_masked_softmax_dropout(TensorId x, TensorId mask, 
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, dt, s);
   TensorId keep = new_tensor(g_, n + ".dropout_mask", TensorKind::Activation, DType::Bool, s);
   TensorId probs = new_tensor(g_, n + ".probs", TensorKind::Activation, dt, s);
-  Attrs a;
-  a.set("axis", static_cast<int64_t>(s.size()) - 1);
-  a.set("fused_mask_dropout", 1);
-  a.set("p_ppm", static_cast<int64_t>(std::llround(p * 1e6)));
   // scale, mask, softmax (5) and dropout (2) per element.
-  emit(g_, n, OpKind::Softmax, {x, mask, scale}, {y, keep, probs}, 9.0 * static_cast<double>(numel(s)), a);
+  emit(g_, n, OpKind::Softmax, {x, mask, scale}, {y, keep, probs}, 9.0 * static_cast<double>(numel(s)),
+       {{Attr::axis, static_cast<int64_t>(s.size()) - 1}, {Attr::fused_mask_dropout, 1},
+        {Attr::p_ppm, static_cast<int64_t>(std::llround(p * 1e6))}});
   return y;
 }
 
@@ -83,9 +76,8 @@ TensorId ModelBuilder::layer_norm(TensorId x, const std::string& name) {
   if (rs.empty()) rs.push_back(1);
   TensorId mean = new_tensor(g_, n + ".mean", TensorKind::Activation, DType::F32, rs);
   TensorId rstd = new_tensor(g_, n + ".rstd", TensorKind::Activation, DType::F32, rs);
-  Attrs a;
-  a.set("normalized", s.back());
-  emit(g_, n, OpKind::LayerNorm, {cx, gamma, beta}, {y, mean, rstd}, 5.0 * static_cast<double>(numel(s)), a);
+  emit(g_, n, OpKind::LayerNorm, {cx, gamma, beta}, {y, mean, rstd}, 5.0 * static_cast<double>(numel(s)),
+       {{Attr::normalized, s.back()}});
   return y;
 }
 
@@ -105,10 +97,8 @@ TensorId ModelBuilder::linear_gelu(TensorId x, int64_t out_features, const std::
   auto s = shape_of(g_, h, n);
   TensorId bias = cast_for(parameter({out_features}, linear_name + ".bias"), act_dtype_, n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(h).dtype, s);
-  Attrs a;
-  a.set("fused_bias", 1);
   // 8 per element, as the eager Gelu: the bias add is not counted in either form (Linear counts its MACs only).
-  emit(g_, n, OpKind::Gelu, {h, bias}, {y}, 8.0 * static_cast<double>(numel(s)), a);
+  emit(g_, n, OpKind::Gelu, {h, bias}, {y}, 8.0 * static_cast<double>(numel(s)), {{Attr::fused_bias, 1}});
   return y;
 }
 
@@ -116,9 +106,7 @@ TensorId ModelBuilder::tanh(TensorId x, const std::string& name) {
   std::string n = auto_name("tanh", name);
   auto s = shape_of(g_, x, n);
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
-  Attrs a;
-  a.set("tanh", 1);
-  emit(g_, n, OpKind::Other, {x}, {y}, static_cast<double>(numel(s)), a);
+  emit_other(g_, n, OtherOp::Tanh, {x}, {y}, static_cast<double>(numel(s)));
   return y;
 }
 

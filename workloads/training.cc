@@ -140,7 +140,7 @@ void Synthesizer::scale_loss() {
   o.bytes_read = 8;
   o.bytes_written = 4;
   o.flops = 1;
-  o.attrs.set("amp_scale_loss", 1);
+  o.set_attr(Attr::amp_scale_loss, 1);
   g_.add_op(std::move(o));
 }
 
@@ -213,6 +213,7 @@ OpId Synthesizer::emit(const Op& fwd, OpKind kind, const std::string& suffix, st
   o.flops = flops;
   o.workspace = workspace;
   o.attrs = fwd.attrs;
+  o.other = fwd.other;
   o.forward_op = phase == Phase::Backward ? fwd.id : -1;
   return g_.add_op(std::move(o));
 }

@@ -95,7 +95,8 @@ void Synthesizer::norm_backward(const Op& fwd, TensorId gy, double n_out) {
   if (fwd.kind == OpKind::LayerNorm) ins.push_back(in[2]);
   ins.push_back(fwd.outputs[1]);
   ins.push_back(fwd.outputs[2]);
-  if (fwd.attrs.has("fused_relu")) ins.push_back(fwd.outputs[0]);  // the ReLU's mask is its output
+  const bool fused_relu = fwd.kind == OpKind::BatchNorm && fwd.has_attr(Attr::fused_relu);
+  if (fused_relu) ins.push_back(fwd.outputs[0]);  // the ReLU's mask is its output
   TensorId gx = grad_for(fwd, 0), gg = grad_for(fwd, 1), gbeta = grad_for(fwd, 2);
   std::vector<TensorId> outs;
   push(outs, gx);
@@ -103,14 +104,14 @@ void Synthesizer::norm_backward(const Op& fwd, TensorId gy, double n_out) {
   push(outs, gbeta);
   if (outs.empty()) return;
   emit(fwd, fwd.kind == OpKind::BatchNorm ? OpKind::BatchNormBwd : OpKind::LayerNormBwd, ".bwd", ins, outs,
-       (fwd.attrs.has("fused_relu") ? 9 : 8) * n_out);
+       (fused_relu ? 9 : 8) * n_out);
   contribute(fwd, in[0], gx);
   contribute(fwd, in[1], gg);
   contribute(fwd, in[2], gbeta);
 }
 
 void Synthesizer::softmax_backward(const Op& fwd, TensorId gy, double n_out) {
-  if (fwd.attrs.has("fused_mask_dropout"))  // dropout's mask and the probabilities; scale and mask: none
+  if (fwd.has_attr(Attr::fused_mask_dropout))  // dropout's mask and the probabilities; scale and mask: none
     unary(fwd, gy, OpKind::SoftmaxBwd, {fwd.outputs[1], fwd.outputs[2]}, 5 * n_out);
   else
     unary(fwd, gy, OpKind::SoftmaxBwd, {fwd.outputs[0]}, 3 * n_out);
@@ -118,7 +119,7 @@ void Synthesizer::softmax_backward(const Op& fwd, TensorId gy, double n_out) {
 
 void Synthesizer::gelu_backward(const Op& fwd, TensorId gy, double n_out) {
   const auto& in = fwd.inputs;
-  if (!fwd.attrs.has("fused_bias")) {
+  if (!fwd.has_attr(Attr::fused_bias)) {
     unary(fwd, gy, OpKind::GeluBwd, {in[0]}, fwd.flops);
     return;
   }
@@ -136,7 +137,7 @@ void Synthesizer::gelu_backward(const Op& fwd, TensorId gy, double n_out) {
 // The fp32 input, x^2, rstd, the normalised input and the weight (model_builder_llama.cc).
 void Synthesizer::rms_norm_backward(const Op& fwd, TensorId gy, double n_out) {
   const auto& in = fwd.inputs;
-  const size_t first = fwd.attrs.get("has_x_fp32") != 0 ? 2 : 1;  // outputs: y, (x fp32), x^2, rstd, normed
+  const size_t first = fwd.attr(Attr::has_x_fp32) != 0 ? 2 : 1;  // outputs: y, (x fp32), x^2, rstd, normed
   const TensorId x32 = first == 2 ? fwd.outputs[1] : in[0];
   std::vector<TensorId> ins = {gy, x32, fwd.outputs[first], fwd.outputs[first + 1], fwd.outputs[first + 2], in[1]};
   TensorId gx = grad_for(fwd, 0), gw = grad_for(fwd, 1);
@@ -163,10 +164,10 @@ void Synthesizer::flash_attention_backward(const Op& fwd, TensorId gy) {
 void Synthesizer::transpose_backward(const Op& fwd, TensorId gy) {
   const OpId b = unary(fwd, gy, OpKind::Transpose, {}, 0);
   if (b < 0) return;
-  Attrs inv = g_.op(b).attrs;
-  for (const auto& [k, v] : fwd.attrs.all())
-    if (k.rfind("perm", 0) == 0) inv.set("perm" + std::to_string(v), std::stoll(k.substr(4)));
-  g_.op(b).attrs = inv;
+  const std::vector<int64_t> perm = fwd.attr_list(Attr::perm);
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse.at(static_cast<size_t>(perm[i])) = static_cast<int64_t>(i);
+  g_.op(b).set_attr_list(Attr::perm, inverse);
 }
 
 void Synthesizer::embedding_backward(const Op& fwd, TensorId gy, double n_out) {
@@ -236,14 +237,14 @@ void Synthesizer::add_backward(const Op& fwd, TensorId gy) {
       TensorId gx = new_grad(x);
       Op& o = g_.op(emit(fwd, OpKind::Copy, ".bwd_cast" + std::to_string(i), {gy}, {gx}, 0));
       o.attrs = Attrs();
-      o.attrs.set("cast", 1);
+      o.set_attr(Attr::cast, 1);
       contribute(fwd, x, gx);
     } else if (g_.tensor(x).shape == g_.tensor(gy).shape) {
       contribute(fwd, x, gy);
     } else {
       TensorId gx = new_grad(x);
       Op& o = g_.op(emit(fwd, OpKind::Other, ".bwd_reduce", {gy}, {gx}, static_cast<double>(numel(g_.tensor(gy).shape))));
-      o.attrs.set("reduce_broadcast", 1);
+      o.other = OtherOp::ReduceBroadcast;  // with the Add's attributes, as its backward
       contribute(fwd, x, gx);
     }
   }

@@ -21,7 +21,7 @@ void Synthesizer::unscale_gradients() {
     o.flops += static_cast<double>(numel(g_.tensor(gw).shape));
   }
   if (o.inputs.empty()) return;
-  o.attrs.set("amp_unscale", 1);
+  o.other = OtherOp::AmpUnscale;
   g_.add_op(std::move(o));
 }
 
@@ -88,12 +88,12 @@ void Synthesizer::optimizer() {
       TensorId denom = add(std::move(d));
       const OpId step_id = emit(none, OpKind::AdamUpdate, adamw ? ".adamw" : ".adam", {wid, gw, m, v}, {wid, m, v},
                                 adam_flops * n, denom, Phase::Optimizer);
-      if (adamw) g_.op(step_id).attrs.set("adamw", 1);
+      if (adamw) g_.op(step_id).set_attr(Attr::adamw, 1);
     }
   }
   if (fused && !step.inputs.empty()) {
-    step.attrs.set("multi_tensor", 1);
-    if (adamw) step.attrs.set("adamw", 1);
+    step.set_attr(Attr::multi_tensor, 1);
+    if (adamw) step.set_attr(Attr::adamw, 1);
     g_.add_op(std::move(step));
   }
 }

@@ -82,7 +82,7 @@ ModelSummary summarize(const Graph& forward, const Graph& training) {
   ModelSummary s;
   for (const Op& o : forward.ops())
     if (o.kind == OpKind::Conv2d || o.kind == OpKind::Linear || o.kind == OpKind::MatMul || o.kind == OpKind::FlashAttention)
-      s.fwd_macs += static_cast<double>(o.attrs.get("macs"));
+      s.fwd_macs += static_cast<double>(o.attr(Attr::macs));
   // Parameters: what PyTorch's model.parameters() counts, including weights the loss does not reach (BERT's
   // pooler under the masked-LM loss gets no gradient and no update, but is a parameter).
   for (const Tensor& t : forward.tensors()) {

@@ -42,7 +42,7 @@ ProgramFile small_plan() {
   o.phase = Phase::Backward;
   o.inputs = {0};
   o.outputs = {1};
-  o.attrs.set("inplace", 1);
+  o.set_attr(Attr::inplace, 1);
   o.flops = 6;
   p.graph.add_op(o);
   p.program.num_streams = 2;
@@ -68,7 +68,7 @@ TEST_CASE("plan file: the Graph, the Program and the pool survive a JSON round t
   CHECK(q.graph.tensor(1).dtype == DType::BF16);
   CHECK(q.graph.tensor(1).persistent);
   CHECK(q.graph.op(0).phase == Phase::Backward);
-  CHECK(q.graph.op(0).attrs.get("inplace") == 1);
+  CHECK(q.graph.op(0).attr(Attr::inplace) == 1);
   CHECK(q.program.iteration[3].kind == CmdKind::WaitEvent);
   CHECK(q.program.iteration[3].stream == 1);
   CHECK(q.graph.tensor(0).grad_of == kNoTensor);

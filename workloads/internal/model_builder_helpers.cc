@@ -36,19 +36,34 @@ int64_t checked_macs(const Graph& g, const std::string& op, std::initializer_lis
   return *macs;
 }
 
-OpId emit(Graph& g, const std::string& name, OpKind kind, std::vector<TensorId> in, std::vector<TensorId> out,
-          double flops, Attrs attrs) {
+namespace {
+
+Op new_op(Graph& g, const std::string& name, OpKind kind, OtherOp other, std::vector<TensorId> in,
+          std::vector<TensorId> out, double flops, const AttrValues& attrs) {
   Op o;
   o.name = name;
   o.kind = kind;
+  o.other = other;
   o.phase = Phase::Forward;
   for (TensorId t : in) o.bytes_read += g.tensor(t).bytes;
   for (TensorId t : out) o.bytes_written += g.tensor(t).bytes;
   o.inputs = std::move(in);
   o.outputs = std::move(out);
   o.flops = flops;
-  o.attrs = std::move(attrs);
-  return g.add_op(std::move(o));
+  for (const auto& [a, v] : attrs) o.set_attr(a, v);
+  return o;
+}
+
+}  // namespace
+
+OpId emit(Graph& g, const std::string& name, OpKind kind, std::vector<TensorId> in, std::vector<TensorId> out,
+          double flops, const AttrValues& attrs) {
+  return g.add_op(new_op(g, name, kind, OtherOp::None, std::move(in), std::move(out), flops, attrs));
+}
+
+OpId emit_other(Graph& g, const std::string& name, OtherOp other, std::vector<TensorId> in, std::vector<TensorId> out,
+                double flops, const AttrValues& attrs) {
+  return g.add_op(new_op(g, name, OpKind::Other, other, std::move(in), std::move(out), flops, attrs));
 }
 
 const std::vector<int64_t>& shape_of(const Graph& g, TensorId t, const std::string& layer) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workloads/graph.h"
@@ -22,9 +23,15 @@ TensorId new_tensor(Graph& g, const std::string& name, TensorKind kind, DType dt
 // An op's multiply-accumulates; more than an int64 holds is an input error like an oversized tensor.
 int64_t checked_macs(const Graph& g, const std::string& op, std::initializer_list<int64_t> factors);
 
+// Attribute values to set on a new op (each checked against its kind's declaration, workloads/op_attributes.h).
+using AttrValues = std::vector<std::pair<Attr, int64_t>>;
+
 // Appends a forward op; bytes read and written are the sizes of its inputs and outputs.
 OpId emit(Graph& g, const std::string& name, OpKind kind, std::vector<TensorId> in, std::vector<TensorId> out,
-          double flops, Attrs attrs = {});
+          double flops, const AttrValues& attrs = {});
+// The same for an op of kind Other and sub-kind `other`.
+OpId emit_other(Graph& g, const std::string& name, OtherOp other, std::vector<TensorId> in, std::vector<TensorId> out,
+                double flops, const AttrValues& attrs = {});
 
 // The shape of an existing tensor, and of an existing NCHW tensor; else an error naming the layer.
 const std::vector<int64_t>& shape_of(const Graph& g, TensorId t, const std::string& layer);
