@@ -20,7 +20,7 @@ struct ModelCommandOptions {
   int64_t image_size = 0;
   int64_t seq_len = 0;
   std::string attention;  // "": the model's default; eager or sdpa-flash
-  int64_t max_graph_nodes = 1000000;  // kDefaultMaxGraphNodes (workloads/zoo.h)
+  int64_t max_graph_nodes = 1000000;  // kDefaultMaxGraphNodes (workloads/model_options.h)
   std::string optimizer = "sgd-momentum";
   std::string precision = "fp32";
   std::string kernels = "eager";

@@ -34,7 +34,7 @@ struct Experiment {
   int64_t batch = 0;
   int64_t image_size = 0;     // 0: the model's default
   int64_t seq_len = 0;        // 0: the model's default
-  std::optional<Attention> attention;  // eager or sdpa-flash; nullopt: the model's default (workloads/zoo.h)
+  std::optional<Attention> attention;  // eager or sdpa-flash; nullopt: the model's default (workloads/model_options.h)
   // "llama3-8b", or "llama3-8b(attention=eager)" when the attention is chosen: the runs.csv model column, so that
   // a sweep over attention gives rows of distinct keys without a column older results lack.
   std::string model_label() const;
@@ -51,7 +51,7 @@ struct Experiment {
   MemoryFormat memory_format = MemoryFormat::NCHW;
   Kernels kernels = Kernels::Eager;
   LaunchMode launch = LaunchMode::Eager;  // eager launches, or one CUDA Graph per iteration (sim/executor.h)
-  int64_t max_graph_nodes = kDefaultMaxGraphNodes;  // an ONNX model's limit on nodes (workloads/zoo.h)
+  int64_t max_graph_nodes = kDefaultMaxGraphNodes;  // an ONNX model's limit on nodes (workloads/model_options.h)
   // Set in code only (dlsim calibrate --published tries fitted efficiencies): kernel-model parameters that replace
   // the hardware file's `roofline:` values.
   std::map<std::string, ParamValue> kernel_model_overrides;

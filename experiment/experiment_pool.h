@@ -9,8 +9,9 @@
 
 namespace dlsim {
 
-// The device of a swap policy's profile and of its plan evaluations, "no memory limit": 64 TiB, far above any model, and below VirtualDeviceMemory's address ranges even when a
-// pool reserves half the device up front (cnmem).
+// "No memory limit": 64 TiB, far above any model, and below VirtualDeviceMemory's address ranges even when a
+// pool reserves half the device up front (cnmem): the device the swap planning's profile and the plan evaluator
+// run on.
 constexpr uint64_t kUnlimitedDeviceBytes = uint64_t{1} << 46;
 
 // The experiment's pool over `device`. A check that needs the device (cnmem's first reservation must be below

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "experiment/experiment.h"
+#include "experiment/experiment_pool.h"
 #include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/swap/core/swap_policy.h"

@@ -35,8 +35,9 @@ std::optional<BatchFreeSignature> batch_free_signature(const Graph& g, const Op&
       // Attributes that count the batch: `macs` (it follows from the shapes, so it is left out) and the row or
       // batch count of a linear, loss or batched-matmul op (written like a leading dimension).
       [&](const std::string& k, int64_t v) -> std::optional<std::string> {
-        if (k == "macs") return std::nullopt;
-        if ((k == "rows" || k == "batch") && v > 0 && g.batch > 0 && v % g.batch == 0) return batches(v, g.batch);
+        if (k == to_string(Attr::macs)) return std::nullopt;
+        if ((k == to_string(Attr::rows) || k == to_string(Attr::batch)) && v > 0 && g.batch > 0 && v % g.batch == 0)
+          return batches(v, g.batch);
         return std::to_string(v);
       }};
   std::string key = hw_internal::write_signature(g, op, batch_free);

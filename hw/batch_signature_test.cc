@@ -23,8 +23,8 @@ struct Conv {
     g.tensor(w).persistent = true;
     const TensorId y = add_tensor(g, "y", DType::F32, {n, 64, 8, 8});
     fwd = add_op(g, OpKind::Conv2d, {x, w}, {y}, 1, 1, 1);
-    g.op(fwd).attrs.set("macs", n * 64 * 64 * 64 * 9);  // counts the batch: left out of the key
-    g.op(fwd).attrs.set("out_channels", 64);             // does not, even where it equals the batch
+    g.op(fwd).set_attr(Attr::macs, n * 64 * 64 * 64 * 9);  // counts the batch: left out of the key
+    g.op(fwd).set_attr(Attr::out_channels, 64);            // does not, even where it equals the batch
     const TensorId dy = add_tensor(g, "grad.y", DType::F32, {n, 64, 8, 8});
     g.tensor(dy).kind = TensorKind::Gradient;
     g.tensor(dy).grad_of = y;

@@ -28,10 +28,10 @@ Graph chain(int blocks) {
     conv.flops = 2.0 * 32 * c * hw * hw * c * 9;
     conv.bytes_read = 4 * 32 * c * hw * hw;
     conv.bytes_written = conv.bytes_read;
-    conv.attrs.set("kh", 3);
-    conv.attrs.set("kw", 3);
-    conv.attrs.set("pad_h", 1);
-    conv.attrs.set("stride_h", 1);
+    conv.set_attr(Attr::kernel_h, 3);
+    conv.set_attr(Attr::kernel_w, 3);
+    conv.set_attr(Attr::pad_h, 1);
+    conv.set_attr(Attr::stride_h, 1);
     g.add_op(conv);
     add_op(g, OpKind::BatchNorm, {y}, {y}, 8.0 * 32 * c * hw * hw, conv.bytes_read, conv.bytes_read);
     add_op(g, OpKind::Relu, {y}, {y}, 1.0 * 32 * c * hw * hw, conv.bytes_read, conv.bytes_read);

@@ -49,7 +49,10 @@ DType compute_dtype(const Graph& g, const Op& op) {
   return DType::F32;
 }
 
-bool tf32_allowed(const Op& op) { return op.attrs.get("tf32", is_convolution(op.kind) ? 1 : 0) != 0; }
+// Convolutions, linear layers and matrix products carry a TF32 choice, its default PyTorch's
+// (workloads/op_attributes.cc: yes for convolutions, no for matrix products); FlashAttention has no fp32
+// tensor-core path to choose.
+bool tf32_allowed(const Op& op) { return op.declares(Attr::tf32) && op.attr(Attr::tf32) != 0; }
 
 MathPath math_path(const GpuSpec& spec, const Graph& g, const Op& op) {
   if (!is_matrix_op(op.kind)) return MathPath::CudaCore;
@@ -78,7 +81,7 @@ std::vector<std::string> precision_warnings(const GpuSpec& spec, const Graph& g)
     bf16 |= t == DType::BF16;
     f16 |= t == DType::F16;
     // Only a choice someone made: PyTorch's default TF32 for convolutions is no request on a GPU without it.
-    tf32_asked |= t == DType::F32 && op.attrs.get("tf32", 0) != 0;
+    tf32_asked |= t == DType::F32 && op.declares(Attr::tf32) && op.has_attr(Attr::tf32) && op.attr(Attr::tf32) != 0;
   }
   std::vector<std::string> w;
   if (bf16 && !(spec.peak_bf16 > 0))

@@ -84,14 +84,14 @@ TEST_CASE("tf32 switches which fp32 matrix ops use TF32 tensor cores on an A100"
 
 TEST_CASE("PyTorch's default TF32 choice adds no attribute, so default graphs keep their op signatures") {
   const Graph g = resnet18(Precision::FP32, Tf32::Conv);
-  for (const Op& op : g.ops()) CHECK_FALSE(op.attrs.has("tf32"));
+  for (const Op& op : g.ops()) CHECK_FALSE((op.declares(Attr::tf32) && op.has_attr(Attr::tf32)));
   const Graph off = resnet18(Precision::FP32, Tf32::Off);
-  CHECK(first(off, OpKind::Conv2d).attrs.get("tf32", 1) == 0);
-  CHECK_FALSE(first(off, OpKind::Linear).attrs.has("tf32"));
+  CHECK(first(off, OpKind::Conv2d).attr(Attr::tf32) == 0);
+  CHECK_FALSE(first(off, OpKind::Linear).has_attr(Attr::tf32));
   // Only fp32 ops carry it: under mixed precision the choice is moot.
   const Graph mixed = resnet18(Precision::MixedFP16, Tf32::All);
   for (const Op& op : mixed.ops())
-    if (op.kind == OpKind::Linear || op.kind == OpKind::Conv2d) CHECK_FALSE(op.attrs.has("tf32"));
+    if (op.kind == OpKind::Linear || op.kind == OpKind::Conv2d) CHECK_FALSE(op.has_attr(Attr::tf32));
 }
 
 TEST_CASE("FlashAttention runs on the tensor cores as a GEMM, the Llama layers' other ops are memory-bound classes") {

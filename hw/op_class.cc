@@ -65,8 +65,8 @@ OpClass op_class(const Op& op) {
     case OpKind::AdamUpdate:
       return OpClass::Optimizer;
     case OpKind::Other:
-      if (op.attrs.get("reduce_broadcast") != 0) return OpClass::Reduction;
-      if (op.attrs.get("amp_unscale") != 0) return OpClass::Optimizer;
+      if (op.other == OtherOp::ReduceBroadcast) return OpClass::Reduction;
+      if (op.other == OtherOp::AmpUnscale) return OpClass::Optimizer;
       return OpClass::Elementwise;
     default:
       return OpClass::Elementwise;

@@ -19,9 +19,9 @@ OpId conv(Graph& g, const std::string& prefix, int64_t stride) {
   o.outputs = {y};
   o.flops = 1;
   // Inserted out of name order on purpose: the signature must not depend on insertion order.
-  o.attrs.set("stride_h", stride);
-  o.attrs.set("pad_h", 3);
-  o.attrs.set("kh", 7);
+  o.set_attr(Attr::stride_h, stride);
+  o.set_attr(Attr::pad_h, 3);
+  o.set_attr(Attr::kernel_h, 7);
   return g.add_op(std::move(o));
 }
 }  // namespace
@@ -30,7 +30,7 @@ TEST_CASE("an op signature spells kind, shapes, dtypes and attributes in a fixed
   Graph g;
   OpId c = conv(g, "conv1", 2);
   CHECK(op_signature(g, g.op(c)) ==
-        "Conv2d in=f32[32,3,224,224];f32[64,3,7,7];- out=f32[32,64,112,112] attrs=kh=7,pad_h=3,stride_h=2");
+        "Conv2d in=f32[32,3,224,224];f32[64,3,7,7];- out=f32[32,64,112,112] attrs=kernel_h=7,pad_h=3,stride_h=2");
 }
 
 TEST_CASE("signatures ignore names, ids and phase but not attributes or types") {

@@ -115,8 +115,8 @@ namespace {
 OpId grid_op(Graph& g, const std::string& name, int64_t ns, int64_t blocks, int64_t per_sm = 1, uint64_t bytes = 0) {
   const OpId id = op(g, name, {}, {}, ns);
   Op& o = g.op(id);
-  o.attrs.set("blocks", blocks);
-  o.attrs.set("blocks_per_sm", per_sm);
+  o.set_attr(Attr::blocks, blocks);
+  o.set_attr(Attr::blocks_per_sm, per_sm);
   o.bytes_read = bytes;
   return id;
 }

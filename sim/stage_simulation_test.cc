@@ -12,8 +12,8 @@ namespace {
 // A kernel of `blocks` blocks (1 per SM on the fake GPU's 100 SMs) that takes `ns` alone.
 OpId grid(Graph& g, const std::string& name, int64_t ns, int64_t blocks, int64_t per_sm = 1) {
   const OpId id = op(g, name, {}, {}, ns);
-  g.op(id).attrs.set("blocks", blocks);
-  g.op(id).attrs.set("blocks_per_sm", per_sm);
+  g.op(id).set_attr(Attr::blocks, blocks);
+  g.op(id).set_attr(Attr::blocks_per_sm, per_sm);
   return id;
 }
 

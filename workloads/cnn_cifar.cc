@@ -12,7 +12,7 @@ namespace dlsim {
 namespace {
 
 // Local response normalisation across `size` channels (SINGA's LRN, cuDNN's cross-channel LRN). ModelBuilder
-// has no LRN, so it is an OpKind::Other op; its backward (cudnnLRNCrossChannelBackward) reads the input and
+// has no LRN, so it is an Other op of sub-kind Lrn; its backward (cudnnLRNCrossChannelBackward) reads the input and
 // the output, which is what the training synthesis keeps for an Other op.
 TensorId lrn(ModelBuilder& b, TensorId x, int64_t size, const std::string& name) {
   Graph& g = b.graph();
@@ -22,6 +22,7 @@ TensorId lrn(ModelBuilder& b, TensorId x, int64_t size, const std::string& name)
   Op o;
   o.name = name;
   o.kind = OpKind::Other;
+  o.other = OtherOp::Lrn;
   o.inputs = {x};
   o.outputs = {y};
   o.bytes_read = g.tensor(x).bytes;
@@ -29,8 +30,7 @@ TensorId lrn(ModelBuilder& b, TensorId x, int64_t size, const std::string& name)
   int64_t n = 1;
   for (int64_t d : g.tensor(x).shape) n *= d;
   o.flops = static_cast<double>(n * (2 * size + 4));  // a window sum of squares, a power and a divide
-  o.attrs.set("lrn_size", size);
-  o.attrs.set("lrn", 1);
+  o.set_attr(Attr::lrn_size, size);
   g.add_op(o);
   return y;
 }

@@ -3,7 +3,7 @@
 // the CIFAR-10 networks of Apache SINGA's memory-management examples. Each returns a forward graph ending in
 // a cross-entropy loss; opts.image_size 0 means the model's default input size.
 #include "workloads/graph.h"
-#include "workloads/zoo.h"
+#include "workloads/model_options.h"
 
 namespace dlsim {
 
@@ -23,8 +23,5 @@ Graph build_squeezenet1_1(const ModelOptions& opts);
 Graph build_cifar_alexnet(const ModelOptions& opts);
 Graph build_cifar_vgg16(const ModelOptions& opts);
 Graph build_cifar_resnet20(const ModelOptions& opts);
-
-// opts.image_size, or `fallback` when it is 0; a negative size is a ConfigError.
-int64_t image_size_or(const ModelOptions& opts, int64_t fallback, const std::string& model);
 
 }  // namespace dlsim

@@ -35,9 +35,9 @@ Totals totals(const Graph& g) {
 }
 
 // Forward (or optimizer) ops carrying the attribute; backward ops copy their forward's attributes.
-size_t count_attr(const Graph& g, const std::string& attr) {
+size_t count_attr(const Graph& g, Attr attr) {
   size_t n = 0;
-  for (const Op& op : g.ops()) n += op.phase != Phase::Backward && op.attrs.has(attr);
+  for (const Op& op : g.ops()) n += op.phase != Phase::Backward && op.declares(attr) && op.has_attr(attr);
   return n;
 }
 
@@ -53,9 +53,9 @@ TEST_CASE("the fused BERT graph has fewer kernels and the same arithmetic") {
     CHECK(f.flops == Approx(e.flops).epsilon(1e-12));
     CHECK(f.learnable == e.learnable);
     // 12 layers: one fused softmax and one bias+GELU each, forward; one optimizer step for every parameter.
-    CHECK(count_attr(fused, "fused_mask_dropout") == 12);
-    CHECK(count_attr(fused, "fused_bias") == 12);
-    CHECK(count_attr(fused, "multi_tensor") == 1);
+    CHECK(count_attr(fused, Attr::fused_mask_dropout) == 12);
+    CHECK(count_attr(fused, Attr::fused_bias) == 12);
+    CHECK(count_attr(fused, Attr::multi_tensor) == 1);
     size_t adam = 0;
     for (const Op& op : eager.ops()) adam += op.kind == OpKind::AdamUpdate;
     CHECK(adam > 100);
@@ -72,14 +72,14 @@ TEST_CASE("the fused CNN graph folds each ReLU after a batch norm into it") {
   CHECK(f.flops == Approx(e.flops).epsilon(1e-12));
   CHECK(f.learnable == e.learnable);
   // ResNet-50: the stem and two ReLUs per bottleneck follow a batch norm (the third follows the residual add).
-  CHECK(count_attr(fused, "fused_relu") == 1 + 2 * 16);
+  CHECK(count_attr(fused, Attr::fused_relu) == 1 + 2 * 16);
   size_t relus_e = 0, relus_f = 0;
   for (const Op& op : eager.ops()) relus_e += op.kind == OpKind::Relu;
   for (const Op& op : fused.ops()) relus_f += op.kind == OpKind::Relu;
   CHECK(relus_f == relus_e - 33);
   // The backward of a fused batch norm reads its (ReLU'd) output for the mask, and no ReluBwd is left for it.
   for (const Op& op : fused.ops())
-    if (op.kind == OpKind::BatchNormBwd && fused.op(op.forward_op).attrs.has("fused_relu"))
+    if (op.kind == OpKind::BatchNormBwd && fused.op(op.forward_op).has_attr(Attr::fused_relu))
       CHECK(std::find(op.inputs.begin(), op.inputs.end(), fused.op(op.forward_op).outputs[0]) != op.inputs.end());
   CHECK(f.kernels == e.kernels - 2 * 33 - 161 + 1);  // ReLU and ReluBwd per fusion; 161 SGD steps become one
 }

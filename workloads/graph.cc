@@ -1,6 +1,7 @@
 #include "workloads/graph.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace dlsim {
 
@@ -51,67 +52,84 @@ const char* to_string(Phase p) {
   return "?";
 }
 
-const char* to_string(OpKind k) {
-  switch (k) {
-    case OpKind::Conv2d: return "Conv2d";
-    case OpKind::BatchNorm: return "BatchNorm";
-    case OpKind::Relu: return "Relu";
-    case OpKind::Relu6: return "Relu6";
-    case OpKind::MaxPool: return "MaxPool";
-    case OpKind::AvgPool: return "AvgPool";
-    case OpKind::GlobalAvgPool: return "GlobalAvgPool";
-    case OpKind::AdaptiveAvgPool: return "AdaptiveAvgPool";
-    case OpKind::Linear: return "Linear";
-    case OpKind::MatMul: return "MatMul";
-    case OpKind::Add: return "Add";
-    case OpKind::Mul: return "Mul";
-    case OpKind::Concat: return "Concat";
-    case OpKind::Flatten: return "Flatten";
-    case OpKind::Reshape: return "Reshape";
-    case OpKind::Transpose: return "Transpose";
-    case OpKind::Dropout: return "Dropout";
-    case OpKind::Pad: return "Pad";
-    case OpKind::Softmax: return "Softmax";
-    case OpKind::LayerNorm: return "LayerNorm";
-    case OpKind::Gelu: return "Gelu";
-    case OpKind::Embedding: return "Embedding";
-    case OpKind::CrossEntropyLoss: return "CrossEntropyLoss";
-    case OpKind::Conv2dBwdData: return "Conv2dBwdData";
-    case OpKind::Conv2dBwdFilter: return "Conv2dBwdFilter";
-    case OpKind::BatchNormBwd: return "BatchNormBwd";
-    case OpKind::ReluBwd: return "ReluBwd";
-    case OpKind::MaxPoolBwd: return "MaxPoolBwd";
-    case OpKind::AvgPoolBwd: return "AvgPoolBwd";
-    case OpKind::LinearBwdData: return "LinearBwdData";
-    case OpKind::LinearBwdWeight: return "LinearBwdWeight";
-    case OpKind::MatMulBwd: return "MatMulBwd";
-    case OpKind::MulBwd: return "MulBwd";
-    case OpKind::ConcatBwd: return "ConcatBwd";
-    case OpKind::DropoutBwd: return "DropoutBwd";
-    case OpKind::PadBwd: return "PadBwd";
-    case OpKind::SoftmaxBwd: return "SoftmaxBwd";
-    case OpKind::LayerNormBwd: return "LayerNormBwd";
-    case OpKind::GeluBwd: return "GeluBwd";
-    case OpKind::EmbeddingBwd: return "EmbeddingBwd";
-    case OpKind::CrossEntropyLossBwd: return "CrossEntropyLossBwd";
-    case OpKind::GradAccumulate: return "GradAccumulate";
-    case OpKind::SgdMomentumUpdate: return "SgdMomentumUpdate";
-    case OpKind::AdamUpdate: return "AdamUpdate";
-    case OpKind::ZeroGrad: return "ZeroGrad";
-    case OpKind::Copy: return "Copy";
-    case OpKind::Other: return "Other";
-    case OpKind::RmsNorm: return "RmsNorm";
-    case OpKind::Rotary: return "Rotary";
-    case OpKind::RepeatKv: return "RepeatKv";
-    case OpKind::Silu: return "Silu";
-    case OpKind::FlashAttention: return "FlashAttention";
-    case OpKind::RmsNormBwd: return "RmsNormBwd";
-    case OpKind::RotaryBwd: return "RotaryBwd";
-    case OpKind::RepeatKvBwd: return "RepeatKvBwd";
-    case OpKind::SiluBwd: return "SiluBwd";
-    case OpKind::FlashAttentionBwd: return "FlashAttentionBwd";
-  }
-  return "?";
+namespace {
+
+std::string kind_name(const Op& op) {
+  std::string k = to_string(op.kind);
+  if (op.other != OtherOp::None) k += std::string("/") + to_string(op.other);
+  return k;
+}
+
+[[noreturn]] void attr_error(const Op& op, const std::string& what) {
+  throw std::logic_error("op '" + op.name + "' (" + kind_name(op) + ") " + what +
+                         " (workloads/op_attributes.cc declares the attributes of each op kind)");
+}
+
+// The declaration of `a` for the op; an error when its kind does not declare it, or declares it of the other
+// shape (a list attribute read as one value, or one value read by index).
+const AttrDecl& declaration(const Op& op, Attr a, bool as_list) {
+  const AttrDecl* d = find_declaration(op.kind, op.other, a);
+  if (!d) attr_error(op, std::string("has no attribute '") + to_string(a) + "'");
+  if (is_list(a) != as_list)
+    attr_error(op, std::string("attribute '") + to_string(a) +
+                       (as_list ? "' is no list" : "' is a list: give an index"));
+  if (!may_carry(op.kind, op.other)) attr_error(op, "cannot be of that sub-kind");
+  return *d;
+}
+
+}  // namespace
+
+int64_t Op::attr(Attr a) const {
+  const AttrDecl& d = declaration(*this, a, false);
+  if (auto it = attrs.a_.find(to_string(a)); it != attrs.a_.end()) return it->second;
+  if (!d.default_value)
+    attr_error(*this, std::string("does not set attribute '") + to_string(a) + "', which has no default");
+  return *d.default_value;
+}
+
+bool Op::has_attr(Attr a) const {
+  declaration(*this, a, false);
+  return attrs.a_.count(to_string(a)) != 0;
+}
+
+void Op::set_attr(Attr a, int64_t value) {
+  declaration(*this, a, false);
+  attrs.a_[to_string(a)] = value;
+}
+
+int64_t Op::attr(Attr a, size_t index) const {
+  declaration(*this, a, true);
+  auto it = attrs.a_.find(stored_name(a, index));
+  if (it == attrs.a_.end()) attr_error(*this, "does not set attribute '" + stored_name(a, index) + "'");
+  return it->second;
+}
+
+bool Op::has_attr(Attr a, size_t index) const {
+  declaration(*this, a, true);
+  return attrs.a_.count(stored_name(a, index)) != 0;
+}
+
+void Op::set_attr(Attr a, size_t index, int64_t value) {
+  declaration(*this, a, true);
+  attrs.a_[stored_name(a, index)] = value;
+}
+
+std::vector<int64_t> Op::attr_list(Attr a) const {
+  std::vector<int64_t> v;
+  while (has_attr(a, v.size())) v.push_back(attr(a, v.size()));
+  return v;
+}
+
+void Op::set_attr_list(Attr a, const std::vector<int64_t>& values) {
+  for (size_t i = 0; i < values.size(); ++i) set_attr(a, i, values[i]);
+}
+
+bool Op::declares(Attr a) const { return may_carry(kind, other) && find_declaration(kind, other, a) != nullptr; }
+
+std::map<std::string, int64_t> Op::written_attributes() const {
+  std::map<std::string, int64_t> w = attrs.a_;
+  if (other != OtherOp::None) w[to_string(other)] = 1;
+  return w;
 }
 
 TensorId Graph::add_tensor(Tensor t) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "workloads/op_attributes.h"
+#include "workloads/op_kind.h"
 #include "workloads/shape.h"
 
 namespace dlsim {
@@ -27,23 +29,6 @@ const char* to_string(TensorKind k);
 enum class Phase : uint8_t { Forward, Backward, Optimizer };
 const char* to_string(Phase p);
 
-// What an op computes. Backward ops are distinct kinds so that a backend can pick the right kernel.
-enum class OpKind : uint16_t {
-  // forward
-  Conv2d, BatchNorm, Relu, Relu6, MaxPool, AvgPool, GlobalAvgPool, AdaptiveAvgPool, Linear, MatMul, Add, Mul,
-  Concat, Flatten, Reshape, Transpose, Dropout, Pad, Softmax, LayerNorm, Gelu, Embedding, CrossEntropyLoss,
-  // decoder-only LLMs (workloads/llama_models.h): RMSNorm, rotary embedding, grouped-query attention's K/V repeat,
-  // SiLU, and FlashAttention (scaled dot-product attention that keeps no scores matrix)
-  RmsNorm, Rotary, RepeatKv, Silu, FlashAttention,
-  // backward
-  Conv2dBwdData, Conv2dBwdFilter, BatchNormBwd, ReluBwd, MaxPoolBwd, AvgPoolBwd, LinearBwdData,
-  LinearBwdWeight, MatMulBwd, MulBwd, ConcatBwd, DropoutBwd, PadBwd, SoftmaxBwd, LayerNormBwd, GeluBwd,
-  EmbeddingBwd, CrossEntropyLossBwd, GradAccumulate, RmsNormBwd, RotaryBwd, RepeatKvBwd, SiluBwd, FlashAttentionBwd,
-  // optimizer and others
-  SgdMomentumUpdate, AdamUpdate, ZeroGrad, Copy, Other,
-};
-const char* to_string(OpKind k);
-
 struct Tensor {
   TensorId id = kNoTensor;
   std::string name;
@@ -61,18 +46,16 @@ struct Tensor {
   TensorId grad_of = kNoTensor;
 };
 
-// Integer attributes of an op (kernel size, stride, padding, groups, axis...), by name.
+// An op's attribute values by stored name (workloads/op_attributes.h), in name order: the order kernel signatures
+// and program files write them in. Only Op's accessors change them, after checking the op's declaration; a copy
+// (a backward op takes its forward op's) is unchecked, and op_attributes_test.cc checks those the synthesis makes.
 class Attrs {
  public:
-  void set(const std::string& k, int64_t v) { a_[k] = v; }
-  int64_t get(const std::string& k, int64_t fallback = 0) const {
-    auto it = a_.find(k);
-    return it == a_.end() ? fallback : it->second;
-  }
-  bool has(const std::string& k) const { return a_.count(k) != 0; }
-  const std::map<std::string, int64_t>& all() const { return a_; }
+  const std::map<std::string, int64_t>& by_name() const { return a_; }
+  bool empty() const { return a_.empty(); }
 
  private:
+  friend struct Op;
   std::map<std::string, int64_t> a_;
 };
 
@@ -80,6 +63,9 @@ struct Op {
   OpId id = -1;
   std::string name;
   OpKind kind = OpKind::Other;
+  // What an Other op computes; OtherOp::None for other kinds, but a gradient accumulation carries the sub-kind of
+  // the forward op it follows with that op's attributes.
+  OtherOp other = OtherOp::None;
   Phase phase = Phase::Forward;
   std::vector<TensorId> inputs;
   std::vector<TensorId> outputs;
@@ -87,11 +73,28 @@ struct Op {
   double flops = 0;                // floating-point operations (a multiply-add counts as 2)
   uint64_t bytes_read = 0;
   uint64_t bytes_written = 0;
-  Attrs attrs;
   OpId forward_op = -1;  // for a backward op: the forward op it differentiates
   // For a forward op: the index in Graph::blocks of the model block it belongs to (a ResNet basic or bottleneck
   // block, a transformer layer), as the model's builder declared it; -1: none (stem, head, backward, optimizer).
   int32_t block = -1;
+  // Integer attributes (kernel size, stride, axis, flags...): which ones an op may carry, and their defaults, are
+  // declared per kind in workloads/op_attributes.cc. The accessors throw std::logic_error for an attribute the op's
+  // kind and sub-kind do not declare, so that a misspelt or misplaced attribute fails where it is set or read.
+  Attrs attrs;
+  int64_t attr(Attr a) const;   // the value, else the declared default; an error when it has neither
+  bool has_attr(Attr a) const;  // whether the op sets it (a default does not count)
+  void set_attr(Attr a, int64_t value);
+  // A list attribute's elements (perm, pad_begin, pad_end): one by index, or all of 0, 1, ... that are set.
+  int64_t attr(Attr a, size_t index) const;
+  bool has_attr(Attr a, size_t index) const;
+  void set_attr(Attr a, size_t index, int64_t value);
+  std::vector<int64_t> attr_list(Attr a) const;
+  void set_attr_list(Attr a, const std::vector<int64_t>& values);
+  // Whether the op's kind declares `a` at all (for a reader that serves several kinds).
+  bool declares(Attr a) const;
+  // Every attribute as kernel signatures and program files write it: by stored name, in name order, with an Other
+  // sub-kind written as the attribute `<sub-kind>=1` (select=1, lrn=1), as these files have always spelled it.
+  std::map<std::string, int64_t> written_attributes() const;
 };
 
 class Graph {

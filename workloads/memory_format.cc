@@ -11,7 +11,7 @@ bool is_convolution(OpKind k) {
 
 bool is_16bit(DType t) { return t == DType::F16 || t == DType::BF16; }
 
-// The activation operands of a convolution, by training.cc's conventions: which inputs and outputs carry the
+// The activation operands of a convolution, by training_backward.cc's conventions: which inputs and outputs carry the
 // batch (the others are filters, their gradients and the bias gradient).
 struct ActivationOperands {
   std::vector<size_t> inputs;
@@ -81,8 +81,8 @@ class Transposer {
     t.outputs = {to};
     t.bytes_read = out_.tensor(from).bytes;
     t.bytes_written = out_.tensor(to).bytes;
-    for (size_t i = 0; i < perm.size(); ++i) t.attrs.set("perm" + std::to_string(i), perm[i]);
-    t.attrs.set("layout_transpose", 1);
+    t.set_attr_list(Attr::perm, perm);
+    t.set_attr(Attr::layout_transpose, 1);
     out_.add_op(std::move(t));
   }
 
@@ -115,7 +115,7 @@ Graph apply_memory_format(const Graph& g, MemoryFormat format) {
   if (format == MemoryFormat::NHWC) {
     Graph out = g;
     for (const Op& op : g.ops())
-      if (is_convolution(op.kind)) out.op(op.id).attrs.set("channels_last", 1);
+      if (is_convolution(op.kind)) out.op(op.id).set_attr(Attr::channels_last, 1);
     return out;
   }
   bool any = false;

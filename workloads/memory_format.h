@@ -16,7 +16,7 @@
 // Assumptions [A]: filters are left as they are (cuDNN also reorders them, but they are small); batch norm and
 // pooling run in the layout they are given at the same cost.
 #include "workloads/graph.h"
-#include "workloads/training.h"
+#include "workloads/training_options.h"
 
 namespace dlsim {
 

@@ -29,7 +29,7 @@ size_t count(const Graph& g, bool (*pred)(const Op&)) {
 TEST_CASE("16-bit NCHW convolutions run between layout transposes, channels_last ones do not") {
   const Graph nchw = resnet18(Precision::MixedFP16, MemoryFormat::NCHW);
   const Graph nhwc = resnet18(Precision::MixedFP16, MemoryFormat::NHWC);
-  auto transposes = [](const Op& op) { return op.attrs.has("layout_transpose"); };
+  auto transposes = [](const Op& op) { return op.kind == OpKind::Transpose && op.has_attr(Attr::layout_transpose); };
   auto convs = [](const Op& op) { return is_conv(op.kind); };
   CHECK(count(nhwc, transposes) == 0);
   REQUIRE(count(nchw, convs) == count(nhwc, convs));
@@ -48,8 +48,8 @@ TEST_CASE("16-bit NCHW convolutions run between layout transposes, channels_last
     REQUIRE(i > 0);
     const Op& in = nchw.ops()[i - 1];
     const Op& out = nchw.ops()[i + 1];
-    CHECK(in.attrs.has("layout_transpose"));
-    CHECK(out.attrs.has("layout_transpose"));
+    CHECK(transposes(in));
+    CHECK(transposes(out));
     CHECK(in.outputs[0] == op.inputs[0]);
     CHECK(out.inputs[0] == op.outputs[0]);
     const auto& x = nchw.tensor(in.inputs[0]).shape;
@@ -58,7 +58,7 @@ TEST_CASE("16-bit NCHW convolutions run between layout transposes, channels_last
   }
   // Channels-last convolutions are marked, so that measured tables keep the layouts apart.
   for (const Op& op : nhwc.ops())
-    if (is_conv(op.kind)) CHECK(op.attrs.get("channels_last") == 1);
+    if (is_conv(op.kind)) CHECK(op.attr(Attr::channels_last) == 1);
   // The same arithmetic either way.
   double f1 = 0, f2 = 0;
   for (const Op& op : nchw.ops()) f1 += op.flops;
@@ -69,13 +69,13 @@ TEST_CASE("16-bit NCHW convolutions run between layout transposes, channels_last
 TEST_CASE("fp32 NCHW convolutions need no transposes (cuDNN has NCHW kernels for them)") {
   const Graph g = resnet18(Precision::FP32, MemoryFormat::NCHW);
   for (const Op& op : g.ops()) {
-    CHECK_FALSE(op.attrs.has("layout_transpose"));
-    CHECK_FALSE(op.attrs.has("channels_last"));
+    CHECK_FALSE((op.declares(Attr::layout_transpose) && op.has_attr(Attr::layout_transpose)));
+    CHECK_FALSE((op.declares(Attr::channels_last) && op.has_attr(Attr::channels_last)));
   }
   // ... and a backward transpose belongs to its convolution's forward op.
   const Graph h = resnet18(Precision::MixedBF16, MemoryFormat::NCHW);
   for (const Op& op : h.ops())
-    if (op.attrs.has("layout_transpose") && op.phase == Phase::Backward) {
+    if (op.kind == OpKind::Transpose && op.has_attr(Attr::layout_transpose) && op.phase == Phase::Backward) {
       REQUIRE(op.forward_op >= 0);
       CHECK(h.op(op.forward_op).kind == OpKind::Conv2d);
     }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "workloads/graph.h"
-#include "workloads/training.h"
+#include "workloads/training_options.h"
 
 namespace dlsim {
 
@@ -97,10 +97,10 @@ class ModelBuilder {
   TensorId linear_with_weight(TensorId x, TensorId weight, bool bias, const std::string& name = "");
   TensorId cross_entropy_loss(TensorId logits, const std::string& name = "loss");
 
-  // BERT's pooler: x.select(axis, index) (a view in PyTorch; attr select=1) and tanh (attr tanh=1). Both are
-  // OpKind::Other, as graph.h has no kind for them; training.cc's generic rule for Other (the backward reads the
-  // inputs and the output) over-approximates what autograd keeps for them (select keeps nothing, tanh its
-  // output), but no loss reads the pooler's output, so no backward is synthesised for them at all.
+  // BERT's pooler: x.select(axis, index) (a view in PyTorch) and tanh, ops of kind Other with sub-kinds Select and
+  // Tanh (workloads/op_kind.h), as they have no OpKind of their own. training_backward.cc's generic rule for Other
+  // (the backward reads the inputs and the output) over-approximates what autograd keeps for them (select keeps
+  // nothing, tanh its output), but no loss reads the pooler's output, so no backward is synthesised for them at all.
   TensorId select(TensorId x, int64_t axis, int64_t index, const std::string& name = "");
   TensorId tanh(TensorId x, const std::string& name = "");
 
@@ -125,7 +125,7 @@ class ModelBuilder {
   bool autocast() const { return opts_.activations != opts_.weights; }
   // What autocast runs in fp32 (softmax, layer norm, losses): F32 under autocast, else the activations' dtype.
   DType fp32_op_dtype() const { return autocast() ? DType::F32 : act_dtype_; }
-  void mark_tf32(Attrs& a, bool convolution) const;  // the non-default TF32 choice, as an attribute
+  void mark_tf32(Op& op, bool convolution) const;  // the non-default TF32 choice, as an attribute
   int counter_ = 0;
   size_t block_first_op_ = 0;  // the first op of the open block
   bool in_block_ = false;

@@ -15,8 +15,8 @@ TEST_CASE("conv2d follows PyTorch's output size, weight shape and MAC count") {
   CHECK(g.tensor(y).bytes == 2ull * 64 * 112 * 112 * 4);
   const Op& op = g.ops().back();
   CHECK(op.kind == OpKind::Conv2d);
-  CHECK(op.attrs.get("macs") == 2ll * 64 * 112 * 112 * 3 * 7 * 7);
-  CHECK(op.flops == 2.0 * static_cast<double>(op.attrs.get("macs")));
+  CHECK(op.attr(Attr::macs) == 2ll * 64 * 112 * 112 * 3 * 7 * 7);
+  CHECK(op.flops == 2.0 * static_cast<double>(op.attr(Attr::macs)));
   REQUIRE(op.inputs.size() == 2);
   CHECK(g.tensor(op.inputs[1]).shape == std::vector<int64_t>{64, 3, 7, 7});
   CHECK(g.tensor(op.inputs[1]).kind == TensorKind::Weight);
@@ -60,7 +60,7 @@ TEST_CASE("reshape, transpose, matmul and concat shapes") {
   TensorId kt = b.transpose(r, {0, 2, 3, 1});
   TensorId s = b.matmul(t, kt);
   CHECK(b.graph().tensor(s).shape == std::vector<int64_t>{2, 3, 5, 5});
-  CHECK(b.graph().ops().back().attrs.get("macs") == 6 * 5 * 4 * 5);
+  CHECK(b.graph().ops().back().attr(Attr::macs) == 6 * 5 * 4 * 5);
   TensorId c = b.concat({x, x}, -1);
   CHECK(b.graph().tensor(c).shape == std::vector<int64_t>{2, 5, 24});
   TensorId p = b.pad(x, {0, 1, 0, 0, 2, 3});
@@ -69,7 +69,7 @@ TEST_CASE("reshape, transpose, matmul and concat shapes") {
   CHECK(b.graph().tensor(e).shape == std::vector<int64_t>{2, 5, 12});
   TensorId l = b.linear(b.layer_norm(b.gelu(e)), 7);
   CHECK(b.graph().tensor(l).shape == std::vector<int64_t>{2, 5, 7});
-  CHECK(b.graph().ops().back().attrs.get("macs") == 10 * 12 * 7);
+  CHECK(b.graph().ops().back().attr(Attr::macs) == 10 * 12 * 7);
 }
 
 TEST_CASE("bad layers throw ConfigError naming the model and the layer") {

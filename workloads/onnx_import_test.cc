@@ -6,6 +6,7 @@
 
 #include "common/config_error.h"
 #include "workloads/training.h"
+#include "workloads/zoo.h"
 
 using namespace dlsim;
 namespace fs = std::filesystem;
@@ -217,7 +218,7 @@ TEST_CASE("a tiny hand-made ONNX model imports with its weights as initializers"
   CHECK(kinds == std::vector<OpKind>{OpKind::Conv2d, OpKind::Relu, OpKind::GlobalAvgPool, OpKind::Flatten, OpKind::Linear,
                                      OpKind::CrossEntropyLoss});
   // The ReLU reads a convolution it alone consumes: in place, as torchvision runs it.
-  CHECK(g.ops()[1].attrs.get("inplace") == 1);
+  CHECK(g.ops()[1].attr(Attr::inplace) == 1);
 }
 
 TEST_CASE("an ONNX graph above the node limit, or with a weight past 2^50 elements, is refused before it is built") {
@@ -369,7 +370,7 @@ TEST_CASE("ONNX shape arithmetic, fused linear layers, GELU and layer norm") {
   for (const Op& o : g.ops()) kinds.push_back(o.kind);
   CHECK(kinds == std::vector<OpKind>{OpKind::Linear, OpKind::Gelu, OpKind::LayerNorm, OpKind::Reshape, OpKind::Linear,
                                      OpKind::CrossEntropyLoss});
-  CHECK(g.op(0).attrs.get("bias") == 1);
+  CHECK(g.op(0).attr(Attr::bias) == 1);
   CHECK(g.tensor(g.op(3).outputs[0]).shape == std::vector<int64_t>{6, 64});
   CHECK(summary_of(g).params == 8u * 16 + 16 + 16 + 16 + 3 * 64);
 }

@@ -2,79 +2,10 @@
 // Training-graph synthesis: forward graph -> forward + backward + optimizer, keeping exactly the tensors
 // PyTorch's autograd saves for each op, accumulating gradients where a tensor feeds several ops, and a
 // cuDNN workspace tensor per convolution.
-#include <array>
-#include <optional>
-#include <string>
-
 #include "workloads/graph.h"
+#include "workloads/training_options.h"
 
 namespace dlsim {
-
-// AdamW (torch.optim.AdamW, decoupled weight decay): Adam's state and traffic plus the parameter's decay,
-// p.mul_(1 - lr * weight_decay), before the step.
-enum class Optimizer : uint8_t { SgdMomentum, Adam, AdamW };
-
-// How the numbers are held, as people set it in PyTorch:
-//   FP32       everything fp32;
-//   MixedFP16  torch.cuda.amp with float16: autocast's fp16 activations, fp32 master weights, loss scaling
-//              (GradScaler: the loss multiplied by the scale, the gradients unscaled and checked before the step);
-//   MixedBF16  the same with bfloat16 and no loss scaling (bf16 has fp32's exponent range);
-//   BF16       the model itself in bfloat16 (model.to(torch.bfloat16)): weights, gradients, optimizer state and
-//              every activation, no autocast.
-enum class Precision : uint8_t { FP32, MixedFP16, MixedBF16, BF16 };
-// Whether fp32 convolutions and matrix products may use TF32 tensor cores (torch.backends.cudnn.allow_tf32,
-// torch.backends.cuda.matmul.allow_tf32): Conv is PyTorch's default since 1.12 (cuDNN yes, cuBLAS no); All is
-// what NVIDIA's containers and TensorFlow set. The GPU decides whether TF32 exists (hw/math_path.h).
-enum class Tf32 : uint8_t { Off, Conv, All };
-// Where the channels of an image tensor sit: NCHW (PyTorch's default) or NHWC (channels_last). On tensor cores
-// cuDNN's kernels are NHWC, so an NCHW 16-bit convolution runs between layout transposes (workloads/memory_format.h).
-enum class MemoryFormat : uint8_t { NCHW, NHWC };
-// Eager: one kernel per PyTorch op. Fused: the fusions NVIDIA's DeepLearningExamples, apex and XLA use, each one
-// op with the arithmetic of the ops it replaces:
-//   batch norm + ReLU       ModelBuilder::relu after a batch_norm (attr fused_relu on the BatchNorm)
-//   bias + GELU             ModelBuilder::linear_gelu (attr fused_bias on the Gelu)
-//   scale+mask+softmax+dropout  ModelBuilder::scaled_masked_softmax_dropout (attr fused_mask_dropout)
-//   the optimizer step      one multi-tensor op over every parameter (training.cc; attr multi_tensor)
-// Layer norm is one kernel each way in both (PyTorch's native_layer_norm is already fused).
-enum class Kernels : uint8_t { Eager, Fused };
-
-const char* to_string(Optimizer o);  // "sgd-momentum", "adam", "adamw"
-const char* to_string(Precision p);  // "fp32", "mixed-fp16", "mixed-bf16", "bf16"
-const char* to_string(Tf32 t);       // "off", "conv", "all"
-const char* to_string(MemoryFormat f);  // "nchw", "nhwc"
-const char* to_string(Kernels k);    // "eager", "fused"
-
-// Every value of each choice, in the order errors and `dlsim list` name them.
-inline constexpr std::array kOptimizers = {Optimizer::SgdMomentum, Optimizer::Adam, Optimizer::AdamW};
-inline constexpr std::array kPrecisions = {Precision::FP32, Precision::MixedFP16, Precision::MixedBF16, Precision::BF16};
-inline constexpr std::array kTf32Modes = {Tf32::Off, Tf32::Conv, Tf32::All};
-inline constexpr std::array kMemoryFormats = {MemoryFormat::NCHW, MemoryFormat::NHWC};
-inline constexpr std::array kKernelChoices = {Kernels::Eager, Kernels::Fused};
-
-// The value whose to_string is `name`, or nullopt; choice_names lists them ("fp32, mixed-fp16, ...").
-template <class E, size_t N>
-std::optional<E> choice_named(const std::string& name, const std::array<E, N>& values) {
-  for (E e : values)
-    if (name == to_string(e)) return e;
-  return std::nullopt;
-}
-template <class E, size_t N>
-std::string choice_names(const std::array<E, N>& values) {
-  std::string s;
-  for (E e : values) s += (s.empty() ? "" : ", ") + std::string(to_string(e));
-  return s;
-}
-
-struct TrainingOptions {
-  Optimizer optimizer = Optimizer::SgdMomentum;
-  Precision precision = Precision::FP32;
-  Tf32 tf32 = Tf32::Conv;
-  MemoryFormat memory_format = MemoryFormat::NCHW;
-  Kernels kernels = Kernels::Eager;
-  // cuDNN workspace per convolution, bytes; the cost of the fastest algorithm is modelled as this fraction
-  // of the op's input+output bytes, capped (workloads/training.cc documents the choice).
-  bool conv_workspace = true;
-};
 
 Graph make_training_graph(const Graph& forward, const TrainingOptions& opts);
 

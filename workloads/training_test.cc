@@ -135,8 +135,8 @@ TEST_CASE("mixed-fp16 scales the loss and unscales every weight gradient before 
   const Op* unscale = nullptr;
   size_t grads = 0;
   for (const Op& op : g.ops()) {
-    if (op.attrs.has("amp_scale_loss")) scale = &op;
-    if (op.attrs.has("amp_unscale")) unscale = &op;
+    if (op.kind == OpKind::Mul && op.has_attr(Attr::amp_scale_loss)) scale = &op;
+    if (op.other == OtherOp::AmpUnscale) unscale = &op;
     grads += op.kind == OpKind::SgdMomentumUpdate;
   }
   REQUIRE(scale != nullptr);
@@ -151,14 +151,14 @@ TEST_CASE("mixed-fp16 scales the loss and unscales every weight gradient before 
   o.training.precision = Precision::MixedBF16;
   const Graph mixed_bf16 = build_training_graph("resnet18", o);
   for (const Op& op : mixed_bf16.ops()) {
-    CHECK_FALSE(op.attrs.has("amp_scale_loss"));
-    CHECK_FALSE(op.attrs.has("amp_unscale"));
+    CHECK_FALSE((op.kind == OpKind::Mul && op.has_attr(Attr::amp_scale_loss)));
+    CHECK(op.other != OtherOp::AmpUnscale);
   }
   // A model held in bf16: weights, optimizer state and activations all bf16, and nothing cast but the image.
   o.training.precision = Precision::BF16;
   const Graph b = build_training_graph("resnet18", o);
   size_t casts = 0;
-  for (const Op& op : b.ops()) casts += op.attrs.has("cast");
+  for (const Op& op : b.ops()) casts += op.kind == OpKind::Copy && op.has_attr(Attr::cast);
   CHECK(casts == 1);
   for (const Tensor& t : b.tensors())
     if (t.learnable || t.kind == TensorKind::OptimizerState) CHECK(t.dtype == DType::BF16);
@@ -184,8 +184,8 @@ TEST_CASE("AdamW keeps Adam's state and moves its bytes, with the decoupled deca
       CHECK(a.bytes_written == w.bytes_written);
       if (a.kind != OpKind::AdamUpdate) continue;
       ++steps;
-      CHECK(w.attrs.get("adamw") == 1);
-      CHECK_FALSE(a.attrs.has("adamw"));
+      CHECK(w.attr(Attr::adamw) == 1);
+      CHECK_FALSE(a.has_attr(Attr::adamw));
       CHECK(w.flops == Approx(a.flops * 14 / 12));
     }
     CHECK(steps > 0);

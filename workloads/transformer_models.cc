@@ -23,7 +23,6 @@
 #include "workloads/transformer_models.h"
 
 #include "common/config_error.h"
-#include "workloads/cnn_models.h"
 #include "workloads/model_builder.h"
 
 namespace dlsim {

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "workloads/graph.h"
-#include "workloads/zoo.h"
+#include "workloads/model_options.h"
 
 namespace dlsim {
 

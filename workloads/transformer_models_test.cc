@@ -7,6 +7,7 @@
 
 #include "common/config_error.h"
 #include "workloads/training.h"
+#include "workloads/zoo.h"
 
 using namespace dlsim;
 

@@ -12,13 +12,6 @@
 
 namespace dlsim {
 
-int64_t image_size_or(const ModelOptions& opts, int64_t fallback, const std::string& model) {
-  if (opts.image_size < 0) throw ConfigError(model, 0, "image_size", "image size must be positive, got " + std::to_string(opts.image_size));
-  return opts.image_size == 0 ? fallback : opts.image_size;
-}
-
-const char* to_string(Attention a) { return a == Attention::Eager ? "eager" : "sdpa-flash"; }
-
 const std::vector<ModelInfo>& model_zoo() {
   static const std::vector<ModelInfo> zoo = {
       {"alexnet", "torchvision AlexNet, 224x224", build_alexnet},
@@ -89,7 +82,7 @@ ModelSummary summarize(const Graph& forward, const Graph& training) {
   ModelSummary s;
   for (const Op& o : forward.ops())
     if (o.kind == OpKind::Conv2d || o.kind == OpKind::Linear || o.kind == OpKind::MatMul || o.kind == OpKind::FlashAttention)
-      s.fwd_macs += static_cast<double>(o.attrs.get("macs"));
+      s.fwd_macs += static_cast<double>(o.attr(Attr::macs));
   // Parameters: what PyTorch's model.parameters() counts, including weights the loss does not reach (BERT's
   // pooler under the masked-LM loss gets no gradient and no update, but is a parameter).
   for (const Tensor& t : forward.tensors()) {

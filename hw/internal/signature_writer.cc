@@ -33,7 +33,7 @@ std::string write_signature(const Graph& g, const Op& op, const SignatureStyle& 
   append_tensors(s, g, op.outputs, style);
   s += " attrs=";
   bool first = true;
-  for (const auto& [k, v] : op.attrs.all()) {  // std::map: name order, deterministic
+  for (const auto& [k, v] : op.written_attributes()) {  // std::map: name order, deterministic
     const std::optional<std::string> text = style.attr(k, v);
     if (!text) continue;
     if (!first) s += ',';

@@ -1,5 +1,5 @@
 #pragma once
-// Hand-checkable stand-ins for the sim/ tests: a kernel cost model read from op attributes, a linear PCIe
+// Hand-checkable stand-ins for the sim/ tests: a kernel cost model read from stand-in ops' attributes, a linear PCIe
 // link, three tiny pools (straight cudaMalloc, an exact-size cache, one that leaks) and a small graph builder.
 #include <cmath>
 #include <map>
@@ -13,13 +13,21 @@
 
 namespace dlsim::testing {
 
-// Duration from attribute "ns" (default 1000), SM share from "sm_permille" (default 1000 = the whole GPU), and
-// the grid from "blocks" (default 0: one wave over the SM share) and "blocks_per_sm" (default 1).
+// A stand-in op's (OtherOp::StandIn, made by op() below) cost from its attributes: the duration from ns, the SM
+// share from sm_permille (1000 = the whole GPU), the grid from blocks (0: one wave over the SM share) and
+// blocks_per_sm. Any other op (a zoo graph's) costs what a stand-in that sets none of them costs, the defaults
+// workloads/op_attributes.cc declares: 1000 ns on the whole GPU.
 class AttrKernels : public KernelCostModel {
  public:
   KernelCost cost(const Graph&, const Op& op) const override {
-    return {op.attrs.get("ns", 1000), static_cast<double>(op.attrs.get("sm_permille", 1000)) / 1000.0,
-            op.attrs.get("blocks", 0), static_cast<int>(op.attrs.get("blocks_per_sm", 1))};
+    static const Op defaults = [] {
+      Op o;
+      o.other = OtherOp::StandIn;
+      return o;
+    }();
+    const Op& s = op.kind == OpKind::Other && op.other == OtherOp::StandIn ? op : defaults;
+    return {s.attr(Attr::ns), static_cast<double>(s.attr(Attr::sm_permille)) / 1000.0, s.attr(Attr::blocks),
+            static_cast<int>(s.attr(Attr::blocks_per_sm))};
   }
 };
 
@@ -154,8 +162,9 @@ inline OpId op(Graph& g, const std::string& name, std::vector<TensorId> in, std:
   o.inputs = std::move(in);
   o.outputs = std::move(out);
   o.workspace = workspace;
-  o.attrs.set("ns", ns);
-  o.attrs.set("sm_permille", sm_permille);
+  o.other = OtherOp::StandIn;
+  o.set_attr(Attr::ns, ns);
+  o.set_attr(Attr::sm_permille, sm_permille);
   return g.add_op(o);
 }
 

@@ -33,7 +33,8 @@ const char* to_string(KernelCall c);  // the library function's name, e.g. "cudn
 
 // Which element-wise function a small kernel of ours (or cuDNN's activation) computes.
 // Cast converts between the operands' data types (autocast's copies); Tanh and TanhBwd (saved = y) serve the
-// BERT pooler; GeluTanh is GPT-2's tanh approximation when the graph says so (attr approximate=1).
+// BERT pooler; GeluTanh is GPT-2's tanh approximation, which no graph asks for yet (the builders' GELU is the
+// erf form, GPT-2's included).
 enum class Pointwise : uint8_t { None, Add, Mul, MulBwd, Relu, Relu6, Gelu, Dropout, Sum, Cast, Tanh, GeluTanh };
 
 struct ConvShape {

@@ -15,18 +15,21 @@ namespace {
 // (Kernels::Fused, workloads/training.h) and AMP's loss scaling. The harness refuses them by name rather than run
 // something else.
 void check_supported(const Graph& g, const Op& op) {
-  static const char* const kModelOnly[][2] = {
-      {"layout_transpose", "a layout transpose of a 16-bit NCHW convolution (run the harness with memory_format: nhwc)"},
-      {"fused_relu", "a fused batch norm + ReLU (kernels: fused)"},
-      {"fused_bias", "a fused bias + GELU (kernels: fused)"},
-      {"fused_mask_dropout", "a fused scale + mask + softmax + dropout (kernels: fused)"},
-      {"multi_tensor", "a multi-tensor optimizer step (kernels: fused)"},
-      {"amp_scale_loss", "AMP's loss scaling (precision: mixed-fp16)"},
-      {"amp_unscale", "AMP's gradient unscale (precision: mixed-fp16)"},
+  static const std::pair<Attr, const char*> kModelOnly[] = {
+      {Attr::layout_transpose,
+       "a layout transpose of a 16-bit NCHW convolution (run the harness with memory_format: nhwc)"},
+      {Attr::fused_relu, "a fused batch norm + ReLU (kernels: fused)"},
+      {Attr::fused_bias, "a fused bias + GELU (kernels: fused)"},
+      {Attr::fused_mask_dropout, "a fused scale + mask + softmax + dropout (kernels: fused)"},
+      {Attr::multi_tensor, "a multi-tensor optimizer step (kernels: fused)"},
+      {Attr::amp_scale_loss, "AMP's loss scaling (precision: mixed-fp16)"},
   };
   const Op& f = op.forward_op >= 0 ? g.op(op.forward_op) : op;
+  auto carries = [](const Op& o, Attr a) { return o.declares(a) && o.has_attr(a); };
   for (const auto& [attr, what] : kModelOnly)
-    if (op.attrs.has(attr) || f.attrs.has(attr)) fail(g, op, std::string("the GPU harness has no kernel for ") + what);
+    if (carries(op, attr) || carries(f, attr)) fail(g, op, std::string("the GPU harness has no kernel for ") + what);
+  if (op.other == OtherOp::AmpUnscale || f.other == OtherOp::AmpUnscale)
+    fail(g, op, "the GPU harness has no kernel for AMP's gradient unscale (precision: mixed-fp16)");
 }
 
 }  // namespace
@@ -93,7 +96,8 @@ std::map<TensorId, int64_t> index_ranges(const Graph& g) {
       const Tensor& logits = g.tensor(op.inputs[0]);
       for (TensorId id : op.inputs)
         if (id != logits.id && g.tensor(id).dtype == DType::I64 && !logits.shape.empty())
-          r[id] = op.attrs.get("classes", logits.shape.back());  // logits may be unflattened [N, C, 1, 1]
+          // logits may be unflattened [N, C, 1, 1]
+          r[id] = op.has_attr(Attr::classes) ? op.attr(Attr::classes) : logits.shape.back();
     }
   }
   return r;

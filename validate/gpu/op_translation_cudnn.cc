@@ -22,12 +22,11 @@ ConvShape conv_shape(const Graph& g, const Op& fwd) {
   c.p = y.shape[2], c.q = y.shape[3];
   if (w.shape[1] <= 0 || c.c % w.shape[1] != 0) fail(g, fwd, "weight channels do not divide input channels");
   c.groups = c.c / w.shape[1];
-  c.stride_h = attr(g, fwd, {"stride_h", "stride"});
-  c.stride_w = attr(g, fwd, {"stride_w", "stride"});
-  c.pad_h = attr(g, fwd, {"pad_h", "pad", "padding"});
-  c.pad_w = attr(g, fwd, {"pad_w", "pad", "padding"});
-  c.dil_h = attr_or(fwd, {"dilation_h", "dilation"}, 1);  // checked below through the output shape
-  c.dil_w = attr_or(fwd, {"dilation_w", "dilation"}, 1);
+  c.stride_h = attr(g, fwd, Attr::stride_h);
+  c.stride_w = attr(g, fwd, Attr::stride_w);
+  c.pad_h = attr(g, fwd, Attr::pad_h);
+  c.pad_w = attr(g, fwd, Attr::pad_w);
+  c.dil_h = c.dil_w = fwd.attr(Attr::dilation);  // 1 when unset; checked below through the output shape
   c.bias = fwd.inputs.size() > 2;
   if (c.bias && g.tensor(fwd.inputs[2]).shape != std::vector<int64_t>{c.k}) fail(g, fwd, "bias is not of K elements");
   const int64_t p = (c.h + 2 * c.pad_h - c.dil_h * (c.r - 1) - 1) / c.stride_h + 1;
@@ -55,13 +54,11 @@ PoolShape pool_shape(const Graph& g, const Op& fwd) {
     p.win_h = p.h / p.p, p.win_w = p.w / p.q, p.stride_h = p.win_h, p.stride_w = p.win_w;
     return p;
   }
-  p.win_h = attr(g, fwd, {"kh", "kernel_h", "k", "kernel"});
-  p.win_w = attr(g, fwd, {"kw", "kernel_w", "k", "kernel"});
-  p.stride_h = attr(g, fwd, {"stride_h", "stride"});
-  p.stride_w = attr(g, fwd, {"stride_w", "stride"});
-  p.pad_h = attr(g, fwd, {"pad_h", "pad", "padding"});
-  p.pad_w = attr(g, fwd, {"pad_w", "pad", "padding"});
-  p.include_pad = attr_or(fwd, {"count_include_pad"}, 1) != 0;
+  // PyTorch's pooling windows here are square: one kernel, stride and padding for both axes
+  p.win_h = p.win_w = attr(g, fwd, Attr::kernel);
+  p.stride_h = p.stride_w = attr(g, fwd, Attr::stride);
+  p.pad_h = p.pad_w = attr(g, fwd, Attr::pad);
+  if (fwd.kind == OpKind::AvgPool) p.include_pad = fwd.attr(Attr::count_include_pad) != 0;  // max: no such choice
   // cuDNN computes floor((h + 2 pad - win) / stride) + 1. PyTorch's ceil_mode can add a last row (column)
   // whose window starts inside the input but hangs over its far edge; cuDNN's symmetric padding cannot express
   // that, so those pools run on a kernel of ours with PyTorch's rule. Any other shape is an error.
@@ -71,7 +68,7 @@ PoolShape pool_shape(const Graph& g, const Op& fwd) {
     if (ceil && (o - 1) * s >= in + pad) --o;
     return o;
   };
-  const bool ceil = attr_or(fwd, {"ceil_mode"}, 0) != 0;
+  const bool ceil = fwd.attr(Attr::ceil_mode) != 0;
   if (out(p.h, p.win_h, p.stride_h, p.pad_h, ceil) != p.p || out(p.w, p.win_w, p.stride_w, p.pad_w, ceil) != p.q)
     fail(g, fwd, "output shape follows neither the floor nor the ceil_mode rule of its window, stride and padding");
   p.ceil_mode = out(p.h, p.win_h, p.stride_h, p.pad_h, false) != p.p ||
@@ -164,8 +161,7 @@ void translate_activation(const Graph& g, const Op& op, OpTranslation& kp) {
   kp.x_dims = dims4(g.tensor(x));
   kp.y_dims = kp.x_dims;
   // GPT-2's gelu_new is the tanh approximation; a graph says so with approximate=1 (the erf form otherwise).
-  const Pointwise fn = gelu ? (attr_or(fwd, {"approximate"}, 0) ? Pointwise::GeluTanh : Pointwise::Gelu)
-                            : fwd.kind == OpKind::Relu6 ? Pointwise::Relu6 : Pointwise::Relu;
+  const Pointwise fn = gelu ? Pointwise::Gelu : fwd.kind == OpKind::Relu6 ? Pointwise::Relu6 : Pointwise::Relu;
   const int64_t n = numel(g.tensor(y));
   if (op.id == fwd.id) {
     // ReLU6 in place lists autograd's saved clone as a second input ([x, saved] -> [x]); it is not read here.
@@ -236,7 +232,7 @@ void translate_softmax(const Graph& g, const Op& op, OpTranslation& kp) {
   const TensorId x = need_in(g, fwd, 0), y = need_out(g, fwd, 0);
   kp.dtype = same_dtype(g, op, {x, y});
   const auto& s = g.tensor(x).shape;
-  int64_t axis = attr(g, fwd, {"axis", "dim"});
+  int64_t axis = attr(g, fwd, Attr::axis);
   if (axis < 0) axis += static_cast<int64_t>(s.size());
   if (axis < 0 || axis >= static_cast<int64_t>(s.size())) fail(g, fwd, "softmax axis out of range");
   // (outer, C, inner, 1) with cuDNN's channel mode is a softmax over any one axis of a contiguous tensor.

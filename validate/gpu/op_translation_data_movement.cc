@@ -6,17 +6,15 @@
 namespace dlsim::validate_internal {
 namespace {
 
-// Permutation (attrs perm0..perm{r-1}: output axis i is input axis perm_i) as a gather. Training graphs elide
+// Permutation (attribute perm: output axis i is input axis perm_i) as a gather. Training graphs elide
 // views, so one side may be the unviewed tensor (a head split permutes the [B, S, heads, d] view of a
 // [B, S, H] tensor): the side whose rank is the permutation's gives the shapes, the other must match in size.
 NdMap permute_map(const Graph& g, const Op& op, const Tensor& x, const Tensor& y) {
-  size_t r = 0;
-  while (op.attrs.has("perm" + std::to_string(r))) ++r;
+  const std::vector<int64_t> perm = op.attr_list(Attr::perm);
+  const size_t r = perm.size();
   if (r == 0 || r > kMaxRank) fail(g, op, "transpose needs attributes perm0..perm{rank-1} (rank at most 6)");
-  std::vector<int64_t> perm(r);
   std::vector<bool> seen(r, false);
   for (size_t i = 0; i < r; ++i) {
-    perm[i] = op.attrs.get("perm" + std::to_string(i));
     if (perm[i] < 0 || perm[i] >= static_cast<int64_t>(r) || seen[static_cast<size_t>(perm[i])])
       fail(g, op, "invalid permutation");
     seen[static_cast<size_t>(perm[i])] = true;
@@ -54,8 +52,8 @@ NdMap pad_map(const Graph& g, const Op& op, const Op& fwd, const Tensor& x, cons
   const std::vector<int64_t> st = strides_of(src.shape);
   NdMap m;
   for (size_t i = 0; i < r; ++i) {
-    const int64_t begin = attr(g, fwd, {("pad_begin" + std::to_string(i)).c_str()});
-    const int64_t end = attr(g, fwd, {("pad_end" + std::to_string(i)).c_str()});
+    const int64_t begin = attr(g, fwd, Attr::pad_begin, i);
+    const int64_t end = attr(g, fwd, Attr::pad_end, i);
     if (x.shape[i] + begin + end != y.shape[i]) fail(g, fwd, "output shape is not the input padded by pad_begin/pad_end");
     m.dims.push_back(dst.shape[i]);
     m.strides.push_back(st[i]);
@@ -71,7 +69,7 @@ void translate_concat(const Graph& g, const Op& op, OpTranslation& kp) {
   const bool fwd = op.kind == OpKind::Concat;
   const Op& f = fwd ? op : forward_of(g, op);
   const Tensor& whole = g.tensor(need_out(g, f, 0));
-  int64_t axis = attr(g, f, {"axis", "dim"});
+  int64_t axis = attr(g, f, Attr::axis);
   if (axis < 0) axis += static_cast<int64_t>(whole.shape.size());
   if (axis < 0 || axis >= static_cast<int64_t>(whole.shape.size())) fail(g, f, "concat axis out of range");
   int64_t outer = 1;
@@ -127,7 +125,7 @@ void translate_data_movement(const Graph& g, const Op& op, OpTranslation& kp) {
       kp.steps.push_back(copy_or_cast(g, op, need_in(g, op, 0), need_out(g, op, 0)));
       return;
     case OpKind::Transpose: {
-      // Forward and backward alike: the backward carries the inverse permutation in its own attrs.
+      // Forward and backward alike: the backward carries the inverse permutation as its own perm.
       const TensorId x = need_in(g, op, 0), y = need_out(g, op, 0);
       KernelStep s = step(KernelCall::Gather, {{arg(g, x)}, {arg(g, y)}}, numel(g.tensor(y)));
       s.map_a = permute_map(g, op, g.tensor(x), g.tensor(y));

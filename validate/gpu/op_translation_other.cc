@@ -1,16 +1,15 @@
-// The translation plan's OpKind::Other ops, told apart by the attributes their builders set: select, tanh,
+// The translation plan's OpKind::Other ops, told apart by their sub-kind (workloads/op_kind.h): select, tanh,
 // cuDNN's LRN, and the reduction of a broadcast operand's gradient.
 #include "validate/gpu/internal/op_translation_helpers.h"
 
 namespace dlsim::validate_internal {
 
-// Told apart by the attributes its builder sets (model_builder.cc, cnn_cifar.cc, training.cc). A backward op
-// (forward_op set) carries its forward's attributes too.
+// A backward op (forward_op set) carries its forward's sub-kind and attributes.
 void translate_other(const Graph& g, const Op& op, OpTranslation& kp) {
   kp.lib = KernelLib::Ours;
   if (!op.outputs.empty()) kp.dtype = g.tensor(op.outputs[0]).dtype;
   const bool bwd = op.forward_op >= 0;
-  if (op.attrs.get("reduce_broadcast") != 0) {  // Add's gradient for a broadcast operand: [dy] -> [dx]
+  if (op.other == OtherOp::ReduceBroadcast) {  // Add's gradient for a broadcast operand: [dy] -> [dx]
     const TensorId dy = need_in(g, op, 0), dx = need_out(g, op, 0);
     KernelStep s = step(KernelCall::ReduceBroadcast, {{arg(g, dy)}, {arg(g, dx)}}, numel(g.tensor(dx)));
     s.map_a = reduce_map(g, op, g.tensor(dy).shape, g.tensor(dx).shape);
@@ -19,14 +18,14 @@ void translate_other(const Graph& g, const Op& op, OpTranslation& kp) {
   }
   const Op& f = bwd ? forward_of(g, op) : op;
   const TensorId x = need_in(g, f, 0), y = need_out(g, f, 0);
-  // The generic backward (training.cc): inputs [dy, x..., y], outputs [dx].
+  // The generic backward (training_backward.cc): inputs [dy, x..., y], outputs [dx].
   const TensorId dy = bwd ? output_grad(g, op, f) : kNoTensor;
   const TensorId dx = bwd ? require(g, op, find_shaped(g, op.outputs, g.tensor(x).shape), "input gradient") : kNoTensor;
-  if (f.attrs.get("select") != 0) {
+  if (f.other == OtherOp::Select) {
     // x.select(axis, index): `outer` rows of the inner block at `index` along the axis; a strided copy. Its
     // backward zeroes dx and copies dy into that slice.
     const Tensor& xt = g.tensor(x);
-    const int64_t axis = attr(g, f, {"axis"}), index = attr(g, f, {"index"});
+    const int64_t axis = attr(g, f, Attr::axis), index = attr(g, f, Attr::index);
     if (axis < 0 || axis >= static_cast<int64_t>(xt.shape.size())) fail(g, f, "select axis out of range");
     const int64_t len = xt.shape[static_cast<size_t>(axis)];
     if (index < 0 || index >= len) fail(g, f, "select index out of range");
@@ -47,7 +46,7 @@ void translate_other(const Graph& g, const Op& op, OpTranslation& kp) {
     kp.steps.push_back(c);
     return;
   }
-  if (f.attrs.get("tanh") != 0) {  // y = tanh(x); dx = dy * (1 - y^2) from the saved output
+  if (f.other == OtherOp::Tanh) {  // y = tanh(x); dx = dy * (1 - y^2) from the saved output
     if (!bwd) {
       KernelStep s = step(KernelCall::ElementwiseUnary, {{arg(g, x)}, {arg(g, y)}}, numel(g.tensor(y)));
       s.fn = Pointwise::Tanh;
@@ -60,9 +59,9 @@ void translate_other(const Graph& g, const Op& op, OpTranslation& kp) {
     }
     return;
   }
-  if (f.attrs.get("lrn") != 0) {  // cuDNN's cross-channel LRN over `lrn_size` channels
+  if (f.other == OtherOp::Lrn) {  // cuDNN's cross-channel LRN over `lrn_size` channels
     kp.lib = KernelLib::Cudnn;
-    kp.lrn_size = attr(g, f, {"lrn_size"});
+    kp.lrn_size = attr(g, f, Attr::lrn_size);
     if (kp.lrn_size < 1 || kp.lrn_size > 16) fail(g, f, "LRN size must be 1..16 (cuDNN's lrnN range)");
     if (g.tensor(x).shape.size() != 4) fail(g, f, "LRN input must be NCHW");
     kp.x_dims = g.tensor(x).shape;
@@ -77,7 +76,8 @@ void translate_other(const Graph& g, const Op& op, OpTranslation& kp) {
     }
     return;
   }
-  fail(g, op, "an Other op without a known kind attribute (select, tanh, lrn, reduce_broadcast)");
+  fail(g, op, std::string("an Other op of a sub-kind the harness has no kernel for (") + to_string(f.other) +
+                  "; it runs select, tanh, lrn and reduce_broadcast)");
 }
 
 }  // namespace dlsim::validate_internal

@@ -60,8 +60,8 @@ void translate_cross_entropy(const Graph& g, const Op& op, OpTranslation& kp) {
   const TensorId logits = need_in(g, f, 0);
   KernelStep s;
   set_rows(s, g.tensor(logits));
-  // The logits may be the unflattened [N, C, 1, 1] tensor (views elided): the builder's classes attr rules.
-  s.cols = attr_or(f, {"classes"}, s.cols);
+  // The logits may be the unflattened [N, C, 1, 1] tensor (views elided): the builder's classes attribute rules.
+  if (f.has_attr(Attr::classes)) s.cols = f.attr(Attr::classes);
   if (s.cols <= 0 || numel(g.tensor(logits)) % s.cols != 0) fail(g, f, "logits are not a whole number of rows");
   s.rows = numel(g.tensor(logits)) / s.cols;
   if (g.tensor(logits).dtype != DType::F32) fail(g, f, "cross entropy runs in fp32 (autocast casts its input up)");

@@ -24,22 +24,20 @@ struct Net {
     return g.add_tensor(x);
   }
   OpId op(const std::string& name, OpKind k, std::vector<TensorId> in, std::vector<TensorId> out, OpId fwd = -1,
-          Attrs a = {}) {
+          const std::vector<std::pair<Attr, int64_t>>& attrs = {}) {
     Op o;
     o.name = name;
     o.kind = k;
     o.inputs = in;
     o.outputs = out;
     o.forward_op = fwd;
-    o.attrs = a;
+    for (const auto& [a, v] : attrs) o.set_attr(a, v);
     return g.add_op(o);
   }
 };
 
-Attrs conv_attrs(int64_t stride, int64_t pad) {
-  Attrs a;
-  a.set("stride_h", stride), a.set("stride_w", stride), a.set("pad_h", pad), a.set("pad_w", pad);
-  return a;
+std::vector<std::pair<Attr, int64_t>> conv_attrs(int64_t stride, int64_t pad) {
+  return {{Attr::stride_h, stride}, {Attr::stride_w, stride}, {Attr::pad_h, pad}, {Attr::pad_w, pad}};
 }
 
 }  // namespace
@@ -180,11 +178,8 @@ TEST_CASE("plan: batch norm, activations, pooling and softmax through cuDNN, the
   auto gap = n.t("gap", TensorKind::Activation, {4, 16, 1, 1});
   auto s = n.t("s", TensorKind::Activation, {4, 16, 1, 1});
   auto sum = n.t("sum", TensorKind::Activation, {4, 16, 8, 8});
-  Attrs pa;
-  pa.set("kh", 2), pa.set("kw", 2), pa.set("stride_h", 2), pa.set("stride_w", 2), pa.set("pad_h", 0),
-      pa.set("pad_w", 0);
-  Attrs sa;
-  sa.set("axis", 1);
+  const std::vector<std::pair<Attr, int64_t>> pa = {{Attr::kernel, 2}, {Attr::stride, 2}, {Attr::pad, 0}};
+  const std::vector<std::pair<Attr, int64_t>> sa = {{Attr::axis, 1}};
   OpId bn = n.op("bn", OpKind::BatchNorm, {x, g, be}, {y});
   OpId relu6 = n.op("relu6", OpKind::Relu6, {y}, {r});
   OpId mp = n.op("mp", OpKind::MaxPool, {r}, {p}, -1, pa);
@@ -226,8 +221,7 @@ TEST_CASE("plan: concat as strided copies, optimizer updates by tensor kind, ind
   auto a = n.t("a", TensorKind::Activation, {2, 3, 4, 4});
   auto b = n.t("b", TensorKind::Activation, {2, 5, 4, 4});
   auto c = n.t("c", TensorKind::Activation, {2, 8, 4, 4});
-  Attrs ax;
-  ax.set("axis", 1);
+  const std::vector<std::pair<Attr, int64_t>> ax = {{Attr::axis, 1}};
   OpId cat = n.op("cat", OpKind::Concat, {a, b}, {c}, -1, ax);
   OpTranslation p = translate_op(n.g, n.g.op(cat));
   REQUIRE(p.steps.size() == 2);

@@ -70,6 +70,36 @@ ParamValue param_from_json(const json& j, const std::string& file, const std::st
   throw ConfigError(file, 0, where, "a parameter must be a number, a boolean or a string");
 }
 
+// An op's attributes as program_file_to_json writes them (Op::written_attributes): each a name that
+// workloads/op_attributes.h declares for the op's kind, or the name of its Other sub-kind with the value 1. Every
+// file dlsim wrote since the plan format began reads so, as the builders never set any other attribute; a name the
+// op's kind does not declare is an error naming it.
+void read_attributes(const json& attrs, Op& o, const std::string& file, const std::string& where) {
+  if (!attrs.is_object()) throw ConfigError(file, 0, where, "expected an object");
+  for (const auto& [k, v] : attrs.items()) {  // the sub-kind first: it decides which attributes are declared
+    if (!v.is_number_integer()) throw ConfigError(file, 0, where + "." + k, "expected an integer");
+    const std::optional<OtherOp> other = other_op_named(k);
+    if (!other) continue;
+    if (v.get<int64_t>() != 1 || o.other != OtherOp::None || !may_carry(o.kind, *other))
+      throw ConfigError(file, 0, where + "." + k,
+                        std::string("a sub-kind is 1, once, on an Other op (or the gradient accumulation that follows "
+                                    "one); this op is ") + to_string(o.kind));
+    o.other = *other;
+  }
+  for (const auto& [k, v] : attrs.items()) {
+    if (other_op_named(k)) continue;
+    const std::optional<AttrName> name = attr_named(k);
+    if (!name || !find_declaration(o.kind, o.other, name->attr)) {
+      const std::string kind =
+          std::string(to_string(o.kind)) + (o.other == OtherOp::None ? "" : std::string("/") + to_string(o.other));
+      throw ConfigError(file, 0, where + "." + k,
+                        "not an attribute of " + kind + " ops (workloads/op_attributes.cc declares each kind's)");
+    }
+    if (name->index) o.set_attr(name->attr, *name->index, v.get<int64_t>());
+    else o.set_attr(name->attr, v.get<int64_t>());
+  }
+}
+
 }  // namespace
 
 json program_file_to_json(const ProgramFile& p) {
@@ -82,7 +112,8 @@ json program_file_to_json(const ProgramFile& p) {
   json ops = json::array();
   for (const Op& o : p.graph.ops()) {
     json attrs = json::object();
-    for (const auto& [k, v] : o.attrs.all()) attrs[k] = v;  // std::map: name order, deterministic
+    // by stored name in name order, an Other op's sub-kind as `<sub-kind>: 1` (workloads/op_kind.h)
+    for (const auto& [k, v] : o.written_attributes()) attrs[k] = v;
     ops.push_back({{"id", o.id}, {"name", o.name}, {"kind", to_string(o.kind)}, {"phase", to_string(o.phase)},
                    {"inputs", o.inputs}, {"outputs", o.outputs}, {"workspace", o.workspace}, {"flops", o.flops},
                    {"bytes_read", o.bytes_read}, {"bytes_written", o.bytes_written}, {"attrs", attrs},
@@ -172,10 +203,7 @@ ProgramFile program_file_from_json(const json& j, const std::string& file) {
     o.flops = get<double>(oj, "flops", file, w);
     o.bytes_read = get<uint64_t>(oj, "bytes_read", file, w);
     o.bytes_written = get<uint64_t>(oj, "bytes_written", file, w);
-    for (const auto& [k, v] : field(oj, "attrs", file, w).items()) {
-      if (!v.is_number_integer()) throw ConfigError(file, 0, w + ".attrs." + k, "expected an integer");
-      o.attrs.set(k, v.get<int64_t>());
-    }
+    read_attributes(field(oj, "attrs", file, w), o, file, w + ".attrs");
     o.forward_op = get<OpId>(oj, "forward_op", file, w);
     if (get<OpId>(oj, "id", file, w) != static_cast<OpId>(i))
       throw ConfigError(file, 0, w + ".id", "op ids must be 0, 1, 2... in order");

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -42,7 +43,7 @@ ProgramFile small_plan() {
   o.phase = Phase::Backward;
   o.inputs = {0};
   o.outputs = {1};
-  o.attrs.set("inplace", 1);
+  o.set_attr(Attr::inplace, 1);
   o.flops = 6;
   p.graph.add_op(o);
   p.program.num_streams = 2;
@@ -68,7 +69,7 @@ TEST_CASE("plan file: the Graph, the Program and the pool survive a JSON round t
   CHECK(q.graph.tensor(1).dtype == DType::BF16);
   CHECK(q.graph.tensor(1).persistent);
   CHECK(q.graph.op(0).phase == Phase::Backward);
-  CHECK(q.graph.op(0).attrs.get("inplace") == 1);
+  CHECK(q.graph.op(0).attr(Attr::inplace) == 1);
   CHECK(q.program.iteration[3].kind == CmdKind::WaitEvent);
   CHECK(q.program.iteration[3].stream == 1);
   CHECK(q.graph.tensor(0).grad_of == kNoTensor);
@@ -134,4 +135,48 @@ TEST_CASE("plan file: a number too large for any JSON number type is a ConfigErr
       CHECK(std::string(e.what()).find("not valid JSON") != std::string::npos);
     }
   }
+}
+
+TEST_CASE("plan file: op attributes read by their kind's declaration, an Other sub-kind as <name>: 1") {
+  const nlohmann::json j = program_file_to_json(small_plan());  // op 0: a ReLU with inplace = 1
+  auto fails_at = [](const nlohmann::json& bad, const std::string& key) {
+    try {
+      program_file_from_json(bad, "p.json");
+      FAIL("expected ConfigError for " << key);
+    } catch (const ConfigError& e) {
+      CHECK(e.file() == "p.json");
+      CHECK(e.key() == key);
+    }
+  };
+  for (const char* undeclared : {"axis", "kh", "perm0", "nonsense"}) {
+    nlohmann::json bad = j;
+    bad["graph"]["ops"][0]["attrs"][undeclared] = 1;
+    fails_at(bad, std::string("plan.graph.ops[0].attrs.") + undeclared);
+  }
+  nlohmann::json bad = j;
+  bad["graph"]["ops"][0]["attrs"]["select"] = 1;  // a sub-kind on a ReLU
+  fails_at(bad, "plan.graph.ops[0].attrs.select");
+  // An LRN: kind Other, its sub-kind written as lrn: 1 beside its window, read back to the same text.
+  nlohmann::json lrn = j;
+  lrn["graph"]["ops"][0]["kind"] = "Other";
+  lrn["graph"]["ops"][0]["attrs"] = {{"lrn", 1}, {"lrn_size", 5}};
+  const ProgramFile p = program_file_from_json(lrn, "lrn.json");
+  CHECK(p.graph.op(0).other == OtherOp::Lrn);
+  CHECK(p.graph.op(0).attr(Attr::lrn_size) == 5);
+  CHECK(program_file_to_json(p) == lrn);
+  lrn["graph"]["ops"][0]["attrs"]["lrn"] = 2;
+  fails_at(lrn, "plan.graph.ops[0].attrs.lrn");
+}
+
+TEST_CASE("plan file: a plan dlsim wrote before attributes were declared reads, and writes back, unchanged") {
+  // SINGA's CIFAR AlexNet under cnmem (fuzz/corpus/plan_json): convolutions, pools, LRNs (Other, lrn: 1), ...
+  const std::string path = std::string(DLSIM_SOURCE_DIR) + "/fuzz/corpus/plan_json/cifar-alexnet-b2-cnmem.json";
+  std::ifstream in(path);
+  REQUIRE(in);
+  const nlohmann::json stored = nlohmann::json::parse(in);
+  const ProgramFile p = read_program_file(path);
+  size_t lrns = 0;
+  for (const Op& op : p.graph.ops()) lrns += op.other == OtherOp::Lrn;
+  CHECK(lrns > 0);
+  CHECK(program_file_to_json(p)["graph"]["ops"] == stored["graph"]["ops"]);
 }

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "workloads/model_builder.h"
-#include "workloads/zoo.h"
+#include "workloads/model_options.h"
 
 namespace dlsim::workloads_internal {
 

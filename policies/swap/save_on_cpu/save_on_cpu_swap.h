@@ -10,7 +10,7 @@
 // packed twice and unpacked once per node. Meanwhile the device copy of an activation is freed as soon as no
 // forward op needs it, because autograd holds only the packed one.
 // Here: "saved by op F" is what the graph's backward ops of F read that is not a gradient (workloads/
-// training.cc keeps exactly PyTorch's saved set). Each pack is a to-host ExtraCopy after F; an activation is
+// training_backward.cc keeps exactly PyTorch's saved set). Each pack is a to-host ExtraCopy after F; an activation is
 // dropped (no second copy) after its last forward use and brought back by a copy-in right before the first
 // op of each node that reads it, dropped again after that node's last read; a parameter's unpack is a
 // to-device ExtraCopy before the node (its transient second device buffer is not counted). All copies are in

@@ -97,7 +97,7 @@ struct NestedAbsences {
   }
 };
 
-// A two-convolution network by hand, forward and backward, with what PyTorch saves (workloads/training.cc):
+// A two-convolution network by hand, forward and backward, with what PyTorch saves (workloads/training_backward.cc):
 //   pos  op                 reads          writes   | pos  op (of forward op)       reads           writes
 //   0    conv1              x 1M, w1       a1 4M    | 5    loss.bwd (4)             l               g_a2
 //   1    relu1 (in place)   a1             r1 4M    | 6    conv2.bwd_data (3)       g_a2, w2        g_q1

@@ -70,15 +70,13 @@ TensorId output_grad(const Graph& g, const Op& op, const Op& fwd, const std::vec
   return require(g, op, find_shaped(g, op.inputs, g.tensor(need_out(g, fwd, 0)).shape, exclude), "output gradient");
 }
 
-int64_t attr(const Graph& g, const Op& op, std::initializer_list<const char*> names) {
-  for (const char* n : names)
-    if (op.attrs.has(n)) return op.attrs.get(n);
-  fail(g, op, std::string("missing attribute '") + *names.begin() + "'");
+int64_t attr(const Graph& g, const Op& op, Attr a) {
+  if (!op.has_attr(a)) fail(g, op, std::string("missing attribute '") + to_string(a) + "'");
+  return op.attr(a);
 }
-int64_t attr_or(const Op& op, std::initializer_list<const char*> names, int64_t fallback) {
-  for (const char* n : names)
-    if (op.attrs.has(n)) return op.attrs.get(n);
-  return fallback;
+int64_t attr(const Graph& g, const Op& op, Attr a, size_t index) {
+  if (!op.has_attr(a, index)) fail(g, op, "missing attribute '" + stored_name(a, index) + "'");
+  return op.attr(a, index);
 }
 
 std::vector<int64_t> dims4(const Tensor& t) {

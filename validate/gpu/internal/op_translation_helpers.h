@@ -37,9 +37,10 @@ TensorId require(const Graph& g, const Op& op, TensorId id, const std::string& r
 // the forward's input nor its output nor one of `also_not`.
 TensorId output_grad(const Graph& g, const Op& op, const Op& fwd, const std::vector<TensorId>& also_not = {});
 
-// An attribute under the first of its spellings that is present; a missing one is an error, not a default.
-int64_t attr(const Graph& g, const Op& op, std::initializer_list<const char*> names);
-int64_t attr_or(const Op& op, std::initializer_list<const char*> names, int64_t fallback);
+// An attribute the op must carry (workloads/op_attributes.h spells each one way), or a list attribute's element: a
+// missing one is an error naming the op, not a default.
+int64_t attr(const Graph& g, const Op& op, Attr a);
+int64_t attr(const Graph& g, const Op& op, Attr a, size_t index);
 
 // The 4-d cuDNN view of a tensor: NCHW as is, (N, C) as (N, C, 1, 1), (N, C, L) as (N, C, L, 1), other as a row.
 std::vector<int64_t> dims4(const Tensor& t);

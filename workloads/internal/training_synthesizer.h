@@ -1,0 +1,76 @@
+#pragma once
+// The training-graph synthesis (workloads/training.h) as one class in three files: training.cc copies the forward
+// ops and keeps the gradient bookkeeping, training_backward.cc holds one backward rule per op kind, and
+// training_optimizer.cc AMP's unscale and the optimizer step.
+#include <string>
+#include <vector>
+
+#include "workloads/graph.h"
+#include "workloads/training_options.h"
+
+namespace dlsim::workloads_internal {
+
+class Synthesizer {
+ public:
+  Synthesizer(const Graph& f, const TrainingOptions& opts);
+
+  // forward (copied), backward in reverse order, the optimizer step
+  Graph run();
+
+ private:
+  const Graph& f_;
+  const TrainingOptions& opts_;
+  Graph g_;
+  std::vector<TensorId> tmap_;  // forward tensor -> training tensor
+  std::vector<OpId> fwd_ops_;   // the copied forward ops
+  std::vector<char> learnable_, requires_grad_;
+  std::vector<TensorId> grad_;  // training tensor -> its gradient so far (kNoTensor: none yet)
+  std::vector<int> holders_;    // gradient tensor -> how many tensors currently hold it as their gradient
+
+  [[noreturn]] void fail(const std::string& key, const std::string& msg) const;
+
+  // training.cc: the forward pass and the bookkeeping every backward rule uses
+  void check_precision() const;
+  void copy_forward();
+  void scale_loss();
+  void mark_requires_grad();
+  TensorId add(Tensor t);
+  TensorId map(TensorId ft);
+  TensorId workspace_for(const Op& o, const std::string& name);
+  bool rg(TensorId t) const { return requires_grad_[static_cast<size_t>(t)] != 0; }
+  TensorId new_grad(TensorId of);
+  // A backward (or optimizer) op of `fwd`'s: it carries fwd's attributes (a backend reads the forward's stride,
+  // padding... from it).
+  OpId emit(const Op& fwd, OpKind kind, const std::string& suffix, std::vector<TensorId> in, std::vector<TensorId> out,
+            double flops, TensorId workspace = kNoTensor, Phase phase = Phase::Backward);
+  TensorId take_grad(TensorId t);
+  void contribute(const Op& fwd, TensorId t, TensorId g);
+  TensorId grad_for(const Op& o, size_t i);
+  static void push(std::vector<TensorId>& v, TensorId t) {
+    if (t != kNoTensor) v.push_back(t);
+  }
+
+  // training_backward.cc: the backward of one forward op, by its kind
+  void backward_of(const Op& fwd_ref);
+  void loss_backward(const Op& fwd);
+  void conv_backward(const Op& fwd, TensorId gy, double n_out);
+  void linear_backward(const Op& fwd, TensorId gy, double n_out);
+  void norm_backward(const Op& fwd, TensorId gy, double n_out);
+  void softmax_backward(const Op& fwd, TensorId gy, double n_out);
+  void gelu_backward(const Op& fwd, TensorId gy, double n_out);
+  void rms_norm_backward(const Op& fwd, TensorId gy, double n_out);
+  void flash_attention_backward(const Op& fwd, TensorId gy);
+  void transpose_backward(const Op& fwd, TensorId gy);
+  void embedding_backward(const Op& fwd, TensorId gy, double n_out);
+  void add_backward(const Op& fwd, TensorId gy);
+  void product_backward(const Op& fwd, TensorId gy);
+  void concat_backward(const Op& fwd, TensorId gy);
+  void generic_backward(const Op& fwd, TensorId gy);
+  OpId unary(const Op& fwd, TensorId gy, OpKind kind, std::vector<TensorId> saved, double flops);
+
+  // training_optimizer.cc
+  void unscale_gradients();
+  void optimizer();
+};
+
+}  // namespace dlsim::workloads_internal

@@ -1,0 +1,122 @@
+// ModelBuilder's layers of the Llama family (workloads/llama_models.h): RMSNorm, the rotary embedding, repeat_kv
+// for grouped-query attention, SiLU and FlashAttention.
+#include "workloads/model_builder.h"
+
+#include "workloads/internal/model_builder_helpers.h"
+
+namespace dlsim {
+
+using namespace workloads_internal;
+
+// LlamaRMSNorm in eager PyTorch is x.to(float32), pow(2), mean, add eps, rsqrt, mul, .to(input dtype) and the
+// weight's mul: seven kernels, one op here. What autograd keeps (measured, validate/torch/torch_reference_llama.py): the
+// fp32 x (x itself when fp32, else the cast copy) and x^2 (PowBackward0 and 1.13's MeanBackward1), the
+// (rows, 1) rsqrt (RsqrtBackward0 keeps its result), and the normalised x in the input's dtype (the weight's
+// MulBackward0). Bytes moved are those kernels' reads and writes, less the one-element-per-row ones.
+TensorId ModelBuilder::rms_norm(TensorId x, const std::string& name) {
+  std::string n = auto_name("rmsnorm", name);
+  auto s = shape_of(g_, x, n);
+  if (s.empty()) fail(g_, n, "RMS norm of a scalar");
+  const DType in_dt = g_.tensor(x).dtype;
+  TensorId w = parameter({s.back()}, n + ".weight");
+  std::vector<TensorId> outs;
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, wider(in_dt, opts_.weights), s);
+  outs.push_back(y);
+  TensorId x32 = x;
+  if (in_dt != DType::F32) outs.push_back(x32 = new_tensor(g_, n + ".x_fp32", TensorKind::Activation, DType::F32, s));
+  TensorId sq = new_tensor(g_, n + ".x_squared", TensorKind::Activation, DType::F32, s);
+  std::vector<int64_t> rs(s.begin(), s.end() - 1);
+  rs.push_back(1);
+  TensorId rstd = new_tensor(g_, n + ".rstd", TensorKind::Activation, DType::F32, rs);
+  TensorId normed = new_tensor(g_, n + ".normalized", TensorKind::Activation, in_dt, s);
+  outs.push_back(sq);
+  outs.push_back(rstd);
+  outs.push_back(normed);
+  const double elems = static_cast<double>(numel(s));
+  OpId id = emit(g_, n, OpKind::RmsNorm, {x, w}, outs, 5.0 * elems,
+                 {{Attr::normalized, s.back()}, {Attr::has_x_fp32, in_dt != DType::F32}});
+  // The eager kernels read x (fp32) twice (pow, mul), x^2 once (mean) and the normalised x once (weight mul),
+  // beside the cast's read of x when x is 16-bit; emit counted x and the weight once.
+  const uint64_t x32_bytes = g_.tensor(x32).bytes;
+  g_.op(id).bytes_read += x32_bytes * (in_dt != DType::F32 ? 2 : 1) + g_.tensor(sq).bytes + g_.tensor(normed).bytes;
+  return y;
+}
+
+std::pair<TensorId, TensorId> ModelBuilder::rotary_embedding(TensorId position_ids, int64_t head_dim,
+                                                             const std::string& name) {
+  std::string n = auto_name("rotary_emb", name);
+  auto s = shape_of(g_, position_ids, n);
+  if (s.size() != 2) fail(g_, n, "position ids must be (1, S), got " + shape_str(s));
+  if (head_dim <= 0 || head_dim % 2 != 0) fail(g_, n, "rotary head size must be even, got " + std::to_string(head_dim));
+  std::vector<int64_t> cs = {s[0], s[1], head_dim};
+  TensorId cos = new_tensor(g_, n + ".cos", TensorKind::Activation, opts_.weights, cs);
+  TensorId sin = new_tensor(g_, n + ".sin", TensorKind::Activation, opts_.weights, cs);
+  // inv_freq x positions (a tiny matmul), cat, cos and sin: a few flops per element.
+  emit_other(g_, n, OtherOp::RotaryEmbedding, {position_ids}, {cos, sin}, 4.0 * static_cast<double>(numel(cs)),
+             {{Attr::head_dim, head_dim}});
+  return {cos, sin};
+}
+
+// apply_rotary_pos_emb: q * cos + cat(-q2, q1) * sin (two slices, a neg, a cat, two muls and an add: six
+// kernels, one op here). Its MulBackward0s keep cos and sin (the input needs no save); the output dtype is
+// q's promoted with cos's (fp32 under autocast, where cos follows the fp32 hidden states).
+TensorId ModelBuilder::rotary(TensorId x, TensorId cos, TensorId sin, const std::string& name) {
+  std::string n = auto_name("rotary", name);
+  auto s = shape_of(g_, x, n);
+  auto cs = shape_of(g_, cos, n);
+  if (s.size() != 4) fail(g_, n, "rotary expects (B, S, heads, d), got " + shape_str(s));
+  if (cs.size() != 3 || cs[1] != s[1] || cs[2] != s[3] || shape_of(g_, sin, n) != cs)
+    fail(g_, n, "rotary cos/sin " + shape_str(cs) + " do not match the input " + shape_str(s));
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, wider(g_.tensor(x).dtype, g_.tensor(cos).dtype),
+                          {s[0], s[2], s[1], s[3]});
+  const double elems = static_cast<double>(numel(s));
+  OpId id = emit(g_, n, OpKind::Rotary, {x, cos, sin}, {y}, 4.0 * elems);
+  // The six kernels: mul (reads x, writes y), neg (half of x), cat (x), mul by sin (x), add (2 y): about three
+  // more reads and two more writes of x's size beside what emit counted.
+  Op& o = g_.op(id);
+  o.bytes_read += 3 * g_.tensor(y).bytes;
+  o.bytes_written += 2 * g_.tensor(y).bytes;
+  return y;
+}
+
+TensorId ModelBuilder::repeat_kv(TensorId x, int64_t n_rep, bool seq_major, const std::string& name) {
+  std::string n = auto_name("repeat_kv", name);
+  auto s = shape_of(g_, x, n);
+  if (s.size() != 4 || n_rep <= 0) fail(g_, n, "repeat_kv expects a 4-D input and a positive repeat, got " + shape_str(s));
+  const int64_t kv = seq_major ? s[2] : s[1], seq = seq_major ? s[1] : s[2];
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, {s[0], kv * n_rep, seq, s[3]});
+  emit(g_, n, OpKind::RepeatKv, {x}, {y}, 0, {{Attr::n_rep, n_rep}, {Attr::seq_major, seq_major}});
+  return y;
+}
+
+TensorId ModelBuilder::silu(TensorId x, const std::string& name) {
+  std::string n = auto_name("silu", name);
+  auto s = shape_of(g_, x, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  emit(g_, n, OpKind::Silu, {x}, {y}, 5.0 * static_cast<double>(numel(s)));
+  return y;
+}
+
+// FLOPs (Dao et al., FlashAttention, 2022): Q K^T and P V are 2 x 2 B H S^2 d; causal masking skips the upper
+// triangle's blocks, half of it. The backward (training_backward.cc) recomputes P and does four products: 2.5x the forward.
+TensorId ModelBuilder::flash_attention(TensorId q, TensorId k, TensorId v, bool causal, const std::string& name) {
+  std::string n = auto_name("sdpa", name);
+  auto sq = shape_of(g_, q, n), sk = shape_of(g_, k, n), sv = shape_of(g_, v, n);
+  if (sq.size() != 4 || sk != sq || sv != sq)
+    fail(g_, n, "flash attention needs q, k, v of one (B, heads, S, d) shape, got " + shape_str(sq) + ", " +
+                    shape_str(sk) + ", " + shape_str(sv));
+  // Under autocast scaled_dot_product_attention runs in the 16-bit type (it is on autocast's lower-precision list).
+  const DType dt = autocast() ? act_dtype_ : g_.tensor(q).dtype;
+  TensorId cq = cast(q, dt, n), ck = cast(k, dt, n), cv = cast(v, dt, n);
+  TensorId o = new_tensor(g_, n + ".out", TensorKind::Activation, dt, {sq[0], sq[2], sq[1], sq[3]});
+  TensorId lse = new_tensor(g_, n + ".logsumexp", TensorKind::Activation, DType::F32, {sq[0], sq[1], sq[2]});
+  const int64_t macs = checked_macs(g_, n, {2, sq[0], sq[1], sq[2], sq[2], sq[3]});
+  const double flops = 2.0 * static_cast<double>(macs) * (causal ? 0.5 : 1.0);
+  // macs: those performed (the causal kernel skips the masked half)
+  emit(g_, n, OpKind::FlashAttention, {cq, ck, cv}, {o, lse}, flops,
+       {{Attr::batch, sq[0]}, {Attr::heads, sq[1]}, {Attr::seq, sq[2]}, {Attr::head_dim, sq[3]}, {Attr::causal, causal},
+        {Attr::macs, static_cast<int64_t>(flops / 2)}});
+  return o;
+}
+
+}  // namespace dlsim

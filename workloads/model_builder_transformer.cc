@@ -1,0 +1,113 @@
+// ModelBuilder's transformer layers (BERT, GPT-2): dropout, softmax, layer norm, GELU, tanh, and the fused forms
+// of bias + GELU and of scale + mask + softmax + dropout (BuildOptions::fused).
+#include "workloads/model_builder.h"
+
+#include <cmath>
+
+#include "workloads/internal/model_builder_helpers.h"
+
+namespace dlsim {
+
+using namespace workloads_internal;
+
+TensorId ModelBuilder::dropout(TensorId x, double p, const std::string& name) {
+  std::string n = auto_name("dropout", name);
+  auto s = shape_of(g_, x, n);
+  if (!(p >= 0 && p < 1)) fail(g_, n, "dropout probability must be in [0, 1)");
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  // CUDA's fused dropout (native_dropout) keeps a bool mask; see training.cc for the CPU difference.
+  TensorId mask = new_tensor(g_, n + ".mask", TensorKind::Activation, DType::Bool, s);
+  emit(g_, n, OpKind::Dropout, {x}, {y, mask}, 2.0 * static_cast<double>(numel(s)),
+       {{Attr::p_ppm, static_cast<int64_t>(std::llround(p * 1e6))}});
+  return y;
+}
+
+TensorId ModelBuilder::softmax(TensorId x, int64_t axis, const std::string& name) {
+  std::string n = auto_name("softmax", name);
+  auto s = shape_of(g_, x, n);
+  int64_t ax = axis < 0 ? axis + static_cast<int64_t>(s.size()) : axis;
+  if (ax < 0 || ax >= static_cast<int64_t>(s.size())) fail(g_, n, "softmax axis " + std::to_string(axis) + " out of range");
+  TensorId cx = cast_for(x, fp32_op_dtype(), n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(cx).dtype, s);
+  emit(g_, n, OpKind::Softmax, {cx}, {y}, 5.0 * static_cast<double>(numel(s)), {{Attr::axis, ax}});
+  return y;
+}
+
+TensorId ModelBuilder::softmax_fp32(TensorId x, int64_t axis, const std::string& name) {
+  std::string n = auto_name("softmax", name);
+  auto s = shape_of(g_, x, n);
+  int64_t ax = axis < 0 ? axis + static_cast<int64_t>(s.size()) : axis;
+  if (ax < 0 || ax >= static_cast<int64_t>(s.size())) fail(g_, n, "softmax axis " + std::to_string(axis) + " out of range");
+  TensorId cx = cast(x, DType::F32, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, DType::F32, s);
+  emit(g_, n, OpKind::Softmax, {cx}, {y}, 5.0 * static_cast<double>(numel(s)), {{Attr::axis, ax}});
+  return y;
+}
+
+TensorId ModelBuilder::scaled_masked_softmax_dropout(TensorId x, TensorId mask, TensorId scale, double p,
+                                                     const std::string& prefix) {
+  if (!opts_.fused) {
+    TensorId scores = add(mul(x, scale, prefix + "scale"), mask, false, prefix + "mask");
+    return dropout(softmax(scores, -1, prefix + "softmax"), p, prefix + "attn_dropout");
+  }
+  const std::string n = auto_name("softmax", prefix + "softmax");
+  auto s = shape_of(g_, x, n);
+  broadcast(g_, s, shape_of(g_, mask, n), n);  // the mask must broadcast to the scores
+  if (!(p >= 0 && p < 1)) fail(g_, n, "dropout probability must be in [0, 1)");
+  const DType dt = g_.tensor(x).dtype;
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, dt, s);
+  TensorId keep = new_tensor(g_, n + ".dropout_mask", TensorKind::Activation, DType::Bool, s);
+  TensorId probs = new_tensor(g_, n + ".probs", TensorKind::Activation, dt, s);
+  // scale, mask, softmax (5) and dropout (2) per element.
+  emit(g_, n, OpKind::Softmax, {x, mask, scale}, {y, keep, probs}, 9.0 * static_cast<double>(numel(s)),
+       {{Attr::axis, static_cast<int64_t>(s.size()) - 1}, {Attr::fused_mask_dropout, 1},
+        {Attr::p_ppm, static_cast<int64_t>(std::llround(p * 1e6))}});
+  return y;
+}
+
+TensorId ModelBuilder::layer_norm(TensorId x, const std::string& name) {
+  std::string n = auto_name("ln", name);
+  auto s = shape_of(g_, x, n);
+  if (s.empty()) fail(g_, n, "layer norm of a scalar");
+  TensorId gamma = parameter({s.back()}, n + ".weight"), beta = parameter({s.back()}, n + ".bias");
+  TensorId cx = cast_for(x, fp32_op_dtype(), n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(cx).dtype, s);
+  std::vector<int64_t> rs(s.begin(), s.end() - 1);
+  if (rs.empty()) rs.push_back(1);
+  TensorId mean = new_tensor(g_, n + ".mean", TensorKind::Activation, DType::F32, rs);
+  TensorId rstd = new_tensor(g_, n + ".rstd", TensorKind::Activation, DType::F32, rs);
+  emit(g_, n, OpKind::LayerNorm, {cx, gamma, beta}, {y, mean, rstd}, 5.0 * static_cast<double>(numel(s)),
+       {{Attr::normalized, s.back()}});
+  return y;
+}
+
+TensorId ModelBuilder::gelu(TensorId x, const std::string& name) {
+  std::string n = auto_name("gelu", name);
+  auto s = shape_of(g_, x, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  emit(g_, n, OpKind::Gelu, {x}, {y}, 8.0 * static_cast<double>(numel(s)));
+  return y;
+}
+
+TensorId ModelBuilder::linear_gelu(TensorId x, int64_t out_features, const std::string& linear_name,
+                                   const std::string& gelu_name) {
+  if (!opts_.fused) return gelu(linear(x, out_features, true, linear_name), gelu_name);
+  TensorId h = linear(x, out_features, false, linear_name);
+  std::string n = auto_name("gelu", gelu_name);
+  auto s = shape_of(g_, h, n);
+  TensorId bias = cast_for(parameter({out_features}, linear_name + ".bias"), act_dtype_, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(h).dtype, s);
+  // 8 per element, as the eager Gelu: the bias add is not counted in either form (Linear counts its MACs only).
+  emit(g_, n, OpKind::Gelu, {h, bias}, {y}, 8.0 * static_cast<double>(numel(s)), {{Attr::fused_bias, 1}});
+  return y;
+}
+
+TensorId ModelBuilder::tanh(TensorId x, const std::string& name) {
+  std::string n = auto_name("tanh", name);
+  auto s = shape_of(g_, x, n);
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, s);
+  emit_other(g_, n, OtherOp::Tanh, {x}, {y}, static_cast<double>(numel(s)));
+  return y;
+}
+
+}  // namespace dlsim

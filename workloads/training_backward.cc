@@ -1,0 +1,253 @@
+// The backward rule of each forward op kind (internal/training_synthesizer.h). What a backward op reads is what
+// PyTorch 1.13's autograd saves for its forward op (the list at the top of training.cc); each rule creates the
+// gradients of the inputs that need one and hands them to contribute(), which sums gradients that meet.
+#include "workloads/internal/training_synthesizer.h"
+
+namespace dlsim::workloads_internal {
+
+void Synthesizer::backward_of(const Op& fwd_ref) {
+  const Op fwd = fwd_ref;  // copied: emitting ops reallocates the op vector
+  if (fwd.kind == OpKind::CrossEntropyLoss) return loss_backward(fwd);
+  const TensorId gy = take_grad(fwd.outputs[0]);
+  if (gy == kNoTensor) return;  // nothing downstream needs this op's gradient
+  const auto& in = fwd.inputs;
+  const double fl = fwd.flops, n_out = static_cast<double>(numel(g_.tensor(fwd.outputs[0]).shape));
+  switch (fwd.kind) {
+    case OpKind::Conv2d: return conv_backward(fwd, gy, n_out);
+    case OpKind::Linear: return linear_backward(fwd, gy, n_out);
+    case OpKind::BatchNorm:
+    case OpKind::LayerNorm: return norm_backward(fwd, gy, n_out);
+    // threshold_backward(grad, result): the output, in place or not
+    case OpKind::Relu: unary(fwd, gy, OpKind::ReluBwd, {fwd.outputs[0]}, n_out); return;
+    // hardtanh_backward(grad, self): the input (its clone when in place)
+    case OpKind::Relu6: unary(fwd, gy, OpKind::ReluBwd, {in.size() > 1 ? in[1] : in[0]}, n_out); return;
+    case OpKind::MaxPool: unary(fwd, gy, OpKind::MaxPoolBwd, {in[0], fwd.outputs[1]}, n_out); return;
+    case OpKind::AvgPool:
+    case OpKind::AdaptiveAvgPool:
+    case OpKind::GlobalAvgPool: unary(fwd, gy, OpKind::AvgPoolBwd, {in[0]}, fl); return;
+    case OpKind::Dropout: unary(fwd, gy, OpKind::DropoutBwd, {fwd.outputs[1]}, n_out); return;
+    case OpKind::Pad: unary(fwd, gy, OpKind::PadBwd, {}, 0); return;
+    case OpKind::Softmax: return softmax_backward(fwd, gy, n_out);
+    case OpKind::Gelu: return gelu_backward(fwd, gy, n_out);
+    case OpKind::RmsNorm: return rms_norm_backward(fwd, gy, n_out);
+    case OpKind::Rotary: unary(fwd, gy, OpKind::RotaryBwd, {in[1], in[2]}, fl); return;  // cos and sin
+    case OpKind::RepeatKv: unary(fwd, gy, OpKind::RepeatKvBwd, {}, n_out); return;     // a sum over the repeats
+    case OpKind::Silu: unary(fwd, gy, OpKind::SiluBwd, {in[0]}, fl); return;
+    case OpKind::FlashAttention: return flash_attention_backward(fwd, gy);
+    case OpKind::Copy: unary(fwd, gy, OpKind::Copy, {}, 0); return;
+    case OpKind::Transpose: return transpose_backward(fwd, gy);
+    case OpKind::Embedding: return embedding_backward(fwd, gy, n_out);
+    case OpKind::Add: return add_backward(fwd, gy);
+    case OpKind::Mul:
+    case OpKind::MatMul: return product_backward(fwd, gy);
+    case OpKind::Concat: return concat_backward(fwd, gy);
+    default: return generic_backward(fwd, gy);
+  }
+}
+
+// The seed: d(loss)/d(logits) from the saved log-probabilities and the labels.
+void Synthesizer::loss_backward(const Op& fwd) {
+  TensorId gx = grad_for(fwd, 0);
+  if (gx == kNoTensor) return;
+  emit(fwd, OpKind::CrossEntropyLossBwd, ".bwd", {fwd.outputs[1], fwd.inputs[1]}, {gx}, 2 * fwd.flops / 5);
+  contribute(fwd, fwd.inputs[0], gx);
+}
+
+// dx from dy and the weight, dW (and db) from dy and x, each with its cuDNN workspace.
+void Synthesizer::conv_backward(const Op& fwd, TensorId gy, double n_out) {
+  const auto& in = fwd.inputs;
+  if (TensorId gx = grad_for(fwd, 0); gx != kNoTensor) {
+    emit(fwd, OpKind::Conv2dBwdData, ".bwd_data", {gy, in[1]}, {gx}, fwd.flops, workspace_for(fwd, fwd.name + ".bwd_data"));
+    contribute(fwd, in[0], gx);
+  }
+  TensorId gw = grad_for(fwd, 1), gb = grad_for(fwd, 2);
+  std::vector<TensorId> outs;
+  push(outs, gw);
+  push(outs, gb);
+  if (!outs.empty())
+    emit(fwd, OpKind::Conv2dBwdFilter, ".bwd_filter", {gy, in[0]}, outs, fwd.flops + (gb != kNoTensor ? n_out : 0),
+         workspace_for(fwd, fwd.name + ".bwd_filter"));
+  contribute(fwd, in[1], gw);
+  if (in.size() > 2) contribute(fwd, in[2], gb);
+}
+
+void Synthesizer::linear_backward(const Op& fwd, TensorId gy, double n_out) {
+  const auto& in = fwd.inputs;
+  if (TensorId gx = grad_for(fwd, 0); gx != kNoTensor) {
+    emit(fwd, OpKind::LinearBwdData, ".bwd_data", {gy, in[1]}, {gx}, fwd.flops);
+    contribute(fwd, in[0], gx);
+  }
+  TensorId gw = grad_for(fwd, 1), gb = grad_for(fwd, 2);
+  std::vector<TensorId> outs;
+  push(outs, gw);
+  push(outs, gb);
+  if (!outs.empty())
+    emit(fwd, OpKind::LinearBwdWeight, ".bwd_weight", {gy, in[0]}, outs, fwd.flops + (gb != kNoTensor ? n_out : 0));
+  contribute(fwd, in[1], gw);
+  if (in.size() > 2) contribute(fwd, in[2], gb);
+}
+
+// Batch norm and layer norm: the input, the weight (layer norm: and bias), the saved statistics; with a fused
+// ReLU (Kernels::Fused) also the output, whose sign is the ReLU's mask.
+void Synthesizer::norm_backward(const Op& fwd, TensorId gy, double n_out) {
+  const auto& in = fwd.inputs;
+  std::vector<TensorId> ins = {gy, in[0], in[1]};
+  if (fwd.kind == OpKind::LayerNorm) ins.push_back(in[2]);
+  ins.push_back(fwd.outputs[1]);
+  ins.push_back(fwd.outputs[2]);
+  const bool fused_relu = fwd.kind == OpKind::BatchNorm && fwd.has_attr(Attr::fused_relu);
+  if (fused_relu) ins.push_back(fwd.outputs[0]);  // the ReLU's mask is its output
+  TensorId gx = grad_for(fwd, 0), gg = grad_for(fwd, 1), gbeta = grad_for(fwd, 2);
+  std::vector<TensorId> outs;
+  push(outs, gx);
+  push(outs, gg);
+  push(outs, gbeta);
+  if (outs.empty()) return;
+  emit(fwd, fwd.kind == OpKind::BatchNorm ? OpKind::BatchNormBwd : OpKind::LayerNormBwd, ".bwd", ins, outs,
+       (fused_relu ? 9 : 8) * n_out);
+  contribute(fwd, in[0], gx);
+  contribute(fwd, in[1], gg);
+  contribute(fwd, in[2], gbeta);
+}
+
+void Synthesizer::softmax_backward(const Op& fwd, TensorId gy, double n_out) {
+  if (fwd.has_attr(Attr::fused_mask_dropout))  // dropout's mask and the probabilities; scale and mask: none
+    unary(fwd, gy, OpKind::SoftmaxBwd, {fwd.outputs[1], fwd.outputs[2]}, 5 * n_out);
+  else
+    unary(fwd, gy, OpKind::SoftmaxBwd, {fwd.outputs[0]}, 3 * n_out);
+}
+
+void Synthesizer::gelu_backward(const Op& fwd, TensorId gy, double n_out) {
+  const auto& in = fwd.inputs;
+  if (!fwd.has_attr(Attr::fused_bias)) {
+    unary(fwd, gy, OpKind::GeluBwd, {in[0]}, fwd.flops);
+    return;
+  }
+  // bias_gelu_back: dx and the bias gradient (a column sum) at once
+  TensorId gx = grad_for(fwd, 0), gb = grad_for(fwd, 1);
+  std::vector<TensorId> outs;
+  push(outs, gx);
+  push(outs, gb);
+  if (outs.empty()) return;
+  emit(fwd, OpKind::GeluBwd, ".bwd", {gy, in[0], in[1]}, outs, fwd.flops + n_out);
+  contribute(fwd, in[0], gx);
+  contribute(fwd, in[1], gb);
+}
+
+// The fp32 input, x^2, rstd, the normalised input and the weight (model_builder_llama.cc).
+void Synthesizer::rms_norm_backward(const Op& fwd, TensorId gy, double n_out) {
+  const auto& in = fwd.inputs;
+  const size_t first = fwd.attr(Attr::has_x_fp32) != 0 ? 2 : 1;  // outputs: y, (x fp32), x^2, rstd, normed
+  const TensorId x32 = first == 2 ? fwd.outputs[1] : in[0];
+  std::vector<TensorId> ins = {gy, x32, fwd.outputs[first], fwd.outputs[first + 1], fwd.outputs[first + 2], in[1]};
+  TensorId gx = grad_for(fwd, 0), gw = grad_for(fwd, 1);
+  std::vector<TensorId> outs;
+  push(outs, gx);
+  push(outs, gw);
+  if (outs.empty()) return;
+  emit(fwd, OpKind::RmsNormBwd, ".bwd", ins, outs, 8 * n_out);
+  contribute(fwd, in[0], gx);
+  contribute(fwd, in[1], gw);
+}
+
+// q, k, v, the output and the log-sum-exp; P recomputed block by block.
+void Synthesizer::flash_attention_backward(const Op& fwd, TensorId gy) {
+  const auto& in = fwd.inputs;
+  std::vector<TensorId> ins = {gy, in[0], in[1], in[2], fwd.outputs[0], fwd.outputs[1]}, outs(3, kNoTensor), real;
+  for (size_t i = 0; i < 3; ++i) push(real, outs[i] = grad_for(fwd, i));
+  if (real.empty()) return;
+  emit(fwd, OpKind::FlashAttentionBwd, ".bwd", ins, real, 2.5 * fwd.flops);
+  for (size_t i = 0; i < 3; ++i) contribute(fwd, in[i], outs[i]);
+}
+
+// A transpose's gradient is the transpose by the inverse permutation.
+void Synthesizer::transpose_backward(const Op& fwd, TensorId gy) {
+  const OpId b = unary(fwd, gy, OpKind::Transpose, {}, 0);
+  if (b < 0) return;
+  const std::vector<int64_t> perm = fwd.attr_list(Attr::perm);
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse.at(static_cast<size_t>(perm[i])) = static_cast<int64_t>(i);
+  g_.op(b).set_attr_list(Attr::perm, inverse);
+}
+
+void Synthesizer::embedding_backward(const Op& fwd, TensorId gy, double n_out) {
+  TensorId gw = grad_for(fwd, 1);
+  if (gw == kNoTensor) return;
+  emit(fwd, OpKind::EmbeddingBwd, ".bwd", {gy, fwd.inputs[0]}, {gw}, n_out);
+  contribute(fwd, fwd.inputs[1], gw);
+}
+
+// Mul and MatMul: d/da needs b, d/db needs a.
+void Synthesizer::product_backward(const Op& fwd, TensorId gy) {
+  const auto& in = fwd.inputs;
+  TensorId ga = grad_for(fwd, 0), gb = grad_for(fwd, 1);
+  std::vector<TensorId> ins = {gy}, outs;
+  if (ga != kNoTensor) ins.push_back(in[1]);
+  if (gb != kNoTensor) ins.push_back(in[0]);
+  push(outs, ga);
+  push(outs, gb);
+  if (outs.empty()) return;
+  emit(fwd, fwd.kind == OpKind::Mul ? OpKind::MulBwd : OpKind::MatMulBwd, ".bwd", ins, outs,
+       fwd.flops * static_cast<double>(outs.size()));
+  contribute(fwd, in[0], ga);
+  contribute(fwd, in[1], gb);
+}
+
+void Synthesizer::concat_backward(const Op& fwd, TensorId gy) {
+  const auto& in = fwd.inputs;
+  std::vector<TensorId> outs(in.size(), kNoTensor), real;
+  for (size_t i = 0; i < in.size(); ++i) push(real, outs[i] = grad_for(fwd, i));
+  if (real.empty()) return;
+  emit(fwd, OpKind::ConcatBwd, ".bwd", {gy}, real, 0);
+  for (size_t i = 0; i < in.size(); ++i) contribute(fwd, in[i], outs[i]);
+}
+
+// An op without a dedicated rule (LRN, select, tanh): its backward reads the inputs and the output.
+void Synthesizer::generic_backward(const Op& fwd, TensorId gy) {
+  const auto& in = fwd.inputs;
+  std::vector<TensorId> ins = {gy}, outs(in.size(), kNoTensor), real;
+  for (TensorId t : in) ins.push_back(t);
+  ins.push_back(fwd.outputs[0]);
+  for (size_t i = 0; i < in.size(); ++i) push(real, outs[i] = grad_for(fwd, i));
+  if (real.empty()) return;
+  emit(fwd, OpKind::Other, ".bwd", ins, real, fwd.flops);
+  for (size_t i = 0; i < in.size(); ++i) contribute(fwd, in[i], outs[i]);
+}
+
+// One-input ops: dx from dy and the saved tensors. The backward op, or -1 when x needs no gradient.
+OpId Synthesizer::unary(const Op& fwd, TensorId gy, OpKind kind, std::vector<TensorId> saved, double flops) {
+  TensorId gx = grad_for(fwd, 0);
+  if (gx == kNoTensor) return -1;
+  std::vector<TensorId> ins = {gy};
+  ins.insert(ins.end(), saved.begin(), saved.end());
+  const OpId b = emit(fwd, kind, ".bwd", ins, {gx}, flops);
+  contribute(fwd, fwd.inputs[0], gx);
+  return b;
+}
+
+// Add passes its gradient through to both operands (the same tensor, as AddBackward0 does); an operand
+// that was broadcast receives the gradient summed down to its shape.
+void Synthesizer::add_backward(const Op& fwd, TensorId gy) {
+  for (size_t i = 0; i < 2; ++i) {
+    TensorId x = fwd.inputs[i];
+    if (!rg(x)) continue;
+    if (g_.tensor(x).shape == g_.tensor(gy).shape && g_.tensor(x).dtype != g_.tensor(gy).dtype) {
+      // A promoting add (autocast's bf16 branch + the fp32 residual): autograd casts the gradient to the
+      // operand's dtype (the engine's validate_outputs), so the 16-bit branch's backward runs in 16 bits.
+      TensorId gx = new_grad(x);
+      Op& o = g_.op(emit(fwd, OpKind::Copy, ".bwd_cast" + std::to_string(i), {gy}, {gx}, 0));
+      o.attrs = Attrs();
+      o.set_attr(Attr::cast, 1);
+      contribute(fwd, x, gx);
+    } else if (g_.tensor(x).shape == g_.tensor(gy).shape) {
+      contribute(fwd, x, gy);
+    } else {
+      TensorId gx = new_grad(x);
+      Op& o = g_.op(emit(fwd, OpKind::Other, ".bwd_reduce", {gy}, {gx}, static_cast<double>(numel(g_.tensor(gy).shape))));
+      o.other = OtherOp::ReduceBroadcast;  // with the Add's attributes, as its backward
+      contribute(fwd, x, gx);
+    }
+  }
+}
+
+}  // namespace dlsim::workloads_internal
