@@ -1,14 +1,20 @@
 #include "common/yaml_reader.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <filesystem>
 #include <map>
+#include <sstream>
+#include <string_view>
 #include <utility>
 
 #include "common/strings.h"
+#include "common/yaml_limits.h"
 
 namespace dlsim {
 
@@ -31,53 +37,31 @@ void reject_duplicate_keys(const YAML::Node& node, const std::string& file, cons
 
 namespace {
 
-// The most nodes a document may stand for with its aliases expanded: 50 times the largest file dlsim ships
-// (configs/hw/h100-sxm.yaml, about 21,000). Every reader walks the expanded tree.
-constexpr uint64_t kMaxExpandedNodes = 1'000'000;
-
-// The node count of `n` with every alias expanded, saturating above `kMaxExpandedNodes`. An alias is the anchored
-// node itself (yaml-cpp shares it), so a collection is identified by its position and type and counted once:
-// linear in the file, where a plain walk is exponential in the nesting of aliases ("billion laughs").
-uint64_t expanded_nodes(const YAML::Node& n, std::map<std::pair<int, int>, uint64_t>& memo) {
-  if (!n.IsMap() && !n.IsSequence()) return 1;
-  const std::pair<int, int> id{n.Mark().pos, static_cast<int>(n.Type())};
-  if (id.first >= 0) {
-    if (auto it = memo.find(id); it != memo.end()) return it->second;
-  }
-  uint64_t total = 1;
-  for (const auto& child : n) {
-    total += n.IsMap() ? expanded_nodes(child.first, memo) + expanded_nodes(child.second, memo)
-                       : expanded_nodes(child, memo);
-    if (total > kMaxExpandedNodes) break;
-  }
-  if (id.first >= 0) memo[id] = total;
-  return total;
-}
-
-template <typename Input>
-YAML::Node parse_yaml(Input& in, const std::string& path) {
-  YAML::Node root;
+YAML::Node parse_yaml(const std::string& text, const std::string& path) {
   try {
-    root = YAML::Load(in);
+    // The limits first, on the parse events: yaml-cpp's Load builds an alias cycle as a cyclic graph, which no
+    // walk of the tree (ours or yaml-cpp's) would finish.
+    check_yaml_limits(text, path);
+    YAML::Node root = YAML::Load(text);
+    // yaml-cpp keeps both entries of a repeated key and lookups find the first: a silent choice. YAML 1.2 says
+    // keys are unique, so a repeat is an error naming both lines.
+    reject_duplicate_keys(root, path, "");
+    return root;
   } catch (const YAML::Exception& e) {
     throw ConfigError(path, e.mark.line >= 0 ? e.mark.line + 1 : 0, "", "YAML syntax error: " + e.msg);
   }
-  std::map<std::pair<int, int>, uint64_t> memo;
-  if (expanded_nodes(root, memo) > kMaxExpandedNodes)
-    throw ConfigError(path, yaml_line(root), "",
-                      "the document stands for more than " + std::to_string(kMaxExpandedNodes) +
-                          " nodes once its aliases (*name) are expanded: refused");
-  // yaml-cpp keeps both entries of a repeated key and lookups find the first: a silent choice. YAML 1.2 says
-  // keys are unique, so a repeat is an error naming both lines.
-  reject_duplicate_keys(root, path, "");
-  return root;
 }
 }  // namespace
 
 YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, 0, "", "is a folder, not a file");
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError(path, 0, "", "cannot open file");
-  return parse_yaml(in, path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw ConfigError(path, 0, "", "cannot read file");
+  return parse_yaml(text.str(), path);
 }
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& file) { return parse_yaml(text, file); }
@@ -102,21 +86,68 @@ double yaml_to_double(const YAML::Node& n, const std::string& file, const std::s
   const std::string& s = n.Scalar();
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || *end != '\0' || !std::isfinite(v))
-    throw ConfigError(file, yaml_line(n), key, "expected a number, got '" + s + "'");
+  if (s.empty() || *end != '\0') throw ConfigError(file, yaml_line(n), key, "expected a number, got '" + s + "'");
+  // strtod reads nan, inf and 1e999 (as inf): no parameter means anything by them, and a NaN passes every
+  // range check (each comparison with it is false).
+  if (!std::isfinite(v)) throw ConfigError(file, yaml_line(n), key, "expected a finite number, got '" + s + "'");
   return v;
 }
 
+namespace {
+// The spellings of a boolean dlsim reads, the error lists them all (YAML 1.1's on/off/y/n are not among them).
+constexpr std::array<std::pair<std::string_view, bool>, 6> kBoolSpellings = {
+    {{"true", true}, {"True", true}, {"yes", true}, {"false", false}, {"False", false}, {"no", false}}};
+}  // namespace
+
 bool yaml_to_bool(const YAML::Node& n, const std::string& file, const std::string& key) {
   std::string s = scalar_text(n);
-  if (s == "true" || s == "True" || s == "yes") return true;
-  if (s == "false" || s == "False" || s == "no") return false;
-  throw ConfigError(file, yaml_line(n), key, "expected true or false, got '" + s + "'");
+  for (const auto& [spelling, value] : kBoolSpellings)
+    if (s == spelling) return value;
+  std::string valid;
+  for (const auto& [spelling, value] : kBoolSpellings) valid += (valid.empty() ? "" : ", ") + std::string(spelling);
+  throw ConfigError(file, yaml_line(n), key, "expected a boolean (" + valid + "), got '" + s + "'");
 }
+
+namespace {
+// The first control character of `s` (a line break, a tab, ...), as "U+000A", or "" when there is none.
+std::string first_control(const std::string& s, bool lines_allowed) {
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (lines_allowed && (c == '\n' || c == '\t')) continue;
+    if (c < 0x20 || c == 0x7f) {
+      char code[8];
+      std::snprintf(code, sizeof code, "U+%04X", c);
+      return code;
+    }
+  }
+  return "";
+}
+}  // namespace
 
 std::string yaml_to_string(const YAML::Node& n, const std::string& file, const std::string& key) {
   if (!n.IsScalar()) throw ConfigError(file, yaml_line(n), key, "expected a string");
+  // Names, choices and paths end up in runs.csv rows, labels, folder names and messages, where a line break
+  // (or any control character) splits or garbles what others read.
+  if (const std::string c = first_control(n.Scalar(), false); !c.empty())
+    throw ConfigError(file, yaml_line(n), key, "a control character (" + c + ") in a name or value: it must be one line of printable text");
   return n.Scalar();
+}
+
+std::string yaml_to_text(const YAML::Node& n, const std::string& file, const std::string& key) {
+  if (!n.IsScalar()) throw ConfigError(file, yaml_line(n), key, "expected a string");
+  if (const std::string c = first_control(n.Scalar(), true); !c.empty())
+    throw ConfigError(file, yaml_line(n), key, "a control character (" + c + ") in a text: only line breaks and tabs may be in one");
+  return n.Scalar();
+}
+
+std::string yaml_key(const YAML::Node& key_node, const std::string& file, const std::string& context) {
+  if (!key_node.IsScalar())
+    throw ConfigError(file, yaml_line(key_node), context,
+                      std::string("a key must be a name, got ") +
+                          (key_node.IsMap() ? "a mapping" : key_node.IsSequence() ? "a list" : "null"));
+  if (const std::string c = first_control(key_node.Scalar(), false); !c.empty())
+    throw ConfigError(file, yaml_line(key_node), context, "a control character (" + c + ") in a key");
+  return key_node.Scalar();
 }
 
 YamlMap::YamlMap(YAML::Node node, std::string file, std::string context)
@@ -144,7 +175,7 @@ void YamlMap::fail(const std::string& key, const std::string& message) const {
 
 void YamlMap::check_keys(const std::vector<std::string>& allowed) const {
   for (auto it = node_.begin(); it != node_.end(); ++it) {
-    const std::string k = it->first.Scalar();
+    const std::string k = yaml_key(it->first, file_, context_);
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
       std::string full = context_.empty() ? k : context_ + "." + k;
       throw ConfigError(file_, yaml_line(it->first), full, "unknown key; valid keys: " + join(allowed));
@@ -167,6 +198,8 @@ int64_t YamlMap::get_int(const std::string& key) const { return yaml_to_int(get(
 double YamlMap::get_double(const std::string& key) const { return yaml_to_double(get(key), file_, full_key(context_, key)); }
 bool YamlMap::get_bool(const std::string& key) const { return yaml_to_bool(get(key), file_, full_key(context_, key)); }
 std::string YamlMap::get_string(const std::string& key, const std::string& fb) const { return has(key) ? get_string(key) : fb; }
+std::string YamlMap::get_text(const std::string& key) const { return yaml_to_text(get(key), file_, full_key(context_, key)); }
+std::string YamlMap::get_text(const std::string& key, const std::string& fb) const { return has(key) ? get_text(key) : fb; }
 int64_t YamlMap::get_int(const std::string& key, int64_t fb) const { return has(key) ? get_int(key) : fb; }
 double YamlMap::get_double(const std::string& key, double fb) const { return has(key) ? get_double(key) : fb; }
 bool YamlMap::get_bool(const std::string& key, bool fb) const { return has(key) ? get_bool(key) : fb; }
