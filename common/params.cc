@@ -76,7 +76,7 @@ Params params_from_yaml(const std::vector<ParamSpec>& specs, const YAML::Node& m
   if (!map || map.IsNull()) return p;
   if (!map.IsMap()) throw ConfigError(file, yaml_line(map), context, "expected a mapping of parameters");
   for (auto it = map.begin(); it != map.end(); ++it) {
-    const std::string key = it->first.Scalar();
+    const std::string key = yaml_key(it->first, file, context);
     if (key == skip_key) continue;
     const std::string full = context.empty() ? key : context + "." + key;
     const ParamSpec* spec = find_spec(specs, key);

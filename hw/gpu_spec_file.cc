@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "common/config_error.h"
 #include "common/sim_time.h"
@@ -94,7 +95,7 @@ std::optional<OpKind> op_kind_named(const std::string& name) {
 void read_op_class_scale(const YamlMap& roofline, GpuSpec& g) {
   const YamlMap cs = roofline.get_map("op_class_scale");
   for (const auto& kv : cs.node()) {
-    const std::string kind = kv.first.as<std::string>();
+    const std::string kind = yaml_key(kv.first, cs.file(), "roofline.op_class_scale");
     const std::optional<OpKind> k = op_kind_named(kind);
     if (!k) cs.fail(kind, "not an op kind (e.g. Conv2d, BatchNormBwd)");
     const double v = cs.get_double(kind);
@@ -109,7 +110,7 @@ void read_op_class_scale_path(const YamlMap& roofline, GpuSpec& g) {
   if (roofline.has("op_class_scale_path")) {
     const YamlMap ps = roofline.get_map("op_class_scale_path");
     for (const auto& kv : ps.node()) {
-      const std::string kind = kv.first.as<std::string>();
+      const std::string kind = yaml_key(kv.first, ps.file(), "roofline.op_class_scale_path");
       const std::optional<OpKind> k = op_kind_named(kind);
       if (!k || !is_matrix_op(*k))
         ps.fail(kind, "not a convolution or matrix-product op kind (e.g. Conv2d, LinearBwdData)");
@@ -117,8 +118,11 @@ void read_op_class_scale_path(const YamlMap& roofline, GpuSpec& g) {
       const std::string path = ps.get_string(kind);
       int p = 0;
       while (p <= static_cast<int>(MathPath::Bf16) && path != to_string(static_cast<MathPath>(p))) ++p;
-      if (p > static_cast<int>(MathPath::Bf16))
-        ps.fail(kind, "expected cuda-core, tf32, fp16 or bf16, got '" + path + "'");
+      if (p > static_cast<int>(MathPath::Bf16)) {
+        std::vector<std::string> paths;  // the list the loop above accepts
+        for (int q = 0; q <= static_cast<int>(MathPath::Bf16); ++q) paths.push_back(to_string(static_cast<MathPath>(q)));
+        ps.fail(kind, "unknown math path '" + path + "'; valid: " + join(paths));
+      }
       g.op_class_scale_path[*k] = static_cast<MathPath>(p);
     }
   }
@@ -283,7 +287,7 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path) {
   GpuSpec g;
   g.name = std::filesystem::path(path).stem().string();
   g.file = path;
-  g.description = m.get_string("description");
+  g.description = m.get_text("description");
   g.sms = static_cast<int>(get_int_in_range(m, "sms", 1, 100000));
   read_memory(m.get_map("memory"), g);
   g.hbm_bandwidth = get_positive(m, "hbm_bandwidth_gb_per_s") * kBytesPerGB;
@@ -317,10 +321,12 @@ std::vector<std::string> list_hw_names() {
   return names;
 }
 
+bool is_hw_path(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos || (name_or_path.size() > 5 && name_or_path.ends_with(".yaml"));
+}
+
 std::string resolve_hw_path(const std::string& name_or_path) {
-  bool is_path = name_or_path.find('/') != std::string::npos ||
-                 (name_or_path.size() > 5 && name_or_path.ends_with(".yaml"));
-  if (is_path) {
+  if (is_hw_path(name_or_path)) {
     if (!std::filesystem::is_regular_file(name_or_path))
       throw ConfigError(name_or_path, 0, "hw", "hardware file not found");
     return name_or_path;
@@ -328,8 +334,8 @@ std::string resolve_hw_path(const std::string& name_or_path) {
   std::filesystem::path p = hw_dir() / (name_or_path + ".yaml");
   if (!std::filesystem::is_regular_file(p))
     throw ConfigError("", 0, "hw",
-                      "unknown hardware '" + name_or_path + "'; valid: " + join(list_hw_names()) +
-                          ", or a path to a .yaml file");
+                      "unknown hardware '" + name_or_path + "'; valid: " + join(list_hw_names()) + ", or " +
+                          kHwPathText);
   return p.string();
 }
 

@@ -14,7 +14,11 @@ namespace dlsim {
 GpuSpec load_gpu_spec(const std::string& path);
 // The same from a mapping already read (a file with an experiment's overrides merged in); `path` names it.
 GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path);
-// Resolves a name ("h100-sxm") to configs/hw/<name>.yaml under the source tree, or a path ending in .yaml.
+// Whether `hw` names a file rather than a shipped hardware name: it holds a '/' or ends in .yaml.
+bool is_hw_path(const std::string& hw);
+// How is_hw_path's rule reads in the errors that list the valid hardware.
+inline constexpr const char* kHwPathText = "a path to a hardware file (holding a '/' or ending in .yaml)";
+// Resolves a name ("h100-sxm") to configs/hw/<name>.yaml under the source tree; a path (is_hw_path) as it is.
 std::string resolve_hw_path(const std::string& name_or_path);
 // The hardware files shipped in configs/hw (stems, sorted).
 std::vector<std::string> list_hw_names();

@@ -399,11 +399,11 @@ FuzzCase fuzz_case_from_yaml(const YAML::Node& n, const std::string& file) {
   c.seed = static_cast<uint64_t>(m.get_int("seed", 0));
   const YAML::Node in = m.get("input");
   if (!in.IsSequence() || in.size() < 2) m.fail("input", "expected [cnn, C, H, W], [mlp, F] or [seq, S, H]");
-  c.input = in[0].as<std::string>();
+  c.input = yaml_to_string(in[0], file, "input[0]");
   const size_t want = c.input == "cnn" ? 4 : c.input == "mlp" ? 2 : c.input == "seq" ? 3 : 0;
   if (want == 0 || in.size() != want) m.fail("input", "expected [cnn, C, H, W], [mlp, F] or [seq, S, H]");
   for (size_t i = 1; i < in.size(); ++i) {
-    const auto d = in[i].as<int64_t>();
+    const int64_t d = yaml_to_int(in[i], file, "input[" + std::to_string(i) + "]");
     if (d <= 0 || d > (int64_t{1} << 20)) m.fail("input", "dimensions must be in [1, 2^20]");
     c.input_dims.push_back(d);
   }
@@ -416,11 +416,12 @@ FuzzCase fuzz_case_from_yaml(const YAML::Node& n, const std::string& file) {
     const YAML::Node l = layers[i];
     if (!l.IsSequence() || l.size() < 1 || l.size() > 3) m.fail("layers", "entry " + std::to_string(i) + ": expected [kind, a, b]");
     FuzzLayer f;
-    f.kind = l[0].as<std::string>();
+    const std::string at = "layers[" + std::to_string(i) + "]";
+    f.kind = yaml_to_string(l[0], file, at + "[0]");
     if (std::find(kinds.begin(), kinds.end(), f.kind) == kinds.end())
       m.fail("layers", "entry " + std::to_string(i) + ": unknown layer kind '" + f.kind + "'");
-    if (l.size() > 1) f.a = l[1].as<int64_t>();
-    if (l.size() > 2) f.b = l[2].as<int64_t>();
+    if (l.size() > 1) f.a = yaml_to_int(l[1], file, at + "[1]");
+    if (l.size() > 2) f.b = yaml_to_int(l[2], file, at + "[2]");
     c.layers.push_back(f);
   }
   c.experiment.reset(YAML::Clone(m.get("experiment")));

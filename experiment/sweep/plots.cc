@@ -90,8 +90,8 @@ std::vector<SweepPlot> sweep_plots_from_yaml(const YAML::Node& list, const std::
       for (const auto& name : d) o.hue_drop.push_back(yaml_to_string(name, path, where + ".hue_drop"));
     }
     o.log_y = m.get_bool("log_y", false);
-    o.title = m.get_string("title", "");
-    p.caption = m.get_string("caption", "");
+    o.title = m.get_string("title", "");  // one line: a plot's title
+    p.caption = m.get_text("caption", "");
     out.push_back(std::move(p));
   }
   return out;

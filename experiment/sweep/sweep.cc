@@ -44,7 +44,7 @@ using Axes = std::vector<std::pair<std::string, std::vector<YAML::Node>>>;
 Axes read_axes(const YAML::Node& vary, const std::string& path, const std::string& context) {
   Axes axes;
   for (auto it = vary.begin(); it != vary.end(); ++it) {
-    const std::string key = it->first.Scalar();
+    const std::string key = yaml_key(it->first, path, context);
     const auto& keys = experiment_keys();
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       throw ConfigError(path, yaml_line(it->first), context + "." + key, "unknown experiment key; valid keys: " + join(keys));
@@ -104,7 +104,7 @@ void set_baselines(const YamlMap& m, Sweep& s) {
     m.fail("baseline", "expected a mapping of experiment keys to the values each run is compared with");
   std::vector<std::pair<std::string, YAML::Node>> values;
   for (auto it = node.begin(); it != node.end(); ++it) {
-    const std::string key = it->first.Scalar();
+    const std::string key = yaml_key(it->first, s.file, "baseline");
     const auto& keys = experiment_keys();
     if (std::find(keys.begin(), keys.end(), key) == keys.end())
       throw ConfigError(s.file, yaml_line(it->first), "baseline." + key, "unknown experiment key; valid keys: " + join(keys));
@@ -139,8 +139,10 @@ Sweep sweep_from_yaml(const YAML::Node& node, const std::string& path, uint64_t 
   Sweep s;
   s.file = path;
   s.name = m.get_string("name");
-  if (s.name.empty() || s.name.find_first_of("/\\ ") != std::string::npos || s.name == "." || s.name == "..")
-    m.fail("name", "must be a plain folder name (no slashes or spaces)");
+  // The name is the results folder's and appears in every report: a plain folder name, the same on every system.
+  if (s.name.empty() || s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") !=
+                            std::string::npos || s.name.find_first_not_of('.') == std::string::npos)
+    m.fail("name", "must be a plain folder name (letters, digits, '-', '_', '.'; not only dots), got '" + s.name + "'");
   if (m.has("plots")) s.plots = sweep_plots_from_yaml(m.get("plots"), path);
   YAML::Node base = m.get("base");
   YamlMap base_map(base, path, "base");
