@@ -21,17 +21,17 @@ namespace dlsim {
 
 CLI::App* add_model_command(CLI::App& app, ModelCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("model", "describe a model: parameters, MACs, activation memory");
-  cmd->add_option("NAME", o.model, "zoo name or .onnx file");
+  cmd->add_option("NAME", o.model, "a zoo name, an .onnx file or a Llama-family config.json");
   cmd->add_option("--batch", o.batch, "batch size")->capture_default_str();
   cmd->add_option("--image-size", o.image_size, "image side (0: the model's default)");
   cmd->add_option("--seq-len", o.seq_len, "sequence length (0: the model's default)");
-  cmd->add_option("--attention", o.attention, "eager or sdpa-flash (default: the model's; sdpa-flash for Llama-family models)");
+  cmd->add_option("--attention", o.attention, choice_names(kAttentionChoices) + " (default: the model's; sdpa-flash for Llama-family models)");
   cmd->add_option("--max-graph-nodes", o.max_graph_nodes, "most nodes an ONNX file (or a Llama config's graph) may hold")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
-  cmd->add_option("--optimizer", o.optimizer, "sgd-momentum, adam or adamw")->capture_default_str();
-  cmd->add_option("--precision", o.precision, "fp32, mixed-fp16, mixed-bf16 or bf16")->capture_default_str();
-  cmd->add_option("--kernels", o.kernels, "eager or fused")->capture_default_str();
-  cmd->add_option("--memory-format", o.memory_format, "nchw or nhwc")->capture_default_str();
+  cmd->add_option("--optimizer", o.optimizer, choice_names(kOptimizers))->capture_default_str();
+  cmd->add_option("--precision", o.precision, choice_names(kPrecisions))->capture_default_str();
+  cmd->add_option("--kernels", o.kernels, choice_names(kKernelChoices))->capture_default_str();
+  cmd->add_option("--memory-format", o.memory_format, choice_names(kMemoryFormats))->capture_default_str();
   cmd->add_option("--swap", o.swap, "checkpointing policy whose saved bytes to report: none, checkpoint or sqrt")
       ->capture_default_str();
   cmd->add_option("--param", o.params, "the swap policy's parameter KEY=VALUE (repeatable; dlsim list shows them)");
@@ -123,7 +123,7 @@ int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostr
     for (const auto& m : model_zoo()) out << std::left << std::setw(16) << m.name << m.description << '\n';
     return 0;
   }
-  if (o.model.empty()) throw ConfigError("<command line>", 0, "NAME", "give a model name or an .onnx file (dlsim model --list)");
+  if (o.model.empty()) throw ConfigError("<command line>", 0, "NAME", "give a model name, an .onnx file or a Llama-family config.json (dlsim model --list)");
   if (o.batch <= 0) throw ConfigError("<command line>", 0, "--batch", "must be a positive integer");
   ModelOptions mo;
   mo.batch = o.batch;
@@ -135,6 +135,13 @@ int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostr
   mo.training.precision = choose(o.precision, "--precision", kPrecisions);
   mo.training.kernels = choose(o.kernels, "--kernels", kKernelChoices);
   mo.training.memory_format = choose(o.memory_format, "--memory-format", kMemoryFormats);
+  try {  // a setting the model does not read (--seq-len on a CNN), named by its option
+    check_model_settings(o.model, mo);
+  } catch (const ConfigError& e) {
+    std::string option = "--" + e.key();
+    std::replace(option.begin(), option.end(), '_', '-');
+    throw ConfigError("<command line>", 0, e.key() == "model" ? "NAME" : option, e.message());
+  }
   Graph fwd = build_forward_graph(o.model, mo);
   Graph train = make_training_graph(fwd, mo.training);
   ModelSummary s = summarize(fwd, train);

@@ -142,8 +142,14 @@ TEST_CASE("attention: the model's default when absent, eager or sdpa-flash, anyt
   CHECK(e.key() == "attention");
   CHECK(e.line() == 8);
   CHECK_THAT(e.what(), Catch::Contains("valid: eager, sdpa-flash"));
-  // A model built with eager attention only: refused with the file's line.
+  // A CNN has no attention: any mode is refused with the file's line; a transformer built with eager attention
+  // only refuses sdpa-flash.
   const ConfigError cnn = error_of(std::string(kGood) + "attention: sdpa-flash\n");
   CHECK(cnn.key() == "attention");
-  CHECK_THAT(cnn.what(), Catch::Contains("eager attention only"));
+  CHECK_THAT(cnn.what(), Catch::Contains("is an image model: attention means nothing to it"));
+  const std::string gpt2 = "model: gpt2-small\nbatch: 1\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n";
+  CHECK(experiment_from_yaml(YAML::Load(gpt2 + "attention: eager\n"), "exp.yaml").attention == Attention::Eager);
+  const ConfigError flash = error_of(gpt2 + "attention: sdpa-flash\n");
+  CHECK(flash.line() == 7);
+  CHECK_THAT(flash.what(), Catch::Contains("eager attention only"));
 }

@@ -18,9 +18,32 @@ struct ModelInfo {
   // in billions of parameters, so the zoo-wide tests (every policy on every model) leave them to their own tests,
   // and the CUDA harness (validate/) has no kernels for their RMSNorm, rotary and FlashAttention ops yet.
   bool llm = false;
+  // What the model reads: images (image_size) or token sequences (seq_len, attention).
+  enum class Input : uint8_t { Images, Tokens } input = Input::Images;
 };
 
 const std::vector<ModelInfo>& model_zoo();
+// The settings of ModelOptions a model reads beyond the batch and the rest of the training setup: an image model
+// its image_size and memory_format; a token model its seq_len and the attention modes built for it (sdpa-flash
+// for the Llama family only); an ONNX file its memory_format (its shapes are the file's, only the batch axis is
+// replaced); max_graph_nodes bounds what is built from a file or a layer count (ONNX, the Llama family).
+struct ModelSettings {
+  bool image_size = false;
+  bool seq_len = false;
+  std::vector<Attention> attention;  // empty: attention is no setting of the model
+  bool memory_format = false;        // nhwc changes only convolutions, which token models have none of
+  bool max_graph_nodes = false;
+};
+// For a zoo name, a path ending in .onnx or one ending in .json (a Llama-family config.json); an unknown name
+// throws ConfigError listing the zoo.
+ModelSettings model_settings(const std::string& name_or_path);
+// Throws ConfigError(name_or_path, 0, key) for a setting of `opts` the model does not read (an image_size or
+// seq_len other than 0, the model's default; an attention mode it is not built with; memory_format nhwc;
+// max_graph_nodes other than its default): a setting that would be silently ignored is a mistake to name, not a
+// result to print. The readers of user input call it (experiments, published points, `dlsim model`);
+// build_forward_graph refuses only what it cannot build (sdpa-flash on a model built with eager attention only).
+void check_model_settings(const std::string& name_or_path, const ModelOptions& opts);
+
 // A zoo name, a path ending in .onnx, or a Hugging Face config.json of a Llama-family model (a path ending in .json,
 // workloads/llama_models.h) -> the training graph. Unknown names throw ConfigError listing the zoo.
 Graph build_training_graph(const std::string& name_or_path, const ModelOptions& opts);

@@ -205,3 +205,44 @@ TEST_CASE("building is deterministic and the image size is a parameter") {
   for (size_t i = 0; i < a.tensors().size(); ++i) CHECK(a.tensors()[i].bytes == b.tensors()[i].bytes);
   CHECK(a.tensors()[0].shape == std::vector<int64_t>{3, 3, 160, 160});
 }
+
+TEST_CASE("a setting the model does not read is refused, naming it") {
+  ModelOptions o;
+  o.batch = 1;
+  o.seq_len = 64;
+  CHECK_THROWS_WITH(check_model_settings("resnet18", o), "resnet18: 'seq_len': 'resnet18' is an image model: seq_len means nothing to it");
+  o.seq_len = 0;
+  o.attention = Attention::Eager;
+  CHECK_THROWS_WITH(check_model_settings("resnet18", o), Catch::Contains("attention means nothing to it"));
+  o.attention.reset();
+  o.image_size = 64;
+  CHECK_THROWS_WITH(check_model_settings("gpt2-small", o), Catch::Contains("'gpt2-small' is a token model: image_size"));
+  CHECK_THROWS_WITH(check_model_settings("x.onnx", o), Catch::Contains("'x.onnx' is an ONNX model (its shapes are the file's)"));
+  o.image_size = 0;
+  o.training.memory_format = MemoryFormat::NHWC;
+  CHECK_THROWS_WITH(check_model_settings("bert-base", o), Catch::Contains("without convolutions: memory_format nhwc"));
+  CHECK_NOTHROW(check_model_settings("resnet18", o));
+  CHECK_NOTHROW(build_forward_graph("bert-base", o));  // harmless to the builder: code sets nhwc uniformly
+  o.training.memory_format = MemoryFormat::NCHW;
+  o.max_graph_nodes = 10;
+  CHECK_THROWS_WITH(check_model_settings("vgg16", o), Catch::Contains("max_graph_nodes means nothing"));
+  CHECK_NOTHROW(check_model_settings("llama3-8b", o));
+  o.max_graph_nodes = kDefaultMaxGraphNodes;
+  // The builder still refuses what it cannot build.
+  o.attention = Attention::SdpaFlash;
+  CHECK_THROWS_WITH(build_forward_graph("resnet18", o), Catch::Contains("built with eager attention only"));
+  o.attention.reset();
+  // What each kind of model reads, from the table the check uses.
+  CHECK(model_settings("resnet18").image_size);
+  CHECK_FALSE(model_settings("resnet18").seq_len);
+  CHECK(model_settings("bert-base").attention == std::vector<Attention>{Attention::Eager});
+  CHECK(model_settings("llama3-8b").attention == std::vector<Attention>{Attention::Eager, Attention::SdpaFlash});
+  CHECK(model_settings("my/config.json").seq_len);
+  CHECK_FALSE(model_settings("my/config.json").image_size);
+  const ModelSettings onnx = model_settings("m.onnx");
+  CHECK_FALSE(onnx.image_size);
+  CHECK_FALSE(onnx.seq_len);
+  CHECK(onnx.attention.empty());
+  CHECK(onnx.memory_format);
+  CHECK_THROWS_WITH(model_settings("resnet5"), Catch::Contains("unknown model 'resnet5'; valid: alexnet, vgg16"));
+}

@@ -34,14 +34,14 @@ PublishedPoint read_point(const YamlMap& m) {
   p.path = m.get_string("path");
   p.line = m.get_int("line");
   if (p.line < 1) m.fail("line", "must be a line number (>= 1)");
-  p.setup = m.get_string("setup", "");
+  p.setup = m.get_text("setup", "");
   p.framework = m.get_string("framework");
   const std::vector<std::string> frameworks = {"pytorch", "tensorflow", "mxnet", "paddle", "dlsim-harness"};
   if (std::find(frameworks.begin(), frameworks.end(), p.framework) == frameworks.end())
     m.fail("framework", "unknown framework '" + p.framework + "'; valid: " + join(frameworks));
   p.gpu = m.get_string("gpu");
   p.use = read_choice(m, "use", std::array{PointUse::Fit, PointUse::Test, PointUse::Excluded});
-  p.reason = m.get_string("reason", "");
+  p.reason = m.get_text("reason", "");
   if (p.use == PointUse::Excluded && p.reason.empty()) m.fail("reason", "an excluded point says why");
   // An excluded point may name what dlsim lacks (a model, a GPU); the others must run.
   p.hw = m.get_string("hw");
@@ -60,6 +60,16 @@ PublishedPoint read_point(const YamlMap& m) {
   p.training.memory_format = read_choice(m, "memory_format", kMemoryFormats);
   p.training.kernels = read_choice(m, "kernels", kKernelChoices);
   p.training.optimizer = read_choice(m, "optimizer", kOptimizers);
+  if (p.use != PointUse::Excluded) {  // a sequence length given to an image model, nhwc to BERT: ignored otherwise
+    ModelOptions settings;
+    settings.seq_len = p.seq_len;
+    settings.training = p.training;
+    try {
+      check_model_settings(p.model, settings);
+    } catch (const ConfigError& e) {
+      m.fail(e.key(), e.message());
+    }
+  }
   p.throughput = m.get_double("throughput");
   if (!(p.throughput > 0)) m.fail("throughput", "must be positive (samples per second)");
   return p;
