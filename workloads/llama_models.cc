@@ -19,11 +19,13 @@
 //   - Mistral's sliding window (4096) is not applied: at sequences up to 4096 it changes nothing.
 #include "workloads/llama_models.h"
 
-#include <limits>
-
+#include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <vector>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "workloads/model_builder.h"
 
@@ -72,20 +74,27 @@ LlamaConfig qwen2_5_0_5b_config() {
   return {"qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B", 151936, 896, 24, 14, 2, 4864, 32768, true, true};
 }
 
-// config.json is JSON, which yaml-cpp reads as YAML: YamlMap gives every error its line.
-LlamaConfig load_llama_config(const std::string& path) {
-  const YamlMap m(load_yaml_file(path), path);
+namespace {
+
+// config.json is JSON, which yaml-cpp reads as YAML (through the same limits as every YAML input: an alias cycle
+// or a billion laughs in a "JSON" file is refused): YamlMap gives every error its line.
+LlamaConfig llama_config_from_yaml(const YAML::Node& doc, const std::string& path) {
+  const YamlMap m(doc, path);
   LlamaConfig c;
   c.name = path;  // the graph's name, and the file later errors (a sequence too long, a graph too large) name
   c.source = path;
   const std::string type = m.get_string("model_type");
-  if (type != "llama" && type != "mistral" && type != "qwen2")
-    m.fail("model_type", "model_type '" + type + "' is not built here; valid: llama, mistral, qwen2");
+  const std::vector<std::string> types = {"llama", "mistral", "qwen2"};  // the families this builder follows
+  if (std::find(types.begin(), types.end(), type) == types.end())
+    m.fail("model_type", "model_type '" + type + "' is not built here; valid: " + join(types));
   c.vocab = m.get_int("vocab_size");
   c.hidden = m.get_int("hidden_size");
   c.layers = m.get_int("num_hidden_layers");
   c.heads = m.get_int("num_attention_heads");
-  c.kv_heads = m.get_int("num_key_value_heads", c.heads);
+  // transformers' LlamaConfig (and Mistral's, Qwen2's): num_key_value_heads None, null in config.json, means as
+  // many as the attention heads (no grouped-query attention).
+  const bool kv_given = m.has("num_key_value_heads") && !m.get("num_key_value_heads").IsNull();
+  c.kv_heads = kv_given ? m.get_int("num_key_value_heads") : c.heads;
   c.intermediate = m.get_int("intermediate_size");
   c.max_positions = m.get_int("max_position_embeddings");
   c.tied_embeddings = m.get_bool("tie_word_embeddings", false);
@@ -106,6 +115,14 @@ LlamaConfig load_llama_config(const std::string& path) {
     throw ConfigError(path, m.line_of(e.key()), e.key(), e.message());
   }
   return c;
+}
+
+}  // namespace
+
+LlamaConfig load_llama_config(const std::string& path) { return llama_config_from_yaml(load_yaml_file(path), path); }
+
+LlamaConfig parse_llama_config(const std::string& text, const std::string& path) {
+  return llama_config_from_yaml(parse_yaml_text(text, path), path);
 }
 
 uint64_t llama_parameter_count(const LlamaConfig& c) {

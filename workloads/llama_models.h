@@ -39,9 +39,12 @@ inline constexpr int64_t kLlamaDefaultSeqLen = 2048;
 
 // A Hugging Face config.json of a Llama-family model (model_type llama, mistral or qwen2): the fields above, with
 // HF's defaults for the optional ones (num_key_value_heads: the heads; tie_word_embeddings: false; attention_bias:
-// false, always true for qwen2). What the graph cannot express (an activation other than silu, MLP biases, a
+// false, always true for qwen2); a null value of num_key_value_heads or head_dim is absent, as transformers
+// reads None. What the graph cannot express (an activation other than silu, MLP biases, a
 // head_dim other than hidden_size / num_attention_heads) is refused. Every error names the file, line and field.
 LlamaConfig load_llama_config(const std::string& path);
+// The same from the file's text (`path` names it in errors): the fuzz target's entry point.
+LlamaConfig parse_llama_config(const std::string& text, const std::string& path);
 
 // Parameters the config implies (embeddings, per-layer projections, norms, head), without building the graph.
 uint64_t llama_parameter_count(const LlamaConfig& c);

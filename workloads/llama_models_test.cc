@@ -303,3 +303,32 @@ TEST_CASE("a config.json that cannot be built names its file, line and field") {
   CHECK(load_error(R"({"model_type": "llama", "hidden_size": 64})").key() == "vocab_size");  // a missing field
   CHECK(load_error("{\"model_type\": \"llama\", \"vocab_size\": \"many\"}").key() == "vocab_size");
 }
+
+TEST_CASE("num_key_value_heads: null means as many as the attention heads, as transformers reads None") {
+  // Issue 27: HF configs of models without grouped-query attention may write null; it was refused.
+  const std::string text = R"({
+  "model_type": "llama",
+  "hidden_size": 256,
+  "intermediate_size": 512,
+  "max_position_embeddings": 1024,
+  "num_attention_heads": 8,
+  "num_hidden_layers": 2,
+  "num_key_value_heads": null,
+  "head_dim": null,
+  "vocab_size": 1000
+})";
+  const LlamaConfig c = parse_llama_config(text, "null-kv.config.json");
+  CHECK(c.heads == 8);
+  CHECK(c.kv_heads == 8);
+  std::string absent = text;
+  absent.erase(absent.find("  \"num_key_value_heads\": null,\n"), std::string("  \"num_key_value_heads\": null,\n").size());
+  CHECK(parse_llama_config(absent, "absent.config.json").kv_heads == 8);
+  // A value that is no number is still refused with its line, and the model types are listed.
+  std::string word = text;
+  word.replace(word.find("null"), 4, "\"all\"");
+  CHECK_THROWS_WITH(parse_llama_config(word, "w.json"), "w.json:8: 'num_key_value_heads': expected an integer, got 'all'");
+  std::string gemma = text;
+  gemma.replace(gemma.find("llama"), 5, "gemma");
+  CHECK_THROWS_WITH(parse_llama_config(gemma, "g.json"),
+                    "g.json:2: 'model_type': model_type 'gemma' is not built here; valid: llama, mistral, qwen2");
+}
