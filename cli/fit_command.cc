@@ -2,9 +2,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <ostream>
 
 #include "experiment/batch_search.h"
+#include "common/config_error.h"
 #include "common/strings.h"
 
 namespace dlsim {
@@ -15,21 +17,24 @@ CLI::App* add_fit_command(CLI::App& app, FitCommandOptions& o) {
   cmd->add_flag("--json", o.json, "print one JSON object");
   cmd->add_option("--memory-at-overhead", o.overheads_percent,
                   "overheads in percent (e.g. 1,5,20): the least memory the swap policy reaches within each")
-      ->delimiter(',')
-      ->check(CLI::Range(0.0, 1000.0));
+      ->delimiter(',');
   cmd->add_option("--max-batch", o.max_batch, "largest batch tried")->check(CLI::Range(int64_t{1}, int64_t{1} << 24))->capture_default_str();
   return cmd;
 }
 
 int run_fit_command(const FitCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
+  std::vector<double> bounds;
+  for (double p : o.overheads_percent) {
+    // Checked here, not with CLI::Range: a range check lets nan through (every comparison with it is false),
+    // and a NaN bound then matched no run without a word.
+    if (!std::isfinite(p) || p < 0 || p > 1000)
+      throw ConfigError("<command line>", 0, "--memory-at-overhead", "expected percentages in [0, 1000], got " + fixed(p, 1));
+    bounds.push_back(p / 100.0);
+  }
   const Experiment e = load_experiment(o.experiment);
   const RunFn run = [](const Experiment& x) { return run_experiment(x); };
   std::vector<MemoryAtOverhead> m;
-  if (!o.overheads_percent.empty()) {
-    std::vector<double> bounds;
-    for (double p : o.overheads_percent) bounds.push_back(p / 100.0);
-    m = memory_at_overhead(e, bounds, run);
-  }
+  if (!bounds.empty()) m = memory_at_overhead(e, bounds, run);
   const FitResult f = find_max_batch(e, run, o.max_batch);
   if (o.json) {
     out << to_json(f, m).dump(2) << '\n';

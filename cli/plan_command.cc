@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "policies/planners/instance_csv.h"
 #include "policies/planners/load.h"
 #include "policies/planners/placement_checker.h"
@@ -19,7 +20,7 @@ namespace dlsim {
 CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("plan", "place buffers of known lifetimes (CSV id,lower,upper,size)");
   cmd->add_option("INSTANCE", o.instance_path, "instance CSV")->required();
-  cmd->add_option("--planner", o.planner, "greedy-by-size, best-fit or optimal")->capture_default_str();
+  cmd->add_option("--planner", o.planner, join(planner_registry().names()))->capture_default_str();
   cmd->add_option("--param", o.params, "planner parameter KEY=VALUE (repeatable; dlsim list shows them)");
   cmd->add_option_function<std::string>(
       "--out", [&o](const std::string& path) { o.out_path = path; }, "write the solution CSV (the rows with offset)");
