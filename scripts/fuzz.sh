@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/) with clang and runs one or all of them.
 #   scripts/fuzz.sh [--runs N] [--seconds S] [--build-only] [TARGET|all]
-#     TARGET: experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json (default: all)
+#     TARGET: experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json model_config_json
+#             fuzz_case_yaml (default: all)
 #     --runs N      executions per target (default 20000 when neither limit is given)
 #     --seconds S   at most S seconds per target (with --runs: whichever comes first)
 #     --build-only  build, assemble the seed corpora, run nothing
@@ -18,7 +19,8 @@
 # Replay one input: $FUZZ_BUILD_DIR/fuzz/TARGET_fuzzer FILE (from the repository root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all_targets=(experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json)
+all_targets=(experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json model_config_json
+  fuzz_case_yaml)
 runs=
 seconds=
 build_only=0
@@ -29,7 +31,7 @@ while (($#)); do
     --seconds) seconds=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
     all) targets=("${all_targets[@]}"); shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *)
       if [[ " ${all_targets[*]} " != *" $1 "* ]]; then
         echo "unknown fuzz target '$1'; valid: ${all_targets[*]}, all" >&2
@@ -62,6 +64,8 @@ seed_files() {
     experiment_yaml) dirs=(configs/experiments configs/validation configs/validation/swap tests/data); pattern='exp-*.yaml' ;;
     sweep_yaml) dirs=(configs/sweeps results/*/) ;;  # the studies' sweep files beside their manifests
     hardware_yaml) dirs=(configs/hw tests/data); pattern='h*.yaml' ;;
+    model_config_json) dirs=(workloads/testdata/llama_configs); pattern='*.json' ;;
+    fuzz_case_yaml) dirs=(tests/simfuzz) ;;
     onnx_model) dirs=(workloads/testdata/onnx); pattern='*.onnx' ;;
     instance_csv) dirs=(tests/data); pattern='*.csv' ;;
     plan_json|trace_json) ;;  # no such files are committed: fuzz/corpus/ holds small ones dlsim wrote
@@ -85,7 +89,7 @@ max_len() {
 }
 dict() {
   case $1 in
-    *_yaml) echo fuzz/dict/yaml.dict ;;
+    *_yaml|model_config_json) echo fuzz/dict/yaml.dict ;;
     onnx_model) echo fuzz/dict/onnx.dict ;;
     plan_json|trace_json) echo fuzz/dict/json.dict ;;
     instance_csv) echo fuzz/dict/csv.dict ;;
