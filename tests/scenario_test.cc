@@ -12,7 +12,13 @@
 //     every field optional; file is a file name (default: the scenario's own), message the whole text after
 //     the place, contains a part of the full text.
 // An error scenario may hold a sweep mapping (as in configs/sweeps) instead of an experiment: it must be refused
-// when it is read, before anything runs.
+// when it is read, before anything runs. Or it names an input file, for what a scenario file cannot hold itself
+// (an alias cycle or a nesting beyond the limit would make the scenario's own file unreadable):
+//   input_file: {kind: experiment, path: ../../data/bad-input/alias-cycle.yaml}   # path from the scenario's folder
+//     kind: experiment (read, then run), sweep, hardware, model-config (a config.json), fuzz-case (a simfuzz
+//     replay) or published-points (data/published); expect_error's file defaults to the input file's name.
+// Each error is a ConfigError, which the dlsim binary prints and exits 2 for (docs/cli.md; tests/CMakeLists.txt
+// checks that on the binary for each kind of input).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -23,9 +29,13 @@
 
 #include "experiment/experiment.h"
 #include "experiment/run_experiment.h"
+#include "experiment/simfuzz/simfuzz_case.h"
 #include "experiment/sweep/sweep.h"
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
+#include "hw/hardware.h"
+#include "validate/calibrate/published_points.h"
+#include "workloads/llama_models.h"
 
 using namespace dlsim;
 namespace fs = std::filesystem;
@@ -83,14 +93,34 @@ void expect_metrics(const YamlMap& doc, const std::string& file) {
   CHECK(r.peak_reserved_bytes >= r.peak_live_bytes);  // an invariant of every run
 }
 
+// Reads (and for an experiment, runs) the input file `input` names with the loader of its kind.
+void load_input_file(const YamlMap& input, const std::string& scenario) {
+  input.check_keys({"kind", "path"});
+  const std::string kind = input.get_string("kind");
+  const std::string path = (fs::path(scenario).parent_path() / input.get_string("path")).string();
+  REQUIRE(fs::is_regular_file(path));
+  if (kind == "experiment") run_experiment(load_experiment(path));
+  else if (kind == "sweep") load_sweep(path);
+  else if (kind == "hardware") load_hardware(path);
+  else if (kind == "model-config") load_llama_config(path);
+  else if (kind == "fuzz-case") load_fuzz_case(path);
+  else if (kind == "published-points") load_published_points(path);
+  else input.fail("kind", "unknown kind '" + kind + "'; valid: experiment, sweep, hardware, model-config, fuzz-case, published-points");
+}
+
 void expect_error(const YamlMap& doc, const std::string& file) {
   const YamlMap want = doc.get_map("expect_error");
   want.check_keys({"file", "line", "key", "message", "contains"});
   REQUIRE(want.node().size() > 0);
+  std::string source = file;  // the file the error must name, by default
   std::optional<ConfigError> got;
   try {
     if (doc.has("sweep")) {
       sweep_from_yaml(doc.get("sweep"), file);
+    } else if (doc.has("input_file")) {
+      const YamlMap input = doc.get_map("input_file");
+      source = input.get_string("path");
+      load_input_file(input, file);
     } else {
       run_experiment(experiment_from_yaml(doc.get("experiment"), file));
     }
@@ -100,7 +130,7 @@ void expect_error(const YamlMap& doc, const std::string& file) {
   INFO(file << ": expected an error");
   REQUIRE(got.has_value());
   INFO("got: " << got->what());
-  CHECK(fs::path(got->file()).filename().string() == want.get_string("file", fs::path(file).filename().string()));
+  CHECK(fs::path(got->file()).filename().string() == want.get_string("file", fs::path(source).filename().string()));
   if (want.has("line")) CHECK(got->line() == want.get_int("line"));
   if (want.has("key")) CHECK(got->key() == want.get_string("key"));
   if (want.has("message")) CHECK(got->message() == want.get_string("message"));
@@ -109,9 +139,9 @@ void expect_error(const YamlMap& doc, const std::string& file) {
 
 void run_scenario(const std::string& file) {
   const YamlMap doc(load_yaml_file(file), file);
-  doc.check_keys({"description", "experiment", "sweep", "expect", "expect_error"});
-  REQUIRE(doc.has("description"));
-  REQUIRE(doc.has("experiment") != doc.has("sweep"));
+  doc.check_keys({"description", "experiment", "sweep", "input_file", "expect", "expect_error"});
+  REQUIRE(!doc.get_text("description", "").empty());
+  REQUIRE(doc.has("experiment") + doc.has("sweep") + doc.has("input_file") == 1);
   REQUIRE(doc.has("expect") != doc.has("expect_error"));
   if (doc.has("expect_error")) {
     expect_error(doc, file);
