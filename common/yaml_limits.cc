@@ -1,6 +1,8 @@
 #include "common/yaml_limits.h"
 
+#include <map>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include <yaml-cpp/eventhandler.h>
@@ -147,7 +149,54 @@ class LimitsCheck final : public YAML::EventHandler {
   uint64_t nodes_ = 0;
 };
 
+// The expanded size of each collection, walked once; 0 (and ok = false) past a limit or on a cycle.
+class TreeWalk {
+ public:
+  bool ok = true;
+
+  uint64_t size(const YAML::Node& n, int depth) {
+    if (!ok) return 0;
+    if (!n.IsMap() && !n.IsSequence()) return 1;
+    if (depth >= kMaxYamlNesting) return refuse();
+    // An alias is its anchored node (yaml-cpp shares it): a node of this position and type walked before is
+    // very likely the same, and Node::is says whether it is.
+    const std::pair<int, int> at{n.Mark().pos, static_cast<int>(n.Type())};
+    if (const auto it = walked_.find(at); it != walked_.end())
+      for (const auto& [node, size] : it->second)
+        if (node.is(n)) return size;
+    for (const YAML::Node& o : open_)
+      if (o.is(n)) return refuse();  // a node inside itself
+    open_.push_back(n);
+    uint64_t total = 1;
+    for (const auto& child : n) {
+      total += n.IsMap() ? size(child.first, depth + 1) + size(child.second, depth + 1) : size(child, depth + 1);
+      if (!ok || total > kMaxYamlNodes) {
+        open_.pop_back();
+        return refuse();
+      }
+    }
+    open_.pop_back();
+    walked_[at].emplace_back(n, total);
+    return total;
+  }
+
+ private:
+  uint64_t refuse() {
+    ok = false;
+    return 0;
+  }
+
+  std::vector<YAML::Node> open_;  // the collections from the root to the one being walked
+  std::map<std::pair<int, int>, std::vector<std::pair<YAML::Node, uint64_t>>> walked_;
+};
+
 }  // namespace
+
+bool within_yaml_limits(const YAML::Node& root) {
+  TreeWalk walk;
+  walk.size(root, 0);
+  return walk.ok;
+}
 
 void check_yaml_limits(const std::string& text, const std::string& file) {
   std::istringstream in(text);

@@ -39,10 +39,21 @@ namespace {
 
 YAML::Node parse_yaml(const std::string& text, const std::string& path) {
   try {
-    // The limits first, on the parse events: yaml-cpp's Load builds an alias cycle as a cyclic graph, which no
-    // walk of the tree (ours or yaml-cpp's) would finish.
-    check_yaml_limits(text, path);
-    YAML::Node root = YAML::Load(text);
+    YAML::Node root;
+    try {
+      root = YAML::Load(text);
+    } catch (const YAML::Exception&) {
+      // yaml-cpp's own depth guard (2,000 levels) says only "bad file": the event pass refuses the nesting at
+      // dlsim's limit, with the place, and otherwise meets the same syntax error.
+      check_yaml_limits(text, path);
+      throw;
+    }
+    // The limits before any other walk: yaml-cpp builds an alias cycle as a cyclic graph, which no recursive
+    // walk would finish (issue 27). Past one, the event pass names the alias's own line and anchor.
+    if (!within_yaml_limits(root)) {
+      check_yaml_limits(text, path);
+      throw ConfigError(path, 0, "", "the document is past dlsim's limits on aliases and nesting (common/yaml_limits.h)");
+    }
     // yaml-cpp keeps both entries of a repeated key and lookups find the first: a silent choice. YAML 1.2 says
     // keys are unique, so a repeat is an error naming both lines.
     reject_duplicate_keys(root, path, "");
