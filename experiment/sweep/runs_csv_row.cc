@@ -72,7 +72,7 @@ std::string key_tail(const Experiment& e) {
 
 std::string runs_csv_key(const Experiment& e) {
   std::string model = key_path(e.model, is_model_file(e.model), e.file);
-  if (e.attention) model += "(attention=" + to_string(*e.attention) + ")";
+  if (e.attention) model += std::string("(attention=") + to_string(*e.attention) + ")";
   std::string hw = key_path(e.hw, is_hw_file(e.hw), e.file);
   if (const std::string o = hw_override_label(e.hw_override); !o.empty()) hw += "+" + o;
   return csv_escape(model) + ',' + std::to_string(e.batch) + ',' + csv_escape(hw) + key_tail(e);
