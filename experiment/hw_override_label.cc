@@ -36,12 +36,18 @@ std::string text(const std::string& s) {
   return q + "\"";
 }
 
-// A mapping's entries in key order (keys are scalars: the strict reader refuses any other).
+// A mapping's entries in key order (keys are scalars: the strict reader refuses any other). The order is sorted
+// by index: assigning a YAML::Node (as std::sort would, moving entries) writes into the tree it refers to.
 std::vector<std::pair<std::string, YAML::Node>> sorted_entries(const YAML::Node& map) {
   std::vector<std::pair<std::string, YAML::Node>> entries;
   for (const auto& kv : map) entries.emplace_back(kv.first.Scalar(), kv.second);
-  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  return entries;
+  std::vector<size_t> order(entries.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return entries[a].first < entries[b].first; });
+  std::vector<std::pair<std::string, YAML::Node>> sorted;
+  sorted.reserve(entries.size());
+  for (size_t i : order) sorted.emplace_back(entries[i].first, entries[i].second);  // copies: handles, not writes
+  return sorted;
 }
 
 // Any value, whole.
