@@ -15,8 +15,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareCommandOptions& o) {
   return cmd;
 }
 
-int run_compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
-  return run_compare(o.sim_trace, o.real_trace, o.plan, out, o.json);
+int run_compare_command(const CompareCommandOptions& o, std::ostream& out, std::ostream& err) {
+  return run_compare(o.sim_trace, o.real_trace, o.plan, out, err, o.json);
 }
 
 }  // namespace dlsim

@@ -69,7 +69,7 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
         ;
     if (w.contains("stall_us"))
       out << "swap cost         stall " << fixed(w["stall_us"].get<double>() / 1000.0, 3) << " ms ("
-          << fixed(w["overhead"].get<double>() * 100.0, 1) << "% of " << fixed(w["no_swap_iteration_time_us"].get<double>() / 1000.0, 3)
+          << (w.contains("overhead") ? fixed(w["overhead"].get<double>() * 100.0, 1) + "%" : std::string("n/a")) << " of " << fixed(w["no_swap_iteration_time_us"].get<double>() / 1000.0, 3)
           << " ms without swapping), copy engines busy " << fixed(w["copy_d2h_busy"].get<double>() * 100.0, 1) << "% D2H, "
           << fixed(w["copy_h2d_busy"].get<double>() * 100.0, 1) << "% H2D\n";
     if (w["swap_target_bytes"].get<uint64_t>() > 0)
@@ -82,15 +82,19 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
     if (w.contains("host_step_us"))
       out << "host step         " << fixed(w["host_step_us"].get<double>() / 1000.0, 3) << " ms of CPU optimizer time; "
           << mib(w["host_optimizer_bytes"].get<uint64_t>()) << " MiB of fp32 optimizer state in host memory\n";
-    if (!w["swap_bound_applies"].get<bool>())
+    const bool copies_only = w["recomputed_launches"].get<uint64_t>() == 0 && !w.contains("host_step_us");
+    if (!copies_only)
       out << "lower bound       none: the plan " << (w.contains("host_step_us") ? "runs the optimizer on the CPU" : "recomputes")
           << " (the bound holds for plans that only copy)\n";
-    else if (w.contains("swap_lower_bound_us"))
-      out << "lower bound       " << fixed(w["swap_lower_bound_us"].get<double>() / 1000.0, 3) << " ms for any plan at that memory (gap "
-          << fixed(w["swap_gap_to_bound"].get<double>() * 100.0, 1) << "%)\n";
-    else
+    else if (!w["swap_bound_reachable"].get<bool>())
       out << "lower bound       none: no plan reaches that memory (the ops alone need "
           << mib(w["swap_least_reachable_bytes"].get<uint64_t>()) << " MiB)\n";
+    else if (!w["swap_limit_met"].get<bool>())
+      out << "lower bound       none for this run: it missed its target (the bound holds for runs that keep to it)\n";
+    else if (w.contains("swap_lower_bound_us"))
+      out << "lower bound       " << fixed(w["swap_lower_bound_us"].get<double>() / 1000.0, 3) << " ms for any plan at that memory"
+          << (w.contains("swap_gap_to_bound") ? " (gap " + fixed(w["swap_gap_to_bound"].get<double>() * 100.0, 1) + "%)" : "")
+          << "\n";
   }
   out << "simulation        " << r.events << " events in " << fixed(r.sim_wall_ms, 1) << " ms\n";
   return r.oom ? 3 : 0;

@@ -1,11 +1,13 @@
 #include "experiment/experiment.h"
 
 #include <array>
+#include <variant>
 #include <filesystem>
 
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
+#include "experiment/hw_override_label.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
@@ -15,12 +17,29 @@
 
 namespace dlsim {
 
+namespace {
+
+// A parameter's value in a label: a text that holds a label's separators (a file name such as checkmate's
+// model_file may) in double quotes, so that two choices never share a label (sweep keys are labels).
+std::string label_value(const ParamValue& v) {
+  std::string text = to_string(v);
+  if (!std::holds_alternative<std::string>(v) || text.find_first_of(",=()\"\\") == std::string::npos) return text;
+  std::string q = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+}  // namespace
+
 std::string PolicyChoice::label() const {
   std::string diff;
   for (const auto& [k, v] : params.values()) {
     auto it = defaults.values().find(k);
     if (it != defaults.values().end() && it->second == v) continue;
-    diff += (diff.empty() ? "" : ",") + k + "=" + to_string(v);
+    diff += (diff.empty() ? "" : ",") + k + "=" + label_value(v);
   }
   return diff.empty() ? name : name + "(" + diff + ")";
 }
@@ -34,25 +53,13 @@ const std::vector<std::string>& experiment_keys() {
   return keys;
 }
 
-namespace {
-void flatten(const YAML::Node& n, const std::string& prefix, std::string& out) {
-  if (n.IsMap()) {
-    for (const auto& kv : n) flatten(kv.second, prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar(), out);
-    return;
-  }
-  out += (out.empty() ? "" : ",") + prefix + "=" + (n.IsScalar() ? n.Scalar() : std::string("..."));
-}
-}  // namespace
-
 std::string Experiment::model_label() const {
   return attention ? model + "(attention=" + to_string(*attention) + ")" : model;
 }
 
 std::string Experiment::hw_label() const {
-  if (!hw_override.IsMap() || hw_override.size() == 0) return hw;
-  std::string o;
-  flatten(hw_override, "", o);
-  return hw + "+" + o;
+  const std::string o = hw_override_label(hw_override);
+  return o.empty() ? hw : hw + "+" + o;
 }
 
 namespace {

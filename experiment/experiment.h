@@ -40,7 +40,8 @@ struct Experiment {
   std::string model_label() const;
   std::string hw;             // configs/hw name or path to a .yaml file (relative: as for model)
   YAML::Node hw_override;     // a mapping merged into the hardware file (hw/hardware.h); null: none
-  std::string hw_label() const;  // "h100-sxm", or "h100-sxm+pcie.h2d_pinned_gb_per_s=25" naming the overrides
+  // "h100-sxm", or "h100-sxm+pcie.h2d_pinned_gb_per_s=25" naming every override exactly (experiment/hw_override_label.h)
+  std::string hw_label() const;
   PolicyChoice pool;
   PolicyChoice swap;
   PolicyChoice concurrency;

@@ -134,11 +134,15 @@ nlohmann::json swap_figures(const SwapPlanning& s, const Graph& g, const Program
   j["no_swap_peak_live_bytes"] = s.profile.peak_live_bytes;
   if (iteration_time_us > 0) {  // a run that ran out of memory has no steady iteration to compare
     j["stall_us"] = iteration_time_us - base_us;
-    j["overhead"] = base_us > 0 ? (iteration_time_us - base_us) / base_us : 0.0;
+    // Against a no-swap iteration of no time there is no relative overhead: none is given, rather than 0.
+    if (base_us > 0) j["overhead"] = (iteration_time_us - base_us) / base_us;
   }
   j["swap_target_bytes"] = target;
   j["swap_planned_peak_bytes"] = s.planned_peak_bytes;
-  j["swap_limit_met"] = target == 0 || peak_live_bytes <= target;
+  // target 0: the policy aims at no limit (a policy that takes one always has one: MemoryLimit::resolve never
+  // rounds a set limit to 0 bytes).
+  const bool limit_met = target == 0 || peak_live_bytes <= target;
+  j["swap_limit_met"] = limit_met;
   j["swap_limit_miss_bytes"] = target > 0 && peak_live_bytes > target ? peak_live_bytes - target : 0;
   j["copy_d2h_busy"] = last >= 0 && it_ns > 0 ? static_cast<double>(busy(trace, last, true)) / it_ns : 0.0;
   j["copy_h2d_busy"] = last >= 0 && it_ns > 0 ? static_cast<double>(busy(trace, last, false)) / it_ns : 0.0;
@@ -167,13 +171,17 @@ nlohmann::json swap_figures(const SwapPlanning& s, const Graph& g, const Program
     j["host_step_us"] = static_cast<double>(host_ns) / 1000.0;
     j["host_optimizer_bytes"] = host_step_tensors(g, s.profile.order, s.result.plan.host_step).host_state_bytes;
   }
-  j["swap_bound_applies"] = s.bound_applies;
+  // The bound is at the target: it holds for this plan when the plan only copies and kept to the target. A plan
+  // that missed the target used more memory than the bound allows for and may run faster than it, so it gets no
+  // gap (a negative "gap" read as beating the best possible). swap_lower_bound_us stays: it is a figure of the
+  // limit (the best any plan that keeps to it can do), the same for every policy at that limit.
+  j["swap_bound_applies"] = s.bound_applies && limit_met;
   j["swap_bound_reachable"] = s.bound_reachable;
   j["swap_least_reachable_bytes"] = s.least_reachable_bytes;
   if (s.bound_applies && s.bound_reachable) {
     const double lb_us = static_cast<double>(s.lower_bound_ns) / 1000.0;
     j["swap_lower_bound_us"] = lb_us;
-    j["swap_gap_to_bound"] = lb_us > 0 ? iteration_time_us / lb_us - 1.0 : 0.0;
+    if (limit_met && lb_us > 0 && iteration_time_us > 0) j["swap_gap_to_bound"] = iteration_time_us / lb_us - 1.0;
   }
   j["swap_evaluations"] = s.evaluations;
   j["swap_report"] = s.result.report;

@@ -22,8 +22,9 @@ struct SwapPlanning {
   IterationProfile profile;      // the no-swap run (its iteration time is the overhead's baseline)
   SwapResult result;             // the policy's plan (result.order empty: the schedule's order)
   uint64_t planned_peak_bytes = 0;  // the load peak the plan gives (program order fixes it)
-  // The swapping lower bound (swap_lower_bound.h) holds for plans that only copy: a plan that recomputes trades
-  // compute for memory instead, and no bound is given for it.
+  // The swapping lower bound (swap_lower_bound.h) is for plans that only copy: a plan that recomputes trades
+  // compute for memory instead, and no bound is given for it. (swap_figures' swap_bound_applies also asks that the
+  // run kept to the target the bound is at.)
   bool bound_applies = true;
   bool bound_reachable = true;
   uint64_t least_reachable_bytes = 0;

@@ -53,6 +53,40 @@ TEST_CASE("a limit below what any swap can reach is a result: the miss is report
   CHECK(k["swap_limit_met"] == false);
 }
 
+TEST_CASE("a limit_fraction that rounds the target below one byte is a limit missed, not met") {
+  // 1e-12 of the no-swap peak (a few MB) is below one byte: the target used to round to 0, which the figures
+  // read as "no target", so swap_limit_met was true for a run that kept everything on the device.
+  for (const char* policy : {"singa", "fastest-under-limit", "swapadvisor"}) {
+    INFO(policy);
+    const auto j = run_json(std::string("{model: cifar-resnet20, batch: 10, hw: titan-x-pcie3, pool: cnmem, "
+                                        "concurrency: serial, iterations: 2, swap: {name: ") +
+                            policy + ", limit_fraction: 1e-12}}");
+    CHECK(j["swap_target_bytes"] == 1);
+    CHECK(j["swap_limit_met"] == false);
+    CHECK(j["swap_limit_miss_bytes"].get<uint64_t>() == j["peak_live_bytes"].get<uint64_t>() - 1);
+    CHECK(j["swap_bound_applies"] == false);
+    CHECK_FALSE(j.contains("swap_gap_to_bound"));
+  }
+}
+
+TEST_CASE("the gap to the lower bound is given only where the bound holds, and then it is not negative") {
+  // Limits from out of reach to loose: where the run missed its limit there is no gap; where there is one, the
+  // run kept to the limit and is no faster than the bound.
+  for (const char* fraction : {"0.2", "0.5", "0.7", "0.9"}) {
+    INFO(fraction);
+    const auto j = run_json(std::string("{model: cifar-vgg16, batch: 100, hw: titan-x-pcie3, pool: cnmem, concurrency: serial, "
+                                        "iterations: 2, swap: {name: singa, mode: no-overhead, limit_fraction: ") +
+                            fraction + "}}");
+    CHECK(j["swap_bound_applies"] == j["swap_limit_met"]);
+    if (j.contains("swap_gap_to_bound")) {
+      CHECK(j["swap_limit_met"] == true);
+      CHECK(j["swap_gap_to_bound"].get<double>() >= 0);
+    } else {
+      CHECK(j["swap_bound_applies"] == false);
+    }
+  }
+}
+
 TEST_CASE("an unknown swap policy or parameter is refused with the valid choices") {
   const std::string base = "{model: cifar-resnet20, batch: 10, hw: h100-sxm, pool: cnmem, concurrency: serial, swap: ";
   CHECK_THROWS_WITH(exp(base + "swapp}"), Catch::Contains("unknown swap policy 'swapp'; valid: none, singa, vdnn, save-on-cpu"));
@@ -101,7 +135,10 @@ TEST_CASE("checkmate: a budget no plan reaches is a result, a graph above max_op
   CHECK(j["swap_report"]["status"] == "infeasible");  // the backward pass's first layers alone need more
   CHECK(j["swap_limit_met"] == false);
   CHECK(j["recomputed_launches"] == 0);
-  CHECK(j["swap_bound_applies"] == true);  // an empty plan only copies: the bound still holds
+  // An empty plan only copies, but it missed the target the bound is at: the bound does not hold for it, and no
+  // gap is given (it would be negative: the run holds more memory than the bound allows for).
+  CHECK(j["swap_bound_applies"] == false);
+  CHECK_FALSE(j.contains("swap_gap_to_bound"));
   try {
     run_json("{model: cifar-alexnet, batch: 32, hw: h100-sxm, pool: pytorch-caching, concurrency: serial,\n"
              " swap: {name: checkmate, max_ops: 10}}");

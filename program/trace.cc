@@ -12,6 +12,7 @@ json to_json(const Trace& t) {
   json j;
   j["backend"] = t.backend;
   j["device"] = t.device;
+  if (!t.program_hash.empty()) j["program_hash"] = t.program_hash;
   j["oom"] = t.oom;
   j["oom_where"] = t.oom_where;
   json its = json::array();
@@ -84,6 +85,7 @@ Trace trace_from_json(const json& j) {
   if (!j.is_object()) throw std::runtime_error("trace JSON: the document is not an object");
   t.backend = field<std::string>(j, "", "backend");
   t.device = field<std::string>(j, "", "device");
+  if (j.contains("program_hash")) t.program_hash = field<std::string>(j, "", "program_hash");  // optional: older traces
   t.oom = field<bool>(j, "", "oom");
   t.oom_where = field<std::string>(j, "", "oom_where");
   const json& its = array_field(j, "iterations");

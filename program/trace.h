@@ -57,6 +57,9 @@ struct IterationRecord {
 struct Trace {
   std::string backend;  // "sim" or "cuda"
   std::string device;   // GpuSpec name or the real device's name
+  // The plan it ran (validate/gpu/program_file.h's program_fingerprint), so that a trace is never compared with
+  // or fitted to another plan; empty in a trace written before traces recorded it, or of a run with no plan file.
+  std::string program_hash;
   std::vector<IterationRecord> iterations;
   std::vector<OpRecord> ops;
   std::vector<MemRecord> mem;

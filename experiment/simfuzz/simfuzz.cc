@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "experiment/run_experiment.h"
+#include "experiment/simfuzz/simfuzz_keys.h"
 #include "sim/check/swap_plan_checker.h"
 #include "experiment/swap_planning.h"
 #include "common/config_error.h"
@@ -49,6 +50,8 @@ struct Figures {
 
 Figures simulate_checked(const FuzzCase& c, const FuzzRunOptions& options, FuzzRun& out) {
   const Experiment e = fuzz_experiment(c, options.file);
+  // The key a sweep would file the case's row under: exact over every hw_override value, lists included.
+  if (const auto why = check_sweep_key(e)) throw Violation("sweep key", *why);
   const TrainingOptions t = training_options(e);
   PreparedExperiment p = prepare_experiment(e, make_training_graph(build_fuzz_forward(c, t, e.batch), t));
   out.ops = p.graph.ops().size();
@@ -96,6 +99,8 @@ Figures simulate_checked(const FuzzCase& c, const FuzzRunOptions& options, FuzzR
                                                 static_cast<double>(r.steady_iteration_ns) / 1000.0, r.peak_live_bytes);
     const SwapCheck check = check_swapped_run(p.graph, p.program, r.trace, figures["pinned_host_bytes"].get<uint64_t>());
     require(check.ok(), "swap check", check.ok() ? "" : check.problems.front());
+    // The flags read from rounded targets and bounds: a limit met, a bound that holds.
+    if (const auto why = check_swap_flags(e, figures, r.peak_live_bytes)) throw Violation("swap figures", *why);
   }
   // Memory across streams: no device work on memory an earlier tensor's work still touches.
   const std::vector<std::string> races = check_memory_reuse(p.graph, p.program, r.trace);

@@ -9,6 +9,8 @@
 // Anything else is a violation: another exception (a lowering or executor invariant, the swap checker's
 // verdict), a pool invariant broken (CheckedPool, policies/pool/pool_checker.h, wraps the pool on every
 // call), blocks still live after a complete run, reserved < live, a negative or non-monotonic time, or a
+// sweep key that is not exact over the case's hw_override (experiment/simfuzz/simfuzz_keys.h), swap figures whose
+// flags disagree with their numbers (a limit "met" by a target of 0 bytes, a gap to a bound that does not hold), a
 // result that differs when the same case runs again (checked on one run in `determinism_every`, except under
 // the optimal planner, whose time limit is wall-clock). Assertions,
 // hangs and sanitizer reports end the process: `dlsim simfuzz` prints the seed range so they can be found.

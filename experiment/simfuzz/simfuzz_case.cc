@@ -152,6 +152,37 @@ double draw_rate(FuzzRandom& r, double lo, double hi, double extreme_lo, double 
   return r.log_uniform(lo, hi);
 }
 
+// A text for a table's signature: mostly the characters real signatures hold, sometimes the ones a sweep key
+// must quote (",", "=", quotes, brackets, a line break), so that two drawn tables differ in the key exactly when
+// they differ (experiment/hw_override_label.h).
+std::string draw_signature(FuzzRandom& r, size_t index) {
+  static const std::string plain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-[];=, ";
+  static const std::string odd = ",=\"'[]{}~\\\n\t#:&*!|>%@`";
+  const std::string& from = r.chance(0.3) ? odd : plain;
+  std::string sig;
+  const auto n = r.uniform(1, 24);
+  for (int64_t i = 0; i < n; ++i) sig += from[static_cast<size_t>(r.uniform(0, static_cast<int64_t>(from.size()) - 1))];
+  return sig + "#" + std::to_string(index);  // distinct within a table: the reader refuses a repeated signature
+}
+
+// A hardware file's measured table (kernel_times, conv_workspace): a list whose every element is part of the
+// experiment's key; a sweep once wrote each list as "..." and swapped the rows of two points that differed in one.
+YAML::Node draw_table(FuzzRandom& r, const char* value_key, int64_t lo, int64_t hi) {
+  YAML::Node list(YAML::NodeType::Sequence);
+  const auto n = r.uniform(0, 3);
+  for (int64_t i = 0; i < n; ++i) {
+    YAML::Node e(YAML::NodeType::Map);
+    e["signature"] = draw_signature(r, static_cast<size_t>(i));
+    e[value_key] = static_cast<int64_t>(r.log_uniform(static_cast<double>(lo), static_cast<double>(hi)));
+    if (r.chance(0.3)) {
+      e["batch_free"] = draw_signature(r, static_cast<size_t>(i));
+      e["batch"] = r.uniform(1, 256);
+    }
+    list.push_back(e);
+  }
+  return list;
+}
+
 YAML::Node draw_hw_override(FuzzRandom& r) {
   YAML::Node o(YAML::NodeType::Map);
   if (r.chance(0.7)) {
@@ -179,6 +210,8 @@ YAML::Node draw_hw_override(FuzzRandom& r) {
     }
   // The CPU's Adam rate of the host step (zero-offload, param-offload), down to the slowest the file accepts.
   if (r.chance(0.1)) o["host_cpu"]["adam_gb_per_s"] = draw_rate(r, 0.1, 1000, 1e-3, 1e6);
+  if (r.chance(0.1)) o["kernel_times"] = draw_table(r, "ns", 1, 10000000);
+  if (r.chance(0.05)) o["conv_workspace"] = draw_table(r, "bytes", 1, 1000000000);
   return o;
 }
 
@@ -225,6 +258,18 @@ FuzzCase generate_fuzz_case(uint64_t seed) {
   e["pool"] = draw_policy(pool_registry(), r);
   // Half the cases swap: the other half exercise pools and schedules without the swap machinery.
   e["swap"] = r.chance(0.5) ? YAML::Node("none") : draw_policy(swap_registry(), r, "none");
+  // A limit so small that the target rounds to a byte or less: it must read as missed, never as met.
+  if (e["swap"].IsMap() && e["swap"]["limit_fraction"] && r.chance(0.25))
+    e["swap"]["limit_fraction"] = r.chance(0.2) ? std::nextafter(0.0, 1.0) : r.log_uniform(1e-300, 1e-6);
+  else if (e["swap"].IsScalar() && e["swap"].Scalar() != "none" && r.chance(0.1)) {
+    const auto& params = swap_registry().get(e["swap"].Scalar()).params;
+    if (std::any_of(params.begin(), params.end(), [](const ParamSpec& p) { return p.name == "limit_fraction"; })) {
+      YAML::Node m(YAML::NodeType::Map);
+      m["name"] = e["swap"].Scalar();
+      m["limit_fraction"] = r.log_uniform(1e-300, 1e-6);
+      e["swap"] = m;
+    }
+  }
   // A swapping case runs serial half the time (what most swap studies do), else any schedule beside it.
   const bool swaps = e["swap"].IsMap() || e["swap"].as<std::string>() != "none";
   YAML::Node conc = swaps && r.chance(0.5) ? YAML::Node("serial") : draw_policy(concurrency_registry(), r);

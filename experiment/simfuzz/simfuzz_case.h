@@ -76,8 +76,9 @@ struct FuzzCase {
   FuzzCase& operator=(FuzzCase&& o) noexcept;
 };
 
-// The case a seed draws: layers, shapes and dtypes; a GPU file with random capacities, rates and latencies
-// (hw_override); a pool, a swap and a concurrency policy from their registries with parameters drawn from their
+// The case a seed draws: layers, shapes and dtypes; a GPU file with random capacities, rates and latencies, and
+// sometimes measured tables (lists, with signatures holding the characters a sweep key must quote) (hw_override);
+// a swap limit_fraction down to the smallest positive double, sometimes; a pool, a swap and a concurrency policy from their registries with parameters drawn from their
 // declared ParamSpec ranges, so that a policy registered later is fuzzed without a change here.
 FuzzCase generate_fuzz_case(uint64_t seed);
 

@@ -64,25 +64,74 @@ std::string row_key(const std::string& line, size_t key_columns) {
   return key;
 }
 
+namespace {
+
+// The row with its first `key_columns` fields replaced by `key` (fields already escaped and joined).
+std::string with_key(const std::string& line, size_t key_columns, const std::string& key) {
+  std::vector<std::string> fields;
+  split_csv_line(line, fields);
+  std::string out = key;
+  for (size_t i = key_columns; i < fields.size(); ++i) out += "," + csv_escape(fields[i]);
+  return out;
+}
+
+// Points by key, each list in point order.
+using PointsByKey = std::map<std::string, std::vector<size_t>>;
+
+// Takes the first point of `points` that has no row yet and that `file` may hold (its shard's), or returns false.
+bool take(const std::vector<size_t>& points, const RunsCsvRows& file, std::vector<bool>& taken, size_t& point) {
+  for (size_t p : points)
+    if (!taken[p] && (!file.shard || file.shard->owns(p))) {
+      taken[p] = true;
+      point = p;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
 std::vector<std::optional<std::string>> match_rows(const std::vector<RunsCsvRows>& files,
-                                                   const std::vector<std::string>& wanted, size_t key_columns) {
-  // Points by key, in sweep order: two points with equal fields (a sweep may list a value twice) take the rows
-  // with that key in turn.
-  std::map<std::string, std::vector<size_t>> points_of;
-  for (size_t i = wanted.size(); i-- > 0;)
-    if (!wanted[i].empty()) points_of[wanted[i]].push_back(i);
+                                                   const std::vector<PointKeys>& wanted, size_t key_columns) {
+  // Two points with equal fields (a sweep may list a value twice) take the rows with that key in turn.
+  PointsByKey points_of, legacy_points_of;
+  std::map<std::string, bool> legacy_ambiguous;  // legacy keys that lost information ("..."), of wanted points
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (wanted[i].key.empty()) continue;
+    points_of[wanted[i].key].push_back(i);
+    // A point whose legacy key is its exact key needs no second entry.
+    if (wanted[i].legacy == wanted[i].key) continue;
+    if (wanted[i].legacy_exact) legacy_points_of[wanted[i].legacy].push_back(i);
+    else legacy_ambiguous[wanted[i].legacy] = true;
+  }
   std::vector<std::optional<std::string>> rows(wanted.size());
+  std::vector<bool> taken(wanted.size(), false);
   for (const RunsCsvRows& f : files) {
     for (size_t r = 0; r < f.lines.size(); ++r) {
-      auto it = points_of.find(row_key(f.lines[r], key_columns));
-      if (it == points_of.end() || it->second.empty())
+      const std::string key = row_key(f.lines[r], key_columns);
+      size_t point = 0;
+      auto exact = points_of.find(key);
+      if (exact != points_of.end() && take(exact->second, f, taken, point)) {
+        rows[point] = f.lines[r];
+        continue;
+      }
+      auto legacy = legacy_points_of.find(key);
+      if (legacy != legacy_points_of.end() && take(legacy->second, f, taken, point)) {
+        rows[point] = with_key(f.lines[r], key_columns, wanted[point].key);
+        continue;
+      }
+      if (legacy_ambiguous.count(key))
         throw ConfigError(f.path, f.line_numbers[r], "",
-                          it == points_of.end()
-                              ? "row matches no point of this sweep (run with another sweep file, or the file changed "
-                                "since); nothing was overwritten"
-                              : "row repeats a point that already has a row; nothing was overwritten");
-      rows[it->second.back()] = f.lines[r];
-      it->second.pop_back();
+                          "row written by an older dlsim, whose key wrote each list in hw_override as '...': it "
+                          "cannot be told which point it belongs to; nothing was overwritten: move the file away "
+                          "(or use another --results-dir) and run these points again");
+      const bool known = exact != points_of.end() || legacy != legacy_points_of.end();
+      throw ConfigError(f.path, f.line_numbers[r], "",
+                        !known ? "row matches no point of this sweep (run with another sweep file, or the file changed "
+                                 "since); nothing was overwritten"
+                        : f.shard ? "row repeats a point that already has a row, or belongs to a point of another "
+                                    "shard than " + f.shard->folder() + "; nothing was overwritten"
+                                  : "row repeats a point that already has a row; nothing was overwritten");
     }
   }
   return rows;

@@ -1,9 +1,11 @@
 #include "experiment/sweep/runs_csv_row.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <sstream>
 
 #include "common/strings.h"
+#include "experiment/hw_override_label.h"
 #include "experiment/sweep/csv_line.h"
 
 namespace dlsim {
@@ -31,14 +33,56 @@ std::string runs_csv_header() {
   return h;
 }
 
-std::string runs_csv_key(const Experiment& e) {
+namespace {
+
+// A model or hardware file as the key names it: relative to the folder of the experiment's file (the sweep
+// file), whatever the working folder was when it was found, so that a sweep resumed or merged from another
+// folder matches its rows; a zoo or configs/hw name as it is.
+std::string key_path(const std::string& path, bool is_file, const std::string& experiment_file) {
+  namespace fs = std::filesystem;
+  if (!is_file) return path;
+  std::error_code ec;
+  const fs::path target = fs::weakly_canonical(fs::path(path), ec);
+  if (ec) return fs::path(path).lexically_normal().generic_string();
+  const fs::path parent = fs::path(experiment_file).parent_path();
+  const fs::path base = fs::weakly_canonical(parent.empty() ? fs::path(".") : parent, ec);
+  if (ec || experiment_file.empty()) return target.generic_string();
+  const fs::path rel = target.lexically_relative(base);
+  return rel.empty() ? target.generic_string() : rel.generic_string();
+}
+
+bool is_model_file(const std::string& m) {
+  return m.size() > 5 && (m.ends_with(".onnx") || m.ends_with(".json"));
+}
+
+bool is_hw_file(const std::string& hw) { return hw.find(".yaml") != std::string::npos; }
+
+// The columns after model and hw, the same in both forms of the key.
+std::string key_tail(const Experiment& e) {
   std::ostringstream o;
-  o << csv_escape(e.model_label()) << ',' << e.batch << ',' << csv_escape(e.hw_label()) << ',' << csv_escape(e.pool.label()) << ','
-    << csv_escape(e.swap.label()) << ',' << csv_escape(e.concurrency.label()) << ',' << e.iterations << ','
-    << e.image_size << ',' << e.seq_len << ',' << to_string(e.optimizer) << ',' << to_string(e.precision) << ','
-    << to_string(e.tf32) << ',' << to_string(e.memory_format) << ',' << to_string(e.kernels) << ','
-    << to_string(e.launch) << ',' << e.max_graph_nodes;
+  o << ',' << csv_escape(e.pool.label()) << ',' << csv_escape(e.swap.label()) << ','
+    << csv_escape(e.concurrency.label()) << ',' << e.iterations << ',' << e.image_size << ',' << e.seq_len << ','
+    << to_string(e.optimizer) << ',' << to_string(e.precision) << ',' << to_string(e.tf32) << ','
+    << to_string(e.memory_format) << ',' << to_string(e.kernels) << ',' << to_string(e.launch) << ','
+    << e.max_graph_nodes;
   return o.str();
+}
+
+}  // namespace
+
+std::string runs_csv_key(const Experiment& e) {
+  std::string model = key_path(e.model, is_model_file(e.model), e.file);
+  if (e.attention) model += std::string("(attention=") + to_string(*e.attention) + ")";
+  std::string hw = key_path(e.hw, is_hw_file(e.hw), e.file);
+  if (const std::string o = hw_override_label(e.hw_override); !o.empty()) hw += "+" + o;
+  return csv_escape(model) + ',' + std::to_string(e.batch) + ',' + csv_escape(hw) + key_tail(e);
+}
+
+std::string runs_csv_legacy_key(const Experiment& e, bool& exact) {
+  std::string hw = e.hw;
+  const std::string o = legacy_hw_override_label(e.hw_override, exact);
+  if (e.hw_override.IsMap() && e.hw_override.size() > 0) hw += "+" + o;
+  return csv_escape(e.model_label()) + ',' + std::to_string(e.batch) + ',' + csv_escape(hw) + key_tail(e);
 }
 
 std::string runs_csv_row(const ExperimentResult& r, const std::string& status, const std::string& error) {

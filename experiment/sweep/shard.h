@@ -4,6 +4,7 @@
 // neighbouring points differ in cost in the same way in every shard and the shards take about the same time.
 // Made for job arrays: `sbatch --array=1-N` with `--shard $SLURM_ARRAY_TASK_ID/N` (docs/using.md).
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace dlsim {
@@ -17,5 +18,8 @@ struct Shard {
 
 // "I/N" with 1 <= I <= N; anything else is a ConfigError for the option `--shard`.
 Shard parse_shard(const std::string& text);
+
+// The shard whose folder `dir` is (its last component is "shard-I-of-N", as Shard::folder() writes it), or none.
+std::optional<Shard> shard_of_folder(const std::string& dir);
 
 }  // namespace dlsim

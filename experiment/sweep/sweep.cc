@@ -217,6 +217,13 @@ std::string describe(const Experiment& e) {
   return d;
 }
 
+PointKeys point_keys(const SweepPoint& p) {
+  PointKeys k;
+  k.key = runs_csv_key(p.parsed);
+  k.legacy = runs_csv_legacy_key(p.parsed, k.legacy_exact);
+  return k;
+}
+
 std::string ordered_csv(const std::vector<std::string>& rows) {
   std::string text = runs_csv_header();
   text += '\n';
@@ -253,11 +260,11 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opt, const PointExecu
   const std::string csv_path = (dir / "runs.csv").string();
   SweepOutcome out;
 
-  // This process's points, and the key of each (empty: another shard's).
-  std::vector<std::string> wanted(s.points.size());
+  // This process's points, and the keys of each (empty: another shard's).
+  std::vector<PointKeys> wanted(s.points.size());
   for (size_t i = 0; i < s.points.size(); ++i)
     if (opt.shard.owns(i)) {
-      wanted[i] = runs_csv_key(s.points[i].parsed);
+      wanted[i] = point_keys(s.points[i]);
       ++out.points;
     }
 
@@ -280,7 +287,7 @@ SweepOutcome run_sweep(const Sweep& s, const SweepOptions& opt, const PointExecu
 
   std::vector<size_t> todo;
   for (size_t i = 0; i < s.points.size(); ++i)
-    if (!wanted[i].empty() && !rows[i]) todo.push_back(i);
+    if (!wanted[i].key.empty() && !rows[i]) todo.push_back(i);
 
   SweepProgress progress(log, opt.quiet ? SweepProgress::Style::Quiet
                               : opt.terminal ? SweepProgress::Style::Terminal
@@ -321,13 +328,19 @@ int merge_sweep(const Sweep& s, const std::vector<std::string>& inputs, const st
   namespace fs = std::filesystem;
   std::vector<RunsCsvRows> files;
   for (const auto& in : inputs) {
-    const std::string path = fs::is_directory(in) ? (fs::path(in) / "runs.csv").string() : in;
-    files.push_back(read_runs_csv(path, runs_csv_header()));
+    const fs::path path = fs::is_directory(in) ? fs::path(in) / "runs.csv" : fs::path(in);
+    files.push_back(read_runs_csv(path.string(), runs_csv_header()));
     if (files.back().torn_last_line)
-      throw ConfigError(path, 0, "", "its last line is torn (the shard was killed): finish it with --resume first");
+      throw ConfigError(path.string(), 0, "", "its last line is torn (the shard was killed): finish it with --resume first");
+    files.back().shard = shard_of_folder(path.parent_path().string());
   }
-  std::vector<std::string> wanted;
-  for (const auto& p : s.points) wanted.push_back(runs_csv_key(p.parsed));
+  // In shard order (shard-2 before shard-10, whatever order a shell's glob gave): the rows are placed by point
+  // whatever the order, but errors and the log then follow the shards.
+  std::stable_sort(files.begin(), files.end(), [](const RunsCsvRows& a, const RunsCsvRows& b) {
+    return (a.shard ? a.shard->index : 0) < (b.shard ? b.shard->index : 0);
+  });
+  std::vector<PointKeys> wanted;
+  for (const auto& p : s.points) wanted.push_back(point_keys(p));
   const auto rows = match_rows(files, wanted, runs_csv_key_columns());
   std::vector<std::string> ordered;
   size_t missing = 0;

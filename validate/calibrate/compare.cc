@@ -4,12 +4,30 @@
 #include <cmath>
 #include <iomanip>
 #include <map>
+#include <sstream>
+
+#include "common/strings.h"
 
 namespace dlsim {
 
 namespace {
 
-double ape(double sim, double real) { return real > 0 ? std::abs(sim - real) / real * 100.0 : 0; }
+// Percent error against a measured figure that must be positive (callers leave the others out).
+double ape(double sim, double real) { return std::abs(sim - real) / real * 100.0; }
+
+std::optional<double> mean(double sum, size_t n) {
+  return n ? std::optional<double>(sum / static_cast<double>(n)) : std::nullopt;
+}
+
+// "12.3 %", or "n/a" for a figure with nothing to compare.
+std::string percent(const std::optional<double>& v) {
+  if (!v) return "n/a";
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(1) << *v << " %";
+  return o.str();
+}
+
+nlohmann::json json_or_null(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
 
 std::map<OpId, double> mean_op_durations(const Trace& t) {
   std::map<OpId, std::pair<double, int>> acc;
@@ -69,26 +87,33 @@ Comparison compare_traces(const Trace& sim, const Trace& real, const Graph& g) {
   for (const auto& [op, real_ns] : r) {
     auto it = s.find(op);
     if (it == s.end() || op < 0 || static_cast<size_t>(op) >= g.ops().size()) continue;
+    if (!(real_ns > 0)) {
+      ++c.ops_not_comparable;
+      continue;
+    }
     OpError e{op, g.op(op).name, to_string(g.op(op).kind), it->second, real_ns, ape(it->second, real_ns)};
     sum += e.ape;
     c.ops.push_back(e);
   }
-  c.op_mape = c.ops.empty() ? 0 : sum / static_cast<double>(c.ops.size());
+  c.op_mape = mean(sum, c.ops.size());
   sum = 0;
   const std::vector<double> sd = iteration_durations(sim), rd = iteration_durations(real);
   const size_t n = std::min(sd.size(), rd.size());
   for (size_t i = 0; i < n; ++i) {
     const double sn = sd[i], rn = rd[i];
+    if (!(rn > 0)) {
+      ++c.iterations_not_comparable;
+      continue;
+    }
     c.iterations.push_back({static_cast<int>(i), sn, rn, ape(sn, rn)});
     sum += c.iterations.back().ape;
   }
-  c.iteration_mape = n ? sum / static_cast<double>(n) : 0;
+  c.iteration_mape = mean(sum, c.iterations.size());
   c.sim_peak_reserved = peak_reserved(sim);
   c.real_peak_reserved = peak_reserved(real);
-  c.peak_reserved_error = c.real_peak_reserved
-                              ? (static_cast<double>(c.sim_peak_reserved) - static_cast<double>(c.real_peak_reserved)) /
-                                    static_cast<double>(c.real_peak_reserved) * 100.0
-                              : 0;
+  if (c.real_peak_reserved)
+    c.peak_reserved_error = (static_cast<double>(c.sim_peak_reserved) - static_cast<double>(c.real_peak_reserved)) /
+                            static_cast<double>(c.real_peak_reserved) * 100.0;
   for (bool to_host : {true, false}) {
     CopyError e;
     e.to_host = to_host;
@@ -100,7 +125,7 @@ Comparison compare_traces(const Trace& sim, const Trace& real, const Graph& g) {
     if (e.sim_count + e.real_count == 0) continue;
     e.sim_mean_ns = e.sim_count ? ss / static_cast<double>(e.sim_count) : 0;
     e.real_mean_ns = e.real_count ? rs / static_cast<double>(e.real_count) : 0;
-    e.ape = ape(e.sim_mean_ns, e.real_mean_ns);
+    if (e.real_mean_ns > 0) e.ape = ape(e.sim_mean_ns, e.real_mean_ns);
     c.copies.push_back(e);
   }
   return c;
@@ -108,10 +133,12 @@ Comparison compare_traces(const Trace& sim, const Trace& real, const Graph& g) {
 
 void print_comparison(const Comparison& c, std::ostream& out, size_t top) {
   out << std::fixed << std::setprecision(1);
-  out << "per-op MAPE:        " << c.op_mape << " % over " << c.ops.size() << " ops\n";
-  out << "per-iteration MAPE: " << c.iteration_mape << " % over " << c.iterations.size() << " iterations\n";
-  out << "peak reserved:      sim " << c.sim_peak_reserved << " B, real " << c.real_peak_reserved << " B, error "
-      << c.peak_reserved_error << " %\n";
+  out << "per-op MAPE:        " << percent(c.op_mape) << " over " << c.ops.size() << " ops";
+  if (c.ops_not_comparable) out << " (" << c.ops_not_comparable << " not comparable: measured at 0 ns)";
+  out << "\nper-iteration MAPE: " << percent(c.iteration_mape) << " over " << c.iterations.size() << " iterations";
+  if (c.iterations_not_comparable) out << " (" << c.iterations_not_comparable << " not comparable: measured at 0 ns)";
+  out << "\npeak reserved:      sim " << c.sim_peak_reserved << " B, real " << c.real_peak_reserved << " B, error "
+      << percent(c.peak_reserved_error) << "\n";
   if (c.sim_oom || c.real_oom)
     out << "out of memory:      sim " << (c.sim_oom ? "yes" : "no") << ", real " << (c.real_oom ? "yes" : "no") << "\n";
   out << "\niteration  sim_us      real_us     err_%\n";
@@ -122,8 +149,8 @@ void print_comparison(const Comparison& c, std::ostream& out, size_t top) {
     out << "\ncopies     n_sim  n_real  sim_mean_us  real_mean_us  err_%\n";
     for (const auto& e : c.copies)
       out << (e.to_host ? "d2h      " : "h2d      ") << std::setw(7) << e.sim_count << std::setw(8) << e.real_count
-          << std::setw(13) << e.sim_mean_ns / 1e3 << std::setw(14) << e.real_mean_ns / 1e3 << std::setw(7) << e.ape
-          << "\n";
+          << std::setw(13) << e.sim_mean_ns / 1e3 << std::setw(14) << e.real_mean_ns / 1e3 << std::setw(7)
+          << (e.ape ? fixed(*e.ape, 1) : std::string("n/a")) << "\n";
   }
   std::vector<OpError> ops = c.ops;
   // Largest absolute error first (ties by op id) so the table shows where the model loses the most time.
@@ -140,11 +167,13 @@ void print_comparison(const Comparison& c, std::ostream& out, size_t top) {
 
 nlohmann::json comparison_to_json(const Comparison& c) {
   nlohmann::json j;
-  j["op_mape"] = c.op_mape;
-  j["iteration_mape"] = c.iteration_mape;
+  j["op_mape"] = json_or_null(c.op_mape);
+  j["ops_not_comparable"] = c.ops_not_comparable;
+  j["iteration_mape"] = json_or_null(c.iteration_mape);
+  j["iterations_not_comparable"] = c.iterations_not_comparable;
   j["sim_peak_reserved"] = c.sim_peak_reserved;
   j["real_peak_reserved"] = c.real_peak_reserved;
-  j["peak_reserved_error_percent"] = c.peak_reserved_error;
+  j["peak_reserved_error_percent"] = json_or_null(c.peak_reserved_error);
   j["sim_oom"] = c.sim_oom;
   j["real_oom"] = c.real_oom;
   j["iterations"] = nlohmann::json::array();
@@ -154,7 +183,7 @@ nlohmann::json comparison_to_json(const Comparison& c) {
   for (const auto& e : c.copies)
     j["copies"].push_back({{"direction", e.to_host ? "d2h" : "h2d"}, {"sim_count", e.sim_count},
                            {"real_count", e.real_count}, {"sim_mean_ns", e.sim_mean_ns},
-                           {"real_mean_ns", e.real_mean_ns}, {"ape", e.ape}});
+                           {"real_mean_ns", e.real_mean_ns}, {"ape", json_or_null(e.ape)}});
   struct Kind {
     double sim = 0, real = 0, ape = 0;
     size_t n = 0;

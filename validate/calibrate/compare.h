@@ -1,8 +1,13 @@
 #pragma once
 // Simulated against measured: per-op and per-iteration error tables (MAPE), peak reserved memory error, copy
 // times. Both traces are in the one schema (program/trace.h); only measured iterations (iteration >= 0) count.
+// An error is relative to the measured figure, so where that is not positive (an op, iteration or copy that took
+// no time, no reserved memory) there is no error to give: it is left out and counted as not comparable, and a
+// summary over nothing comparable is absent (printed "n/a", null in JSON), never 0 %. `dlsim compare` refuses
+// such traces before they get here (validate/calibrate/trace_checks.h).
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -29,16 +34,19 @@ struct IterationError {
 struct CopyError {
   bool to_host = true;
   size_t sim_count = 0, real_count = 0;
-  double sim_mean_ns = 0, real_mean_ns = 0, ape = 0;
+  double sim_mean_ns = 0, real_mean_ns = 0;
+  std::optional<double> ape;  // none: no measured copy of this direction took time
 };
 
 struct Comparison {
-  std::vector<OpError> ops;             // ops measured in both traces, in op order
-  double op_mape = 0;
-  std::vector<IterationError> iterations;  // iterations present in both
-  double iteration_mape = 0;
+  std::vector<OpError> ops;             // ops measured in both traces (measured duration > 0), in op order
+  std::optional<double> op_mape;        // none: no op comparable
+  size_t ops_not_comparable = 0;        // in both traces, but measured at 0 ns or less
+  std::vector<IterationError> iterations;  // iterations present in both (measured duration > 0)
+  std::optional<double> iteration_mape;
+  size_t iterations_not_comparable = 0;
   uint64_t sim_peak_reserved = 0, real_peak_reserved = 0;
-  double peak_reserved_error = 0;       // (sim - real) / real, percent (signed)
+  std::optional<double> peak_reserved_error;  // (sim - real) / real, percent (signed); none: real is 0
   std::vector<CopyError> copies;        // device->host, then host->device, when either trace has some
   bool sim_oom = false, real_oom = false;
 };

@@ -42,17 +42,17 @@ TEST_CASE("compare: per-op and per-iteration MAPE, peak reserved error and copy 
   CHECK(c.ops[0].ape == Approx(10));
   CHECK(c.ops[1].real_ns == 40);
   CHECK(c.ops[1].ape == Approx(0));
-  CHECK(c.op_mape == Approx(5));
+  CHECK(*c.op_mape == Approx(5));
   REQUIRE(c.iterations.size() == 2);
   CHECK(c.iterations[0].ape == Approx(25));
   CHECK(c.iterations[1].ape == Approx(50));
-  CHECK(c.iteration_mape == Approx(37.5));
+  CHECK(*c.iteration_mape == Approx(37.5));
   CHECK(c.sim_peak_reserved == 1200);
   CHECK(c.real_peak_reserved == 1000);
-  CHECK(c.peak_reserved_error == Approx(20));
+  CHECK(*c.peak_reserved_error == Approx(20));
   REQUIRE(c.copies.size() == 2);
   CHECK(c.copies[0].to_host);
-  CHECK(c.copies[0].ape == Approx(10));
+  CHECK(*c.copies[0].ape == Approx(10));
   CHECK(c.copies[1].sim_count == 0);
   CHECK(c.copies[1].real_mean_ns == 50);
 
@@ -71,8 +71,36 @@ TEST_CASE("compare: ops measured in only one trace are left out, not counted as 
   real.ops = {{0, 0, 0, 0, 100}, {0, 1, 0, 0, 70}};
   const Comparison c = compare_traces(sim, real, g);
   CHECK(c.ops.size() == 1);
-  CHECK(c.op_mape == 0);
+  CHECK(*c.op_mape == 0);
   CHECK(c.iterations.empty());
+}
+
+TEST_CASE("compare: a measured figure of 0 is not comparable: left out and counted, and no summary reads 0 %") {
+  const Graph g = two_ops();
+  Trace sim, real;
+  sim.ops = {{0, 0, 0, 0, 110}, {0, 1, 0, 110, 150}};
+  real.ops = {{0, 0, 0, 0, 0}, {0, 1, 0, 0, 0}};  // every op measured at 0 ns
+  sim.iterations = {{0, 150}};
+  real.iterations = {{0, 0}};
+  real.copies = {{0, 0, true, 100, 5, 5}};
+  const Comparison c = compare_traces(sim, real, g);
+  CHECK(c.ops.empty());
+  CHECK(c.ops_not_comparable == 2);
+  CHECK_FALSE(c.op_mape);
+  CHECK(c.iterations_not_comparable == 1);
+  CHECK_FALSE(c.iteration_mape);
+  CHECK_FALSE(c.peak_reserved_error);  // no reserved memory measured
+  REQUIRE(c.copies.size() == 1);
+  CHECK_FALSE(c.copies[0].ape);
+  std::ostringstream out;
+  print_comparison(c, out);
+  CHECK_THAT(out.str(), Catch::Contains("per-op MAPE:        n/a over 0 ops (2 not comparable: measured at 0 ns)"));
+  CHECK_THAT(out.str(), Catch::Contains("per-iteration MAPE: n/a over 0 iterations (1 not comparable"));
+  CHECK(out.str().find("0.0 %") == std::string::npos);
+  const nlohmann::json j = comparison_to_json(c);
+  CHECK(j["op_mape"].is_null());
+  CHECK(j["iteration_mape"].is_null());
+  CHECK(j["copies"][0]["ape"].is_null());
 }
 
 TEST_CASE("compare: a simulated host that issues ahead is compared by the iteration's period, not its raw span") {
@@ -87,7 +115,7 @@ TEST_CASE("compare: a simulated host that issues ahead is compared by the iterat
   Graph g;
   const Comparison c = compare_traces(sim, real, g);
   REQUIRE(c.iterations.size() == 3);
-  CHECK(c.iteration_mape == Approx(0));
+  CHECK(*c.iteration_mape == Approx(0));
 }
 
 TEST_CASE("compare: the simulated twin's warm-up iterations are numbered as dlsim-cuda numbers its own") {

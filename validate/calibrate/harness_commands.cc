@@ -8,10 +8,13 @@
 #include <iterator>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "hw/gpu_spec_file.h"
+#include "hw/hardware.h"
 #include "validate/calibrate/calibrate.h"
 #include "validate/calibrate/compare.h"
+#include "validate/calibrate/trace_checks.h"
 #include "validate/gpu/microbench_records.h"
 
 namespace dlsim {
@@ -36,6 +39,20 @@ std::string find_cuda_binary(const ValidateOptions& o) {
   return ec ? "dlsim-cuda" : (self.parent_path() / "dlsim-cuda").string();
 }
 
+// What calibrate is about to write, read back as dlsim reads a hardware file: a fit that the loader would refuse
+// (a factor or rate rounded to 0, from measurements no GPU gives) is an error now, naming the field, and no
+// file is written.
+void check_calibrated_hardware(const std::string& text, const std::string& out_path,
+                               const std::vector<std::string>& dirs) {
+  try {
+    hardware_from_yaml(YAML::Load(text), out_path);
+  } catch (const ConfigError& e) {
+    throw ConfigError(out_path, 0, e.key(),
+                      "the calibrated hardware file would not load (" + e.message() + "): the measurements in " +
+                          join(dirs) + " fit values no hardware file accepts; nothing was written");
+  }
+}
+
 // Runs a command through the shell; its exit status, or 127 when it could not run.
 int run_command(const std::string& cmd) {
   const int st = std::system(cmd.c_str());
@@ -54,7 +71,9 @@ int run_validate(const ValidateOptions& o, const ProgramFile& plan_in, const Tra
   if (plan.experiment.empty()) plan.experiment = o.experiment_path;
   const std::string dir = fs::path(o.out_dir).string();
   write_program_file(plan, dir + "/plan.json");
-  write_trace_file(sim_trace, dir + "/trace.sim.json");
+  Trace sim = sim_trace;
+  sim.program_hash = program_fingerprint(plan);  // what dlsim-cuda writes into its trace of the same plan
+  write_trace_file(sim, dir + "/trace.sim.json");
   const std::string bin = find_cuda_binary(o);
   if (!fs::exists(bin)) {
     err << "dlsim validate: no CUDA GPU backend: '" << bin << "' does not exist (dlsim-cuda is built only when the "
@@ -72,7 +91,11 @@ int run_validate(const ValidateOptions& o, const ProgramFile& plan_in, const Tra
     return rc;
   }
   if (rc != 0 && rc != 4) return rc;  // 4: the real run ran out of memory; its trace says where, compare anyway
-  print_comparison(compare_traces(sim_trace, read_trace_file(dir + "/trace.cuda.json"), plan.graph), out);
+  const std::string real_path = dir + "/trace.cuda.json";
+  const Trace real = read_trace_file(real_path);
+  check_trace_times(real, real_path, true);
+  check_trace_of_plan(real, real_path, plan, dir + "/plan.json", err);
+  print_comparison(compare_traces(sim, real, plan.graph), out);
   return 0;
 }
 
@@ -90,6 +113,9 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   for (const std::string& d : dirs) {
     plans.push_back(read_program_file(d + "/plan.json"));
     traces.push_back(read_trace_file(d + "/trace.cuda.json"));
+    // Every duration is fitted: one that is 0 or negative would give a factor or a time the hardware file refuses.
+    check_trace_times(traces.back(), d + "/trace.cuda.json", true);
+    check_trace_of_plan(traces.back(), d + "/trace.cuda.json", plans.back(), d + "/plan.json", out);
     const std::string m = d + "/micro.json";
     if (!micro && fs::exists(m)) {
       micro_records = read_microbench_file(m);
@@ -122,11 +148,12 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   if (micro_records) conc = regress_concurrency(*micro_records, input, micro_file);
   const YAML::Node fitted = apply_calibration(load_yaml_file(hw_path), micro ? &*micro : nullptr, k, &ws,
                                               class_model_only ? nullptr : &cs, conc ? &*conc : nullptr);
-  std::ofstream f(out_path);
-  if (!f) throw ConfigError(out_path, 0, "", "cannot write the hardware file");
   YAML::Emitter em;
   em.SetDoublePrecision(6);  // the fits are not better than that; 17 digits only show binary rounding
   em << fitted;
+  check_calibrated_hardware(em.c_str(), out_path, dirs);  // before anything is written
+  std::ofstream f(out_path);
+  if (!f) throw ConfigError(out_path, 0, "", "cannot write the hardware file");
   f << "# Calibrated from " << dirs.size() << " validate run(s) by dlsim calibrate; input " << hw_path << "\n"
     << em.c_str() << "\n";
   out << "kernel times: " << k.times.size() << " signatures (" << k.batch_free.size() << " also by batch-free key)\n";
@@ -161,9 +188,15 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
 }
 
 int run_compare(const std::string& sim_trace, const std::string& real_trace, const std::string& plan_path,
-                std::ostream& out, bool json) {
+                std::ostream& out, std::ostream& err, bool json) {
   const ProgramFile plan = read_program_file(plan_path);
-  const Comparison c = compare_traces(read_trace_file(sim_trace), read_trace_file(real_trace), plan.graph);
+  const Trace sim = read_trace_file(sim_trace), real = read_trace_file(real_trace);
+  // Bad input, not a table of 0 % errors: a measured trace with nothing measured, and traces of another plan.
+  check_trace_times(sim, sim_trace, false);
+  check_trace_times(real, real_trace, true);
+  check_trace_of_plan(sim, sim_trace, plan, plan_path, err);
+  check_trace_of_plan(real, real_trace, plan, plan_path, err);
+  const Comparison c = compare_traces(sim, real, plan.graph);
   if (json) out << comparison_to_json(c).dump(1) << "\n";
   else print_comparison(c, out);
   return 0;

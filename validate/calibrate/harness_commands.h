@@ -35,8 +35,10 @@ int run_validate(const ValidateOptions& opts, const ProgramFile& plan, const Tra
 int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_path, const std::string& out_path,
                   std::ostream& out, bool class_model_only = false);
 // Prints the error tables of a simulated trace against a measured one; plan_path gives the Graph (op names).
+// Both traces must be of that plan and the measured one must have measured something
+// (validate/calibrate/trace_checks.h): else a ConfigError naming the file and field. Warnings go to `err`.
 int run_compare(const std::string& sim_trace, const std::string& real_trace, const std::string& plan_path,
-                std::ostream& out, bool json = false);
+                std::ostream& out, std::ostream& err, bool json = false);
 
 
 }  // namespace dlsim

@@ -1,5 +1,6 @@
 #include "validate/gpu/microbench_records.h"
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -48,6 +49,8 @@ MicrobenchResults microbench_from_json(const json& j, const std::string& file) {
   MicrobenchResults r;
   r.device = need<std::string>(j, "device", file, "microbench");
   r.launch_overhead_ns = need<double>(j, "launch_overhead_ns", file, "microbench");
+  if (!(r.launch_overhead_ns > 0) || !std::isfinite(r.launch_overhead_ns))
+    throw ConfigError(file, 0, "launch_overhead_ns", "must be a positive number of ns");
   const json& copies = array_of(j, "copies", file);
   for (size_t i = 0; i < copies.size(); ++i) {
     const std::string w = "copies[" + std::to_string(i) + "]";
@@ -59,7 +62,7 @@ MicrobenchResults microbench_from_json(const json& j, const std::string& file) {
     c.bidirectional = need<bool>(copies[i], "bidirectional", file, w);
     c.bytes = need<uint64_t>(copies[i], "bytes", file, w);
     c.ns = need<double>(copies[i], "ns", file, w);
-    if (c.bytes == 0 || !(c.ns > 0)) throw ConfigError(file, 0, w, "bytes and ns must be positive");
+    if (c.bytes == 0 || !(c.ns > 0) || !std::isfinite(c.ns)) throw ConfigError(file, 0, w, "bytes and ns must be positive");
     r.copies.push_back(c);
   }
   const json& allocs = array_of(j, "allocs", file);
@@ -71,6 +74,8 @@ MicrobenchResults microbench_from_json(const json& j, const std::string& file) {
     a.is_free = call == "cudaFree";
     a.bytes = need<uint64_t>(allocs[i], "bytes", file, w);
     a.ns = need<double>(allocs[i], "ns", file, w);
+    // A timed call takes some time: 0, a negative or a NaN time would fit a cost line the hardware file refuses.
+    if (!(a.ns > 0) || !std::isfinite(a.ns)) throw ConfigError(file, 0, w + ".ns", "must be a positive number of ns");
     r.allocs.push_back(a);
   }
   const json& conc = array_of(j, "concurrency", file);
@@ -81,6 +86,10 @@ MicrobenchResults microbench_from_json(const json& j, const std::string& file) {
     c.shape = need<std::string>(conc[i], "shape", file, w);
     c.serial_ns = need<double>(conc[i], "serial_ns", file, w);
     c.parallel_ns = need<double>(conc[i], "parallel_ns", file, w);
+    if (!(c.serial_ns > 0) || !std::isfinite(c.serial_ns))
+      throw ConfigError(file, 0, w + ".serial_ns", "must be a positive number of ns");
+    if (!(c.parallel_ns > 0) || !std::isfinite(c.parallel_ns))
+      throw ConfigError(file, 0, w + ".parallel_ns", "must be a positive number of ns");
     // Optional: records written before they existed have none.
     c.eager_serial_ns = conc[i].value("eager_serial_ns", 0.0);
     c.eager_parallel_ns = conc[i].value("eager_parallel_ns", 0.0);

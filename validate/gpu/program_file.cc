@@ -1,5 +1,6 @@
 #include "validate/gpu/program_file.h"
 
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -137,6 +138,28 @@ json program_file_to_json(const ProgramFile& p) {
             {"num_events", p.program.num_events}, {"setup", commands_to_json(p.program.setup)},
             {"iteration", commands_to_json(p.program.iteration)},
             {"teardown", commands_to_json(p.program.teardown)}}}};
+}
+
+std::string program_fingerprint(const ProgramFile& p) {
+  uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+  auto add = [&h](const std::string& field) {
+    for (const unsigned char c : field + '\0') {  // a terminator: ("ab", "c") and ("a", "bc") differ
+      h ^= c;
+      h *= 0x100000001b3ULL;
+    }
+  };
+  add(p.graph.name);
+  add(std::to_string(p.graph.batch));
+  for (const Op& o : p.graph.ops()) {
+    add(o.name);
+    add(to_string(o.kind));
+  }
+  for (const Command& c : p.program.iteration)
+    if (c.kind == CmdKind::Launch || c.kind == CmdKind::HostCompute)
+      add(std::string(to_string(c.kind)) + " " + std::to_string(c.op) + " " + std::to_string(c.stream));
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
 }
 
 ProgramFile program_file_from_json(const json& j, const std::string& file) {

@@ -32,6 +32,14 @@ nlohmann::json program_file_to_json(const ProgramFile& p);
 // Every missing or malformed field is a ConfigError naming `file` and the field's JSON path.
 ProgramFile program_file_from_json(const nlohmann::json& j, const std::string& file);
 
+// Which run a plan describes, as far as comparing and fitting traces cares, as 16 hex digits (64-bit FNV-1a): the
+// graph's name and batch, each op's name and kind, and the ops one iteration launches, in order and on which
+// stream. Not the hardware, capacity, pool or tensor sizes: a measured run is compared with its simulated twin
+// under another hardware file (results/validation/sim_vs_real.py), whose plan differs in those. Both backends
+// write it into their traces (Trace::program_hash), and `dlsim compare` and `dlsim calibrate` refuse a trace of
+// another plan. It tells mixed-up files apart; it is no defence against a forged one.
+std::string program_fingerprint(const ProgramFile& p);
+
 void write_program_file(const ProgramFile& p, const std::string& path);
 ProgramFile read_program_file(const std::string& path);
 // The same for JSON text already in memory (`file` names it in errors): the fuzz targets' entry point.

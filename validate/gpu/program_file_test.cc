@@ -75,6 +75,28 @@ TEST_CASE("plan file: the Graph, the Program and the pool survive a JSON round t
   CHECK(q.graph.tensor(0).grad_of == kNoTensor);
 }
 
+TEST_CASE("plan file: the fingerprint names the ops a run launches, not the hardware it was planned for") {
+  const ProgramFile p = small_plan();
+  const std::string f = program_fingerprint(p);
+  CHECK(f.size() == 16);
+  CHECK(program_fingerprint(program_file_from_json(program_file_to_json(p), "plan.json")) == f);  // read back
+  ProgramFile other_hw = small_plan();  // the simulated twin under another hardware file
+  other_hw.hw = "a100-sxm-80gb";
+  other_hw.capacity_bytes = 2u << 30;
+  other_hw.experiment = "elsewhere.yaml";
+  other_hw.warmup = 7;
+  CHECK(program_fingerprint(other_hw) == f);
+  ProgramFile renamed = small_plan();
+  renamed.graph.op(0).name = "relu2";
+  CHECK(program_fingerprint(renamed) != f);
+  ProgramFile twice = small_plan();  // one more launch per iteration (a recomputation)
+  twice.program.iteration.push_back({CmdKind::Launch, 0, 0, -1, -1});
+  CHECK(program_fingerprint(twice) != f);
+  ProgramFile moved = small_plan();  // the launch on another stream
+  moved.program.iteration[1].stream = 1;
+  CHECK(program_fingerprint(moved) != f);
+}
+
 TEST_CASE("plan file: a gradient keeps what it is the gradient of, and a plan without the field still reads") {
   ProgramFile p = small_plan();
   p.graph.tensor(1).kind = TensorKind::Gradient;

@@ -1,5 +1,6 @@
 #include "policies/swap/core/memory_limit.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dlsim {
@@ -16,7 +17,10 @@ const ParamBindings<MemoryLimit>& MemoryLimit::parameters() {
 
 uint64_t MemoryLimit::resolve(uint64_t no_swap_peak_bytes, uint64_t device_capacity) const {
   if (bytes > 0) return bytes;
-  if (fraction > 0) return static_cast<uint64_t>(std::floor(fraction * static_cast<double>(no_swap_peak_bytes)));
+  // At least one byte: 0 means "no target" to the run's figures (swap_limit_met), so a fraction small enough to
+  // round to nothing would read as a limit met; one byte is a limit no run meets, and says so.
+  if (fraction > 0)
+    return std::max<uint64_t>(1, static_cast<uint64_t>(std::floor(fraction * static_cast<double>(no_swap_peak_bytes))));
   return device_capacity;
 }
 

@@ -14,6 +14,7 @@ struct MemoryLimit {
   uint64_t bytes = 0;   // 0: not set
 
   static const ParamBindings<MemoryLimit>& parameters();  // limit_fraction, limit_mb
+  // The limit in bytes; never 0 (a set fraction that rounds below one byte gives 1: a limit no run meets).
   uint64_t resolve(uint64_t no_swap_peak_bytes, uint64_t device_capacity) const;
 };
 

@@ -7,6 +7,7 @@
 #include "validate/gpu/cuda/device_info.h"
 #include "validate/gpu/cuda/microbench.h"
 #include "validate/gpu/cuda/selftest.h"
+#include "validate/gpu/program_file.h"
 
 namespace dlsim::cuda {
 
@@ -102,6 +103,7 @@ int main_with_args(const std::vector<std::string>& args, std::ostream& out, std:
     return 0;
   }
   GpuRun run = run_plan_on_gpu(plan, err, run_options);
+  run.trace.program_hash = program_fingerprint(plan);  // `dlsim compare` checks the trace is of its plan
   write_json(to_json(run.trace), out_path);
   if (!report_path.empty()) write_json(run.report, report_path);
   out << "wrote " << out_path << (run.trace.oom ? " (out of memory: " + run.trace.oom_where + ")" : "") << "\n";
