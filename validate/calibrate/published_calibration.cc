@@ -85,12 +85,13 @@ struct SimResult {
 
 // What dlsim could say before it had fp16, TF32 for matmuls, memory formats and fused kernels: mixed precision
 // as mixed-bf16 (on a V100, at the CUDA-core rate), PyTorch's default TF32, eager kernels, no layout transposes
-// (for a 16-bit point nhwc stands in for that: it adds none and, on its own, changes no time).
+// (for a 16-bit point nhwc stands in for that: it adds none and, on its own, changes no time; a model without
+// convolutions has no transposes to leave out, and the experiment reader refuses nhwc on it).
 PublishedPoint as_before_issue_9(PublishedPoint p) {
   p.training.memory_format = MemoryFormat::NCHW;
   if (p.training.precision != Precision::FP32) {
     p.training.precision = Precision::MixedBF16;
-    p.training.memory_format = MemoryFormat::NHWC;
+    if (model_settings(p.model).memory_format) p.training.memory_format = MemoryFormat::NHWC;
   }
   p.training.tf32 = Tf32::Conv;
   p.training.kernels = Kernels::Eager;
