@@ -4,10 +4,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <utility>
 
+#include "common/input_file.h"
 #include "common/strings.h"
 
 namespace dlsim {
@@ -75,9 +75,8 @@ YAML::Node parse_yaml(Input& in, const std::string& path) {
 }  // namespace
 
 YAML::Node load_yaml_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "", "cannot open file");
-  return parse_yaml(in, path);
+  const std::string text = read_input_file(path);  // a folder or an unreadable file: its path and the reason
+  return parse_yaml(text, path);
 }
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& file) { return parse_yaml(text, file); }

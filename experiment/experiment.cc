@@ -122,6 +122,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
     e.model = beside_if_missing(e.model, file);
     if (!std::filesystem::exists(e.model))
       m.fail("model", std::string(is_onnx ? "ONNX file '" : "model config '") + e.model + "' not found");
+    if (std::filesystem::is_directory(e.model)) m.fail("model", "'" + e.model + "' is a folder, not a file");
   } else {
     bool known = false;
     std::vector<std::string> names;
@@ -147,6 +148,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   } else {
     e.hw = beside_if_missing(e.hw, file);
     if (!std::filesystem::exists(e.hw)) m.fail("hw", "hardware file '" + e.hw + "' not found");
+    if (std::filesystem::is_directory(e.hw)) m.fail("hw", "'" + e.hw + "' is a folder, not a hardware file");
   }
 
   if (m.has("hw_override")) {  // merged into the hardware file and checked now, so that a sweep fails early
