@@ -99,6 +99,12 @@ E read_choice(const YamlMap& m, const std::string& key, E fallback, const std::a
 
 }  // namespace
 
+std::string hardware_error_under_override(const ConfigError& err) {
+  if (err.key().empty()) return std::string("with this override, ") + err.what();
+  return "with this override, " + (err.file().empty() ? std::string("the hardware file") : err.file()) + "'s " + err.key() +
+         ": " + err.message();
+}
+
 TrainingOptions training_options(const Experiment& e) {
   TrainingOptions t;
   t.optimizer = e.optimizer;
@@ -157,10 +163,14 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
     try {
       load_hardware(e.hw, e.hw_override);
     } catch (const ConfigError& err) {
-      // The line of the overriding value when the error is about one; else the mapping's.
+      // The line of the overriding value when the error is about one; else the mapping's, and the hardware
+      // file's key that the override made wrong is named as the file's, not as a key the user wrote.
       const YAML::Node at = yaml_find_path(e.hw_override, err.key());
-      const int line = at && yaml_line(at) > 0 ? yaml_line(at) : m.line_of("hw_override");
-      throw ConfigError(file, line, err.key().empty() ? "hw_override" : "hw_override." + err.key(), err.message());
+      if (at) {
+        const int line = yaml_line(at) > 0 ? yaml_line(at) : m.line_of("hw_override");
+        throw ConfigError(file, line, "hw_override." + err.key(), err.message());
+      }
+      throw ConfigError(file, m.line_of("hw_override"), "hw_override", hardware_error_under_override(err));
     }
   }
 
