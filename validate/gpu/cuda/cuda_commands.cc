@@ -1,6 +1,5 @@
 #include "validate/gpu/cuda/cuda_commands.h"
 
-
 #include "common/atomic_file.h"
 #include "common/config_error.h"
 #include "validate/gpu/cuda/cuda_executor.h"
