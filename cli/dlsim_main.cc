@@ -3,8 +3,13 @@
 // cli/ of one shape (cli/run_command.h): its options, add_x_command, run_x_command.
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "cli/calibrate_command.h"
@@ -35,6 +40,25 @@ template <class Options>
 Subcommand subcommand(CLI::App& app, Options& o, CLI::App* (*add)(CLI::App&, Options&),
                       int (*run)(const Options&, std::ostream&, std::ostream&)) {
   return {add(app, o), [&o, run] { return run(o, std::cout, std::cerr); }};
+}
+
+constexpr int kExitBadInput = 2;  // docs/cli.md
+
+// "PATH: reason" for a filesystem_error: the path(s) it names and the system's words for what went wrong.
+std::string path_error_text(const std::filesystem::filesystem_error& e) {
+  std::string where = e.path1().string();
+  if (!e.path2().empty()) where += " -> " + e.path2().string();
+  return (where.empty() ? std::string("<a path>") : where) + ": " + e.code().message();
+}
+
+// Flushes standard output; "" when everything printed reached it, else the reason it did not.
+std::string stdout_problem() {
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout)
+    // stdio drops a buffer it could not write and forgets why: the reason is known only for the last one.
+    return errno ? std::strerror(errno) : "a write failed (a full disk or device, a file-size limit, an I/O error)";
+  return "";
 }
 
 }  // namespace
@@ -78,18 +102,35 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version print and exit 0; every other parse error is a mistake on the command line: CLI11's
+    // message, then the documented code for bad input (not CLI11's own 105-114).
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitBadInput;
   }
 
+  int rc = 0;
   try {
     for (const Subcommand& s : subcommands)
-      if (*s.app) return s.run();
+      if (*s.app) {
+        rc = s.run();
+        break;
+      }
   } catch (const ConfigError& e) {
     std::cerr << "dlsim: error: " << e.what() << '\n';
-    return 2;
+    rc = kExitBadInput;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user gave that the file system refused (a file where a folder belongs, a name too long, no
+    // permission): its path and the system's reason, not an internal error.
+    std::cerr << "dlsim: error: " << path_error_text(e) << '\n';
+    rc = kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "dlsim: internal error: " << e.what() << '\n';
-    return 1;
+    rc = 1;
   }
-  return 0;
+  // What was printed must have arrived: `dlsim run --json > /dev/full` is a failed write, not a success.
+  if (const std::string problem = stdout_problem(); !problem.empty()) {
+    std::cerr << "dlsim: error: <standard output>: cannot write: " << problem << '\n';
+    return kExitBadInput;
+  }
+  return rc;
 }

@@ -142,7 +142,14 @@ int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostr
     std::replace(option.begin(), option.end(), '_', '-');
     throw ConfigError("<command line>", 0, e.key() == "model" ? "NAME" : option, e.message());
   }
-  Graph fwd = build_forward_graph(o.model, mo);
+  Graph fwd;
+  try {
+    fwd = build_forward_graph(o.model, mo);
+  } catch (const ConfigError& e) {
+    if (!e.file().empty()) throw;  // a config.json's or an ONNX file's own place
+    // The model's options came from this command line, not from a file: say so rather than "<input>".
+    throw ConfigError("<command line>", 0, e.key() == "model" ? "NAME" : e.key(), e.message());
+  }
   Graph train = make_training_graph(fwd, mo.training);
   ModelSummary s = summarize(fwd, train);
   if (o.parallelism) return print_parallelism(o, train, out);

@@ -1,15 +1,19 @@
 #include "cli/plot_memory_command.h"
 
 #include <CLI/CLI.hpp>
-#include <unistd.h>
+#include <stdlib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 
 #include "experiment/experiment.h"
 #include "experiment/snapshot/memory_snapshot.h"
 #include "experiment/python_script.h"
 #include "experiment/run_experiment.h"
+#include "common/config_error.h"
 #include "common/strings.h"
 
 namespace dlsim {
@@ -20,12 +24,21 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// Removes the temporary snapshot however the drawing ends.
-struct RemoveOnExit {
+// A private temporary folder (mkdtemp: mode 0700, a name no one else holds, so nothing another user placed in
+// /tmp is followed), removed with what it holds however the drawing ends.
+struct TempFolder {
   std::filesystem::path path;
-  ~RemoveOnExit() {
+  TempFolder() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "dlsim-plot-memory-XXXXXX").string();
+    if (!mkdtemp(tmpl.data()))
+      throw ConfigError(tmpl, 0, "TMPDIR", std::string("cannot make a temporary folder: ") + std::strerror(errno));
+    path = tmpl;
+  }
+  TempFolder(const TempFolder&) = delete;
+  TempFolder& operator=(const TempFolder&) = delete;
+  ~TempFolder() {
     std::error_code ec;
-    if (!path.empty()) std::filesystem::remove(path, ec);
+    std::filesystem::remove_all(path, ec);
   }
 };
 
@@ -46,16 +59,15 @@ CLI::App* add_plot_memory_command(CLI::App& app, PlotMemoryCommandOptions& o) {
 int run_plot_memory_command(const PlotMemoryCommandOptions& o, std::ostream& out, std::ostream& err) {
   std::string snapshot = o.input;
   std::string title = o.title;
-  RemoveOnExit temp;
+  std::optional<TempFolder> temp;
   if (!ends_with(o.input, ".pickle")) {
     const Experiment e = load_experiment(o.input);
     RunArtifacts artifacts;
     const ExperimentResult r = run_experiment(e, &artifacts);
     for (const std::string& w : r.warnings) err << "dlsim: warning: " << w << '\n';
-    temp.path = std::filesystem::temp_directory_path() /
-                ("dlsim-plot-memory-" + std::to_string(getpid()) + ".pickle");
-    write_memory_snapshot(temp.path.string(), artifacts, e.iterations);
-    snapshot = temp.path.string();
+    temp.emplace();
+    snapshot = (temp->path / "snapshot.pickle").string();
+    write_memory_snapshot(snapshot, artifacts, e.iterations);
     if (title.empty())
       title = e.model + " batch " + std::to_string(e.batch) + " on " + e.hw_label() + ", pool " + e.pool.label() +
               (e.swap.label() == "none" ? std::string() : ", swap " + e.swap.label()) + " (dlsim, " +

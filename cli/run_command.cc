@@ -2,9 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include <fstream>
 #include <ostream>
 
+#include "common/atomic_file.h"
 #include "experiment/experiment.h"
 #include "experiment/snapshot/memory_snapshot.h"
 #include "experiment/run_experiment.h"
@@ -30,9 +30,8 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
   ExperimentResult r = run_experiment(e, want_artifacts ? &artifacts : nullptr);
   for (const std::string& w : r.warnings) err << "dlsim: warning: " << w << '\n';
   if (!o.chrome_trace.empty()) {
-    std::ofstream f(o.chrome_trace);
-    if (!f) throw ConfigError(o.chrome_trace, 0, "--chrome-trace", "cannot write");
-    f << to_chrome_trace(artifacts.trace, artifacts.graph).dump() << '\n';
+    write_file_atomically(o.chrome_trace, to_chrome_trace(artifacts.trace, artifacts.graph).dump() + "\n",
+                          "--chrome-trace");
   }
   if (!o.memory_snapshot.empty()) write_memory_snapshot(o.memory_snapshot, artifacts, e.iterations);
   if (o.json) {

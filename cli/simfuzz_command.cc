@@ -10,10 +10,10 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <ostream>
 
+#include "common/atomic_file.h"
 #include "experiment/simfuzz/simfuzz.h"
 #include "common/config_error.h"
 #include "common/strings.h"
@@ -67,9 +67,7 @@ void set_cpu_timer(double seconds) {
 }
 
 void write_case(const FuzzCase& c, const std::string& path, const std::string& note) {
-  std::ofstream f(path);
-  if (!f) throw ConfigError(path, 0, "", "cannot write the case");
-  f << "# " << note << "\n# replay: dlsim simfuzz --replay " << path << "\n" << to_yaml_text(c);
+  write_file_atomically(path, "# " + note + "\n# replay: dlsim simfuzz --replay " + path + "\n" + to_yaml_text(c));
 }
 
 }  // namespace

@@ -6,13 +6,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string_view>
 #include <utility>
 
+#include "common/input_file.h"
 #include "common/strings.h"
 #include "common/yaml_limits.h"
 
@@ -65,14 +64,8 @@ YAML::Node parse_yaml(const std::string& text, const std::string& path) {
 }  // namespace
 
 YAML::Node load_yaml_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ConfigError(path, 0, "", "is a folder, not a file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, "", "cannot open file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw ConfigError(path, 0, "", "cannot read file");
-  return parse_yaml(text.str(), path);
+  const std::string text = read_input_file(path);  // a folder or an unreadable file: its path and the reason
+  return parse_yaml(text, path);
 }
 
 YAML::Node parse_yaml_text(const std::string& text, const std::string& file) { return parse_yaml(text, file); }

@@ -113,6 +113,12 @@ E read_choice(const YamlMap& m, const std::string& key, E fallback, const std::a
 
 }  // namespace
 
+std::string hardware_error_under_override(const ConfigError& err) {
+  if (err.key().empty()) return std::string("with this override, ") + err.what();
+  return "with this override, " + (err.file().empty() ? std::string("the hardware file") : err.file()) + "'s " + err.key() +
+         ": " + err.message();
+}
+
 TrainingOptions training_options(const Experiment& e) {
   TrainingOptions t;
   t.optimizer = e.optimizer;
@@ -136,6 +142,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
     e.model = beside_if_missing(e.model, file);
     if (!std::filesystem::exists(e.model))
       m.fail("model", std::string(is_onnx ? "ONNX file '" : "model config '") + e.model + "' not found");
+    if (std::filesystem::is_directory(e.model)) m.fail("model", "'" + e.model + "' is a folder, not a file");
   } else {
     try {
       model_settings(e.model);  // an unknown name: the error lists the zoo and the paths a model may be
@@ -159,6 +166,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   } else {
     e.hw = beside_if_missing(e.hw, file);
     if (!std::filesystem::exists(e.hw)) m.fail("hw", "hardware file '" + e.hw + "' not found");
+    if (std::filesystem::is_directory(e.hw)) m.fail("hw", "'" + e.hw + "' is a folder, not a hardware file");
   }
 
   if (m.has("hw_override")) {  // merged into the hardware file and checked now, so that a sweep fails early
@@ -168,10 +176,14 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
     try {
       load_hardware(e.hw, e.hw_override);
     } catch (const ConfigError& err) {
-      // The line of the overriding value when the error is about one; else the mapping's.
+      // The line of the overriding value when the error is about one; else the mapping's, and the hardware
+      // file's key that the override made wrong is named as the file's, not as a key the user wrote.
       const YAML::Node at = yaml_find_path(e.hw_override, err.key());
-      const int line = at && yaml_line(at) > 0 ? yaml_line(at) : m.line_of("hw_override");
-      throw ConfigError(file, line, err.key().empty() ? "hw_override" : "hw_override." + err.key(), err.message());
+      if (at) {
+        const int line = yaml_line(at) > 0 ? yaml_line(at) : m.line_of("hw_override");
+        throw ConfigError(file, line, "hw_override." + err.key(), err.message());
+      }
+      throw ConfigError(file, m.line_of("hw_override"), "hw_override", hardware_error_under_override(err));
     }
   }
 

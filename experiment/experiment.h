@@ -9,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "common/config_error.h"
 #include "common/params.h"
 #include "sim/executor.h"
 #include "workloads/training.h"
@@ -67,5 +68,9 @@ Experiment experiment_from_yaml(const YAML::Node& map, const std::string& file);
 // How the experiment's training graph is synthesised (optimizer, precision, TF32, memory format, kernels): the
 // one mapping from experiment keys to TrainingOptions, for the zoo's models and for other forward graphs alike.
 TrainingOptions training_options(const Experiment& e);
+// The message for an error in the hardware file at a key an experiment's hw_override does not set but made wrong
+// (a total_mib below the file's context_reserve_mib): the key is the file's, not one the user wrote, so it is
+// named as such beside the message ("with this override, configs/hw/x.yaml's memory.context_reserve_mib: ...").
+std::string hardware_error_under_override(const ConfigError& err);
 
 }  // namespace dlsim

@@ -1,16 +1,13 @@
 #include "experiment/python_script.h"
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <iostream>
 
+#include "common/child_process.h"
 #include "common/config_error.h"
-
-extern char** environ;
 
 namespace dlsim {
 
@@ -39,21 +36,20 @@ int run_python_script(const std::string& script, const std::vector<std::string>&
   if (!std::filesystem::is_regular_file(path))
     throw ConfigError(path.string(), 0, "DLSIM_SCRIPTS_DIR",
                       "script not found (set DLSIM_SCRIPTS_DIR or DLSIM_SOURCE_DIR to the dlsim source tree)");
-  std::vector<std::string> argv_s = {python.string(), path.string()};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  // posix_spawn, not system(): the arguments (file names) reach Python as they are, with no shell to quote for.
-  const int rc = posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ);
-  if (rc != 0) throw ConfigError(python.string(), 0, "DLSIM_PYTHON", std::string("cannot start: ") + std::strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw ConfigError(python.string(), 0, "", std::string("waitpid: ") + std::strerror(errno));
-  if (WIFSIGNALED(status))
-    throw ConfigError(path.string(), 0, "", "killed by signal " + std::to_string(WTERMSIG(status)));
-  return WEXITSTATUS(status);
+  std::vector<std::string> argv = {python.string(), path.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  // No shell: the arguments (file names) reach Python as they are (common/child_process.h).
+  const ChildExit r = run_child(argv);
+  if (r.spawn_error != 0)
+    throw ConfigError(python.string(), 0, "DLSIM_PYTHON", std::string("cannot start: ") + std::strerror(r.spawn_error));
+  if (r.signal != 0) throw ConfigError(path.string(), 0, "", "killed by signal " + std::to_string(r.signal));
+  // The scripts exit 0, 1, 2 or 3 as dlsim does (figures/script_main.py); anything else (the interpreter's own
+  // 120, say) is a failure, not a code of its own.
+  if (r.exit_code > 3) {
+    std::cerr << "dlsim: " << path.string() << " ended with exit status " << r.exit_code << "\n";
+    return 1;
+  }
+  return r.exit_code;
 }
 
 }  // namespace dlsim

@@ -14,8 +14,9 @@ std::filesystem::path python_interpreter();
 std::filesystem::path scripts_dir();
 
 // Runs `python script args...` and waits; the script's stdout and stderr are the caller's. Returns its exit
-// status. Throws ConfigError (naming the variable that sets it) when the interpreter or the script is missing,
-// or the script was killed by a signal.
+// status (0-3; any other status of the interpreter is reported and returned as 1). Throws ConfigError (naming
+// the variable that sets it) when the interpreter or the script is missing, or the script was killed by a
+// signal.
 int run_python_script(const std::string& script, const std::vector<std::string>& args);
 
 }  // namespace dlsim

@@ -10,6 +10,7 @@
 #include "experiment/swap_planning.h"
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
+#include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
 #include "hw/math_path.h"
 #include "hw/measured_workspace.h"
@@ -99,7 +100,10 @@ namespace {
 [[noreturn]] void rethrow_at_override(const Experiment& e, const ConfigError& err) {
   if (err.key().empty() || !e.hw_override.IsMap() || e.file.empty()) throw err;
   const YAML::Node set = yaml_find_path(e.hw_override, err.key());
-  if (!set) throw err;
+  if (!set) {  // a key of the hardware file that the override made wrong: the override is what the user edits
+    if (e.hw_override.size() == 0 || err.file() != resolve_hw_path(e.hw)) throw err;
+    throw ConfigError(e.file, yaml_line(e.hw_override), "hw_override", hardware_error_under_override(err));
+  }
   throw ConfigError(e.file, yaml_line(set), "hw_override." + err.key(), err.message());
 }
 

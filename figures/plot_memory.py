@@ -11,35 +11,45 @@ printed. Time is the entries' time_us, or their index when the trace has no time
 Exit status: 0 drawn, 2 bad input, 3 matplotlib missing.
 """
 import argparse
-import pickle
+import numbers
 import sys
 
 import plot_style
 from plot_style import plt
+from script_main import InputError, run_main
+from snapshot_pickle import load_snapshot_pickle
 
 KINDS = ["weight", "optimizer_state", "gradient", "activation", "workspace", "input", "other"]
 MIB = float(1 << 20)
 
 
-class InputError(Exception):
-    pass
-
-
 def load(path):
-    try:
-        with open(path, "rb") as f:
-            snap = pickle.load(f)
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})")
-    except Exception as e:  # a file that is not a pickle
-        raise InputError(f"{path}: not a pickled memory snapshot ({e})")
-    if not isinstance(snap, dict) or "device_traces" not in snap:
-        raise InputError(f"{path}: not a memory snapshot with a trace (expected a dict with 'device_traces'; "
-                         "PyTorch records one after torch.cuda.memory._record_memory_history())")
-    traces = [t for t in snap["device_traces"] if t]
+    """The snapshot and its first non-empty device trace, each entry checked to be what replay() reads."""
+    snap = load_snapshot_pickle(path)  # refuses any pickle that would run code (snapshot_pickle.py)
+    if not isinstance(snap, dict) or not isinstance(snap.get("device_traces"), list):
+        raise InputError(f"{path}: not a memory snapshot with a trace (expected a dict with 'device_traces', a list "
+                         "of traces; PyTorch records one after torch.cuda.memory._record_memory_history())")
+    traces = [(d, t) for d, t in enumerate(snap["device_traces"]) if t]
     if not traces:
         raise InputError(f"{path}: the snapshot's device_traces are empty")
-    return snap, traces[0]
+    device, trace = traces[0]
+    if not isinstance(trace, list):
+        raise InputError(f"{path}: device_traces[{device}] is a {type(trace).__name__}, not a list of entries")
+    for i, e in enumerate(trace):
+        where = f"{path}: device_traces[{device}][{i}]"
+        if not isinstance(e, dict):
+            raise InputError(f"{where} is a {type(e).__name__}, not an entry (a dict with 'action', 'size', ...)")
+        for key in ("size", "time_us"):
+            v = e.get(key, 0)
+            if isinstance(v, bool) or not isinstance(v, numbers.Real) or v != v or abs(v) == float("inf"):
+                raise InputError(f"{where}: '{key}' is {v!r}, not a number")
+        addr = e.get("addr")
+        if addr is not None and (isinstance(addr, bool) or not isinstance(addr, numbers.Integral)):
+            raise InputError(f"{where}: 'addr' is {addr!r}, not an address")
+        frames = e.get("frames")
+        if frames is not None and not (isinstance(frames, list) and all(isinstance(f, dict) for f in frames)):
+            raise InputError(f"{where}: 'frames' is not a list of dicts")
+    return snap, trace
 
 
 def kind_of(entry):
@@ -56,7 +66,7 @@ def replay(trace):
     times, rows, res = [], [], []
     timed = all("time_us" in e for e in trace)
     for i, e in enumerate(trace):
-        a, size = e.get("action"), int(e.get("size", 0))
+        a, size = e.get("action"), int(e.get("size", 0))  # load() checked that it is a number
         if a == "alloc":
             live[kind_of(e)] += size
         elif a == "free_requested":
@@ -85,6 +95,7 @@ def main(argv):
     p.add_argument("--out", action="append", required=True)
     p.add_argument("--title")
     a = p.parse_args(argv)
+    plot_style.check_outputs(a.out)  # before any work: a figure that could not be saved is no figure
     _, trace = load(a.snapshot)
     times, rows, reserved, timed = replay(trace)
     if not times:
@@ -136,8 +147,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except (InputError, ValueError) as e:
-        sys.stderr.write(f"dlsim plot-memory: {e}\n")
-        sys.exit(2)
+    run_main("dlsim plot-memory", main, sys.argv[1:])

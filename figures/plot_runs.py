@@ -15,16 +15,13 @@ policy at several values of PARAM form one series (a policy's Pareto front over 
 Exit status: 0 drawn, 2 bad input (the message names the column or value), 3 matplotlib missing.
 """
 import argparse
-import csv
 import sys
 
 import plot_style
 from plot_style import plt
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
-
-class InputError(Exception):
-    pass
+from runs_csv import read_runs_csv
+from script_main import InputError, run_main
 
 
 def parse_args(argv):
@@ -43,19 +40,6 @@ def parse_args(argv):
     p.add_argument("--title")
     p.add_argument("--out", action="append", required=True)
     return p.parse_args(argv)
-
-
-def read_rows(path):
-    try:
-        with open(path, newline="") as f:
-            reader = csv.DictReader(f)
-            rows = list(reader)
-            columns = reader.fieldnames or []
-    except OSError as e:
-        raise InputError(f"{path}: cannot read ({e.strerror})")
-    if not columns:
-        raise InputError(f"{path}: empty file (expected a header line)")
-    return rows, columns
 
 
 def check_column(path, columns, option, col):
@@ -164,11 +148,9 @@ def draw_series(ax, points, hues, a, colours, pareto):
 
 def main(argv):
     a = parse_args(argv)
-    for out in a.out:  # before any work: a figure that could not be saved is no figure
-        if not (out.endswith(".png") or out.endswith(".svg")):
-            raise InputError(f"{out}: the figure's name must end in .png or .svg")
+    plot_style.check_outputs(a.out)  # before any work: a figure that could not be saved is no figure
     path = a.csv
-    rows, columns = read_rows(path)
+    rows, columns = read_runs_csv(path, "dlsim plot")
     for option, col in (("--x", a.x), ("--y", a.y), ("--hue", a.hue), ("--facet", a.facet), ("--bound", a.bound)):
         check_column(path, columns, option, col)
     wheres = []
@@ -178,7 +160,7 @@ def main(argv):
         k, v = w.split("=", 1)
         check_column(path, columns, "--where", k)
         wheres.append((k, v))
-    rows = [(i + 2, r) for i, r in enumerate(rows) if all(r[k] == v for k, v in wheres)]
+    rows = [(r["__line__"], r) for r in rows if all(r[k] == v for k, v in wheres)]
     if not rows:
         raise InputError(f"{path}: no rows" + (" match " + " and ".join(a.where) if a.where else ""))
     kind = a.kind
@@ -272,8 +254,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except (InputError, ValueError) as e:
-        sys.stderr.write(f"dlsim plot: {e}\n")
-        sys.exit(2)
+    run_main("dlsim plot", main, sys.argv[1:])

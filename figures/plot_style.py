@@ -6,6 +6,9 @@ place colours are chosen, so a policy has the same colour in every figure of eve
 import sys
 import zlib
 
+from atomic_output import replaced_atomically
+from script_main import InputError
+
 try:
     import matplotlib
 
@@ -145,13 +148,21 @@ def axis_text(col):
     return f"{label} ({unit})" if unit else label
 
 
-def save(fig, outs):
-    """Writes the figure to each path (format from the extension: .png or .svg) without dates or versions."""
+def check_outputs(outs):
+    """InputError unless every figure's name ends in .png or .svg (the format is taken from it)."""
     for out in outs:
-        if out.endswith(".svg"):
-            fig.savefig(out, format="svg", metadata={"Date": None, "Creator": "dlsim"}, bbox_inches="tight")
-        elif out.endswith(".png"):
-            fig.savefig(out, format="png", dpi=150, metadata={"Software": "dlsim"}, bbox_inches="tight")
-        else:
-            raise ValueError(f"{out}: the figure's name must end in .png or .svg")
+        if not (out.endswith(".png") or out.endswith(".svg")):
+            raise InputError(f"{out}: the figure's name must end in .png or .svg")
+
+
+def save(fig, outs):
+    """Writes the figure to each path (format from the extension: .png or .svg) without dates or versions, each
+    whole or not at all (atomic_output.py): a failed save leaves no half-written figure."""
+    check_outputs(outs)
+    for out in outs:
+        with replaced_atomically(out) as f:
+            if out.endswith(".svg"):
+                fig.savefig(f, format="svg", metadata={"Date": None, "Creator": "dlsim"}, bbox_inches="tight")
+            else:
+                fig.savefig(f, format="png", dpi=150, metadata={"Software": "dlsim"}, bbox_inches="tight")
     plt.close(fig)

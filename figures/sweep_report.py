@@ -13,12 +13,15 @@ Exit 0 written, 2 bad input (no runs.csv, a metric that is not a column: the mes
 """
 import argparse
 import base64
-import csv
 import html
 import os
 import re
 import subprocess
 import sys
+
+from atomic_output import write_atomically
+from runs_csv import read_runs_csv
+from script_main import InputError, run_main
 
 EXPERIMENT = ["model", "batch", "hw", "pool", "swap", "concurrency", "iterations"]
 POLICIES = ["pool", "swap", "concurrency"]
@@ -35,6 +38,14 @@ METRICS = {
 def fail(msg, code=2):
     sys.stderr.write(f"dlsim report: {msg}\n")
     sys.exit(code)
+
+
+def measured(runs, r, col):
+    """The number in column `col` of an ok row; InputError naming the line when it is not one."""
+    v = number(r[col])
+    if v is None:
+        raise InputError(f"{runs}:{r['__line__']}: column '{col}' holds '{r[col]}', not a number (status ok)")
+    return v
 
 
 def distinct(rows, key):
@@ -58,7 +69,8 @@ def figures_of(sweep_dir):
     out = []
     if not os.path.exists(path):
         return out
-    lines = open(path).read().splitlines()
+    with open(path, encoding="utf-8", errors="replace") as f:  # only its image links matter
+        lines = f.read().splitlines()
     for i, line in enumerate(lines):
         m = re.match(r"!\[[^]]*\]\(([^)]+\.png)\)", line.strip())
         if m and os.path.exists(os.path.join(sweep_dir, m.group(1))):
@@ -71,19 +83,17 @@ def figures_of(sweep_dir):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv):
+    ap = argparse.ArgumentParser(prog="dlsim report", description=__doc__.splitlines()[0])
     ap.add_argument("sweep_dir")
     ap.add_argument("--metric", default="iteration_time_us", help="the column the best policy is chosen by (lower wins)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     runs = os.path.join(a.sweep_dir, "runs.csv")
     if not os.path.exists(runs):
         fail(f"{runs}: no such file (a sweep's results folder holds runs.csv)")
-    with open(runs, newline="") as f:
-        reader = csv.DictReader(f)
-        rows = list(reader)
-        columns = reader.fieldnames or []
-    missing = [c for c in EXPERIMENT + ["status"] if c not in columns]
+    rows, columns = read_runs_csv(runs, "dlsim report")
+    missing = [c for c in EXPERIMENT + ["status", "iteration_time_us", "peak_live_bytes", "peak_reserved_bytes"]
+               if c not in columns]
     if missing:
         fail(f"{runs}: not a dlsim runs.csv (no column {', '.join(missing)})")
     if a.metric not in columns or a.metric in EXPERIMENT + ["status", "error"]:
@@ -128,9 +138,9 @@ def main():
         for r in rs:
             ok = r["status"] == "ok"
             cells = [r[k] for k in policy_keys] + [r["status"]]
-            cells += [f"{float(r['iteration_time_us']) / 1000:.3f}" if ok else "",
-                      f"{float(r['peak_live_bytes']) / MIB:.1f}" if ok else "",
-                      f"{float(r['peak_reserved_bytes']) / MIB:.1f}" if ok else ""]
+            cells += [f"{measured(runs, r, 'iteration_time_us') / 1000:.3f}" if ok else "",
+                      f"{measured(runs, r, 'peak_live_bytes') / MIB:.1f}" if ok else "",
+                      f"{measured(runs, r, 'peak_reserved_bytes') / MIB:.1f}" if ok else ""]
             if honest:
                 cells.append(r["reserved_excess"] if ok else "")
             md.append("| " + " | ".join(cells) + " |")
@@ -188,11 +198,11 @@ def main():
             md += [f"![{png}]({png})", "", caption, ""]
 
     text = "\n".join(md).rstrip() + "\n"
-    with open(os.path.join(a.sweep_dir, "report.md"), "w") as f:
-        f.write(text)
-    with open(os.path.join(a.sweep_dir, "report.html"), "w") as f:
-        f.write(to_html(text, a.sweep_dir, name))
+    page = to_html(text, a.sweep_dir, name)  # before either file is written: both or neither
+    write_atomically(os.path.join(a.sweep_dir, "report.md"), text)
+    write_atomically(os.path.join(a.sweep_dir, "report.html"), page)
     print(f"wrote {os.path.join(a.sweep_dir, 'report.md')} and report.html")
+    return 0
 
 
 def inline(s):
@@ -241,4 +251,4 @@ def to_html(md, sweep_dir, name):
 
 
 if __name__ == "__main__":
-    main()
+    run_main("dlsim report", main, sys.argv[1:])

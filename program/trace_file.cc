@@ -6,14 +6,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/atomic_file.h"
 #include "common/config_error.h"
+#include "common/input_file.h"
 
 namespace dlsim {
 
 Trace read_trace_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "", "cannot open the trace");
-  return trace_from_text(std::string(std::istreambuf_iterator<char>(in), {}), path);
+  return trace_from_text(read_input_file(path), path);
 }
 
 Trace trace_from_text(const std::string& text, const std::string& file) {
@@ -28,9 +28,7 @@ Trace trace_from_text(const std::string& text, const std::string& file) {
 }
 
 void write_trace_file(const Trace& t, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw ConfigError(path, 0, "", "cannot write the trace");
-  f << to_json(t).dump(1) << "\n";
+  write_file_atomically(path, to_json(t).dump(1) + "\n");
 }
 
 }  // namespace dlsim

@@ -9,6 +9,7 @@
 #include "workloads/onnx_import.h"
 
 #include "common/config_error.h"
+#include "common/input_file.h"
 
 #ifdef DLSIM_WITH_ONNX
 #include <cstring>
@@ -347,9 +348,7 @@ bool onnx_import_available() { return true; }
 
 Graph import_onnx_forward(const std::string& path, const ModelOptions& opts) {
   if (opts.batch <= 0) throw ConfigError(path, 0, "batch", "batch size must be positive, got " + std::to_string(opts.batch));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, "", "cannot open the ONNX file");
-  return import_onnx_forward_from_bytes(std::string(std::istreambuf_iterator<char>(in), {}), path, opts);
+  return import_onnx_forward_from_bytes(read_input_file(path), path, opts);
 }
 
 Graph import_onnx_forward_from_bytes(const std::string& bytes, const std::string& name, const ModelOptions& opts,

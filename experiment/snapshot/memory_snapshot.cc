@@ -1,10 +1,10 @@
 #include "experiment/snapshot/memory_snapshot.h"
 
-#include <fstream>
 #include <map>
 #include <optional>
 #include <stdexcept>
 
+#include "common/atomic_file.h"
 #include "experiment/snapshot/pickle_writer.h"
 #include "common/config_error.h"
 
@@ -208,10 +208,7 @@ json memory_snapshot(const Trace& trace, const Graph& graph, const AllocationLog
 
 void write_memory_snapshot(const std::string& path, const RunArtifacts& artifacts, int iterations) {
   const std::string bytes = to_pickle(memory_snapshot(artifacts.trace, artifacts.graph, artifacts.allocations, iterations));
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw ConfigError(path, 0, "--memory-snapshot", "cannot write");
-  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!f) throw ConfigError(path, 0, "--memory-snapshot", "cannot write");
+  write_file_atomically(path, bytes, "--memory-snapshot");
 }
 
 }  // namespace dlsim

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
 
+#include "common/atomic_file.h"
 #include "experiment/python_script.h"
 #include "experiment/sweep/runs_csv_row.h"
 #include "common/config_error.h"
@@ -112,7 +114,12 @@ void draw_sweep_plots(const std::vector<SweepPlot>& plots, const std::filesystem
     md += (p.caption.empty() ? std::string() : p.caption + " ");
     md += "[" + p.name + ".png](" + p.name + ".png), [" + p.name + ".svg](" + p.name + ".svg)\n";
   }
-  std::ofstream(dir / "summary.md", std::ios::app) << md;
+  // Appended by rewriting the whole file (common/atomic_file.h): a failed write leaves summary.md as it was.
+  const std::filesystem::path summary = dir / "summary.md";
+  std::ifstream in(summary, std::ios::binary);
+  std::stringstream text;
+  if (in) text << in.rdbuf();
+  write_file_atomically(summary.string(), text.str() + md);
 }
 
 }  // namespace dlsim

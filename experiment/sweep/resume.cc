@@ -8,16 +8,12 @@
 
 #include "experiment/sweep/csv_line.h"
 #include "common/config_error.h"
+#include "common/input_file.h"
 
 namespace dlsim {
 
 RunsCsvRows read_runs_csv(const std::string& path, const std::string& header) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, "", std::string("cannot read: ") + std::strerror(errno));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw ConfigError(path, 0, "", "cannot read");
-  const std::string text = buffer.str();
+  const std::string text = read_input_file(path);  // a folder, no permission: the path and the reason
   RunsCsvRows out;
   out.path = path;
   std::vector<std::string> header_fields, fields;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/atomic_file.h"
 #include "common/config_error.h"
 
 namespace dlsim {
@@ -15,19 +16,6 @@ namespace {
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw ConfigError(path, 0, "", what + ": " + std::strerror(errno));
-}
-
-// Writes all of `text`; a short write (a signal, a full disk) goes on from where it stopped.
-void write_fully(int fd, const std::string& text, const std::string& path) {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      fail(path, "cannot write");
-    }
-    done += static_cast<size_t>(n);
-  }
 }
 
 }  // namespace
@@ -59,25 +47,7 @@ void RunsCsvFile::append(const std::string& line) {
   std::string text = line;
   text += '\n';
   const std::lock_guard<std::mutex> lock(mutex_);
-  write_fully(fd_, text, path_);
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail(temp, "cannot create");
-  try {
-    write_fully(fd, text, temp);
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  if (::fsync(fd) != 0) {
-    ::close(fd);
-    fail(temp, "cannot sync");
-  }
-  ::close(fd);
-  if (std::rename(temp.c_str(), path.c_str()) != 0) fail(path, "cannot replace with " + temp);
+  if (!write_fully(fd_, text)) fail(path_, "cannot write");
 }
 
 }  // namespace dlsim

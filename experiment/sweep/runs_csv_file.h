@@ -8,6 +8,8 @@
 #include <mutex>
 #include <string>
 
+#include "common/atomic_file.h"  // write_file_atomically, for the final file
+
 namespace dlsim {
 
 class RunsCsvFile {
@@ -32,9 +34,5 @@ class RunsCsvFile {
   int fd_ = -1;
   std::mutex mutex_;
 };
-
-// Replaces `path` by `text`: written to a temporary file beside it, synced, then renamed over it, so a reader (or
-// a kill) sees the old file or the new one, never a mixture.
-void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace dlsim

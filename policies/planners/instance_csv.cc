@@ -7,7 +7,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/atomic_file.h"
 #include "common/config_error.h"
+#include "common/input_file.h"
 
 namespace dlsim {
 
@@ -98,8 +100,7 @@ std::vector<DsaBuffer> read_instance_csv(std::istream& in, const std::string& na
 }
 
 std::vector<DsaBuffer> read_instance_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "", "cannot open instance file");
+  std::istringstream in(read_input_file(path));
   return read_instance_csv(in, path);
 }
 
@@ -114,10 +115,9 @@ void write_solution_csv(std::ostream& out, const std::vector<DsaBuffer>& buffers
 
 void write_solution_csv(const std::string& path, const std::vector<DsaBuffer>& buffers,
                         const std::vector<uint64_t>& offsets) {
-  std::ofstream out(path);
-  if (!out) throw ConfigError(path, 0, "", "cannot write solution file");
-  write_solution_csv(out, buffers, offsets);
-  if (!out) throw ConfigError(path, 0, "", "error while writing solution file");
+  std::ostringstream text;
+  write_solution_csv(text, buffers, offsets);
+  write_file_atomically(path, text.str(), "--out");
 }
 
 }  // namespace dlsim

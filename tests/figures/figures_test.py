@@ -299,6 +299,145 @@ class Report(unittest.TestCase):
             self.assertIn("not a dlsim runs.csv", r.stderr)
 
 
+def slurp(path, mode="r"):
+    with open(path, mode) as f:
+        return f.read()
+
+
+class EvilPickle:
+    """Unpickled by pickle.load, this runs `touch MARKER` (what a snapshot someone sent could do)."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+class InputSafety(unittest.TestCase):
+    """Issue 27: no code runs from an input file, bad input is one line and exit 2 (never a traceback), and an
+    output that cannot be written is exit 2 naming it."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.d = self.dir.name
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.d, name)
+
+    def assert_one_line_error(self, r, rc, *texts):
+        self.assertEqual(r.returncode, rc, r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        self.assertNotIn("internal error", r.stderr)
+        for t in texts:
+            self.assertIn(t, r.stderr)
+
+    def test_a_pickle_that_would_run_code_is_refused_without_running_it(self):
+        marker = self.path("ran")
+        cases = {
+            # the reduce at the top, inside the trace, and in each protocol's opcode for naming a global
+            "top.pickle": (EvilPickle(marker), 2),
+            "inside.pickle": ({"device_traces": [[EvilPickle(marker)]], "segments": []}, 4),
+            "protocol0.pickle": ({"device_traces": [[EvilPickle(marker)]]}, 0),
+            "protocol5.pickle": ({"device_traces": [[EvilPickle(marker)]]}, 5),
+        }
+        for name, (value, protocol) in cases.items():
+            with self.subTest(name=name):
+                snap = self.path(name)
+                with open(snap, "wb") as f:
+                    pickle.dump(value, f, protocol=protocol)
+                self.assertIn(b"system", slurp(snap, "rb"))  # the file does name os.system
+                r = dlsim("plot-memory", snap, "--out", self.path("x.png"))
+                self.assert_one_line_error(r, 2, snap, "names the Python object posix.system", "refused")
+                self.assertFalse(os.path.exists(marker), "the pickle's code ran")
+                self.assertFalse(os.path.exists(self.path("x.png")))
+        # Python's own loader would have run it: the test's pickle is what it claims to be.
+        with open(self.path("top.pickle"), "rb") as f:
+            pickle.load(f)
+        self.assertTrue(os.path.exists(marker))
+
+    def test_a_snapshot_of_the_wrong_shape_is_one_line_naming_the_entry(self):
+        cases = [
+            ({"device_traces": [[{"action": "alloc", "size": "big", "addr": 1}]]}, "device_traces[0][0]: 'size' is 'big'"),
+            ({"device_traces": [[7]]}, "device_traces[0][0] is a int, not an entry"),
+            ({"device_traces": [[{"action": "alloc", "size": 8, "addr": [1]}]]}, "'addr' is [1], not an address"),
+            ({"device_traces": "x"}, "expected a dict with 'device_traces'"),
+            ([1, 2], "expected a dict with 'device_traces'"),
+        ]
+        for i, (value, text) in enumerate(cases):
+            with self.subTest(text=text):
+                snap = self.path(f"s{i}.pickle")
+                with open(snap, "wb") as f:
+                    pickle.dump(value, f)
+                self.assert_one_line_error(dlsim("plot-memory", snap, "--out", self.path("x.png")), 2, snap, text)
+        with open(self.path("garbage.pickle"), "wb") as f:
+            f.write(b"\x80\x04not a pickle at all")
+        self.assert_one_line_error(dlsim("plot-memory", self.path("garbage.pickle"), "--out", self.path("x.png")), 2,
+                                   "not a pickled memory snapshot")
+
+    def torn_copy(self):
+        """runs-small.csv cut inside its last row, as a sweep killed while writing it leaves it."""
+        text = slurp(CSV)
+        self.assertTrue(text.endswith("\n"))
+        cut = text[:-25]
+        os.makedirs(self.path("sweep"), exist_ok=True)
+        with open(self.path("sweep/runs.csv"), "w") as f:
+            f.write(cut)
+        return self.path("sweep/runs.csv"), cut.count("\n") + 1
+
+    def test_a_torn_last_line_is_left_out_with_a_warning(self):
+        runs, last = self.torn_copy()
+        r = dlsim("plot", runs, "--x", "model", "--hue", "pool", "--y", "iteration_time_us", "--where", "batch=8",
+                  "--out", self.path("p.png"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(f"{runs}:{last}: the last line has no line break", r.stderr)
+        self.assertGreater(os.path.getsize(self.path("p.png")), 5000)
+        r = dlsim("report", self.path("sweep"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("the last line has no line break", r.stderr)
+        self.assertNotIn("Traceback", r.stderr)
+        rows = len(slurp(CSV).splitlines()) - 1
+        self.assertIn(f"{rows - 1} runs of the simulator", slurp(self.path("sweep/report.md")))
+
+    def test_a_malformed_row_is_one_line_naming_it(self):
+        lines = slurp(CSV).splitlines(keepends=True)
+        for name, bad, text in (("short", "resnet50,8,h100-sxm\n", "malformed row: 3 fields where the header has"),
+                                ("quote", 'resnet50,"8\n', "malformed row"),
+                                ("binary", "\udcff\n", "not UTF-8 text")):
+            with self.subTest(name=name):
+                os.makedirs(self.path(name), exist_ok=True)
+                runs = self.path(f"{name}/runs.csv")
+                with open(runs, "w", errors="surrogateescape") as f:
+                    f.write("".join(lines[:2] + [bad] + lines[2:]))
+                self.assert_one_line_error(dlsim("plot", runs, "--x", "pool", "--y", "iteration_time_us",
+                                                 "--out", self.path("p.png")), 2, f"{runs}:3", text)
+                self.assert_one_line_error(dlsim("report", self.path(name)), 2, f"{runs}:3", text)
+
+    def test_a_figure_that_cannot_be_written_is_exit_2_naming_it_and_leaves_nothing(self):
+        for out, text in ((self.path("no-such-folder/p.png"), "No such file or directory"),
+                          (self.d + "/", "must end in .png or .svg"),
+                          (self.path("a-folder.png"), "is a folder")):
+            with self.subTest(out=out):
+                os.makedirs(self.path("a-folder.png"), exist_ok=True)
+                r = dlsim("plot", CSV, "--x", "model", "--hue", "pool", "--y", "iteration_time_us", "--where",
+                          "batch=8", "--out", out)
+                self.assert_one_line_error(r, 2, out, text)
+        self.assertEqual(sorted(os.listdir(self.d)), ["a-folder.png"])  # no temporary file left
+
+    def test_a_full_standard_output_is_exit_2(self):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([DLSIM, "run", "configs/experiments/resnet50-cnmem.yaml", "--json"], stdout=full,
+                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
+            self.assert_one_line_error(r, 2, "<standard output>: cannot write")
+            r = subprocess.run([DLSIM, "plot", CSV, "--x", "model", "--hue", "pool", "--y", "iteration_time_us",
+                                "--where", "batch=8", "--out", self.path("p.png")], stdout=full,
+                               stderr=subprocess.PIPE, text=True, cwd=ROOT)
+            self.assert_one_line_error(r, 2, "<standard output>: cannot write")
+
+
 if __name__ == "__main__":
     DLSIM = os.path.abspath(sys.argv[1])
     unittest.main(argv=[sys.argv[0], "-v", *sys.argv[2:]])

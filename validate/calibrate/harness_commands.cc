@@ -1,12 +1,12 @@
 #include "validate/calibrate/harness_commands.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 
+#include "common/atomic_file.h"
+#include "common/child_process.h"
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
@@ -25,12 +25,6 @@ namespace {
 
 constexpr int kExitNoGpu = 3;  // as dlsim-cuda
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 std::string find_cuda_binary(const ValidateOptions& o) {
   if (!o.cuda_binary.empty()) return o.cuda_binary;
   if (const char* env = std::getenv("DLSIM_CUDA"); env && *env) return env;
@@ -45,7 +39,7 @@ std::string find_cuda_binary(const ValidateOptions& o) {
 void check_calibrated_hardware(const std::string& text, const std::string& out_path,
                                const std::vector<std::string>& dirs) {
   try {
-    hardware_from_yaml(YAML::Load(text), out_path);
+    hardware_from_yaml(parse_yaml_text(text, out_path), out_path);
   } catch (const ConfigError& e) {
     throw ConfigError(out_path, 0, e.key(),
                       "the calibrated hardware file would not load (" + e.message() + "): the measurements in " +
@@ -53,11 +47,19 @@ void check_calibrated_hardware(const std::string& text, const std::string& out_p
   }
 }
 
-// Runs a command through the shell; its exit status, or 127 when it could not run.
-int run_command(const std::string& cmd) {
-  const int st = std::system(cmd.c_str());
-  if (st == -1) return 127;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+// Runs dlsim-cuda with these arguments (no shell: the paths reach it as they are) and returns its exit status;
+// when it could not be started or a signal killed it, says so and returns 1 (a run that failed).
+int run_cuda(const std::vector<std::string>& argv, std::ostream& err) {
+  const ChildExit r = run_child(argv);
+  if (r.spawn_error != 0) {
+    err << "dlsim validate: cannot start " << argv[0] << ": " << std::strerror(r.spawn_error) << "\n";
+    return 1;
+  }
+  if (r.signal != 0) {
+    err << "dlsim validate: " << argv[0] << " " << argv[1] << " was killed by signal " << r.signal << "\n";
+    return 1;
+  }
+  return r.exit_code;
 }
 
 }  // namespace
@@ -81,11 +83,11 @@ int run_validate(const ValidateOptions& o, const ProgramFile& plan_in, const Tra
     return kExitNoGpu;
   }
   if (o.microbench) {
-    const int rc = run_command(quote(bin) + " microbench --out " + quote(dir + "/micro.json"));
+    const int rc = run_cuda({bin, "microbench", "--out", dir + "/micro.json"}, err);
     if (rc != 0) return rc;
   }
-  const int rc = run_command(quote(bin) + " run " + quote(dir + "/plan.json") + " --out " +
-                             quote(dir + "/trace.cuda.json") + " --report " + quote(dir + "/report.cuda.json"));
+  const int rc = run_cuda({bin, "run", dir + "/plan.json", "--out", dir + "/trace.cuda.json", "--report",
+                           dir + "/report.cuda.json"}, err);
   if (rc == kExitNoGpu) {
     err << "dlsim validate: no CUDA GPU on this machine; the plan and the simulated trace are in " << dir << "\n";
     return rc;
@@ -152,10 +154,9 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   em.SetDoublePrecision(6);  // the fits are not better than that; 17 digits only show binary rounding
   em << fitted;
   check_calibrated_hardware(em.c_str(), out_path, dirs);  // before anything is written
-  std::ofstream f(out_path);
-  if (!f) throw ConfigError(out_path, 0, "", "cannot write the hardware file");
-  f << "# Calibrated from " << dirs.size() << " validate run(s) by dlsim calibrate; input " << hw_path << "\n"
-    << em.c_str() << "\n";
+  write_file_atomically(out_path, "# Calibrated from " + std::to_string(dirs.size()) +
+                                      " validate run(s) by dlsim calibrate; input " + hw_path + "\n" + em.c_str() + "\n",
+                        "--out");
   out << "kernel times: " << k.times.size() << " signatures (" << k.batch_free.size() << " also by batch-free key)\n";
   out << "conv workspaces: " << ws.by_signature.size() << " signatures from --workspace any reports";
   if (ws.skipped) out << " (" << ws.skipped << " report(s) of the graph rule skipped: capped by the assumption)";

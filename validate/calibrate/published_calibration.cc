@@ -11,6 +11,7 @@
 
 #include "experiment/experiment.h"
 #include "experiment/run_experiment.h"
+#include "common/atomic_file.h"
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "hw/gpu_spec_file.h"
@@ -197,10 +198,7 @@ void write_hw_file(const std::string& hw, const ClassEfficiencies& e, bool occup
     if (d > 0) values.emplace_back(k, fmt(d));
   }
   const std::string text = with_calibrated_block(buf.str(), comment, values, path);
-  std::ofstream f(path);
-  if (!f) throw ConfigError(path, 0, "", "cannot write the hardware file");
-  f << text;
-  f.close();
+  write_file_atomically(path, text);
   load_gpu_spec(path);  // what was written must read back
 }
 
@@ -397,8 +395,7 @@ nlohmann::json summary_json(Predictions& pr) {
 // The tables of results/published.md (--report).
 void write_report(const std::string& path, const nlohmann::json& rows, const nlohmann::json& summary,
                   const std::map<std::string, RegressedEfficiencies>& fits) {
-  std::ofstream f(path);
-  if (!f) throw ConfigError(path, 0, "--report", "cannot write");
+  std::ostringstream f;
   f << "| point | hardware file | model | framework | precision | batch | published ms | dlsim before issue 9 | "
        "before the fit | after the fit | model left out |\n"
     << "|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -436,6 +433,7 @@ void write_report(const std::string& path, const nlohmann::json& rows, const nlo
     for (const auto& [k, v] : fv.values) f << k << " " << fmt(v) << (fv.fitted.at(k) ? "" : " (tied)") << "; ";
     f << "|\n";
   }
+  write_file_atomically(path, f.str(), "--report");
 }
 
 }  // namespace
@@ -457,9 +455,7 @@ int run_published_calibration(const PublishedCalibrationOptions& o, std::ostream
                               {"occupancy_scaling", o.occupancy_scaling}, {"split_memory", o.split_memory},
                               {"simulated", o.simulate}};
   if (!o.json.empty()) {
-    std::ofstream f(o.json);
-    if (!f) throw ConfigError(o.json, 0, "--json", "cannot write");
-    f << all.dump(1) << "\n";
+    write_file_atomically(o.json, all.dump(1) + "\n", "--json");
   }
   if (!o.report.empty()) write_report(o.report, pr.rows, summary, r.fits);
   return 0;

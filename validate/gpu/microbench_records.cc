@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "common/config_error.h"
+#include "common/input_file.h"
 
 namespace dlsim {
 
@@ -100,10 +101,9 @@ MicrobenchResults microbench_from_json(const json& j, const std::string& file) {
 }
 
 MicrobenchResults read_microbench_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "", "cannot open the micro-benchmark file");
+  const std::string text = read_input_file(path);
   try {
-    return microbench_from_json(json::parse(in), path);
+    return microbench_from_json(json::parse(text), path);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a number that overflows (1e999)
     throw ConfigError(path, 0, "", std::string("not valid JSON: ") + e.what());
   }

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <iterator>
 
+#include "common/atomic_file.h"
 #include "common/config_error.h"
+#include "common/input_file.h"
 
 namespace dlsim {
 
@@ -267,16 +269,11 @@ ProgramFile program_file_from_json(const json& j, const std::string& file) {
 }
 
 void write_program_file(const ProgramFile& p, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw ConfigError(path, 0, "", "cannot write the plan file");
-  out << program_file_to_json(p).dump(1) << "\n";
-  if (!out) throw ConfigError(path, 0, "", "error while writing the plan file");
+  write_file_atomically(path, program_file_to_json(p).dump(1) + "\n");
 }
 
 ProgramFile read_program_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw ConfigError(path, 0, "", "cannot open the plan file");
-  return program_file_from_text(std::string(std::istreambuf_iterator<char>(in), {}), path);
+  return program_file_from_text(read_input_file(path), path);
 }
 
 ProgramFile program_file_from_text(const std::string& text, const std::string& file) {

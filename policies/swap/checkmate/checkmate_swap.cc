@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 
+#include "common/atomic_file.h"
 #include "common/config_error.h"
 #include "policies/swap/core/cbc_solver.h"
 #include "policies/swap/checkmate/checkmate_milp.h"
@@ -89,9 +89,7 @@ SwapResult CheckmateSwap::plan(const SwapContext& ctx) {
     }
   const CheckmateModel model = checkmate_model(prob, budget, o_.swap ? &copies : nullptr);
   if (!o_.model_file.empty()) {
-    std::ofstream f(o_.model_file);
-    f << model.lp;
-    if (!f) throw ConfigError("", 0, "model_file", "cannot write the MILP to '" + o_.model_file + "'");
+    write_file_atomically(o_.model_file, model.lp, "model_file");
   }
   SwapResult out;
   MilpResult r;

@@ -1,7 +1,6 @@
 #include "validate/gpu/cuda/cuda_commands.h"
 
-#include <fstream>
-
+#include "common/atomic_file.h"
 #include "common/config_error.h"
 #include "validate/gpu/cuda/cuda_executor.h"
 #include "validate/gpu/cuda/device_info.h"
@@ -21,9 +20,7 @@ constexpr const char* kUsage =
     "       dlsim-cuda selftest       (our kernels against CPU references; exit 1 when one fails)\n";
 
 void write_json(const nlohmann::json& j, const std::string& path) {
-  std::ofstream f(path);
-  if (!f) throw ConfigError(path, 0, "", "cannot write");
-  f << j.dump(1) << "\n";
+  write_file_atomically(path, j.dump(1) + "\n");
 }
 
 int parse_count(const std::string& flag, const std::string& v) {
