@@ -1,9 +1,8 @@
 #include "cli/plot_memory_command.h"
 
 #include <CLI/CLI.hpp>
-#include <unistd.h>
 
-#include <filesystem>
+#include <optional>
 #include <ostream>
 
 #include "experiment/experiment.h"
@@ -11,6 +10,7 @@
 #include "experiment/python_script.h"
 #include "experiment/run_experiment.h"
 #include "common/strings.h"
+#include "common/temp_dir.h"
 
 namespace dlsim {
 
@@ -19,15 +19,6 @@ namespace {
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
-
-// Removes the temporary snapshot however the drawing ends.
-struct RemoveOnExit {
-  std::filesystem::path path;
-  ~RemoveOnExit() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove(path, ec);
-  }
-};
 
 }  // namespace
 
@@ -46,16 +37,15 @@ CLI::App* add_plot_memory_command(CLI::App& app, PlotMemoryCommandOptions& o) {
 int run_plot_memory_command(const PlotMemoryCommandOptions& o, std::ostream& out, std::ostream& err) {
   std::string snapshot = o.input;
   std::string title = o.title;
-  RemoveOnExit temp;
+  std::optional<TempDir> temp;  // the snapshot of a simulated run: removed however the drawing ends, a signal included
   if (!ends_with(o.input, ".pickle")) {
     const Experiment e = load_experiment(o.input);
     RunArtifacts artifacts;
     const ExperimentResult r = run_experiment(e, &artifacts);
     for (const std::string& w : r.warnings) err << "dlsim: warning: " << w << '\n';
-    temp.path = std::filesystem::temp_directory_path() /
-                ("dlsim-plot-memory-" + std::to_string(getpid()) + ".pickle");
-    write_memory_snapshot(temp.path.string(), artifacts, e.iterations);
-    snapshot = temp.path.string();
+    temp.emplace("dlsim-plot-memory");
+    snapshot = (temp->path() / "snapshot.pickle").string();
+    write_memory_snapshot(snapshot, artifacts, e.iterations);
     if (title.empty())
       title = e.model + " batch " + std::to_string(e.batch) + " on " + e.hw_label() + ", pool " + e.pool.label() +
               (e.swap.label() == "none" ? std::string() : ", swap " + e.swap.label()) + " (dlsim, " +

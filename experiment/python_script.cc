@@ -1,16 +1,12 @@
 #include "experiment/python_script.h"
 
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 
+#include "common/child_process.h"
 #include "common/config_error.h"
-
-extern char** environ;
 
 namespace dlsim {
 
@@ -41,16 +37,15 @@ int run_python_script(const std::string& script, const std::vector<std::string>&
                       "script not found (set DLSIM_SCRIPTS_DIR or DLSIM_SOURCE_DIR to the dlsim source tree)");
   std::vector<std::string> argv_s = {python.string(), path.string()};
   argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  // posix_spawn, not system(): the arguments (file names) reach Python as they are, with no shell to quote for.
-  const int rc = posix_spawn(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ);
-  if (rc != 0) throw ConfigError(python.string(), 0, "DLSIM_PYTHON", std::string("cannot start: ") + std::strerror(rc));
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) throw ConfigError(python.string(), 0, "", std::string("waitpid: ") + std::strerror(errno));
+  try {
+    // Its own process group, killed with dlsim (common/child_process.h); no shell: the arguments (file names)
+    // reach Python as they are, with nothing to quote.
+    ChildProcess python_run(argv_s);
+    status = python_run.wait();
+  } catch (const ChildStartError& e) {
+    throw ConfigError(python.string(), 0, "DLSIM_PYTHON", std::string("cannot start: ") + e.what());
+  }
   if (WIFSIGNALED(status))
     throw ConfigError(path.string(), 0, "", "killed by signal " + std::to_string(WTERMSIG(status)));
   return WEXITSTATUS(status);

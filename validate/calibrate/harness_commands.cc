@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
+#include "common/child_process.h"
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
 #include "hw/gpu_spec_file.h"
@@ -22,12 +24,6 @@ namespace {
 
 constexpr int kExitNoGpu = 3;  // as dlsim-cuda
 
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 std::string find_cuda_binary(const ValidateOptions& o) {
   if (!o.cuda_binary.empty()) return o.cuda_binary;
   if (const char* env = std::getenv("DLSIM_CUDA"); env && *env) return env;
@@ -36,11 +32,16 @@ std::string find_cuda_binary(const ValidateOptions& o) {
   return ec ? "dlsim-cuda" : (self.parent_path() / "dlsim-cuda").string();
 }
 
-// Runs a command through the shell; its exit status, or 127 when it could not run.
-int run_command(const std::string& cmd) {
-  const int st = std::system(cmd.c_str());
-  if (st == -1) return 127;
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+// Runs dlsim-cuda with these arguments (no shell: paths reach it as they are) in a process group that dies with
+// dlsim (common/child_process.h); its exit status, or 127 when it could not run.
+int run_command(const std::vector<std::string>& argv) {
+  try {
+    ChildProcess child(argv);
+    const int st = child.wait();
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  } catch (const ChildStartError&) {
+    return 127;
+  }
 }
 
 }  // namespace
@@ -62,11 +63,11 @@ int run_validate(const ValidateOptions& o, const ProgramFile& plan_in, const Tra
     return kExitNoGpu;
   }
   if (o.microbench) {
-    const int rc = run_command(quote(bin) + " microbench --out " + quote(dir + "/micro.json"));
+    const int rc = run_command({bin, "microbench", "--out", dir + "/micro.json"});
     if (rc != 0) return rc;
   }
-  const int rc = run_command(quote(bin) + " run " + quote(dir + "/plan.json") + " --out " +
-                             quote(dir + "/trace.cuda.json") + " --report " + quote(dir + "/report.cuda.json"));
+  const int rc = run_command({bin, "run", dir + "/plan.json", "--out", dir + "/trace.cuda.json", "--report",
+                              dir + "/report.cuda.json"});
   if (rc == kExitNoGpu) {
     err << "dlsim validate: no CUDA GPU on this machine; the plan and the simulated trace are in " << dir << "\n";
     return rc;
