@@ -67,6 +67,7 @@ int run_plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostrea
                         {"lower_bound", r.lower_bound},
                         {"nodes", r.nodes},
                         {"seconds", seconds}};
+    if (!r.complete) j["stopped_at_time_limit"] = true;  // said only then: other outputs stay as they were
     out << j.dump() << '\n';
   } else {
     char line[256];
@@ -77,6 +78,7 @@ int run_plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostrea
                             : ("not proved optimal (lower bound " + std::to_string(r.lower_bound) + ")").c_str(),
                   seconds);
     out << o.instance_path << " with " << entry.name << ": " << line;
+    if (!r.complete) out << "stopped at the time limit: the buffers not yet placed are stacked on top\n";
     if (o.out_path) out << "solution written to " << *o.out_path << '\n';
   }
   return 0;
