@@ -24,7 +24,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   cmd->add_option_function<std::string>(
       "--out", [&o](const std::string& path) { o.out_path = path; }, "write the solution CSV (the rows with offset)");
   cmd->add_option_function<double>(
-      "--time-limit", [&o](const double& s) { o.time_limit_s = s; }, "seconds, for planners that search (optimal)");
+      "--time-limit", [&o](const double& s) { o.time_limit_s = s; }, "seconds: the planner's time_limit_s");
   cmd->add_flag("--json", o.json, "print one JSON object");
   return cmd;
 }
