@@ -51,6 +51,42 @@ namespace {
 // tree leaves and a sort of k cost less than a contiguous scan of all (measured on the shared instances, where
 // most buffers meet and the scan wins, and on generated ones of short lifetimes, where the index does).
 constexpr size_t kIndexBelowFraction = 64;
+
+struct Placed {
+  uint64_t offset;
+  size_t index;
+  int64_t lower, upper;
+  uint64_t end;
+  bool operator<(const Placed& o) const { return offset < o.offset || (offset == o.offset && index < o.index); }
+};
+
+// Placed buffers in (offset, index) order, in consecutive sorted blocks.
+class SortedPlaced {
+ public:
+  static constexpr size_t kBlock = 256;
+  void insert(const Placed& e) {
+    ++size_;
+    if (blocks_.empty()) {
+      blocks_.push_back({e});
+      return;
+    }
+    auto at = std::partition_point(blocks_.begin(), blocks_.end(),
+                                   [&](const std::vector<Placed>& v) { return v.back() < e; });
+    if (at == blocks_.end()) --at;  // above everything: the last block's end
+    at->insert(std::upper_bound(at->begin(), at->end(), e), e);
+    if (at->size() > 2 * kBlock) {
+      std::vector<Placed> upper(at->begin() + static_cast<std::ptrdiff_t>(kBlock), at->end());
+      at->resize(kBlock);
+      blocks_.insert(at + 1, std::move(upper));
+    }
+  }
+  size_t size() const { return size_; }
+  const std::vector<std::vector<Placed>>& blocks() const { return blocks_; }
+
+ private:
+  std::vector<std::vector<Placed>> blocks_;
+  size_t size_ = 0;
+};
 }  // namespace
 
 std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buffers, const std::vector<size_t>& order,
@@ -59,20 +95,13 @@ std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buff
   if (finished) *finished = true;
   std::vector<uint64_t> offsets(buffers.size(), 0);
   uint64_t top = 0;  // the highest end placed so far
-  // Placed buffers kept sorted by (offset, index), so that a scan reads them in address order without sorting;
-  // inserting is a memmove. Each entry carries its lifetime, so that the scan reads one contiguous array (on
-  // 28k-buffer instances where most buffers meet, the scan is the planner's whole cost). Where few placed buffers
-  // meet the next one (counted first, lifetime_index.h), the index finds them and only they are sorted: the
-  // scan of every placed buffer made best fit quadratic on long instances of short lifetimes.
-  struct Placed {
-    uint64_t offset;
-    size_t index;
-    int64_t lower, upper;
-    uint64_t end;
-    bool operator<(const Placed& o) const { return offset < o.offset || (offset == o.offset && index < o.index); }
-  };
-  std::vector<Placed> placed;
-  placed.reserve(buffers.size());
+  // Placed buffers kept sorted by (offset, index), so that a scan reads them in address order without sorting, in
+  // blocks of at most 2 x kBlock (an insert moves one block, not everything above it: on 200k buffers the single
+  // array's memmoves alone were quadratic). Each entry carries its lifetime, so that the scan reads contiguous
+  // memory (on 28k-buffer instances where most buffers meet, the scan is the planner's whole cost). Where few
+  // placed buffers meet the next one (counted first, lifetime_index.h), the index finds them and only they are
+  // sorted: the scan of every placed buffer made best fit quadratic on long instances of short lifetimes.
+  SortedPlaced placed;
   LifetimeIndex index(buffers);
   std::vector<size_t> hits;
   std::vector<std::pair<uint64_t, size_t>> by_offset;
@@ -97,14 +126,14 @@ std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buff
       std::sort(by_offset.begin(), by_offset.end());
       for (const auto& [off, j] : by_offset) occupied.push_back({off, off + buffers[j].size});
     } else {
-      for (const auto& p : placed)
-        if (p.lower < b.upper && b.lower < p.upper) occupied.push_back({p.offset, p.end});
+      for (const auto& block : placed.blocks())
+        for (const auto& p : block)
+          if (p.lower < b.upper && b.lower < p.upper) occupied.push_back({p.offset, p.end});
     }
     const uint64_t off = best_fit_offset(occupied, b.size);
     offsets[i] = off;
     top = std::max(top, off + b.size);
-    const Placed entry{off, i, b.lower, b.upper, off + b.size};
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), entry), entry);
+    placed.insert({off, i, b.lower, b.upper, off + b.size});
     index.place(i);
   }
   return offsets;
