@@ -25,7 +25,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   cmd->add_option_function<std::string>(
       "--out", [&o](const std::string& path) { o.out_path = path; }, "write the solution CSV (the rows with offset)");
   cmd->add_option_function<double>(
-      "--time-limit", [&o](const double& s) { o.time_limit_s = s; }, "seconds, for planners that search (optimal)");
+      "--time-limit", [&o](const double& s) { o.time_limit_s = s; }, "seconds: the planner's time_limit_s");
   cmd->add_flag("--json", o.json, "print one JSON object");
   return cmd;
 }
@@ -68,6 +68,7 @@ int run_plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostrea
                         {"lower_bound", r.lower_bound},
                         {"nodes", r.nodes},
                         {"seconds", seconds}};
+    if (!r.complete) j["stopped_at_time_limit"] = true;  // said only then: other outputs stay as they were
     out << j.dump() << '\n';
   } else {
     char line[256];
@@ -78,6 +79,7 @@ int run_plan_command(const PlanCommandOptions& o, std::ostream& out, std::ostrea
                             : ("not proved optimal (lower bound " + std::to_string(r.lower_bound) + ")").c_str(),
                   seconds);
     out << o.instance_path << " with " << entry.name << ": " << line;
+    if (!r.complete) out << "stopped at the time limit: the buffers not yet placed are stacked on top\n";
     if (o.out_path) out << "solution written to " << *o.out_path << '\n';
   }
   return 0;

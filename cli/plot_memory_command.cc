@@ -1,11 +1,7 @@
 #include "cli/plot_memory_command.h"
 
 #include <CLI/CLI.hpp>
-#include <stdlib.h>
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
 #include <optional>
 #include <ostream>
 
@@ -13,8 +9,8 @@
 #include "experiment/snapshot/memory_snapshot.h"
 #include "experiment/python_script.h"
 #include "experiment/run_experiment.h"
-#include "common/config_error.h"
 #include "common/strings.h"
+#include "common/temp_dir.h"
 
 namespace dlsim {
 
@@ -23,24 +19,6 @@ namespace {
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
-
-// A private temporary folder (mkdtemp: mode 0700, a name no one else holds, so nothing another user placed in
-// /tmp is followed), removed with what it holds however the drawing ends.
-struct TempFolder {
-  std::filesystem::path path;
-  TempFolder() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "dlsim-plot-memory-XXXXXX").string();
-    if (!mkdtemp(tmpl.data()))
-      throw ConfigError(tmpl, 0, "TMPDIR", std::string("cannot make a temporary folder: ") + std::strerror(errno));
-    path = tmpl;
-  }
-  TempFolder(const TempFolder&) = delete;
-  TempFolder& operator=(const TempFolder&) = delete;
-  ~TempFolder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
 
 }  // namespace
 
@@ -59,14 +37,14 @@ CLI::App* add_plot_memory_command(CLI::App& app, PlotMemoryCommandOptions& o) {
 int run_plot_memory_command(const PlotMemoryCommandOptions& o, std::ostream& out, std::ostream& err) {
   std::string snapshot = o.input;
   std::string title = o.title;
-  std::optional<TempFolder> temp;
+  std::optional<TempDir> temp;  // the snapshot of a simulated run: removed however the drawing ends, a signal included
   if (!ends_with(o.input, ".pickle")) {
     const Experiment e = load_experiment(o.input);
     RunArtifacts artifacts;
     const ExperimentResult r = run_experiment(e, &artifacts);
     for (const std::string& w : r.warnings) err << "dlsim: warning: " << w << '\n';
-    temp.emplace();
-    snapshot = (temp->path / "snapshot.pickle").string();
+    temp.emplace("dlsim-plot-memory");
+    snapshot = (temp->path() / "snapshot.pickle").string();
     write_memory_snapshot(snapshot, artifacts, e.iterations);
     if (title.empty())
       title = e.model + " batch " + std::to_string(e.batch) + " on " + e.hw_label() + ", pool " + e.pool.label() +

@@ -40,8 +40,7 @@ int run_python_script(const std::string& script, const std::vector<std::string>&
   argv.insert(argv.end(), args.begin(), args.end());
   // No shell: the arguments (file names) reach Python as they are (common/child_process.h).
   const ChildExit r = run_child(argv);
-  if (r.spawn_error != 0)
-    throw ConfigError(python.string(), 0, "DLSIM_PYTHON", std::string("cannot start: ") + std::strerror(r.spawn_error));
+  if (!r.start_error.empty()) throw ConfigError(python.string(), 0, "DLSIM_PYTHON", "cannot start: " + r.start_error);
   if (r.signal != 0) throw ConfigError(path.string(), 0, "", "killed by signal " + std::to_string(r.signal));
   // The scripts exit 0, 1, 2 or 3 as dlsim does (figures/script_main.py); anything else (the interpreter's own
   // 120, say) is a failure, not a code of its own.

@@ -149,14 +149,17 @@ TEST_CASE("checkmate: a budget no plan reaches is a result, a graph above max_op
     CHECK(e.key() == "swap.max_ops");
     CHECK_THAT(e.message(), Catch::Contains("above max_ops 10"));
   }
-  const std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
-  setenv("PATH", "/nonexistent", 1);  // no cbc anywhere
-  try {
-    run_json("{model: cifar-alexnet, batch: 32, hw: h100-sxm, pool: pytorch-caching, concurrency: serial, swap: checkmate}");
+  struct NoSolverOnPath {  // restored however the check ends
+    std::string path = std::getenv("PATH") ? std::getenv("PATH") : "";
+    NoSolverOnPath() { setenv("PATH", "/nonexistent", 1); }
+    ~NoSolverOnPath() { setenv("PATH", path.c_str(), 1); }
+  } no_cbc;
+  try {  // a limit that binds (with none, the iteration fits and no solver is started)
+    run_json("{model: cifar-alexnet, batch: 32, hw: h100-sxm, pool: pytorch-caching, concurrency: serial,"
+             " swap: {name: checkmate, limit_fraction: 0.5}}");
     FAIL("ran without a solver");
   } catch (const ConfigError& e) {
     CHECK(e.key() == "swap");
     CHECK_THAT(e.message(), Catch::Contains("coinor-cbc"));
   }
-  setenv("PATH", path.c_str(), 1);
 }

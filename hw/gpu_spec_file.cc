@@ -279,7 +279,15 @@ std::filesystem::path hw_dir() {
 
 GpuSpec load_gpu_spec(const std::string& path) { return gpu_spec_from_yaml(load_yaml_file(path), path); }
 
-GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path) {
+GpuSpec measured_tables_from_yaml(const YAML::Node& node, const std::string& path) {
+  const YamlMap m(node, path);
+  GpuSpec g;
+  if (m.has("kernel_times")) read_kernel_times(m, g);
+  if (m.has("conv_workspace")) read_conv_workspace(m, g);
+  return g;
+}
+
+GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path, const GpuSpec* measured) {
   YamlMap m(node, path);
   m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "kernel_model", "roofline",
                 "pcie", "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times",
@@ -306,8 +314,15 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path) {
     if (v < 1e-3 || v > 1e6) h.fail("adam_gb_per_s", "must be in [0.001, 1e6] GB/s, got " + format_number(v));
     g.host_adam_bytes_per_s = v * kBytesPerGB;
   }
-  if (m.has("kernel_times")) read_kernel_times(m, g);
-  if (m.has("conv_workspace")) read_conv_workspace(m, g);
+  if (measured) {
+    g.kernel_times = measured->kernel_times;
+    g.kernel_times_by_batch = measured->kernel_times_by_batch;
+    g.conv_workspace = measured->conv_workspace;
+    g.conv_workspace_by_batch = measured->conv_workspace_by_batch;
+  } else {
+    if (m.has("kernel_times")) read_kernel_times(m, g);
+    if (m.has("conv_workspace")) read_conv_workspace(m, g);
+  }
   read_kernel_model(m, g);
   return g;
 }

@@ -13,7 +13,12 @@ namespace dlsim {
 // Reads and checks a hardware file; every missing or malformed field is a ConfigError with file, line, key.
 GpuSpec load_gpu_spec(const std::string& path);
 // The same from a mapping already read (a file with an experiment's overrides merged in); `path` names it.
-GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path);
+// `measured`: the measured tables (kernel_times, conv_workspace and their batch-free forms) taken from this
+// spec instead of the mapping, which then holds neither key: a file loaded again with other overrides does not
+// read its thousands of measured entries again (hw/hardware.cc).
+GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path, const GpuSpec* measured = nullptr);
+// Only the measured tables of a hardware mapping, checked as gpu_spec_from_yaml checks them.
+GpuSpec measured_tables_from_yaml(const YAML::Node& node, const std::string& path);
 // Whether `hw` names a file rather than a shipped hardware name: it holds a '/' or ends in .yaml.
 bool is_hw_path(const std::string& hw);
 // How is_hw_path's rule reads in the errors that list the valid hardware.

@@ -41,6 +41,13 @@ YAML::Node merged(const YAML::Node& base, const YAML::Node& over) {
 // lock; what is built from the copies (cost models, links) happens outside it.
 struct ParsedHardwareFile {
   YAML::Node document;
+  // With overrides: the document without its measured tables (cloned once), and the tables read once; loads with
+  // overrides that leave the tables alone merge into the former and copy the latter (a sweep over hw_override
+  // values no longer clones and reads the whole file per point). tables_failed: the tables have an error, which
+  // the full path reports as it always did.
+  YAML::Node without_tables;
+  std::shared_ptr<const GpuSpec> tables;
+  bool tables_failed = false;
   // Read on the first load without overrides (overrides may complete a file); copied by each load outside the
   // lock (a calibrated file's spec holds thousands of measured kernel times).
   std::shared_ptr<const GpuSpec> spec;
@@ -65,12 +72,46 @@ std::shared_ptr<ParsedHardwareFile> parsed_hardware_file(const std::string& path
   return f;
 }
 
+constexpr const char* kMeasuredTables[] = {"kernel_times", "conv_workspace"};
+
+bool sets_measured_tables(const YAML::Node& overrides) {
+  for (const char* key : kMeasuredTables)
+    if (overrides[key]) return true;
+  return false;
+}
+
+// Call with hardware_cache_mutex() held. False when the tables cannot be shared (an error in them, or a document
+// that is not a mapping): the caller takes the full path, whose errors are the file's own.
+bool prepare_shared_tables(ParsedHardwareFile& f, const std::string& path) {
+  if (f.tables) return true;
+  if (f.tables_failed || !f.document.IsMap()) return false;
+  try {
+    f.tables = std::make_shared<const GpuSpec>(measured_tables_from_yaml(f.document, path));
+  } catch (const std::exception&) {
+    f.tables_failed = true;
+    return false;
+  }
+  YAML::Node rest(YAML::NodeType::Map);
+  for (const auto& kv : f.document) {
+    const std::string k = kv.first.Scalar();
+    if (k != kMeasuredTables[0] && k != kMeasuredTables[1]) rest[k] = YAML::Clone(kv.second);
+  }
+  f.without_tables = rest;
+  return true;
+}
+
 }  // namespace
 
 Hardware load_hardware(const std::string& name_or_path, const YAML::Node& overrides) {
   const std::string path = resolve_hw_path(name_or_path);
   std::unique_lock<std::mutex> lock(hardware_cache_mutex());
   const std::shared_ptr<ParsedHardwareFile> file = parsed_hardware_file(path);
+  if (overrides.IsMap() && !sets_measured_tables(overrides) && prepare_shared_tables(*file, path)) {
+    YAML::Node document = merged(file->without_tables, overrides);  // a clone: read outside the lock
+    const std::shared_ptr<const GpuSpec> tables = file->tables;
+    lock.unlock();
+    return hardware_from_spec(gpu_spec_from_yaml(document, path, tables.get()));
+  }
   if (overrides.IsMap()) {
     YAML::Node document = merged(file->document, overrides);  // a clone: read outside the lock
     lock.unlock();

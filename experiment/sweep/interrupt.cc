@@ -2,6 +2,8 @@
 
 #include <csignal>
 
+#include "common/fatal_signal_cleanup.h"
+
 namespace dlsim {
 
 namespace {
@@ -12,9 +14,10 @@ std::atomic<int> g_stop_signal{0};
 struct sigaction g_previous_int, g_previous_term;
 
 extern "C" void on_stop_signal(int sig) {
+  // A second Ctrl-C ends the process at once, its solvers and helpers and their temporary folders with it.
+  if (g_stop_requested) die_of_signal_after_cleanup(sig);
   g_stop_signal = sig;
   g_stop_requested = true;
-  std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the process at once
 }
 
 }  // namespace

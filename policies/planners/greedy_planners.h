@@ -22,7 +22,8 @@ enum class GreedyOrder { BySizeThenLower, Spatial, Temporal };
 // The visiting order (indices into `buffers`) for one of the orders above.
 std::vector<size_t> greedy_order(const std::vector<DsaBuffer>& buffers, GreedyOrder order);
 
-// Places buffers in the given order by best fit among conflicting placed buffers. O(n^2).
+// Places buffers in the given order by best fit among conflicting placed buffers: O(sum over buffers of
+// (k + 1) log n + k log k), k its conflicting placed buffers (lifetime_index.h), not O(n^2).
 std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buffers,
                                               const std::vector<size_t>& order);
 // The same under a deadline (checked every 64 buffers): once it passes, the buffers not yet placed are stacked
@@ -31,9 +32,12 @@ std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buff
 std::vector<uint64_t> place_best_fit_in_order(const std::vector<DsaBuffer>& buffers, const std::vector<size_t>& order,
                                               std::chrono::steady_clock::time_point deadline, bool* finished);
 
-PlanResult plan_greedy_by_size(const std::vector<DsaBuffer>& buffers);
+// time_limit_s: the wall-clock budget of the whole plan (the planners' `time_limit_s`, 60 s by default; the
+// default here, 1e9, is none): past it the rest is stacked on top and the result says complete = false.
+PlanResult plan_greedy_by_size(const std::vector<DsaBuffer>& buffers, double time_limit_s = 1e9);
 // order: "spatial", "temporal" or "both".
-PlanResult plan_best_fit(const std::vector<DsaBuffer>& buffers, const std::string& order = "both");
+PlanResult plan_best_fit(const std::vector<DsaBuffer>& buffers, const std::string& order = "both",
+                         double time_limit_s = 1e9);
 
 void register_greedy_planners(PlannerRegistry& r);
 

@@ -201,7 +201,7 @@ PlanResult plan_optimal(const std::vector<DsaBuffer>& buffers, const OptimalOpti
   if (!(options.time_limit_s > 0 && options.time_limit_s <= kMaxPlannerTimeLimitS))
     throw ConfigError("", 0, "time_limit_s",
                       "the optimal planner needs a time limit in (0, 1e9] s");
-  if (buffers.empty()) return PlanResult{{}, 0, 0, true, 0};
+  if (buffers.empty()) return PlanResult{{}, 0, 0, true, 0, true};
   return OptimalDriver(buffers, options).run();
 }
 

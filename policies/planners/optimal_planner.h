@@ -23,10 +23,6 @@
 
 namespace dlsim {
 
-// The longest time limit accepted (about 31 years): beyond it a steady_clock deadline in nanoseconds would
-// overflow. The parameter's declared range names it, so 1e10 or inf is an error, not a wrapped deadline.
-inline constexpr double kMaxPlannerTimeLimitS = 1e9;  // messages write it as 1e9
-
 // The planner's options in its own units, each default written here once; parameters() binds the parameters to
 // them (common/param_binding.h).
 struct OptimalOptions {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 #include "common/atomic_file.h"
 #include "common/child_process.h"
@@ -51,8 +52,8 @@ void check_calibrated_hardware(const std::string& text, const std::string& out_p
 // when it could not be started or a signal killed it, says so and returns 1 (a run that failed).
 int run_cuda(const std::vector<std::string>& argv, std::ostream& err) {
   const ChildExit r = run_child(argv);
-  if (r.spawn_error != 0) {
-    err << "dlsim validate: cannot start " << argv[0] << ": " << std::strerror(r.spawn_error) << "\n";
+  if (!r.start_error.empty()) {
+    err << "dlsim validate: " << r.start_error << "\n";
     return 1;
   }
   if (r.signal != 0) {

@@ -272,6 +272,24 @@ CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes, con
   return m;
 }
 
+uint64_t keep_all_peak_bytes(const RematProblem& p) {
+  // held[t]: the bytes of the values kept into stage t (maker < t <= last user), by a difference array.
+  std::vector<int64_t> delta(static_cast<size_t>(p.n) + 1, 0);
+  for (const RematProblem::Value& x : p.values) {
+    if (x.users.empty() || x.users.back() <= x.maker) continue;
+    delta[static_cast<size_t>(x.maker) + 1] += static_cast<int64_t>(x.bytes);
+    delta[static_cast<size_t>(x.users.back()) + 1] -= static_cast<int64_t>(x.bytes);
+  }
+  uint64_t peak = 0;
+  int64_t held = 0;
+  for (int t = 0; t < p.n; ++t) {
+    held += delta[static_cast<size_t>(t)];
+    const auto ut = static_cast<size_t>(t);
+    peak = std::max(peak, p.base_bytes[ut] + static_cast<uint64_t>(held) + p.made_bytes(t) + p.workspace[ut]);
+  }
+  return peak;
+}
+
 RematSchedule checkmate_schedule(const RematProblem& p, const std::map<std::string, double>& values, double threshold) {
   RematSchedule s;
   const auto n = static_cast<size_t>(p.n);

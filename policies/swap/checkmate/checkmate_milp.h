@@ -51,6 +51,11 @@ struct CheckmateSwapCosts {
 };
 CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes, const CheckmateSwapCosts* swap = nullptr);
 
+// The most memory the model counts in any stage for the plan that re-runs and copies nothing and keeps each value
+// from its maker through its last user (base_bytes + kept values + what the op makes + its workspace). When it
+// is within the budget that plan is feasible and, costing nothing, optimal: no solver is needed.
+uint64_t keep_all_peak_bytes(const RematProblem& p);
+
 // A solution: which ops run in which stage, and which values are kept into which stage (the solver's values,
 // read as set when >= threshold).
 struct RematSchedule {

@@ -1,26 +1,21 @@
 #include "policies/swap/core/cbc_solver.h"
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
-#include <thread>
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
+#include <thread>
 #include <vector>
 
-extern char** environ;
+#include "common/child_process.h"
+#include "common/temp_dir.h"
 
 namespace dlsim {
 
@@ -35,36 +30,22 @@ std::string read_all(const fs::path& p) {
   return ss.str();
 }
 
-// A fresh private directory for the model and the solver's files, removed when done.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "dlsim-cbc-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw SolverError("cannot make a temporary directory for the CBC model");
-    path = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
-bool on_path(const std::string& prog) {
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  for (std::string d; std::getline(dirs, d, ':');)
-    if (!d.empty() && access((fs::path(d) / prog).c_str(), X_OK) == 0) return true;
-  return false;
-}
-
 }  // namespace
 
 MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool relax,
                           const std::map<std::string, double>* start) {
-  if (!on_path("cbc"))
+  if (find_program("cbc").empty())
     throw SolverError("the CBC solver ('cbc') is not installed: install Debian's coinor-cbc (apt-get install coinor-cbc)");
-  TempDir dir;
-  const fs::path model = dir.path / "model.lp", sol = dir.path / "solution.txt", log = dir.path / "log.txt";
+  // The model, the start and the solution in a folder removed however this ends (a signal included: the solver
+  // is killed with dlsim and its folder removed, common/child_process.h).
+  std::optional<TempDir> made;
+  try {
+    made.emplace("dlsim-cbc");
+  } catch (const std::runtime_error& e) {
+    throw SolverError(std::string("cannot make a temporary folder for the CBC model: ") + e.what());
+  }
+  const TempDir& dir = *made;
+  const fs::path model = dir.path() / "model.lp", sol = dir.path() / "solution.txt", log = dir.path() / "log.txt";
   {
     std::ofstream out(model);
     out << lp_model;
@@ -73,7 +54,7 @@ MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool
   std::snprintf(limit, sizeof limit, "%g", time_limit_s);
   std::vector<std::string> args = {"cbc", model.string(), "threads", "1", "sec", limit};
   if (start) {  // CBC reads a MIP start in its own solution file's form: a status line, then index, name, value
-    const fs::path st = dir.path / "start.txt";
+    const fs::path st = dir.path() / "start.txt";
     std::ofstream out(st);
     out << "Stopped on iterations - objective value 0\n";
     int i = 0;
@@ -87,33 +68,26 @@ MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool
   if (relax) args.push_back("initialSolve");
   else args.push_back("solve");
   args.insert(args.end(), {"solution", sol.string()});
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, "cbc", &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw SolverError("cannot start cbc: " + std::string(std::strerror(rc)));
+  std::optional<ChildProcess> cbc;
+  try {
+    cbc.emplace(args, log.string());
+  } catch (const ChildStartError& e) {
+    throw SolverError(std::string("cannot start cbc: ") + e.what());
+  }
   // CBC checks its time limit between nodes, not inside the root LP, which on a large MILP runs for minutes: past
   // the limit plus a grace of half of it and 5 s, the solver is stopped and the run goes on without its plan.
-  int status = 0;
   const auto start_time = std::chrono::steady_clock::now();
   const double deadline_s = time_limit_s * 1.5 + 5;
   bool killed = false;
-  for (;;) {
-    const pid_t w = waitpid(pid, &status, WNOHANG);
-    if (w == pid) break;
-    if (w < 0 && errno != EINTR) throw SolverError("cannot wait for cbc: " + std::string(std::strerror(errno)));
+  std::optional<int> ended;
+  while (!(ended = cbc->try_wait())) {
     if (!killed && std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count() > deadline_s) {
-      kill(pid, SIGKILL);
+      cbc->kill();
       killed = true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(killed ? 1 : 5));
   }
+  const int status = *ended;
   if (killed) {
     MilpResult r;
     r.status = "killed";  // no plan and no bound: the caller keeps everything, as for a time limit with no plan

@@ -13,14 +13,20 @@ const char* to_string(DtrHeuristicKind k) {
   return "?";
 }
 
-DtrHeuristic::DtrHeuristic(const RematGraph& rg, DtrHeuristicKind kind, const std::vector<Residency>& where)
-    : rg_(rg), kind_(kind), where_(where) {
+DtrHeuristic::DtrHeuristic(const RematGraph& rg, DtrHeuristicKind kind, const std::vector<Residency>& where,
+                           bool cache_full)
+    : rg_(rg), kind_(kind), where_(where), cache_full_(cache_full && kind == DtrHeuristicKind::Full) {
   const size_t nt = rg.graph().tensors().size();
   parent_.resize(nt);
   for (size_t t = 0; t < nt; ++t) parent_[t] = static_cast<TensorId>(t);
   class_cost_.assign(nt, 0);
   in_class_.assign(nt, 0);
   mark_.assign(nt + static_cast<size_t>(rg.positions()), 0);
+  if (cache_full_) {
+    full_score_.assign(nt, 0);
+    full_valid_.assign(nt, 0);
+    invalidate_mark_.assign(nt, 0);
+  }
 }
 
 bool DtrHeuristic::off(TensorId t) const {
@@ -41,10 +47,9 @@ double DtrHeuristic::cost(TensorId t) {
   const int w = rg_.producer(t);
   const double own = static_cast<double>(rg_.cost(w));
   if (kind_ == DtrHeuristicKind::Local) return own;
-  ++stamp_;
-  const size_t nt = rg_.graph().tensors().size();
-  double c = own;
   if (kind_ == DtrHeuristicKind::Eq) {
+    ++stamp_;
+    double c = own;
     auto add_root = [&](TensorId v) {
       const TensorId r = find(v);
       if (mark_[static_cast<size_t>(r)] == stamp_) return;
@@ -57,7 +62,21 @@ double DtrHeuristic::cost(TensorId t) {
       if (in_class_[static_cast<size_t>(v)] && where_[static_cast<size_t>(v)] == Residency::Evicted) add_root(v);
     return c;
   }
-  // Full: walk the off-device ancestors through their producers, then the evicted descendants.
+  if (!cache_full_) return full_cost(t);
+  const auto ti = static_cast<size_t>(t);
+  if (!full_valid_[ti]) {
+    full_score_[ti] = full_cost(t);
+    full_valid_[ti] = 1;
+  }
+  return full_score_[ti];
+}
+
+double DtrHeuristic::full_cost(TensorId t) {
+  // Walk the off-device ancestors through their producers, then the evicted descendants.
+  const int w = rg_.producer(t);
+  double c = static_cast<double>(rg_.cost(w));
+  const size_t nt = rg_.graph().tensors().size();
+  ++stamp_;
   mark_[nt + static_cast<size_t>(w)] = stamp_;
   auto visit = [&](TensorId v) {
     if (mark_[static_cast<size_t>(v)] == stamp_) return;
@@ -87,7 +106,48 @@ double DtrHeuristic::cost(TensorId t) {
   return c;
 }
 
+// A walk from t looks at x when x is an input of the producer of t or of an off-device ancestor it passed (the
+// upward walk), or a child of t or of an evicted descendant it passed (the downward walk). Walked backwards from
+// x: up through children that are off the device (and passable: transient, with a producer), and down through
+// parents that are evicted; the resident tensors met are the scores to walk again. A superset is harmless.
+void DtrHeuristic::invalidate_around(TensorId x) {
+  ++invalidate_stamp_;
+  auto seen = [&](TensorId v) {
+    if (invalidate_mark_[static_cast<size_t>(v)] == invalidate_stamp_) return true;
+    invalidate_mark_[static_cast<size_t>(v)] = invalidate_stamp_;
+    return false;
+  };
+  full_valid_[static_cast<size_t>(x)] = 0;
+  stack_.clear();
+  stack_.push_back(x);
+  seen(x);
+  while (!stack_.empty()) {  // tensors whose upward walk reaches x
+    const TensorId u = stack_.back();
+    stack_.pop_back();
+    for (TensorId c : rg_.children(u)) {
+      if (seen(c)) continue;
+      if (where_[static_cast<size_t>(c)] == Residency::Resident) full_valid_[static_cast<size_t>(c)] = 0;
+      else if (off(c) && !rg_.persistent(c) && rg_.producer(c) >= 0) stack_.push_back(c);
+    }
+  }
+  ++invalidate_stamp_;
+  stack_.push_back(x);
+  seen(x);
+  while (!stack_.empty()) {  // tensors whose downward walk reaches x
+    const TensorId u = stack_.back();
+    stack_.pop_back();
+    const int p = rg_.producer(u);
+    if (p < 0) continue;
+    for (TensorId v : rg_.op_at(p).inputs) {
+      if (seen(v)) continue;
+      if (where_[static_cast<size_t>(v)] == Residency::Resident) full_valid_[static_cast<size_t>(v)] = 0;
+      else if (where_[static_cast<size_t>(v)] == Residency::Evicted) stack_.push_back(v);
+    }
+  }
+}
+
 void DtrHeuristic::left_device(TensorId t) {
+  if (cache_full_) invalidate_around(t);
   if (kind_ != DtrHeuristicKind::Eq || rg_.producer(t) < 0) return;
   const double own = static_cast<double>(rg_.cost(rg_.producer(t)));
   in_class_[static_cast<size_t>(t)] = 1;
@@ -105,6 +165,7 @@ void DtrHeuristic::left_device(TensorId t) {
 }
 
 void DtrHeuristic::recomputed(TensorId t) {
+  if (cache_full_) invalidate_around(t);
   if (kind_ != DtrHeuristicKind::Eq || !in_class_[static_cast<size_t>(t)]) return;
   class_cost_[static_cast<size_t>(find(t))] -= static_cast<double>(rg_.cost(rg_.producer(t)));
 }

@@ -10,6 +10,10 @@
 //   (the approximation the paper's PyTorch prototype uses; the default here);
 // - local: the producer's cost alone.
 // A tensor freed at its last use counts as off the device (DTR treats a deallocation as an eviction).
+// `full` walks the evicted neighbourhood, which grows with what is off the device: a score is kept per tensor and
+// walked again only when a tensor its walk looked at changes residency (left_device, recomputed: the changed
+// tensor's reverse walk finds whose scores read it), so that an eviction costs the walks it invalidates, not one
+// walk per resident tensor. The scores are the same as walking every time (dtr_heuristic_test.cc checks).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,16 +30,21 @@ enum class Residency : uint8_t { Unborn, Resident, Evicted, Dead };
 
 class DtrHeuristic {
  public:
-  DtrHeuristic(const RematGraph& rg, DtrHeuristicKind kind, const std::vector<Residency>& where);
+  // cache_full: keep full's scores between changes (false: walk every time, the reference for the tests).
+  DtrHeuristic(const RematGraph& rg, DtrHeuristicKind kind, const std::vector<Residency>& where, bool cache_full = true);
 
   // c for `t` (ns); the runtime divides by m * s.
   double cost(TensorId t);
+  // Every change of `where` off the device or back must be reported (full's kept scores and eq's classes follow
+  // them); a tensor born resident needs no report.
   void left_device(TensorId t);  // evicted or freed at its last use
   void recomputed(TensorId t);   // back on the device by a replay
 
  private:
   bool off(TensorId t) const;
   TensorId find(TensorId t);
+  double full_cost(TensorId t);
+  void invalidate_around(TensorId x);  // full: forget the scores whose walks look at x
 
   const RematGraph& rg_;
   DtrHeuristicKind kind_;
@@ -46,6 +55,11 @@ class DtrHeuristic {
   std::vector<uint32_t> mark_;        // visit stamps (full: ops; eq: roots)
   uint32_t stamp_ = 0;
   std::vector<TensorId> stack_;
+  bool cache_full_;
+  std::vector<double> full_score_;         // full: the cost last walked, per tensor
+  std::vector<uint8_t> full_valid_;        // ... and whether it still holds
+  std::vector<uint32_t> invalidate_mark_;  // visit stamps of invalidate_around
+  uint32_t invalidate_stamp_ = 0;
 };
 
 }  // namespace dlsim

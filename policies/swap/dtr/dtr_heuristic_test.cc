@@ -23,6 +23,7 @@ TEST_CASE("dtr costs: local is the producer's time, full adds the evicted neighb
 
   where[static_cast<size_t>(m.a2)] = Residency::Evicted;
   eq.left_device(m.a2);  // class {a2}: 1 ms
+  full.left_device(m.a2);  // full keeps its scores between reported changes
   CHECK(ms(local.cost(m.a3)) == Approx(1));
   CHECK(ms(local.cost(m.a1)) == Approx(4));
   CHECK(ms(full.cost(m.a3)) == Approx(2));  // + a2, its evicted parent (a2's own parent a1 is resident)
@@ -32,14 +33,17 @@ TEST_CASE("dtr costs: local is the producer's time, full adds the evicted neighb
 
   where[static_cast<size_t>(m.a1)] = Residency::Evicted;
   eq.left_device(m.a1);  // joins a2's class: 5 ms
+  full.left_device(m.a1);
   CHECK(ms(full.cost(m.a3)) == Approx(6));  // recomputing a3 would redo f2 and f1
   CHECK(ms(eq.cost(m.a3)) == Approx(6));
 
   where[static_cast<size_t>(m.a1)] = Residency::Resident;
   eq.recomputed(m.a1);  // the class keeps a2 only (never split; its cost less a1's)
+  full.recomputed(m.a1);
   CHECK(ms(full.cost(m.a3)) == Approx(2));
   CHECK(ms(eq.cost(m.a3)) == Approx(2));
   where[static_cast<size_t>(m.a3)] = Residency::Dead;  // freed at its last use: off the device for its children
+  full.left_device(m.a3);
   CHECK(ms(full.cost(m.a4)) == Approx(3));  // a3 (1 ms) and a2 (1 ms) would be recomputed first
 }
 

@@ -13,6 +13,13 @@
 // cannot free a kept tensor in the middle of a replay).
 // When nothing evictable is left and the op still does not fit, the step goes over the budget (DTR would run
 // out of memory there); the run goes on and reports the largest excess.
+// A budget out of reach does not make it thrash (evicting all it can before every op, then replaying long chains
+// to bring it back, for a peak no lower): no step evicts below the least any schedule needs at some op
+// (least_step_bytes: persistent, op inputs and outputs, what cannot be evicted), nor below the floor an earlier
+// step could not go under (its live bytes less all it could evict), since the iteration's peak is at least
+// both. A budget within reach is untouched by either. And past `replay_cap` replayed ops (a documented
+// parameter, dtr_swap.h) no more is evicted and every recomputed tensor stays: what was evicted comes back once
+// when needed and the rest of the iteration keeps what it has, so that no input makes the pass explode.
 #include <cstdint>
 #include <vector>
 
@@ -22,6 +29,20 @@
 
 namespace dlsim {
 
+// The least live bytes any schedule of the iteration holds at some op, and that op's position: persistent tensors,
+// the transient ones nothing can recompute while they are live, the op's inputs and the tensors it makes, and its
+// workspace. A budget below it is out of reach for DTR and every other recomputing plan.
+struct LeastStepBytes {
+  uint64_t bytes = 0;
+  int position = -1;
+};
+LeastStepBytes least_step_bytes(const RematGraph& rg);
+
+struct DtrLimits {
+  int64_t replay_cap = 0;          // the most replayed ops before evictions stop; 0: no cap
+  bool cache_full_scores = true;   // false: full's scores walked every time (the tests' reference)
+};
+
 struct DtrRun {
   std::vector<Recomputation> recomputations;
   uint64_t peak_bytes = 0;       // the largest live bytes of any step (replays included)
@@ -29,8 +50,11 @@ struct DtrRun {
   int evictions = 0;
   int replayed_ops = 0;
   TimeNs recompute_ns = 0;       // the profiled time of every replayed op
+  LeastStepBytes least;          // least_step_bytes: above the budget, the budget is out of reach
+  bool replay_cap_reached = false;
+  int evictions_stopped_at = -1;  // the position where the cap stopped evictions
 };
 
-DtrRun run_dtr(const RematGraph& rg, uint64_t budget, DtrHeuristicKind kind);
+DtrRun run_dtr(const RematGraph& rg, uint64_t budget, DtrHeuristicKind kind, DtrLimits limits = {});
 
 }  // namespace dlsim

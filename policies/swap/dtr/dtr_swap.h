@@ -4,8 +4,10 @@
 // exceed a budget and recomputes them when they are next needed. Here its runtime runs once over the
 // schedule's issue order with the profiled op times (dtr_runtime.h), and what it did is the plan: each
 // eviction a drop, each recomputation a replay before the op that needed it. Nothing is copied to the host.
-// Parameters: the budget (limit_fraction / limit_mb, memory_limit.h) and the score (heuristic: full, eq, local;
-// dtr_heuristic.h). Tests: dtr_swap_test.cc.
+// Parameters: the budget (limit_fraction / limit_mb, memory_limit.h), the score (heuristic: full, eq, local;
+// dtr_heuristic.h) and the cap on replays (max_replays_per_op, dtr_runtime.h). A budget below what any schedule
+// needs (least_step_bytes) is reported (budget_reachable: false, least_bytes) and the plan aims at that least
+// instead of thrashing. Tests: dtr_swap_test.cc.
 #include <vector>
 
 #include "common/param_binding.h"
@@ -18,6 +20,7 @@ namespace dlsim {
 struct DtrOptions {
   DtrHeuristicKind heuristic = DtrHeuristicKind::Eq;
   MemoryLimit limit;
+  int max_replays_per_op = 20;  // 0: no cap
 
   static const ParamBindings<DtrOptions>& parameters();
 };
