@@ -34,7 +34,7 @@ CLI::App* add_simfuzz_command(CLI::App& app, SimfuzzCommandOptions& o) {
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40))->capture_default_str();
   cmd->add_option("--progress", o.progress_every, "print a progress line every n runs (0: never)")
       ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  cmd->add_option("--hang-seconds", o.hang_seconds, "a case using more CPU time than this is a hang: print its seed, exit 4 (0: no limit)")
+  cmd->add_option("--hang-seconds", o.hang_seconds, "a case using more CPU time than this is a hang: print its seed, exit 1 (0: no limit)")
       ->check(CLI::Range(int64_t{0}, int64_t{86400}))->capture_default_str();
   cmd->add_flag("--verbose", o.verbose, "print one line per case before it runs");
   return cmd;
@@ -51,7 +51,7 @@ extern "C" void report_in_flight(int sig) {
   if (::write(STDERR_FILENO, what, std::strlen(what)) < 0 ||
       ::write(STDERR_FILENO, g_in_flight, std::strlen(g_in_flight)) < 0) {
   }
-  if (sig == SIGPROF) _exit(4);
+  if (sig == SIGPROF) _exit(1);  // a hang is a defect found, as a violation is: exit 1, the seed on stderr
   std::signal(sig, SIG_DFL);
   std::raise(sig);
 }

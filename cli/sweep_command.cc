@@ -12,6 +12,7 @@
 #include "experiment/sweep/mpi.h"
 #include "experiment/sweep/runner.h"
 #include "common/config_error.h"
+#include "common/fatal_signal_cleanup.h"
 
 namespace dlsim {
 
@@ -71,7 +72,15 @@ int run_sweep_command(const SweepCommandOptions& o, std::ostream& out, std::ostr
   StopOnSignal stop;
   opt.stop = &stop.requested();
   const SweepOutcome r = run_sweep(s, opt, run, out);
-  if (r.stopped) return 130;
+  if (r.stopped) {
+    // Stopped by Ctrl-C or SIGTERM: dlsim ends as that signal ends a program, once the finished rows are written,
+    // rather than with an exit code of its own, so that a shell loop or a job script around it stops too (its
+    // shell reports 130 or 143). Its children and temporary folders go first (common/fatal_signal_cleanup.h).
+    out.flush();
+    std::cout.flush();
+    std::cerr.flush();
+    die_of_signal_after_cleanup(stop.signal());
+  }
   return r.errors ? 1 : 0;
 }
 

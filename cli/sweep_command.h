@@ -1,7 +1,7 @@
 #pragma once
 // `dlsim sweep SWEEP.yaml [--results-dir DIR] [--max-points N] [--jobs N] [--resume] [--shard I/N] [--mpi]
 //  [--merge DIR...]`: every point of a sweep file on the simulator, into DIR/<name>/runs.csv and summary.md
-// (experiment/sweep/sweep.h). Exit 1 when a run failed, 130 when stopped by Ctrl-C (resume with --resume). Shape:
+// (experiment/sweep/sweep.h). Exit 1 when a run failed; stopped by Ctrl-C or SIGTERM, it ends by that signal (resume with --resume). Shape:
 // cli/run_command.h.
 #include <cstdint>
 #include <iosfwd>

@@ -53,8 +53,8 @@ kill_and_resume $((total / 2))
 kill_and_resume @0.3
 echo "every resumed runs.csv equals the uninterrupted one"
 
-# Ctrl-C (SIGINT): the runs under way finish, exit 130, the command that resumes is printed; resuming it ends
-# with the uninterrupted files.
+# Ctrl-C (SIGINT): the runs under way finish, the command that resumes is printed, and dlsim ends by SIGINT (the
+# shell's 130); resuming it ends with the uninterrupted files.
 dir="$work/interrupted"
 "$dlsim" sweep "$sweep" --jobs 2 --results-dir "$dir" >"$work/int.log" 2>&1 &
 pid=$!
@@ -63,7 +63,7 @@ kill -INT "$pid"
 rc=0
 wait "$pid" || rc=$?
 if ((rc != 130)); then
-  echo "Ctrl-C: expected exit 130, got $rc" >&2
+  echo "Ctrl-C: expected the end by SIGINT (130), got $rc" >&2
   cat "$work/int.log" >&2
   exit 1
 fi
@@ -72,4 +72,4 @@ grep -q "^to finish the sweep: dlsim sweep $sweep --results-dir $dir --jobs 2 --
 "$dlsim" sweep "$sweep" --jobs 2 --results-dir "$dir" --resume >/dev/null
 cmp "$work/full/$name/runs.csv" "$dir/$name/runs.csv"
 cmp "$work/full/$name/summary.md" "$dir/$name/summary.md"
-echo "Ctrl-C: exit 130, resumed to the uninterrupted runs.csv"
+echo "Ctrl-C: ended by SIGINT, resumed to the uninterrupted runs.csv"
