@@ -106,7 +106,7 @@ TEST_CASE("a child leads its own process group and is killed and reaped with its
   CHECK(kill(pid, 0) != 0);
 }
 
-TEST_CASE("a child that exits gives its status; a program that is not there is an error") {
+TEST_CASE("a child that exits gives its status, and a program that is not there is an error") {
   ChildProcess ok({"sh", "-c", "exit 7"});
   const int status = ok.wait();
   REQUIRE(WIFEXITED(status));
@@ -144,7 +144,7 @@ TEST_CASE("SIGTERM, SIGINT and SIGHUP to dlsim kill its children and remove thei
 }
 
 #ifdef __linux__
-TEST_CASE("SIGKILL to dlsim still ends its children (PR_SET_PDEATHSIG); only the folder stays") {
+TEST_CASE("SIGKILL to dlsim still ends its children (PR_SET_PDEATHSIG), and only the folder stays") {
   const StandIn s = start_stand_in();
   kill(s.pid, SIGKILL);
   wait_for(s.pid);

@@ -157,7 +157,7 @@ double draw_rate(FuzzRandom& r, double lo, double hi, double extreme_lo, double 
 // they differ (experiment/hw_override_label.h).
 std::string draw_signature(FuzzRandom& r, size_t index) {
   static const std::string plain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.+-[];=, ";
-  static const std::string odd = ",=\"'[]{}~\\\n\t#:&*!|>%@`";
+  static const std::string odd = ",=\"'[]{}~\\#:&*!|>%@`";  // printable: a name holds no control character
   const std::string& from = r.chance(0.3) ? odd : plain;
   std::string sig;
   const auto n = r.uniform(1, 24);

@@ -99,7 +99,7 @@ ConfigError compare_error(const ValidateDir& d, std::string* warnings = nullptr)
 
 }  // namespace
 
-TEST_CASE("compare: traces of the plan compare; a trace written before program_hash is checked by its ops") {
+TEST_CASE("compare: traces of the plan compare, and a trace written before program_hash is checked by its ops") {
   const ValidateDir d("compare-ok");
   std::ostringstream out, err;
   CHECK(run_compare(d.path("trace.sim.json"), d.path("trace.cuda.json"), d.path("plan.json"), out, err) == 0);
