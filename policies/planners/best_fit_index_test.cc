@@ -13,6 +13,7 @@
 #include "policies/planners/instance_csv.h"
 #include "policies/planners/lifetime_index.h"
 #include "policies/planners/placement_checker.h"
+#include "policies/planners/testing/shared_instances.h"
 
 using namespace dlsim;
 
@@ -33,15 +34,6 @@ std::vector<uint64_t> reference_best_fit(const std::vector<DsaBuffer>& buffers, 
   return offsets;
 }
 
-std::vector<std::string> shared_instances() {
-  std::vector<std::string> files;
-  const std::filesystem::path dir = std::filesystem::path(DLSIM_SHARED_DIR) / "data" / "dsa";
-  if (!std::filesystem::exists(dir)) return files;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
-    if (e.path().extension() == ".csv") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
 
 void check_same(const std::vector<DsaBuffer>& b) {
   for (GreedyOrder o : {GreedyOrder::BySizeThenLower, GreedyOrder::Spatial, GreedyOrder::Temporal}) {
@@ -98,7 +90,7 @@ TEST_CASE("best fit through the index places as the full scan did, on generated 
 }
 
 TEST_CASE("best fit through the index places as the full scan did, on the shared instances") {
-  const auto files = shared_instances();
+  const auto files = dlsim::testing::shared_instance_files();
   if (files.empty()) {
     WARN("skipped: no instances under " << DLSIM_SHARED_DIR << "/data/dsa");
     return;

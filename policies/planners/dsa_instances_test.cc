@@ -8,23 +8,12 @@
 #include "policies/planners/load.h"
 #include "policies/planners/placement_checker.h"
 #include "policies/planners/planner.h"
+#include "policies/planners/testing/shared_instances.h"
 
 using namespace dlsim;
 
-namespace {
-std::vector<std::string> instance_files() {
-  std::vector<std::string> files;
-  const std::filesystem::path dir = std::filesystem::path(DLSIM_SHARED_DIR) / "data" / "dsa";
-  if (!std::filesystem::exists(dir)) return files;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir))
-    if (e.path().extension() == ".csv") files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
-  return files;
-}
-}  // namespace
-
 TEST_CASE("every planner gives a valid placement on every shared instance") {
-  const auto files = instance_files();
+  const auto files = dlsim::testing::shared_instance_files();
   if (files.empty()) {
     WARN("skipped: no instances under " << DLSIM_SHARED_DIR << "/data/dsa");
     return;

@@ -7,6 +7,7 @@
 #include "common/config_error.h"
 #include "policies/swap/core/cbc_solver.h"
 #include "policies/swap/core/program_load.h"
+#include "policies/swap/testing/back_to_back_profile.h"
 #include "policies/swap/testing/random_remat_graph.h"
 #include "policies/swap/testing/swap_graphs.h"
 
@@ -14,21 +15,6 @@ using namespace dlsim;
 using namespace dlsim::testing;
 
 namespace {
-
-// A profile with the given op times laid back to back, and the no-swap peak of the order.
-IterationProfile profile_of(const Graph& g, const Schedule& s, const std::vector<TimeNs>& ns) {
-  IterationProfile p;
-  p.order = s.order;
-  TimeNs t = 0;
-  for (TimeNs d : ns) {
-    p.op_start.push_back(t);
-    t += d;
-    p.op_end.push_back(t);
-  }
-  p.iteration_ns = t;
-  p.peak_live_bytes = ProgramLoad(g, s.order).peak();
-  return p;
-}
 
 SwapResult plan_at(const Graph& g, const std::vector<TimeNs>& ns, int64_t limit_bytes, const std::string& solve = "milp",
                    bool swap = false) {

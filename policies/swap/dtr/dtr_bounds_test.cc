@@ -6,6 +6,7 @@
 #include "policies/swap/core/program_load.h"
 #include "policies/swap/dtr/dtr_runtime.h"
 #include "policies/swap/dtr/dtr_swap.h"
+#include "policies/swap/testing/back_to_back_profile.h"
 #include "policies/swap/testing/random_remat_graph.h"
 #include "policies/swap/testing/remat_graphs.h"
 
@@ -13,20 +14,6 @@ using namespace dlsim;
 using namespace dlsim::testing;
 
 namespace {
-
-IterationProfile profile_of(const Graph& g, const Schedule& s, const std::vector<TimeNs>& ns) {
-  IterationProfile p;
-  p.order = s.order;
-  TimeNs t = 0;
-  for (TimeNs d : ns) {
-    p.op_start.push_back(t);
-    t += d;
-    p.op_end.push_back(t);
-  }
-  p.iteration_ns = t;
-  p.peak_live_bytes = ProgramLoad(g, s.order).peak();
-  return p;
-}
 
 // A chain of n layers and its backward pass, as Chain4 but long: every activation and gradient 1 MiB, each op 1 ms.
 struct LongChain {
