@@ -51,15 +51,10 @@ int run_plot_memory_command(const PlotMemoryCommandOptions& o, std::ostream& out
               (e.swap.label() == "none" ? std::string() : ", swap " + e.swap.label()) + " (dlsim, " +
               std::to_string(e.iterations) + (e.iterations == 1 ? " iteration" : " iterations") + (r.oom ? ", out of memory" : "") + ")";
   }
-  std::vector<std::string> args = {snapshot};
-  if (!title.empty()) {
-    args.emplace_back("--title");
-    args.push_back(title);
-  }
-  for (const std::string& f : o.out) {
-    args.emplace_back("--out");
-    args.push_back(f);
-  }
+  // Values joined to their flag and the snapshot as an operand: no text the user gave is read as an option.
+  std::vector<std::string> args = {as_operand(snapshot)};
+  if (!title.empty()) args.push_back("--title=" + title);
+  for (const std::string& f : o.out) args.push_back("--out=" + f);
   const int rc = run_python_script("plot_memory.py", args);
   if (rc == 0)
     for (const std::string& f : o.out) out << "wrote " << f << '\n';

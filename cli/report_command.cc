@@ -17,7 +17,7 @@ CLI::App* add_report_command(CLI::App& app, ReportCommandOptions& o) {
 }
 
 int run_report_command(const ReportCommandOptions& o, std::ostream& /*out*/, std::ostream& /*err*/) {
-  return run_python_script("sweep_report.py", {o.sweep_dir, "--metric", o.metric});
+  return run_python_script("sweep_report.py", {as_operand(o.sweep_dir), "--metric=" + o.metric});
 }
 
 }  // namespace dlsim

@@ -1,14 +1,15 @@
 #include "experiment/figure_spec.h"
 
+#include "experiment/python_script.h"
+
 namespace dlsim {
 
 std::vector<std::string> plot_script_args(const FigureSpec& o) {
-  std::vector<std::string> a = {o.csv, "--x", o.x, "--y", o.y, "--kind", o.kind};
+  // Values joined to their flag and the CSV as an operand, so that no text the user gave (a title, a file name
+  // starting with '-') is read by the script as an option.
+  std::vector<std::string> a = {as_operand(o.csv), "--x=" + o.x, "--y=" + o.y, "--kind=" + o.kind};
   auto opt = [&](const char* flag, const std::string& v) {
-    if (!v.empty()) {
-      a.emplace_back(flag);
-      a.push_back(v);
-    }
+    if (!v.empty()) a.push_back(std::string(flag) + "=" + v);
   };
   opt("--hue", o.hue);
   opt("--facet", o.facet);

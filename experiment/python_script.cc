@@ -26,6 +26,8 @@ std::filesystem::path scripts_dir() {
   return env_or("DLSIM_SCRIPTS_DIR", (std::filesystem::path(env_or("DLSIM_SOURCE_DIR", DLSIM_SOURCE_DIR)) / "figures").string());
 }
 
+std::string as_operand(const std::string& path) { return !path.empty() && path[0] == '-' ? "./" + path : path; }
+
 int run_python_script(const std::string& script, const std::vector<std::string>& args) {
   const std::filesystem::path python = python_interpreter();
   if (access(python.c_str(), X_OK) != 0)

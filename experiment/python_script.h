@@ -17,6 +17,10 @@ std::filesystem::path scripts_dir();
 // status (0-3; any other status of the interpreter is reported and returned as 1). Throws ConfigError (naming
 // the variable that sets it) when the interpreter or the script is missing, or the script was killed by a
 // signal.
+// A file name as a script's positional argument: "./" before a relative name that starts with '-', which
+// argparse would read as an option. Option values go as "--flag=value", where any text is a value.
+std::string as_operand(const std::string& path);
+
 int run_python_script(const std::string& script, const std::vector<std::string>& args);
 
 }  // namespace dlsim

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -41,9 +42,19 @@ TEST_CASE("plots: parses each figure's keys into the options dlsim plot takes") 
   FigureSpec o = plots[1].options;
   o.csv = "runs.csv";
   o.out = {"a.png"};
-  CHECK(plot_script_args(o) == std::vector<std::string>{"runs.csv", "--x", "model", "--y", "iteration_time_us", "--kind",
-                                                        "speedup", "--hue", "pool", "--baseline", "cuda-malloc",
-                                                        "--out", "a.png"});
+  CHECK(plot_script_args(o) == std::vector<std::string>{"runs.csv", "--x=model", "--y=iteration_time_us",
+                                                        "--kind=speedup", "--hue=pool", "--baseline=cuda-malloc",
+                                                        "--out=a.png"});
+  // Text the user gave never reaches the script as an option: a CSV named "-x.csv", a title or an output name
+  // starting with '-'.
+  o.csv = "-x.csv";
+  o.title = "--help";
+  o.out = {"-a.png"};
+  const std::vector<std::string> a = plot_script_args(o);
+  CHECK(a.front() == "./-x.csv");
+  CHECK(std::find(a.begin(), a.end(), "--title=--help") != a.end());
+  CHECK(std::find(a.begin(), a.end(), "--out=-a.png") != a.end());
+  CHECK(std::find(a.begin(), a.end(), "--help") == a.end());
 }
 
 TEST_CASE("plots: mistakes name the file, line and key, and a missing column lists the columns") {
