@@ -16,10 +16,6 @@
 
 namespace dlsim {
 
-namespace {
-
-}  // namespace
-
 IterationProfile profile_without_swaps(const Experiment& e, const Graph& g, const Schedule& s, const Hardware& hw) {
   const Program p = lower(g, s, SwapPlan{});
   VirtualDeviceMemory dev(kUnlimitedDeviceBytes);
