@@ -11,6 +11,7 @@
 
 #include "common/atomic_file.h"
 #include "common/config_error.h"
+#include "common/testing/test_files.h"
 
 using dlsim::ConfigError;
 using dlsim::write_file_atomically;
@@ -18,19 +19,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("dlsim_atomic_file_test_" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path fresh_atomic_dir(const std::string& name) { return dlsim::testing::fresh_test_dir("dlsim_atomic_file_test", name); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 size_t files_in(const fs::path& d) {
   size_t n = 0;
@@ -51,19 +41,19 @@ std::string error_of(const std::string& path, const std::string& text, const std
 }  // namespace
 
 TEST_CASE("a file is written, then replaced whole, and no temporary file stays beside it") {
-  const fs::path d = fresh_dir("replace");
+  const fs::path d = fresh_atomic_dir("replace");
   const fs::path p = d / "out.json";
   write_file_atomically(p.string(), "first\n");
-  CHECK(slurp(p) == "first\n");
+  CHECK(dlsim::testing::read_whole_file(p) == "first\n");
   write_file_atomically(p.string(), std::string(1 << 20, 'x'));
-  CHECK(slurp(p) == std::string(1 << 20, 'x'));
+  CHECK(dlsim::testing::read_whole_file(p) == std::string(1 << 20, 'x'));
   write_file_atomically(p.string(), "");
-  CHECK(slurp(p).empty());
+  CHECK(dlsim::testing::read_whole_file(p).empty());
   CHECK(files_in(d) == 1);
 }
 
 TEST_CASE("a write that fails midway (the file-size limit, as a full disk) leaves the old file and no temporary") {
-  const fs::path d = fresh_dir("full");
+  const fs::path d = fresh_atomic_dir("full");
   const fs::path p = d / "trace.json";
   write_file_atomically(p.string(), "the old, complete file\n");
   rlimit old{};
@@ -76,12 +66,12 @@ TEST_CASE("a write that fails midway (the file-size limit, as a full disk) leave
   setrlimit(RLIMIT_FSIZE, &old);
   std::signal(SIGXFSZ, old_handler);
   CHECK(message == p.string() + ": '--chrome-trace': cannot write: File too large");
-  CHECK(slurp(p) == "the old, complete file\n");
+  CHECK(dlsim::testing::read_whole_file(p) == "the old, complete file\n");
   CHECK(files_in(d) == 1);
 }
 
 TEST_CASE("path mistakes are ConfigErrors naming the path the user gave") {
-  const fs::path d = fresh_dir("mistakes");
+  const fs::path d = fresh_atomic_dir("mistakes");
   // a folder where a file name belongs: refused before anything is written
   CHECK(error_of(d.string(), "x") == d.string() + ": is a folder, not a file name to write");
   // a folder that does not exist
@@ -99,13 +89,13 @@ TEST_CASE("path mistakes are ConfigErrors naming the path the user gave") {
 }
 
 TEST_CASE("a symbolic link is written through, and an existing file keeps its permissions") {
-  const fs::path d = fresh_dir("link");
+  const fs::path d = fresh_atomic_dir("link");
   const fs::path real = d / "real.yaml";
   write_file_atomically(real.string(), "old\n");
   REQUIRE(::chmod(real.c_str(), 0600) == 0);
   fs::create_symlink("real.yaml", d / "link.yaml");
   write_file_atomically((d / "link.yaml").string(), "new\n");
   CHECK(fs::is_symlink(d / "link.yaml"));
-  CHECK(slurp(real) == "new\n");
+  CHECK(dlsim::testing::read_whole_file(real) == "new\n");
   CHECK((fs::status(real).permissions() & fs::perms::all) == (fs::perms::owner_read | fs::perms::owner_write));
 }

@@ -13,6 +13,7 @@
 #include "policies/swap/testing/random_remat_graph.h"
 #include "program/lower.h"
 #include "sim/testing/fake_run.h"
+#include "policies/concurrency/concurrency_policy.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -22,7 +23,7 @@ TEST_CASE("checkmate's plans on random graphs, with copies and without, pass the
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     const RandomRematGraph rg(seed);
     const Graph& g = rg.g;
-    const Schedule s = serial_schedule(g);
+    const Schedule s = serial_schedule_of(g);
     IterationProfile prof;
     prof.order = s.order;
     TimeNs t = 0;

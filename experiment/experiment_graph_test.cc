@@ -11,6 +11,7 @@
 #include "experiment/experiment_graph.h"
 #include "experiment/run_experiment.h"
 #include "experiment/sweep/sweep.h"
+#include "common/testing/test_files.h"
 
 using namespace dlsim;
 namespace fs = std::filesystem;
@@ -20,12 +21,6 @@ Experiment small(const std::string& model, int64_t batch, const std::string& poo
   const std::string text = "model: " + model + "\nbatch: " + std::to_string(batch) +
                            "\nhw: h100-sxm\npool: " + pool + "\nswap: none\nconcurrency: serial\niterations: 2\n";
   return experiment_from_yaml(YAML::Load(text), "");
-}
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 }  // namespace
 
@@ -97,8 +92,8 @@ TEST_CASE("a real sweep on two threads writes the same files as on one") {
     CHECK(o.ran == 12);
     CHECK(o.errors == 0);
     CHECK(cache.builds() == 4);
-    csvs.push_back(slurp(fs::path(opt.results_dir) / "real" / "runs.csv"));
-    summaries.push_back(slurp(fs::path(opt.results_dir) / "real" / "summary.md"));
+    csvs.push_back(dlsim::testing::read_whole_file(fs::path(opt.results_dir) / "real" / "runs.csv"));
+    summaries.push_back(dlsim::testing::read_whole_file(fs::path(opt.results_dir) / "real" / "summary.md"));
   }
   CHECK(csvs[0] == csvs[1]);
   CHECK(summaries[0] == summaries[1]);

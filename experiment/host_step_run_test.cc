@@ -14,6 +14,7 @@
 #include "policies/swap/core/program_load.h"
 #include "program/lower.h"
 #include "sim/testing/fake_run.h"
+#include "policies/concurrency/concurrency_policy.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -43,13 +44,6 @@ struct OneLayer {
     g.op(O).kind = OpKind::AdamUpdate;
   }
 };
-
-Schedule serial(const Graph& g) {
-  Schedule s;
-  for (const Op& o : g.ops()) s.order.push_back(o.id);
-  s.stream_of.assign(g.ops().size(), 0);
-  return s;
-}
 
 SwapPlan host_step_plan(const OneLayer& t, bool delayed) {
   SwapPlan p;
@@ -84,7 +78,7 @@ RunResult run_at(const Graph& g, const Program& p, double host_bytes_per_s, int 
 
 TEST_CASE("host step: what goes where") {
   OneLayer t;
-  const Schedule s = serial(t.g);
+  const Schedule s = serial_schedule_of(t.g);
   const HostStepTensors h = host_step_tensors(t.g, s.order, host_step_plan(t, false).host_step);
   CHECK(h.host_only[static_cast<size_t>(t.m)] == 1);
   CHECK(h.host_only[static_cast<size_t>(t.v)] == 1);
@@ -113,7 +107,7 @@ TEST_CASE("host step: what goes where") {
 
 TEST_CASE("host step: the optimizer runs on the CPU between the gradient's copy out and the weight's copy in") {
   OneLayer t;
-  const Schedule s = serial(t.g);
+  const Schedule s = serial_schedule_of(t.g);
   const SwapPlan plan = host_step_plan(t, false);
   const Program p = lower(t.g, s, plan);
   const RunResult r = run_at(t.g, p, 1e9);
@@ -133,7 +127,7 @@ TEST_CASE("host step: the optimizer runs on the CPU between the gradient's copy 
 
 TEST_CASE("host step with the delayed update: the CPU step overlaps the next iteration") {
   OneLayer t;
-  const Schedule s = serial(t.g);
+  const Schedule s = serial_schedule_of(t.g);
   const SwapPlan plan = host_step_plan(t, true);
   const Program p = lower(t.g, s, plan);
   CHECK(p.delayed_host_update);
@@ -153,7 +147,7 @@ TEST_CASE("host step with the delayed update: the CPU step overlaps the next ite
 
 TEST_CASE("the checker catches a host step program that is wrong") {
   OneLayer t;
-  const Schedule s = serial(t.g);
+  const Schedule s = serial_schedule_of(t.g);
   SECTION("weights one step old without the delayed update declared") {
     Program p = lower(t.g, s, host_step_plan(t, true));
     p.delayed_host_update = false;
@@ -179,7 +173,7 @@ TEST_CASE("the checker catches a host step program that is wrong") {
 
 TEST_CASE("host step: plans that cannot run so are refused") {
   OneLayer t;
-  const Schedule s = serial(t.g);
+  const Schedule s = serial_schedule_of(t.g);
   SwapPlan p;
   p.host_step.ops = {t.B};
   CHECK_THROWS_WITH(lower(t.g, s, p), Catch::Contains("op 'B' is not an optimizer op"));
@@ -228,7 +222,7 @@ struct TwoLayers {
 
 TEST_CASE("parameter fetches: a parameter on the device for its forward uses and again for its backward ones") {
   TwoLayers t;
-  const Schedule s = serial(t.g);
+  const Schedule s = serial_schedule_of(t.g);
   SwapPlan plan;
   plan.host_step.ops = {t.O};
   plan.host_step.fetch_parameters = true;
@@ -265,7 +259,7 @@ TEST_CASE("parameter fetches: a parameter on the device for its forward uses and
 TEST_CASE("parameter fetches: each iteration fetches the weight the last CPU step wrote, at PyTorch's CPU Adam rate") {
   OneLayer t;
   t.g.op(t.B).phase = Phase::Backward;
-  const Schedule s = serial(t.g);
+  const Schedule s = serial_schedule_of(t.g);
   SwapPlan plan = host_step_plan(t, false);
   plan.host_step.fetch_parameters = true;
   const Program p = lower(t.g, s, plan);

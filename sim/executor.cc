@@ -1,4 +1,5 @@
 #include "sim/executor.h"
+#include "common/byte_units.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +13,6 @@ namespace dlsim {
 namespace sim_internal {
 
 namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 }  // namespace
 
 Engine::Engine(const Program& p, const SimContext& c, const SimOptions& o)
@@ -440,9 +440,9 @@ bool Engine::charge_device_calls(const DeviceCallCounts& before) {
   const double bytes_in = static_cast<double>((now.bytes_malloced - before.bytes_malloced) + (now.bytes_mapped - before.bytes_mapped));
   const double bytes_out = static_cast<double>((now.bytes_freed - before.bytes_freed) + (now.bytes_unmapped - before.bytes_unmapped));
   const double malloc_cost = static_cast<double>(mallocs) * static_cast<double>(gpu.malloc_base_ns) +
-                             gpu.malloc_ns_per_gib * bytes_in / kGiB;
+                             gpu.malloc_ns_per_gib * bytes_in / static_cast<double>(kGiB);
   const double free_cost = static_cast<double>(frees) * static_cast<double>(gpu.free_base_ns) +
-                           gpu.free_ns_per_gib * bytes_out / kGiB;
+                           gpu.free_ns_per_gib * bytes_out / static_cast<double>(kGiB);
   const TimeNs cost = checked_duration_ns(malloc_cost + free_cost, gpu.file, mallocs > 0 ? "cudamalloc" : "cudafree",
                                           "an allocator call's cudaMalloc/cudaFree");
   in_alloc_call_ = true;

@@ -4,20 +4,22 @@
 #include <catch2/catch.hpp>
 
 #include "policies/pool/virtual_device_memory.h"
+#include "common/byte_units.h"
 #include "sim/executor.h"
 #include "sim/check/memory_reuse_check.h"
 #include "policies/testing/fakes.h"
+#include "sim/testing/commands.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
 
 namespace {
 
-Command launch(OpId op, int stream) { return {CmdKind::Launch, static_cast<int16_t>(stream), op, kNoTensor, -1}; }
-Command cmd(CmdKind k, TensorId t, int stream) { return {k, static_cast<int16_t>(stream), -1, t, -1}; }
-Command event(CmdKind k, int32_t e, int stream) { return {k, static_cast<int16_t>(stream), -1, kNoTensor, e}; }
+using dlsim::testing::cmd;
+using dlsim::testing::event;
+using dlsim::testing::launch;
 
-constexpr uint64_t kMiB = 1 << 20;
+
 
 struct Result {
   RunResult r;

@@ -4,15 +4,17 @@
 
 #include "policies/pool/virtual_device_memory.h"
 #include "policies/testing/fakes.h"
+#include "sim/testing/commands.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
 
 namespace {
 
-Command launch(OpId op, int stream = 0) { return {CmdKind::Launch, static_cast<int16_t>(stream), op, kNoTensor, -1}; }
-Command cmd(CmdKind k, TensorId t, int stream = 0) { return {k, static_cast<int16_t>(stream), -1, t, -1}; }
-Command event(CmdKind k, int32_t e, int stream = 0) { return {k, static_cast<int16_t>(stream), -1, kNoTensor, e}; }
+using dlsim::testing::cmd;
+using dlsim::testing::event;
+using dlsim::testing::launch;
+
 
 // Runs `p` on `g` with the given spec and pool type; keeps everything alive for the checks.
 template <class Pool>

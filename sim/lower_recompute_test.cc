@@ -8,6 +8,7 @@
 #include "policies/swap/core/program_load.h"
 #include "program/lower.h"
 #include "sim/testing/fake_run.h"
+#include "policies/concurrency/concurrency_policy.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -40,13 +41,6 @@ struct TrainChain {
   }
 };
 
-Schedule serial(const Graph& g) {
-  Schedule s;
-  for (const Op& o : g.ops()) s.order.push_back(o.id);
-  s.stream_of.assign(g.ops().size(), 0);
-  return s;
-}
-
 Recomputation recompute(std::vector<Recomputation::Drop> drops, std::vector<OpId> ops, int before) {
   Recomputation r;
   r.drops = std::move(drops);
@@ -66,7 +60,6 @@ std::vector<std::string> commands(const Graph& g, const Program& p) {
   return out;
 }
 
-RunResult run(const Graph& g, const Program& p) { return run_on_fakes(g, p); }
 
 uint64_t load_peak(const Graph& g, const Schedule& s, const SwapPlan& plan) {
   return ProgramLoad(g, s.order).peak_with(plan, s.stream_of);
@@ -78,7 +71,7 @@ TEST_CASE("a dropped activation is freed after its last forward use and recomput
   TrainChain m;
   SwapPlan plan;
   plan.recomputations.push_back(recompute({{m.a, -1}}, {m.A}, 4));
-  const Program p = lower(m.g, serial(m.g), plan);
+  const Program p = lower(m.g, serial_schedule_of(m.g), plan);
   CHECK(p.num_streams == 1);  // no copy streams for a recomputation
   const std::vector<std::string> want = {
       "Alloc x",  "Alloc a",   "Launch A", "Alloc b",  "Launch B",  "Free a",  // dropped after B, its last forward use
@@ -87,12 +80,12 @@ TEST_CASE("a dropped activation is freed after its last forward use and recomput
       "Alloc g1", "Launch Bb", "Free a",   "Free g2",  "Alloc g0",  "Launch Ab", "Free x", "Free g1", "Free g0"};
   CHECK(commands(m.g, p) == want);
 
-  const RunResult r = run(m.g, p);
+  const RunResult r = run_on_fakes(m.g, p);
   REQUIRE(r.iterations_completed == 1);
   // Peak: x, a, b during B (201 kB), as without the drop; during C and Cb 102 kB instead of 202 kB.
   CHECK(r.peak_live_bytes == 201000);
-  CHECK(load_peak(m.g, serial(m.g), plan) == 201000);
-  const std::vector<uint64_t> load = ProgramLoad(m.g, serial(m.g).order).with_plan(plan, {});
+  CHECK(load_peak(m.g, serial_schedule_of(m.g), plan) == 201000);
+  const std::vector<uint64_t> load = ProgramLoad(m.g, serial_schedule_of(m.g).order).with_plan(plan, {});
   CHECK(load == std::vector<uint64_t>{101000, 201000, 102000, 102000, 103000, 3000});
   // The replay costs one more launch of A: 7 kernels of 1 us, back to back on one stream.
   int launches_of_a = 0;
@@ -107,7 +100,7 @@ TEST_CASE("a replay allocates what it needs only for itself and frees it after i
   // replay before Cb makes a for B only and frees it again.
   plan.recomputations.push_back(recompute({{m.a, -1}}, {m.A}, 4));
   plan.recomputations.push_back(recompute({{m.b, -1}}, {m.A, m.B}, 3));
-  const Program p = lower(m.g, serial(m.g), plan);
+  const Program p = lower(m.g, serial_schedule_of(m.g), plan);
   const std::vector<std::string> want = {
       "Alloc x",  "Alloc a",   "Launch A", "Alloc b",  "Launch B", "Free a",  //
       "Alloc c",  "Launch C",  "Free c",   "Free b",                           // b dropped after C
@@ -116,10 +109,10 @@ TEST_CASE("a replay allocates what it needs only for itself and frees it after i
       "Alloc a",  "Launch A",                                                  // replay before Bb
       "Alloc g1", "Launch Bb", "Free a",   "Free g2",  "Alloc g0", "Launch Ab", "Free x", "Free g1", "Free g0"};
   CHECK(commands(m.g, p) == want);
-  const RunResult r = run(m.g, p);
+  const RunResult r = run_on_fakes(m.g, p);
   REQUIRE(r.iterations_completed == 1);
   CHECK(r.peak_live_bytes == 201000);  // x, a, b during B, and again during the replayed B
-  const std::vector<uint64_t> load = ProgramLoad(m.g, serial(m.g).order).with_plan(plan, {});
+  const std::vector<uint64_t> load = ProgramLoad(m.g, serial_schedule_of(m.g).order).with_plan(plan, {});
   CHECK(load == std::vector<uint64_t>{101000, 201000, 102000, 201000, 103000, 3000});
 }
 
@@ -129,7 +122,7 @@ TEST_CASE("lowering rejects recomputations that cannot give the same values back
     SwapPlan plan;
     plan.recomputations.push_back(r);
     try {
-      lower(m.g, serial(m.g), plan);
+      lower(m.g, serial_schedule_of(m.g), plan);
       FAIL("lowered: " << what);
     } catch (const std::invalid_argument& e) {
       INFO(e.what());
@@ -146,19 +139,19 @@ TEST_CASE("lowering rejects recomputations that cannot give the same values back
     SwapPlan plan;  // the replay before Cb reads a, which is dropped from B to Bb
     plan.recomputations.push_back(recompute({{m.a, -1}}, {m.A}, 4));
     plan.recomputations.push_back(recompute({{m.b, -1}}, {m.B}, 3));
-    CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("op 'B' reads tensor 'a', which is not on the device then"));
+    CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("op 'B' reads tensor 'a', which is not on the device then"));
   }
   {
     SwapPlan plan;  // one tensor dropped twice over overlapping positions
     plan.recomputations.push_back(recompute({{m.a, -1}}, {m.A}, 4));
     plan.recomputations.push_back(recompute({{m.a, 1}}, {m.A}, 3));
-    CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("two drops of tensor 'a' overlap"));
+    CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("two drops of tensor 'a' overlap"));
   }
   {
     SwapPlan plan;  // swapped and dropped at once
     plan.recomputations.push_back(recompute({{m.a, -1}}, {m.A}, 4));
     plan.actions.push_back({m.a, 1, 3, 4});
-    CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("is both swapped"));
+    CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("is both swapped"));
   }
   Graph g;  // an in-place op: re-running it would apply it twice
   const TensorId x = tensor(g, "x", 100), w = tensor(g, "w", 100, true), y = tensor(g, "y", 100);
@@ -168,9 +161,9 @@ TEST_CASE("lowering rejects recomputations that cannot give the same values back
   op(g, "k", {x, y}, {});
   SwapPlan plan;
   plan.recomputations.push_back(recompute({{y, -1}}, {twice}, 3));
-  CHECK_THROWS_WITH(lower(g, serial(g), plan), Catch::Contains("writes tensor 'x', which it reads"));
+  CHECK_THROWS_WITH(lower(g, serial_schedule_of(g), plan), Catch::Contains("writes tensor 'x', which it reads"));
   plan.recomputations[0] = recompute({{w, -1}}, {f}, 3);
-  CHECK_THROWS_WITH(lower(g, serial(g), plan), Catch::Contains("a persistent tensor cannot be dropped"));
+  CHECK_THROWS_WITH(lower(g, serial_schedule_of(g), plan), Catch::Contains("a persistent tensor cannot be dropped"));
 }
 
 TEST_CASE("a tensor recomputed on one stream is waited for by another stream that reads it") {
@@ -184,13 +177,13 @@ TEST_CASE("a tensor recomputed on one stream is waited for by another stream tha
   op(g, "D", {b}, {d});
   op(g, "E", {x}, {e});
   const OpId F = op(g, "F", {a}, {f});
-  Schedule s = serial(g);
+  Schedule s = serial_schedule_of(g);
   s.num_streams = 2;
   s.stream_of = {0, 0, 0, 0, 1};
   SwapPlan plan;
   plan.recomputations.push_back(recompute({{a, -1}}, {A}, 3));
   const Program p = lower(g, s, plan);
-  const RunResult r = run(g, p);
+  const RunResult r = run_on_fakes(g, p);
   REQUIRE(r.iterations_completed == 1);
   TimeNs replay_end = 0, f_start = 0;
   int seen_a = 0;

@@ -11,18 +11,12 @@
 #include "sim/check/memory_reuse_check.h"
 #include "policies/testing/fakes.h"
 #include "workloads/zoo.h"
+#include "policies/concurrency/concurrency_policy.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
 
 namespace {
-
-Schedule serial(const Graph& g) {
-  Schedule s;
-  for (const Op& o : g.ops()) s.order.push_back(o.id);
-  s.stream_of.assign(g.ops().size(), 0);
-  return s;
-}
 
 // Walks the iteration as a host would and checks the lowering's invariants: every tensor an op or copy touches
 // is allocated at that point, nothing is allocated twice or freed when dead, every non-persistent tensor
@@ -126,7 +120,7 @@ size_t index_of(const Program& p, CmdKind k, int32_t op_or_tensor) {
 
 TEST_CASE("lowering on one stream: allocs before first use, frees after last, persistent in setup/teardown") {
   Diamond m;
-  const Program p = lower(m.g, serial(m.g), SwapPlan{});
+  const Program p = lower(m.g, serial_schedule_of(m.g), SwapPlan{});
   check_liveness(m.g, p);
   CHECK(p.num_streams == 1);
   CHECK(p.num_events == 0);
@@ -146,7 +140,7 @@ TEST_CASE("lowering on one stream: allocs before first use, frees after last, pe
 
 TEST_CASE("lowering on two streams inserts an event for every cross-stream dependence") {
   Diamond m;
-  Schedule s = serial(m.g);
+  Schedule s = serial_schedule_of(m.g);
   s.num_streams = 2;
   s.stream_of = {0, 1, 0, 0};
   const Program p = lower(m.g, s, SwapPlan{});
@@ -204,16 +198,16 @@ TEST_CASE("lowering on two streams inserts an event for every cross-stream depen
 
 TEST_CASE("lowering rejects schedules that do not fit the graph") {
   Diamond m;
-  Schedule s = serial(m.g);
+  Schedule s = serial_schedule_of(m.g);
   s.order = {0, 1, 2};
   CHECK_THROWS_WITH(lower(m.g, s, SwapPlan{}), Catch::Contains("schedule order has 3 ops, the graph 4"));
-  s = serial(m.g);
+  s = serial_schedule_of(m.g);
   s.order = {0, 1, 1, 3};
   CHECK_THROWS_WITH(lower(m.g, s, SwapPlan{}), Catch::Contains("lists op 'c1' twice"));
-  s = serial(m.g);
+  s = serial_schedule_of(m.g);
   s.stream_of[2] = 1;
   CHECK_THROWS_WITH(lower(m.g, s, SwapPlan{}), Catch::Contains("op 'c2' is on stream 1"));
-  s = serial(m.g);
+  s = serial_schedule_of(m.g);
   s.num_streams = 2;
   s.stream_of = {0, 1, 0, 0};
   s.order = {1, 0, 2, 3};
@@ -224,7 +218,7 @@ TEST_CASE("a swap plan lowers to copy-out, free, alloc, copy-in and waits") {
   Chain m;
   SwapPlan plan;
   plan.actions.push_back({m.big, 1, 4, 5});
-  const Program p = lower(m.g, serial(m.g), plan);
+  const Program p = lower(m.g, serial_schedule_of(m.g), plan);
   check_liveness(m.g, p);
   CHECK(p.num_streams == 3);
   CHECK(p.num_compute_streams == 1);
@@ -275,7 +269,7 @@ TEST_CASE("a swap plan lowers to copy-out, free, alloc, copy-in and waits") {
   VirtualDeviceMemory dev2(1 << 30);
   ExactCachePool pool2(dev2);
   SimContext ctx2{m.g, gpu, k, l, pool2, dev2};
-  const RunResult without = simulate(lower(m.g, serial(m.g), SwapPlan{}), ctx2, SimOptions{});
+  const RunResult without = simulate(lower(m.g, serial_schedule_of(m.g), SwapPlan{}), ctx2, SimOptions{});
   CHECK(without.peak_live_bytes == 2001000);  // big, tmp and s3 at f4
   CHECK(with.peak_live_bytes == 1002000);     // big, s1 and s2 at f2; s3, big and y at f5
 }
@@ -293,7 +287,7 @@ TEST_CASE("a copy-out of a tensor nothing wrote waits for its allocation, not on
   op(g, "f3", {t, lab}, {y}, 1000);
   SwapPlan plan;
   plan.actions.push_back({lab, 1, 2, 3});
-  const Program p = lower(g, serial(g), plan);
+  const Program p = lower(g, serial_schedule_of(g), plan);
   check_liveness(g, p);
 
   VirtualDeviceMemory dev(1 << 30);
@@ -332,7 +326,7 @@ TEST_CASE("swapping beside two streams: every stream that touches a copied-in te
   Chain m;
   const TensorId w = tensor(m.g, "w", 4096, true), z = tensor(m.g, "z", 1000);
   op(m.g, "g", {m.big, w}, {z}, 1000);  // op 6
-  Schedule s = serial(m.g);
+  Schedule s = serial_schedule_of(m.g);
   s.num_streams = 2;
   s.stream_of[6] = 1;
   SwapPlan plan;
@@ -376,13 +370,13 @@ TEST_CASE("lowering rejects swap actions that do not fit") {
   Chain m;
   SwapPlan plan;
   plan.actions.push_back({m.big, 0, 1, 5});  // f1 reads big while it would be on the host
-  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("op 'f1' at position 1 uses it"));
+  CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("op 'f1' at position 1 uses it"));
   plan.actions = {{m.big, 2, 1, 5}};
-  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("out_after <= in_issue_after"));
+  CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("out_after <= in_issue_after"));
   plan.actions = {{m.s1, 1, 1, 3}};  // s1 dies at f2
-  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("not live"));
+  CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("not live"));
   plan.actions = {{m.big, 1, 4, 5}, {m.big, 1, 2, 3}};
-  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("overlap"));
+  CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("overlap"));
 }
 
 TEST_CASE("a swap action with its own free point frees there, behind a wait for the copy-out") {
@@ -391,7 +385,7 @@ TEST_CASE("a swap action with its own free point frees there, behind a wait for 
   SwapAction a{m.big, 1, 4, 5};
   a.free_after = 3;  // after f3, where the stream must wait for the copy
   plan.actions.push_back(a);
-  const Program p = lower(m.g, serial(m.g), plan);
+  const Program p = lower(m.g, serial_schedule_of(m.g), plan);
   check_liveness(m.g, p);
   const size_t free_big = [&] {
     for (size_t i = 0; i < p.iteration.size(); ++i)
@@ -403,7 +397,7 @@ TEST_CASE("a swap action with its own free point frees there, behind a wait for 
   CHECK(p.iteration[free_big - 1].kind == CmdKind::WaitEvent);
   a.free_after = 0;  // before the copy-out is issued
   plan.actions = {a};
-  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("free_after 0 must be -1 or within"));
+  CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("free_after 0 must be -1 or within"));
 }
 
 TEST_CASE("copies on the compute stream, the host waiting for each copy-out, and a drop without a copy") {
@@ -418,7 +412,7 @@ TEST_CASE("copies on the compute stream, the host waiting for each copy-out, and
   a.free_after = 1;
   a.copy_out = false;
   plan.actions.push_back(a);
-  const Program p = lower(m.g, serial(m.g), plan);
+  const Program p = lower(m.g, serial_schedule_of(m.g), plan);
   check_liveness(m.g, p);
   CHECK(p.num_streams == 1);  // no copy streams
   const size_t out = index_of(p, CmdKind::CopyOut, m.big);
@@ -461,21 +455,21 @@ TEST_CASE("lowering rejects a drop without a current host copy and an extra copy
   SwapAction a{m.big, 1, 4, 5};
   a.copy_out = false;
   plan.actions = {a};
-  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("no earlier copy put the tensor on the host"));
+  CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("no earlier copy put the tensor on the host"));
   plan.copies = {{m.big, 0, true}};  // copied after f0, which wrote it: current
-  CHECK_NOTHROW(lower(m.g, serial(m.g), plan));
+  CHECK_NOTHROW(lower(m.g, serial_schedule_of(m.g), plan));
   plan.copies = {{m.big, 1, true}, {m.big, 3, true}};  // big is on the host at f3
-  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("(tensor 'big'): the tensor is on the host at position 3"));
+  CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("(tensor 'big'): the tensor is on the host at position 3"));
   plan.actions = {{m.y, 5, 5, 5}};
   plan.copies.clear();
-  CHECK_THROWS_WITH(lower(m.g, serial(m.g), plan), Catch::Contains("in_issue_after < in_needed_by"));
+  CHECK_THROWS_WITH(lower(m.g, serial_schedule_of(m.g), plan), Catch::Contains("in_issue_after < in_needed_by"));
 }
 
 TEST_CASE("lowering a zoo training graph on two streams keeps every invariant and runs") {
   ModelOptions mo;
   mo.batch = 2;
   const Graph g = build_training_graph("resnet18", mo);
-  Schedule s = serial(g);
+  Schedule s = serial_schedule_of(g);
   s.num_streams = 2;
   for (size_t i = 0; i < s.stream_of.size(); ++i) s.stream_of[i] = static_cast<int>(i % 2);  // worst case: every edge crosses
   const Program p = lower(g, s, SwapPlan{});
@@ -510,7 +504,7 @@ TEST_CASE("lowering a zoo training graph on two streams keeps every invariant an
 TEST_CASE("lowering: a workspace of 0 bytes (a calibrated algorithm that needs none) is no allocation, and runs") {
   Diamond m;
   m.g.tensor(m.ws).bytes = 0;
-  const Program p = lower(m.g, serial(m.g), SwapPlan{});
+  const Program p = lower(m.g, serial_schedule_of(m.g), SwapPlan{});
   for (const Command& c : p.iteration) CHECK(c.tensor != m.ws);
   check_liveness(m.g, p);
   VirtualDeviceMemory dev(uint64_t{1} << 30);

@@ -30,7 +30,7 @@ ModelSummary summary_of(const LlamaConfig& c, const ModelOptions& o) {
   return summarize(f, make_training_graph(f, o.training));
 }
 
-nlohmann::json reference() {
+nlohmann::json llama_reference() {
   std::ifstream in(std::string(DLSIM_SOURCE_DIR) + "/workloads/testdata/torch_llama.json");
   REQUIRE(in.good());
   return nlohmann::json::parse(in);
@@ -84,7 +84,7 @@ TEST_CASE("Llama presets have their config.json's parameter counts") {
 }
 
 TEST_CASE("Llama eager saved-for-backward bytes are within 1% of PyTorch's on scaled-down configs") {
-  const nlohmann::json ref = reference();
+  const nlohmann::json ref = llama_reference();
   REQUIRE(ref["models"].size() >= 2);
   int compared = 0;
   for (const auto& [name, m] : ref["models"].items()) {

@@ -35,7 +35,7 @@ Figures figures(const std::string& name, int64_t batch, int64_t seq) {
   return r;
 }
 
-nlohmann::json reference() {
+nlohmann::json transformer_reference() {
   std::ifstream in(std::string(DLSIM_SOURCE_DIR) + "/workloads/testdata/torch_transformers.json");
   REQUIRE(in.good());
   return nlohmann::json::parse(in);
@@ -44,7 +44,7 @@ nlohmann::json reference() {
 }  // namespace
 
 TEST_CASE("transformer parameter counts are Hugging Face's") {
-  const nlohmann::json ref = reference();
+  const nlohmann::json ref = transformer_reference();
   // GPT-2's LM head is tied to wte, so every parameter gets a gradient and the optimizer counts them all.
   Figures g = figures("gpt2-small", 1, 64);
   CHECK(g.summary.params == 124439808u);
@@ -59,7 +59,7 @@ TEST_CASE("transformer parameter counts are Hugging Face's") {
 }
 
 TEST_CASE("transformer activation memory is within 5% of what PyTorch's autograd keeps") {
-  const nlohmann::json ref = reference();
+  const nlohmann::json ref = transformer_reference();
   for (const std::string name : {"bert-base", "gpt2-small"}) {
     const auto& runs = ref["models"][name]["runs"];
     REQUIRE(runs.size() >= 2);

@@ -9,22 +9,22 @@
 using namespace dlsim;
 
 namespace {
-Experiment exp(const std::string& yaml) { return experiment_from_yaml(YAML::Load(yaml), "test.yaml"); }
+Experiment keys_experiment(const std::string& yaml) { return experiment_from_yaml(YAML::Load(yaml), "test.yaml"); }
 }  // namespace
 
 TEST_CASE("simfuzz keys: an experiment with lists and odd text in hw_override has an exact key") {
-  const Experiment e = exp(
+  const Experiment e = keys_experiment(
       "{model: cifar-resnet20, batch: 4, hw: h100-sxm, pool: cnmem, swap: none, concurrency: serial, hw_override: "
       "{pcie: {latency_us: 3}, kernel_times: [{signature: 'a,b=\"c\"', ns: 5}, {signature: \"x;y|z\", ns: 7}]}}");
   CHECK_FALSE(check_sweep_key(e));
   // A line break is no part of a name: such an override is refused, not keyed (common/yaml_reader.h).
-  CHECK_THROWS_WITH(exp("{model: cifar-resnet20, batch: 4, hw: h100-sxm, pool: cnmem, swap: none, concurrency: serial, "
+  CHECK_THROWS_WITH(keys_experiment("{model: cifar-resnet20, batch: 4, hw: h100-sxm, pool: cnmem, swap: none, concurrency: serial, "
                         "hw_override: {kernel_times: [{signature: \"x\\ny\", ns: 7}]}}"),
                     Catch::Contains("a control character (U+000A)"));
 }
 
 TEST_CASE("simfuzz keys: swap flags that disagree with their numbers are found") {
-  const Experiment e = exp("{model: cifar-resnet20, batch: 4, hw: h100-sxm, pool: cnmem, concurrency: serial, "
+  const Experiment e = keys_experiment("{model: cifar-resnet20, batch: 4, hw: h100-sxm, pool: cnmem, concurrency: serial, "
                            "swap: {name: singa, limit_fraction: 1e-12}}");
   nlohmann::json f = {{"swap_target_bytes", 0}, {"swap_limit_met", true}, {"swap_bound_applies", true}};
   CHECK_THAT(*check_swap_flags(e, f, 1000), Catch::Contains("target is 0 bytes"));

@@ -14,29 +14,19 @@
 #include "common/config_error.h"
 #include "experiment/sweep/csv_line.h"
 #include "experiment/sweep/sweep.h"
+#include "common/testing/test_files.h"
 
 using namespace dlsim;
 namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("dlsim_resume_test_" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path fresh_resume_dir(const std::string& name) { return dlsim::testing::fresh_test_dir("dlsim_resume_test", name); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Figures that depend on every field of the point, the hardware label included: a row given to another point
 // shows as a different file.
-ExperimentResult fake_run(const Experiment& e) {
+ExperimentResult fake_resume_run(const Experiment& e) {
   ExperimentResult r;
   r.experiment = e;
   uint64_t h = 1469598103934665603ull;
@@ -63,7 +53,7 @@ const char* kListSweep =
 
 // The data rows of a runs.csv (no header), each with its line break.
 std::string lines_of_file(const fs::path& p) {
-  const std::string text = slurp(p);
+  const std::string text = dlsim::testing::read_whole_file(p);
   return text.substr(text.find('\n') + 1);
 }
 
@@ -79,26 +69,26 @@ std::string rekeyed(const std::string& row, const std::string& key) {
 }  // namespace
 
 TEST_CASE("shards merged in a shell's glob order (shard-10 before shard-2) give the sweep's runs.csv") {
-  const fs::path d = fresh_dir("glob");
+  const fs::path d = fresh_resume_dir("glob");
   const std::string file = (d / "lists.yaml").string();
   std::ofstream(file) << kListSweep;
   const Sweep s = load_sweep(file);
   REQUIRE(s.points.size() == 12);
   std::ostringstream log;
   const fs::path whole = d / "whole";
-  run_sweep(s, quiet_options(whole), fake_run, log);
+  run_sweep(s, quiet_options(whole), fake_resume_run, log);
   std::vector<std::string> dirs;
   for (size_t i = 1; i <= 12; ++i) {
     SweepOptions opt = quiet_options(d / "shards");
     opt.shard = parse_shard(std::to_string(i) + "/12");
-    run_sweep(s, opt, fake_run, log);
+    run_sweep(s, opt, fake_resume_run, log);
     dirs.push_back(sweep_results_dir(s, opt));
   }
   std::sort(dirs.begin(), dirs.end());  // as `shard-*` expands: shard-1, shard-10, shard-11, shard-12, shard-2, ...
   REQUIRE(fs::path(dirs[1]).filename() == "shard-10-of-12");
   const fs::path merged = d / "merged";
   merge_sweep(s, dirs, merged.string(), log);
-  CHECK(slurp(merged / "lists" / "runs.csv") == slurp(whole / "lists" / "runs.csv"));
+  CHECK(dlsim::testing::read_whole_file(merged / "lists" / "runs.csv") == dlsim::testing::read_whole_file(whole / "lists" / "runs.csv"));
   CHECK(log.str().find("merged 12 files, 12 rows") != std::string::npos);
 
   // A shard's folder holds its own points' rows only: a row moved to another shard's file is refused.
@@ -126,19 +116,19 @@ TEST_CASE("match_rows: points with equal keys take rows in point order, within t
 }
 
 TEST_CASE("a runs.csv an older dlsim wrote resumes where its keys are exact, and is refused where they were not") {
-  const fs::path d = fresh_dir("legacy");
+  const fs::path d = fresh_resume_dir("legacy");
   const std::string file = (d / "old.yaml").string();
   std::ofstream(file) << "name: old\nbase: {model: cifar-resnet20, batch: 1, hw: titan-x-pcie3, pool: cnmem, swap: none, "
                          "concurrency: serial, hw_override: {pcie: {latency_us: 3, h2d_pinned_gb_per_s: 20}}}\n"
                          "vary:\n  batch: [1, 2, 3]\n";
   const Sweep s = load_sweep(file);
   std::ostringstream log;
-  run_sweep(s, quiet_options(d / "new"), fake_run, log);
-  const std::string expected = slurp(d / "new" / "old" / "runs.csv");
+  run_sweep(s, quiet_options(d / "new"), fake_resume_run, log);
+  const std::string expected = dlsim::testing::read_whole_file(d / "new" / "old" / "runs.csv");
   // Two rows with the keys an older dlsim wrote: the overrides in file order.
   std::string old = runs_csv_header() + "\n";
   for (size_t i : {2u, 0u}) {
-    ExperimentResult r = fake_run(s.points[i].parsed);
+    ExperimentResult r = fake_resume_run(s.points[i].parsed);
     bool exact = false;
     old += rekeyed(runs_csv_row(r, "ok", ""), runs_csv_legacy_key(s.points[i].parsed, exact)) + "\n";
     REQUIRE(exact);
@@ -151,11 +141,11 @@ TEST_CASE("a runs.csv an older dlsim wrote resumes where its keys are exact, and
   int runs = 0;
   const SweepOutcome o = run_sweep(s, opt, [&](const Experiment& e) {
     ++runs;
-    return fake_run(e);
+    return fake_resume_run(e);
   }, log);
   CHECK(o.resumed == 2);
   CHECK(runs == 1);
-  CHECK(slurp(d / "resumed" / "old" / "runs.csv") == expected);  // the old rows now carry the exact key
+  CHECK(dlsim::testing::read_whole_file(d / "resumed" / "old" / "runs.csv") == expected);  // the old rows now carry the exact key
 
   // Lists written as "...": which row is whose cannot be told.
   const std::string lists = (d / "lists.yaml").string();
@@ -163,10 +153,10 @@ TEST_CASE("a runs.csv an older dlsim wrote resumes where its keys are exact, and
   const Sweep l = load_sweep(lists);
   bool exact = true;
   const std::string ambiguous = runs_csv_header() + "\n" +
-      rekeyed(runs_csv_row(fake_run(l.points[0].parsed), "ok", ""), runs_csv_legacy_key(l.points[0].parsed, exact)) + "\n";
+      rekeyed(runs_csv_row(fake_resume_run(l.points[0].parsed), "ok", ""), runs_csv_legacy_key(l.points[0].parsed, exact)) + "\n";
   REQUIRE_FALSE(exact);
   fs::create_directories(d / "resumed" / "lists");
   std::ofstream(d / "resumed" / "lists" / "runs.csv") << ambiguous;
-  CHECK_THROWS_WITH(run_sweep(l, opt, fake_run, log), Catch::Contains(":2: row written by an older dlsim"));
-  CHECK(slurp(d / "resumed" / "lists" / "runs.csv") == ambiguous);  // left as it was
+  CHECK_THROWS_WITH(run_sweep(l, opt, fake_resume_run, log), Catch::Contains(":2: row written by an older dlsim"));
+  CHECK(dlsim::testing::read_whole_file(d / "resumed" / "lists" / "runs.csv") == ambiguous);  // left as it was
 }

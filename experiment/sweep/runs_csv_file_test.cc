@@ -11,6 +11,7 @@
 
 #include "experiment/sweep/runs_csv_file.h"
 #include "common/config_error.h"
+#include "common/testing/test_files.h"
 
 using namespace dlsim;
 namespace fs = std::filesystem;
@@ -20,12 +21,6 @@ fs::path temp_file(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("dlsim_runs_csv_file_test_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir / name;
-}
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 }  // namespace
 
@@ -41,7 +36,7 @@ TEST_CASE("rows appended from several threads arrive as whole lines") {
       });
     for (auto& t : threads) t.join();
   }
-  std::istringstream in(slurp(p));
+  std::istringstream in(dlsim::testing::read_whole_file(p));
   std::string line;
   std::getline(in, line);
   CHECK(line == "a,b");
@@ -60,14 +55,14 @@ TEST_CASE("appending after a torn line first cuts it off") {
     RunsCsvFile f = RunsCsvFile::append_to(p.string(), 7);
     f.append("row2");
   }
-  CHECK(slurp(p) == "h\nrow1\nrow2\n");
+  CHECK(dlsim::testing::read_whole_file(p) == "h\nrow1\nrow2\n");
 }
 
 TEST_CASE("a file is replaced whole, and a folder that cannot be written is a ConfigError") {
   const fs::path p = temp_file("atomic.csv");
   write_file_atomically(p.string(), "one\n");
   write_file_atomically(p.string(), "two\n");
-  CHECK(slurp(p) == "two\n");
+  CHECK(dlsim::testing::read_whole_file(p) == "two\n");
   CHECK_FALSE(fs::exists(p.string() + ".tmp"));
   CHECK_THROWS_AS(write_file_atomically((temp_file("no-such-folder") / "x.csv").string(), "x"), ConfigError);
   CHECK_THROWS_AS(RunsCsvFile::append_to(temp_file("missing.csv").string(), 0), ConfigError);

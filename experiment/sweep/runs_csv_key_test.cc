@@ -16,7 +16,7 @@ using namespace dlsim;
 namespace fs = std::filesystem;
 
 namespace {
-Experiment exp(const std::string& yaml, const std::string& file = "test.yaml") {
+Experiment key_experiment(const std::string& yaml, const std::string& file = "test.yaml") {
   return experiment_from_yaml(YAML::Load(yaml), file);
 }
 const std::string kBase = "{model: cifar-resnet20, batch: 4, hw: h100-sxm, pool: cnmem, swap: none, concurrency: serial";
@@ -37,8 +37,8 @@ TEST_CASE("the hw_override label writes every value: lists, mappings in lists, a
 }
 
 TEST_CASE("two points that differ only in an hw_override list get different keys") {
-  const Experiment a = exp(kBase + ", hw_override: {kernel_times: [{signature: 'Relu in=f32[4]', ns: 5}]}}");
-  const Experiment b = exp(kBase + ", hw_override: {kernel_times: [{signature: 'Relu in=f32[4]', ns: 6}]}}");
+  const Experiment a = key_experiment(kBase + ", hw_override: {kernel_times: [{signature: 'Relu in=f32[4]', ns: 5}]}}");
+  const Experiment b = key_experiment(kBase + ", hw_override: {kernel_times: [{signature: 'Relu in=f32[4]', ns: 6}]}}");
   CHECK(runs_csv_key(a) != runs_csv_key(b));
   CHECK(a.hw_label() != b.hw_label());
   // The key an older dlsim wrote could not tell them apart, and says so.
@@ -47,7 +47,7 @@ TEST_CASE("two points that differ only in an hw_override list get different keys
   CHECK_FALSE(exact_a);
   // Without lists, and in file order, the legacy key is the key an older dlsim wrote (sorted or not).
   bool exact = false;
-  const Experiment c = exp(kBase + ", hw_override: {pcie: {latency_us: 3, h2d_pinned_gb_per_s: 20}}}");
+  const Experiment c = key_experiment(kBase + ", hw_override: {pcie: {latency_us: 3, h2d_pinned_gb_per_s: 20}}}");
   CHECK(runs_csv_legacy_key(c, exact).find("h100-sxm+pcie.latency_us=3,pcie.h2d_pinned_gb_per_s=20") != std::string::npos);
   CHECK(exact);
   CHECK(runs_csv_key(c).find("h100-sxm+pcie.h2d_pinned_gb_per_s=20,pcie.latency_us=3") != std::string::npos);

@@ -10,6 +10,7 @@
 
 #include "experiment/sweep/sweep.h"
 #include "common/config_error.h"
+#include "common/testing/test_files.h"
 
 using namespace dlsim;
 namespace fs = std::filesystem;
@@ -21,12 +22,6 @@ std::string write_temp(const std::string& name, const std::string& text) {
   fs::path p = dir / name;
   std::ofstream(p) << text;
   return p.string();
-}
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 const char* kSweep =
     "name: t\nbase:\n  model: resnet50\n  batch: 2\n  hw: h100-sxm\n  pool: cnmem\n  swap: none\n"
@@ -62,7 +57,7 @@ TEST_CASE("a run that fails becomes an error row and the sweep goes on") {
   }, log).errors;
   CHECK(calls == 6);
   CHECK(errors == 1);
-  std::string csv = slurp(fs::path(opt.results_dir) / "t" / "runs.csv");
+  std::string csv = dlsim::testing::read_whole_file(fs::path(opt.results_dir) / "t" / "runs.csv");
   std::istringstream lines(csv);
   std::string line;
   std::vector<std::string> rows;
@@ -121,7 +116,7 @@ namespace {
 
 // A stand-in for the simulator: figures that depend only on the point, a failure and an out-of-memory at fixed
 // points, and a little work so that threads interleave.
-ExperimentResult fake_run(const Experiment& e) {
+ExperimentResult fake_sweep_run(const Experiment& e) {
   if (e.batch == 3 && e.pool.name == "cnmem") throw std::runtime_error("no, a multi-line\nfailure, \"quoted\"");
   ExperimentResult r;
   r.experiment = e;
@@ -141,7 +136,7 @@ const char* kBigSweep =
     "  concurrency: serial\nvary:\n  batch: [1, 2, 3, 4, 5, 6, 7, 8]\n"
     "  pool: [cuda-malloc, cnmem, {name: cnmem, init_size_mb: 64}, pytorch-caching]\n  iterations: [1, 2, 3]\n";
 
-fs::path fresh_dir(const std::string& name) {
+fs::path absent_sweep_dir(const std::string& name) {
   const fs::path d = fs::temp_directory_path() / ("dlsim_sweep_test_" + std::to_string(::getpid())) / name;
   fs::remove_all(d);
   return d;
@@ -169,35 +164,35 @@ TEST_CASE("runs.csv and summary.md are byte for byte the same for any number of 
   const Sweep s = load_sweep(write_temp("big.yaml", kBigSweep));
   REQUIRE(s.points.size() == 96);
   std::ostringstream log;
-  const fs::path one = fresh_dir("jobs1");
-  const SweepOutcome first = run_sweep(s, quiet_options(one, 1), fake_run, log);
+  const fs::path one = absent_sweep_dir("jobs1");
+  const SweepOutcome first = run_sweep(s, quiet_options(one, 1), fake_sweep_run, log);
   CHECK(first.ran == 96);
   CHECK(first.errors == 6);  // batch 3 with either cnmem, at 3 iteration counts
-  const std::string csv = slurp(one / "big" / "runs.csv");
+  const std::string csv = dlsim::testing::read_whole_file(one / "big" / "runs.csv");
   const auto rows = lines_of(csv);
   REQUIRE(rows.size() == 97);
   // The error row keeps its place (batch 3 is the third block of 12 points; cnmem is the second pool).
   CHECK(rows[1 + 2 * 12 + 1 * 3].find(",error,") != std::string::npos);
   CHECK(rows[1 + 2 * 12 + 1 * 3].find("multi-line failure") != std::string::npos);  // one line
   for (int jobs : {2, 3, 8}) {
-    const fs::path d = fresh_dir("jobs" + std::to_string(jobs));
-    const SweepOutcome o = run_sweep(s, quiet_options(d, jobs), fake_run, log);
+    const fs::path d = absent_sweep_dir("jobs" + std::to_string(jobs));
+    const SweepOutcome o = run_sweep(s, quiet_options(d, jobs), fake_sweep_run, log);
     CHECK(o.errors == 6);
-    CHECK(slurp(d / "big" / "runs.csv") == csv);
-    CHECK(slurp(d / "big" / "summary.md") == slurp(one / "big" / "summary.md"));
+    CHECK(dlsim::testing::read_whole_file(d / "big" / "runs.csv") == csv);
+    CHECK(dlsim::testing::read_whole_file(d / "big" / "summary.md") == dlsim::testing::read_whole_file(one / "big" / "summary.md"));
   }
 }
 
 TEST_CASE("a resumed sweep (--resume) runs only the points without a row and ends with the uninterrupted runs.csv") {
   const Sweep s = load_sweep(write_temp("big.yaml", kBigSweep));
   std::ostringstream log;
-  const fs::path full = fresh_dir("resume-full");
-  run_sweep(s, quiet_options(full, 2), fake_run, log);
-  const std::string expected = slurp(full / "big" / "runs.csv");
+  const fs::path full = absent_sweep_dir("resume-full");
+  run_sweep(s, quiet_options(full, 2), fake_sweep_run, log);
+  const std::string expected = dlsim::testing::read_whole_file(full / "big" / "runs.csv");
   const auto rows = lines_of(expected);
 
   // What a killed sweep leaves: rows in the order runs finished (not the sweep's), and a torn last line.
-  const fs::path part = fresh_dir("resume-part");
+  const fs::path part = absent_sweep_dir("resume-part");
   fs::create_directories(part / "big");
   std::string partial = rows[0] + "\n";
   std::vector<size_t> kept = {40, 3, 17, 96, 1, 28, 29, 30};  // 1-based rows of the full file
@@ -210,28 +205,28 @@ TEST_CASE("a resumed sweep (--resume) runs only the points without a row and end
   opt.resume = true;
   const SweepOutcome o = run_sweep(s, opt, [&](const Experiment& e) {
     ++runs;
-    return fake_run(e);
+    return fake_sweep_run(e);
   }, log);
   CHECK(o.resumed == kept.size());
   CHECK(o.ran == 96 - kept.size());
   CHECK(runs.load() == static_cast<int>(96 - kept.size()));
-  CHECK(slurp(part / "big" / "runs.csv") == expected);
-  CHECK(slurp(part / "big" / "summary.md") == slurp(full / "big" / "summary.md"));
+  CHECK(dlsim::testing::read_whole_file(part / "big" / "runs.csv") == expected);
+  CHECK(dlsim::testing::read_whole_file(part / "big" / "summary.md") == dlsim::testing::read_whole_file(full / "big" / "summary.md"));
 
   // Resuming a finished sweep runs nothing and changes nothing.
   runs = 0;
   run_sweep(s, opt, [&](const Experiment& e) {
     ++runs;
-    return fake_run(e);
+    return fake_sweep_run(e);
   }, log);
   CHECK(runs.load() == 0);
-  CHECK(slurp(part / "big" / "runs.csv") == expected);
+  CHECK(dlsim::testing::read_whole_file(part / "big" / "runs.csv") == expected);
 }
 
 TEST_CASE("a resumed sweep (--resume) refuses a runs.csv it cannot read or did not write, and leaves it as it is") {
   const Sweep s = load_sweep(write_temp("big.yaml", kBigSweep));
   std::ostringstream log;
-  const fs::path d = fresh_dir("resume-bad");
+  const fs::path d = absent_sweep_dir("resume-bad");
   fs::create_directories(d / "big");
   const fs::path csv = d / "big" / "runs.csv";
   SweepOptions opt = quiet_options(d, 2);
@@ -242,7 +237,7 @@ TEST_CASE("a resumed sweep (--resume) refuses a runs.csv it cannot read or did n
   CHECK_THROWS_WITH(run_sweep(s, opt, never, log), csv.string() + ":1: not a runs.csv of this dlsim version (its header "
                                                                   "differs from `dlsim sweep`'s); it is left as it is: use "
                                                                   "another --results-dir, or move it away");
-  CHECK(slurp(csv) == "a,b,c\n1,2,3\n");
+  CHECK(dlsim::testing::read_whole_file(csv) == "a,b,c\n1,2,3\n");
 
   std::ofstream(csv, std::ios::trunc) << "";
   CHECK_THROWS_WITH(run_sweep(s, opt, never, log), Catch::Contains("empty or without a complete header line"));
@@ -255,7 +250,7 @@ TEST_CASE("a resumed sweep (--resume) refuses a runs.csv it cannot read or did n
   const std::string foreign = header + "\n" + runs_csv_row(other, "ok", "") + "\n";
   std::ofstream(csv, std::ios::trunc) << foreign;
   CHECK_THROWS_WITH(run_sweep(s, opt, never, log), Catch::Contains(csv.string() + ":2: row matches no point of this sweep"));
-  CHECK(slurp(csv) == foreign);
+  CHECK(dlsim::testing::read_whole_file(csv) == foreign);
 
   std::ofstream(csv, std::ios::trunc) << header << "\nresnet50,1,too,few\n";
   CHECK_THROWS_WITH(run_sweep(s, opt, never, log), Catch::Contains(":2: malformed row"));
@@ -269,25 +264,25 @@ TEST_CASE("a resumed sweep (--resume) refuses a runs.csv it cannot read or did n
 TEST_CASE("the shards of a sweep merge into the single-process runs.csv") {
   const Sweep s = load_sweep(write_temp("big.yaml", kBigSweep));
   std::ostringstream log;
-  const fs::path full = fresh_dir("shard-full");
-  run_sweep(s, quiet_options(full, 1), fake_run, log);
-  const fs::path d = fresh_dir("shards");
+  const fs::path full = absent_sweep_dir("shard-full");
+  run_sweep(s, quiet_options(full, 1), fake_sweep_run, log);
+  const fs::path d = absent_sweep_dir("shards");
   std::vector<std::string> dirs;
   size_t total = 0;
   for (size_t i = 1; i <= 3; ++i) {
     SweepOptions opt = quiet_options(d, 2);
     opt.shard = parse_shard(std::to_string(i) + "/3");
-    const SweepOutcome o = run_sweep(s, opt, fake_run, log);
+    const SweepOutcome o = run_sweep(s, opt, fake_sweep_run, log);
     total += o.ran;
     CHECK(o.points == 32);
     dirs.push_back(sweep_results_dir(s, opt));
     CHECK(dirs.back() == (d / "big" / ("shard-" + std::to_string(i) + "-of-3")).string());
   }
   CHECK(total == 96);
-  const fs::path merged = fresh_dir("merged");
+  const fs::path merged = absent_sweep_dir("merged");
   CHECK(merge_sweep(s, dirs, merged.string(), log) == 6);
-  CHECK(slurp(merged / "big" / "runs.csv") == slurp(full / "big" / "runs.csv"));
-  CHECK(slurp(merged / "big" / "summary.md") == slurp(full / "big" / "summary.md"));
+  CHECK(dlsim::testing::read_whole_file(merged / "big" / "runs.csv") == dlsim::testing::read_whole_file(full / "big" / "runs.csv"));
+  CHECK(dlsim::testing::read_whole_file(merged / "big" / "summary.md") == dlsim::testing::read_whole_file(full / "big" / "summary.md"));
 
   CHECK_THROWS_WITH(merge_sweep(s, {dirs[0], dirs[2]}, merged.string(), log),
                     Catch::Contains("32 of 96 points have no row in the merged files"));
@@ -298,9 +293,9 @@ TEST_CASE("the shards of a sweep merge into the single-process runs.csv") {
 TEST_CASE("a stopped sweep keeps its finished rows, writes no summary, and resumes to the full result") {
   const Sweep s = load_sweep(write_temp("big.yaml", kBigSweep));
   std::ostringstream log;
-  const fs::path full = fresh_dir("stop-full");
-  run_sweep(s, quiet_options(full, 1), fake_run, log);
-  const fs::path d = fresh_dir("stop");
+  const fs::path full = absent_sweep_dir("stop-full");
+  run_sweep(s, quiet_options(full, 1), fake_sweep_run, log);
+  const fs::path d = absent_sweep_dir("stop");
   std::atomic<bool> stop{false};
   std::atomic<int> runs{0};
   SweepOptions opt = quiet_options(d, 2);
@@ -309,20 +304,20 @@ TEST_CASE("a stopped sweep keeps its finished rows, writes no summary, and resum
   std::ostringstream stop_log;
   const SweepOutcome o = run_sweep(s, opt, [&](const Experiment& e) {
     if (++runs == 20) stop = true;
-    return fake_run(e);
+    return fake_sweep_run(e);
   }, stop_log);
   CHECK(o.stopped);
   CHECK(o.ran >= 20);
   CHECK(o.ran < 96);
-  CHECK(lines_of(slurp(d / "big" / "runs.csv")).size() == o.ran + 1);
+  CHECK(lines_of(dlsim::testing::read_whole_file(d / "big" / "runs.csv")).size() == o.ran + 1);
   CHECK_FALSE(fs::exists(d / "big" / "summary.md"));
   CHECK_THAT(stop_log.str(), Catch::Contains("to finish the sweep: dlsim sweep big.yaml --resume"));
   opt.stop = nullptr;
   opt.resume = true;
-  const SweepOutcome rest = run_sweep(s, opt, fake_run, log);
+  const SweepOutcome rest = run_sweep(s, opt, fake_sweep_run, log);
   CHECK_FALSE(rest.stopped);
   CHECK(rest.ran == 96 - o.ran);
-  CHECK(slurp(d / "big" / "runs.csv") == slurp(full / "big" / "runs.csv"));
+  CHECK(dlsim::testing::read_whole_file(d / "big" / "runs.csv") == dlsim::testing::read_whole_file(full / "big" / "runs.csv"));
 }
 
 TEST_CASE("a sweep over attention gives rows of distinct keys, the choice in the model column") {
@@ -409,9 +404,9 @@ TEST_CASE("with a baseline, summary.md gives each run's time and memory as a cha
     return r;
   };
   std::ostringstream log;
-  const fs::path d = fresh_dir("baseline");
+  const fs::path d = absent_sweep_dir("baseline");
   run_sweep(s, quiet_options(d, 2), run, log);
-  const auto lines = lines_of(slurp(d / "u" / "summary.md"));
+  const auto lines = lines_of(dlsim::testing::read_whole_file(d / "u" / "summary.md"));
   REQUIRE(lines.size() == 12);
   CHECK_THAT(lines[2], Catch::Contains("with `{pool: pytorch-caching, concurrency: serial}` (the baseline)"));
   CHECK_THAT(lines[4], Catch::EndsWith(" time vs baseline | memory vs baseline |"));

@@ -1,4 +1,5 @@
 #include "policies/pool/cnmem_pool.h"
+#include "common/byte_units.h"
 
 #include <catch2/catch.hpp>
 
@@ -10,8 +11,6 @@
 using namespace dlsim;
 
 namespace {
-constexpr uint64_t kGiB = 1024 * kMiB;
-constexpr uint64_t kKiB = 1024;
 
 CnmemOptions with_init(uint64_t mb, bool cannot_grow = false, bool cannot_steal = false) {
   CnmemOptions o;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "policies/pool/pool_policy.h"
+#include "common/byte_units.h"
 
 namespace dlsim {
 
@@ -28,7 +29,5 @@ inline void note_free(PoolStats& s, uint64_t requested, uint64_t allocated) {
 inline uint64_t at_least_one_byte(uint64_t bytes) { return bytes == 0 ? 1 : bytes; }
 
 inline uint64_t round_up(uint64_t v, uint64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
-
-constexpr uint64_t kMiB = 1024 * 1024;
 
 }  // namespace dlsim

@@ -1,4 +1,5 @@
 #include "policies/pool/pool_checker.h"
+#include "common/byte_units.h"
 
 #include <catch2/catch.hpp>
 
@@ -14,7 +15,6 @@ using namespace dlsim;
 using namespace dlsim::testing;
 
 namespace {
-constexpr uint64_t kGiB = 1024 * kMiB;
 
 // A deliberately wrong pool: one 1 MiB segment handed out by a bump pointer, with a chosen defect.
 enum class Defect { None, Overlap, Outside, FreeSegmentEarly, MiscountFrees };

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/config_error.h"
+#include "common/byte_units.h"
 #include "policies/pool/pool_accounting.h"
 #include "policies/pool/pool_checker.h"
 #include "policies/pool/pytorch_caching_pool.h"
@@ -12,7 +13,6 @@ using namespace dlsim;
 using namespace dlsim::testing;
 
 namespace {
-constexpr uint64_t kGiB = 1024 * kMiB;
 constexpr uint64_t kPage = 20 * kMiB;  // large-pool page
 
 PytorchCachingOptions expandable() {
@@ -21,8 +21,8 @@ PytorchCachingOptions expandable() {
   return o;
 }
 
-struct Fixture {
-  explicit Fixture(uint64_t capacity, PytorchCachingOptions o = expandable(), uint64_t total_global_mem = 0)
+struct ExpandableFixture {
+  explicit ExpandableFixture(uint64_t capacity, PytorchCachingOptions o = expandable(), uint64_t total_global_mem = 0)
       : dev(capacity, total_global_mem), pool(dev, [o](DeviceMemory& d) { return std::make_unique<PytorchCachingPool>(d, o); }) {}
   PytorchCachingPool& torch() { return static_cast<PytorchCachingPool&>(pool.inner()); }
   uint64_t rep(const char* key) const { return pool.report()[key].get<uint64_t>(); }
@@ -73,7 +73,7 @@ TEST_CASE("expandable segments: one segment grows by pages, a growing batch reus
   // Each iteration's activation is 1 MiB larger (the batch-size drift of PyTorch's Note [Expandable Segments]).
   uint64_t peak[2] = {0, 0};
   for (bool on : {false, true}) {
-    Fixture f(kGiB, on ? expandable() : PytorchCachingOptions{});
+    ExpandableFixture f(kGiB, on ? expandable() : PytorchCachingOptions{});
     for (uint64_t mib = 30; mib < 40; ++mib) f.pool.deallocate(f.alloc(mib * kMiB));
     peak[on] = f.dev.peak_reserved();
     CHECK(f.rep("reserved_bytes") == f.dev.reserved());
@@ -83,7 +83,7 @@ TEST_CASE("expandable segments: one segment grows by pages, a growing batch reus
   CHECK(peak[0] == 210 * kMiB);
   CHECK(peak[1] == 40 * kMiB);
 
-  Fixture f(kGiB);
+  ExpandableFixture f(kGiB);
   const DevPtr a = f.alloc(10 * kMiB);
   CHECK(f.dev.map_calls() == 1);  // one 20 MiB page, not a 20 MiB cudaMalloc
   CHECK(f.dev.malloc_calls() == 0);
@@ -109,10 +109,10 @@ TEST_CASE("expandable segments: one segment grows by pages, a growing batch reus
 
 TEST_CASE("expandable segments split down to 512 B in the large pool too", "[pool][pytorch][expandable]") {
   const uint64_t req = kPage - 512 * 1024;  // the rest, 512 KiB, is not above 1 MiB: the default keeps it
-  Fixture plain(kGiB, PytorchCachingOptions{});
+  ExpandableFixture plain(kGiB, PytorchCachingOptions{});
   plain.alloc(req);
   CHECK(plain.pool.stats().allocated_bytes == kPage);
-  Fixture f(kGiB);
+  ExpandableFixture f(kGiB);
   f.alloc(req);
   CHECK(f.pool.stats().allocated_bytes == req);
   CHECK(f.rep("cached_bytes") == 512 * 1024);
@@ -121,7 +121,7 @@ TEST_CASE("expandable segments split down to 512 B in the large pool too", "[poo
 TEST_CASE("expandable segments: empty_cache unmaps whole free pages only, and new pages fill the lowest hole",
           "[pool][pytorch][expandable]") {
   // Offsets in MiB from the segment base: A [0,10) B [10,50) C [50,55), free [55,60); pages of 20 MiB.
-  auto setup = [](Fixture& f, DevPtr& base) {
+  auto setup = [](ExpandableFixture& f, DevPtr& base) {
     base = f.alloc(10 * kMiB);
     const DevPtr b = f.alloc(40 * kMiB);
     const DevPtr c = f.alloc(5 * kMiB);
@@ -137,7 +137,7 @@ TEST_CASE("expandable segments: empty_cache unmaps whole free pages only, and ne
     f.pool.check_now();
   };
   SECTION("a request that fits the hole and its free edges goes there, and they merge") {
-    Fixture f(kGiB);
+    ExpandableFixture f(kGiB);
     DevPtr base = 0;
     setup(f, base);
     CHECK(f.alloc(25 * kMiB) == base + 10 * kMiB);  // [10,20) + remapped [20,40) + [40,50)
@@ -145,14 +145,14 @@ TEST_CASE("expandable segments: empty_cache unmaps whole free pages only, and ne
     CHECK(f.rep("cached_bytes") == 20 * kMiB);  // [35,50) and [55,60)
   }
   SECTION("a request too large for the hole grows the end of the segment") {
-    Fixture f(kGiB);
+    ExpandableFixture f(kGiB);
     DevPtr base = 0;
     setup(f, base);
     CHECK(f.alloc(50 * kMiB) == base + 55 * kMiB);  // [55,60) + pages [60,120)
     CHECK(f.dev.reserved() == 5 * kPage);
   }
   SECTION("once everything is free, empty_cache unmaps every page and gives the address range back") {
-    Fixture f(kGiB);
+    ExpandableFixture f(kGiB);
     DevPtr base = 0;
     setup(f, base);
     f.pool.deallocate(base);
@@ -168,7 +168,7 @@ TEST_CASE("expandable segments: empty_cache unmaps whole free pages only, and ne
 
 TEST_CASE("expandable segments: out of memory unmaps other streams' free pages, then fails cleanly",
           "[pool][pytorch][expandable]") {
-  Fixture f(64 * kMiB);
+  ExpandableFixture f(64 * kMiB);
   f.pool.deallocate(f.alloc(30 * kMiB, 0));  // stream 0 keeps 40 MiB mapped
   const DevPtr b = f.alloc(30 * kMiB, 1);    // 40 more do not fit: the retry unmaps stream 0's pages
   CHECK(f.pool.stats().num_ooms == 0);
@@ -189,7 +189,7 @@ TEST_CASE("expandable segments: out of memory unmaps other streams' free pages, 
   CHECK(f.pool.allocate({50 * kMiB, 1}));  // the whole 40 MiB + one more page
   CHECK(f.dev.reserved() == 60 * kMiB);
 
-  Fixture g(50 * kMiB);
+  ExpandableFixture g(50 * kMiB);
   CHECK_FALSE(g.pool.allocate({45 * kMiB, 0}));  // 3 pages = 60 MiB: the third fails, the two before are released
   CHECK(g.dev.reserved() == 0);
   CHECK(g.dev.mapped() == 0);
@@ -201,7 +201,7 @@ TEST_CASE("expandable segments: out of memory unmaps other streams' free pages, 
 // left after the CUDA context, so a second segment started lower than PyTorch's (found by the upstream replay).
 TEST_CASE("expandable segments reserve 1.125 x totalGlobalMem of addresses, not of the capacity",
           "[pool][pytorch][expandable]") {
-  Fixture f(900 * kMiB, expandable(), kGiB);
+  ExpandableFixture f(900 * kMiB, expandable(), kGiB);
   const DevPtr small = f.alloc(4096);       // the small pool's segment: 2 MiB pages
   const DevPtr large = f.alloc(4 * kMiB);   // the large pool's: a second range, after the first
   const uint64_t small_range = 576 * (2 * kMiB);  // ceil(1.125 GiB / 2 MiB) pages
@@ -212,7 +212,7 @@ TEST_CASE("expandable segments reserve 1.125 x totalGlobalMem of addresses, not 
 TEST_CASE("expandable segments: memory_fraction still tests the cudaMalloc size", "[pool][pytorch][expandable]") {
   PytorchCachingOptions o = expandable();
   o.memory_fraction = 0.25;  // 64 MiB of 256
-  Fixture f(256 * kMiB, o);
+  ExpandableFixture f(256 * kMiB, o);
   f.alloc(50 * kMiB);                        // maps 60 MiB
   CHECK(f.pool.allocate({5 * kMiB, 0}));     // fits the mapped rest: no device call
   CHECK_FALSE(f.pool.allocate({12 * kMiB, 0}));  // 60 + 12 > 64: refused before mapping

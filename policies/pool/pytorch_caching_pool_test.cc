@@ -1,4 +1,5 @@
 #include "policies/pool/pytorch_caching_pool.h"
+#include "common/byte_units.h"
 
 #include <catch2/catch.hpp>
 
@@ -10,10 +11,9 @@
 using namespace dlsim;
 
 namespace {
-constexpr uint64_t kGiB = 1024 * kMiB;
 
-struct Fixture {
-  explicit Fixture(uint64_t capacity, PytorchCachingOptions o = {}, uint64_t total_global_mem = 0)
+struct CachingFixture {
+  explicit CachingFixture(uint64_t capacity, PytorchCachingOptions o = {}, uint64_t total_global_mem = 0)
       : dev(capacity, total_global_mem), pool(dev, [o](DeviceMemory& d) { return std::make_unique<PytorchCachingPool>(d, o); }) {}
   PytorchCachingPool& torch() { return static_cast<PytorchCachingPool&>(pool.inner()); }
   uint64_t rep(const char* key) const { return pool.report()[key].get<uint64_t>(); }
@@ -35,7 +35,7 @@ TEST_CASE("pytorch-caching: the worked examples of reference A2.3 on a fresh all
       {kMiB, 2097152, kMiB, kMiB},         // still the small pool
   };
   for (const Row& r : rows) {
-    Fixture f(kGiB);
+    CachingFixture f(kGiB);
     REQUIRE(f.pool.allocate({r.request, 0}));
     CHECK(f.dev.reserved() == r.segment);
     CHECK(f.rep("reserved_bytes") == r.segment);
@@ -43,7 +43,7 @@ TEST_CASE("pytorch-caching: the worked examples of reference A2.3 on a fresh all
     CHECK(f.pool.stats().requested_bytes == r.request);
     CHECK(f.rep("cached_bytes") == r.cached_rest);
   }
-  Fixture f(kGiB);  // row 2 of the table: 1,000,000 B after 1 B reuses the same small segment
+  CachingFixture f(kGiB);  // row 2 of the table: 1,000,000 B after 1 B reuses the same small segment
   f.pool.allocate({1, 0});
   f.pool.allocate({1000000, 0});
   CHECK(f.pool.stats().allocated_bytes == 512 + 1000448);
@@ -63,13 +63,13 @@ TEST_CASE("pytorch-caching: round_size with and without power-of-two divisions",
   CHECK(PytorchCachingPool::allocation_size(10 * kMiB) == 10 * kMiB);
   PytorchCachingOptions o;
   o.roundup_power2_divisions = 4;
-  Fixture f(kGiB, o);
+  CachingFixture f(kGiB, o);
   f.pool.allocate({1200000, 0});
   CHECK(f.pool.stats().allocated_bytes == 1310720);
 }
 
 TEST_CASE("pytorch-caching: reuse is per stream, and freed neighbours coalesce", "[pool][pytorch]") {
-  Fixture f(kGiB);
+  CachingFixture f(kGiB);
   const DevPtr a = *f.pool.allocate({5 * kMiB, 0});
   const DevPtr b = *f.pool.allocate({5 * kMiB, 0});
   const DevPtr c = *f.pool.allocate({5 * kMiB, 0});
@@ -89,7 +89,7 @@ TEST_CASE("pytorch-caching: reuse is per stream, and freed neighbours coalesce",
 }
 
 TEST_CASE("pytorch-caching: a miss frees the cache and retries before out-of-memory", "[pool][pytorch]") {
-  Fixture f(64 * kMiB);
+  CachingFixture f(64 * kMiB);
   const DevPtr a = *f.pool.allocate({30 * kMiB, 0});
   f.pool.deallocate(a);
   REQUIRE(f.pool.allocate({40 * kMiB, 0}));  // cudaMalloc fails, empty-cache frees the 30 MiB, retry succeeds
@@ -99,7 +99,7 @@ TEST_CASE("pytorch-caching: a miss frees the cache and retries before out-of-mem
   CHECK(f.rep("device_frees") == 1);
   CHECK(f.pool.stats().num_ooms == 0);
 
-  Fixture g(64 * kMiB);
+  CachingFixture g(64 * kMiB);
   const DevPtr x = *g.pool.allocate({5 * kMiB, 0});
   g.pool.allocate({5 * kMiB, 0});
   g.pool.deallocate(x);
@@ -114,7 +114,7 @@ TEST_CASE("pytorch-caching: max_split_size keeps oversize blocks whole and for o
   for (bool limited : {false, true}) {
     PytorchCachingOptions o;
     if (limited) o.max_split_size = 40 * kMiB;
-    Fixture f(kGiB, o);
+    CachingFixture f(kGiB, o);
     const DevPtr big = *f.pool.allocate({50 * kMiB, 0});
     f.pool.deallocate(big);
     f.pool.allocate({8 * kMiB, 0});
@@ -127,7 +127,7 @@ TEST_CASE("pytorch-caching: max_split_size keeps oversize blocks whole and for o
   }
   PytorchCachingOptions o;
   o.max_split_size = 40 * kMiB;
-  Fixture f(kGiB, o);
+  CachingFixture f(kGiB, o);
   f.pool.deallocate(*f.pool.allocate({100 * kMiB, 0}));
   f.pool.allocate({60 * kMiB, 0});  // 100 >= 60 + 20: too wasteful, a new segment
   CHECK(f.dev.malloc_calls() == 2);
@@ -138,7 +138,7 @@ TEST_CASE("pytorch-caching: release_available_cached_blocks frees oversize block
   for (bool limited : {false, true}) {
     PytorchCachingOptions o;
     if (limited) o.max_split_size = 40 * kMiB;
-    Fixture f(128 * kMiB, o);
+    CachingFixture f(128 * kMiB, o);
     const DevPtr a = *f.pool.allocate({60 * kMiB, 0});
     const DevPtr b = *f.pool.allocate({50 * kMiB, 0});
     f.pool.deallocate(a);
@@ -156,7 +156,7 @@ TEST_CASE("pytorch-caching: garbage collection frees old cached blocks only with
     PytorchCachingOptions o;
     o.memory_fraction = 0.5;  // 128 MiB allowed
     o.garbage_collection_threshold = threshold;
-    Fixture f(256 * kMiB, o);
+    CachingFixture f(256 * kMiB, o);
     const DevPtr a = *f.pool.allocate({30 * kMiB, 0});
     f.pool.deallocate(a);
     const DevPtr b = *f.pool.allocate({30 * kMiB, 1});
@@ -173,7 +173,7 @@ TEST_CASE("pytorch-caching: garbage collection frees old cached blocks only with
 TEST_CASE("pytorch-caching: memory_fraction refuses a segment without calling cudaMalloc", "[pool][pytorch]") {
   PytorchCachingOptions o;
   o.memory_fraction = 0.25;  // 64 MiB of 256
-  Fixture f(256 * kMiB, o);
+  CachingFixture f(256 * kMiB, o);
   REQUIRE(f.pool.allocate({60 * kMiB, 0}));
   CHECK_FALSE(f.pool.allocate({5 * kMiB, 0}));  // a 20 MiB segment would exceed 64 MiB
   CHECK(f.dev.malloc_calls() == 1);
@@ -187,7 +187,7 @@ TEST_CASE("pytorch-caching: memory_fraction is of totalGlobalMem, not of the cap
           "[pool][pytorch]") {
   PytorchCachingOptions o;
   o.memory_fraction = 0.25;  // of 320 MiB: 80 MiB allowed, though the pool has only 256 MiB of it
-  Fixture f(256 * kMiB, o, 320 * kMiB);
+  CachingFixture f(256 * kMiB, o, 320 * kMiB);
   REQUIRE(f.pool.allocate({60 * kMiB, 0}));
   REQUIRE(f.pool.allocate({5 * kMiB, 0}));  // a 20 MiB segment: 80 MiB reserved, not above 80 MiB
   CHECK(f.rep("reserved_bytes") == 80 * kMiB);
@@ -198,7 +198,7 @@ TEST_CASE("pytorch-caching: memory_fraction is of totalGlobalMem, not of the cap
   PytorchCachingOptions g;
   g.memory_fraction = 0.25;
   g.garbage_collection_threshold = 0.5;
-  Fixture h(256 * kMiB, g, 320 * kMiB);
+  CachingFixture h(256 * kMiB, g, 320 * kMiB);
   const DevPtr a = *h.pool.allocate({36 * kMiB, 0});
   h.pool.deallocate(a);
   REQUIRE(h.pool.allocate({12 * kMiB, 1}));  // a miss with 36 MiB reserved: under 40 MiB, nothing collected
@@ -207,7 +207,7 @@ TEST_CASE("pytorch-caching: memory_fraction is of totalGlobalMem, not of the cap
 }
 
 TEST_CASE("pytorch-caching: small blocks split down to 512 B, empty_cache returns whole segments", "[pool][pytorch]") {
-  Fixture f(kGiB);
+  CachingFixture f(kGiB);
   const DevPtr a = *f.pool.allocate({kMiB, 0});
   const DevPtr b = *f.pool.allocate({kMiB - 512, 0});
   CHECK(b == a + kMiB);

@@ -1,4 +1,5 @@
 #include "policies/pool/tf_bfc_pool.h"
+#include "common/byte_units.h"
 
 #include <catch2/catch.hpp>
 
@@ -10,8 +11,6 @@
 using namespace dlsim;
 
 namespace {
-constexpr uint64_t kGiB = 1024 * kMiB;
-constexpr uint64_t kKiB = 1024;
 
 TfBfcOptions opts(bool growth, uint64_t limit_mb, bool gc = true) {
   TfBfcOptions o;
@@ -21,8 +20,8 @@ TfBfcOptions opts(bool growth, uint64_t limit_mb, bool gc = true) {
   return o;
 }
 
-struct Fixture {
-  Fixture(uint64_t capacity, TfBfcOptions o)
+struct BfcFixture {
+  BfcFixture(uint64_t capacity, TfBfcOptions o)
       : dev(capacity), pool(dev, [o](DeviceMemory& d) { return std::make_unique<TfBfcPool>(d, o); }) {}
   uint64_t rep(const char* key) const { return pool.report()[key].get<uint64_t>(); }
   VirtualDeviceMemory dev;
@@ -43,7 +42,7 @@ TEST_CASE("tf-bfc: 256-B rounding and 21 log2 bins", "[pool][tf-bfc]") {
 }
 
 TEST_CASE("tf-bfc without allow_growth takes the whole limit at the first allocation", "[pool][tf-bfc]") {
-  Fixture f(kGiB, opts(false, 64));
+  BfcFixture f(kGiB, opts(false, 64));
   const DevPtr a = *f.pool.allocate({1, 0});
   CHECK(f.dev.malloc_calls() == 1);
   CHECK(f.dev.reserved() == 64 * kMiB);
@@ -51,13 +50,13 @@ TEST_CASE("tf-bfc without allow_growth takes the whole limit at the first alloca
   f.pool.deallocate(a);
   CHECK(f.rep("largest_free_chunk") == 64 * kMiB);  // coalesced back into one chunk
   f.pool.check_all_freed(64 * kMiB);
-  Fixture whole(kGiB, opts(false, 0));
+  BfcFixture whole(kGiB, opts(false, 0));
   whole.pool.allocate({1, 0});
   CHECK(whole.dev.reserved() == kGiB);  // memory_limit_mb = 0: the device capacity
 }
 
 TEST_CASE("tf-bfc with allow_growth: 2 MiB first region, then doubling regions", "[pool][tf-bfc]") {
-  Fixture f(kGiB, opts(true, 0));
+  BfcFixture f(kGiB, opts(true, 0));
   f.pool.allocate({kMiB, 0});
   CHECK(f.rep("reserved_bytes") == 2 * kMiB);
   CHECK(f.rep("next_region_bytes") == 4 * kMiB);
@@ -75,12 +74,12 @@ TEST_CASE("tf-bfc with allow_growth: 2 MiB first region, then doubling regions",
 }
 
 TEST_CASE("tf-bfc splits only at 2x or 128 MiB of waste, and searches bins upward", "[pool][tf-bfc]") {
-  Fixture f(kGiB, opts(true, 0));
+  BfcFixture f(kGiB, opts(true, 0));
   f.pool.allocate({1200 * kKiB, 0});  // the 2 MiB region is < 2 x 1200 KiB: handed out whole
   CHECK(f.pool.stats().allocated_bytes == 2 * kMiB);
   CHECK(f.rep("splits") == 0);
 
-  Fixture g(kGiB, opts(false, 64));
+  BfcFixture g(kGiB, opts(false, 64));
   const DevPtr a = *g.pool.allocate({kMiB, 0});
   g.pool.allocate({256, 0});
   const DevPtr c = *g.pool.allocate({3 * kMiB, 0});
@@ -93,14 +92,14 @@ TEST_CASE("tf-bfc splits only at 2x or 128 MiB of waste, and searches bins upwar
   CHECK(*g.pool.allocate({kMiB, 0}) == c);  // bin 12 is empty now; bin 13's 3 MiB chunk is split
   CHECK(g.pool.stats().allocated_bytes - before == 2 * kMiB);
 
-  Fixture h(kGiB, opts(false, 512));
+  BfcFixture h(kGiB, opts(false, 512));
   h.pool.allocate({300 * kMiB, 0});  // 512 MiB < 2x300 but the 212 MiB waste >= 128 MiB: split
   CHECK(h.pool.stats().allocated_bytes == 300 * kMiB);
 }
 
 TEST_CASE("tf-bfc frees whole free regions and extends again before out-of-memory", "[pool][tf-bfc]") {
   for (bool gc : {true, false}) {
-    Fixture f(kGiB, opts(true, 8, gc));
+    BfcFixture f(kGiB, opts(true, 8, gc));
     const DevPtr x = *f.pool.allocate({kMiB, 0});      // region of 2 MiB
     const DevPtr y = *f.pool.allocate({3 * kMiB, 0});  // region of 4 MiB
     f.pool.deallocate(x);
@@ -114,7 +113,7 @@ TEST_CASE("tf-bfc frees whole free regions and extends again before out-of-memor
 }
 
 TEST_CASE("tf-bfc backs off by 0.9x when the device refuses a region", "[pool][tf-bfc]") {
-  Fixture f(10 * kMiB, opts(false, 16));  // a limit above what the device has
+  BfcFixture f(10 * kMiB, opts(false, 16));  // a limit above what the device has
   REQUIRE(f.pool.allocate({kMiB, 0}));
   // 16 MiB, then 15099648, 13589760, 12230912, 11008000 fail; 9907200 fits in 10 MiB.
   CHECK(f.rep("backpedals") == 5);
@@ -125,14 +124,14 @@ TEST_CASE("tf-bfc backs off by 0.9x when the device refuses a region", "[pool][t
 TEST_CASE("tf-bfc back-pedals in single precision, as TF does", "[pool][tf-bfc]") {
   // TF multiplies the size_t by a float 0.9: 1 GiB -> ... -> 570630912 B in float; a double product would give
   // 570631168 (tests/upstream's replay through TF's bfc_allocator.cc found the difference).
-  Fixture f(600 * kMiB, opts(false, 1024));
+  BfcFixture f(600 * kMiB, opts(false, 1024));
   REQUIRE(f.pool.allocate({kMiB, 0}));
   CHECK(f.rep("backpedals") == 6);
   CHECK(f.rep("reserved_bytes") == 570630912);
 }
 
 TEST_CASE("tf-bfc makes a failed allocation four times (AllocatorRetry), each with its cudaMallocs", "[pool][tf-bfc]") {
-  Fixture f(10 * kMiB, opts(true, 16));  // a limit above what the device has
+  BfcFixture f(10 * kMiB, opts(true, 16));  // a limit above what the device has
   REQUIRE(f.pool.allocate({6 * kMiB, 0}));  // an 8 MiB region
   CHECK(f.dev.malloc_calls() == 1);
   // 3 MiB: Extend asks for 8 MiB and backs off by 0.9x down to 3.1 MiB, 10 refused cudaMallocs (2 MiB are free on
@@ -163,7 +162,7 @@ TEST_CASE("tf-bfc: the back-pedal stops when 90 % no longer shrinks the region (
   // Found by dlsim simfuzz (seed 606): a 1 MiB device under a far larger memory_limit. Once the device is nearly
   // full, the back-pedal reached a region of 2304 B, whose 90 % rounds up to 2304 B again, and asked the device
   // for it forever.
-  Fixture f(kMiB, opts(false, 1024, /*gc=*/false));
+  BfcFixture f(kMiB, opts(false, 1024, /*gc=*/false));
   int served = 0;
   bool refused = false;
   for (int i = 0; i < 100000 && !refused; ++i) {

@@ -9,14 +9,13 @@
 #include <vector>
 
 #include "tests/upstream/pytorch_replay.h"
+#include "common/byte_units.h"
 #include "tests/upstream/recorded_run.h"
 
 using namespace dlsim;
 
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 struct Opt {
   uint64_t max_split_mb = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tests/upstream/tf_bfc_replay.h"
+#include "common/byte_units.h"
 #include "tests/upstream/recorded_run.h"
 
 using namespace dlsim;
@@ -16,8 +17,6 @@ using dlsim::testing::AllocTraceOp;
 
 namespace {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
-constexpr uint64_t kGiB = uint64_t{1} << 30;
 
 TfBfcOptions options(bool allow_growth, uint64_t limit_mb = 0, bool gc = true) {
   TfBfcOptions o;

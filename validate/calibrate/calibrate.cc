@@ -1,4 +1,5 @@
 #include "validate/calibrate/calibrate.h"
+#include "common/byte_units.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,6 @@
 namespace dlsim {
 
 namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 constexpr double kGB = 1e9;
 }  // namespace
 
@@ -82,7 +82,7 @@ MicrobenchFit fit_microbench(const MicrobenchResults& r, const std::string& file
     }
   }
   std::vector<std::pair<double, double>> m, fr;
-  for (const AllocSample& a : r.allocs) (a.is_free ? fr : m).push_back({static_cast<double>(a.bytes) / kGiB, a.ns});
+  for (const AllocSample& a : r.allocs) (a.is_free ? fr : m).push_back({static_cast<double>(a.bytes) / static_cast<double>(kGiB), a.ns});
   if (m.size() < 2) throw ConfigError(file, 0, "allocs", "need cudaMalloc times for at least two sizes");
   if (fr.size() < 2) throw ConfigError(file, 0, "allocs", "need cudaFree times for at least two sizes");
   out.malloc_ns_vs_gib = least_squares(m);

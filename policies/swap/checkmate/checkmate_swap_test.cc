@@ -10,6 +10,7 @@
 #include "policies/swap/testing/back_to_back_profile.h"
 #include "policies/swap/testing/random_remat_graph.h"
 #include "policies/swap/testing/swap_graphs.h"
+#include "policies/concurrency/concurrency_policy.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -18,7 +19,7 @@ namespace {
 
 SwapResult plan_at(const Graph& g, const std::vector<TimeNs>& ns, int64_t limit_bytes, const std::string& solve = "milp",
                    bool swap = false) {
-  const Schedule s = serial_schedule(g);
+  const Schedule s = serial_schedule_of(g);
   const IterationProfile prof = profile_of(g, s, ns);
   TestLink link;
   SwapContext ctx{g, s, prof, link, uint64_t{1} << 40, nullptr};
@@ -76,7 +77,7 @@ TEST_CASE("checkmate on a chain: the one recomputation that fits the budget, and
   CHECK(got[0].before == 4);
   CHECK(got[0].ops == std::vector<std::string>{"A"});
   CHECK(got[0].drops == std::vector<std::pair<std::string, int>>{{"a", 1}});
-  const Schedule s = serial_schedule(g);
+  const Schedule s = serial_schedule_of(g);
   CHECK(ProgramLoad(g, s.order).peak_with(r.plan, s.stream_of) == 201000);
 
   const SwapResult none = plan_at(g, ns, 200000);  // below the 201 kB B needs
@@ -120,7 +121,7 @@ TEST_CASE("checkmate on a diamond re-runs the cheaper branch") {
   CHECK(got[0].before == 6);
   CHECK(got[0].ops == std::vector<std::string>{"C"});
   CHECK(got[0].drops == std::vector<std::pair<std::string, int>>{{"c", 3}});
-  const Schedule s = serial_schedule(g);
+  const Schedule s = serial_schedule_of(g);
   CHECK(ProgramLoad(g, s.order).peak_with(r.plan, s.stream_of) <= 220000);
 
   // The LP rounding finds a plan too; it may cost more than the optimum, never less.
@@ -150,7 +151,7 @@ TEST_CASE("checkmate with swap: true copies a value to the host when the copies 
   add_op(g, "Cb", {c}, {g2}, Phase::Backward, C);
   add_op(g, "Bb", {b, g2}, {g1}, Phase::Backward, B);
   add_op(g, "Ab", {x, a, g1}, {g0}, Phase::Backward, A);
-  const Schedule s = serial_schedule(g);
+  const Schedule s = serial_schedule_of(g);
   const ProgramLoad load(g, s.order);
   REQUIRE(load.peak() == 302000);
 
@@ -206,7 +207,7 @@ TEST_CASE("checkmate: a graph above max_ops is an error naming the parameter") {
   const TensorId x = add_tensor(g, "x", 1000), y = add_tensor(g, "y", 1000);
   add_op(g, "A", {x}, {y});
   add_op(g, "B", {y}, {});
-  const Schedule s = serial_schedule(g);
+  const Schedule s = serial_schedule_of(g);
   const IterationProfile prof = profile_of(g, s, {1000, 1000});
   TestLink link;
   SwapContext ctx{g, s, prof, link, uint64_t{1} << 40, nullptr};
@@ -223,7 +224,7 @@ TEST_CASE("checkmate's plans on random graphs stay within their budget, with cop
   int solved = 0, with_copies = 0;
   for (uint64_t seed = 1; seed <= 16; ++seed) {
     const RandomRematGraph rg(seed);
-    const Schedule s = serial_schedule(rg.g);
+    const Schedule s = serial_schedule_of(rg.g);
     const ProgramLoad load(rg.g, s.order);
     for (double f : {0.8, 0.6, 0.45}) {
       const auto budget = static_cast<int64_t>(static_cast<double>(load.peak()) * f);

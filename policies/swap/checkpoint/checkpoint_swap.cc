@@ -13,11 +13,11 @@ namespace dlsim {
 
 namespace {
 
-using Range = std::pair<int64_t, int64_t>;  // first and last block, inclusive
+using BlockRange = std::pair<int64_t, int64_t>;  // first and last block, inclusive
 
 // "0-3,4-7,9" -> {{0,3},{4,7},{9,9}}; nullopt when malformed, descending or overlapping.
-std::optional<std::vector<Range>> parse_ranges(const std::string& s) {
-  std::vector<Range> out;
+std::optional<std::vector<BlockRange>> parse_ranges(const std::string& s) {
+  std::vector<BlockRange> out;
   size_t i = 0;
   auto number = [&](int64_t& v) {
     const size_t start = i;

@@ -15,6 +15,7 @@
 #include "policies/swap/testing/swap_graphs.h"
 #include "workloads/model_builder.h"
 #include "workloads/zoo.h"
+#include "policies/concurrency/concurrency_policy.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -59,7 +60,7 @@ struct Chain {
   }
   OpId op(const std::string& name) const { return order[static_cast<size_t>(pos(name))]; }
   SwapResult plan(SwapPolicy& p) const {
-    Schedule s = serial_schedule(g);
+    Schedule s = serial_schedule_of(g);
     IterationProfile none;
     return p.plan({g, s, none, TestLink(), 1 << 30, nullptr});
   }
@@ -295,7 +296,7 @@ TEST_CASE("a ResNet plan re-runs each in-place op right after the op that wrote 
   ModelOptions mo;
   mo.batch = 1;
   const Graph r18 = build_training_graph("resnet18", mo);
-  const Schedule s = serial_schedule(r18);
+  const Schedule s = serial_schedule_of(r18);
   IterationProfile none;
   CheckpointSwap policy(every(1));
   const SwapPlan plan = policy.plan({r18, s, none, TestLink(), 1 << 30, nullptr}).plan;

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "policies/swap/testing/remat_graphs.h"
+#include "policies/concurrency/concurrency_policy.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -37,7 +38,7 @@ TEST_CASE("in-place writers and inputs written again make a tensor not remateria
   add_op(g, "relu_", {z}, {z});                  // 3: z in place
   add_op(g, "upd", {w}, {w}, Phase::Optimizer);  // 4: w updated in place
   add_op(g, "use", {x, z, y}, {u});              // 5
-  const Schedule s = serial_schedule(g);
+  const Schedule s = serial_schedule_of(g);
   const RematGraph rg(g, s.order, IterationProfile{});
   CHECK(rg.cost(0) == 1);                 // no profile: 1 ns each
   CHECK(rg.replayable(1));                // running statistics are updated again, as under checkpoint

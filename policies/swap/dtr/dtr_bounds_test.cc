@@ -9,6 +9,7 @@
 #include "policies/swap/testing/back_to_back_profile.h"
 #include "policies/swap/testing/random_remat_graph.h"
 #include "policies/swap/testing/remat_graphs.h"
+#include "policies/concurrency/concurrency_policy.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -37,7 +38,7 @@ struct LongChain {
       add_op(g, "b" + std::to_string(i), {grad, a[static_cast<size_t>(i) - 1]}, {gi}, Phase::Backward, f[static_cast<size_t>(i)]);
       grad = gi;
     }
-    schedule = serial_schedule(g);
+    schedule = serial_schedule_of(g);
     profile = profile_of(g, schedule, std::vector<TimeNs>(g.ops().size(), kMs));
   }
 };
@@ -130,7 +131,7 @@ TEST_CASE("full's cached scores give the plans of scores walked every time") {
   int evictions = 0;
   for (uint64_t seed = 1; seed <= 60; ++seed) {
     const RandomRematGraph rg(seed);
-    const Schedule s = serial_schedule(rg.g);
+    const Schedule s = serial_schedule_of(rg.g);
     const IterationProfile prof = profile_of(rg.g, s, rg.op_ns);
     for (double f : {0.9, 0.7, 0.5, 0.3}) {
       INFO("seed " << seed << " fraction " << f);

@@ -8,6 +8,7 @@
 #include "policies/swap/swapadvisor/swapadvisor_selection.h"
 #include "policies/swap/testing/swap_graphs.h"
 #include "workloads/zoo.h"
+#include "policies/concurrency/concurrency_policy.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -57,7 +58,7 @@ TEST_CASE("SwapAdvisor's eviction passes over a persistent tensor not used yet i
   add_op(g, "B", {}, {a2});
   add_op(g, "C", {a2}, {});
   add_op(g, "D", {w, a1}, {});
-  const Schedule sched = serial_schedule(g);
+  const Schedule sched = serial_schedule_of(g);
   const ProgramLoad load(g, sched.order);
   const SizeClasses sc = size_classes(g, load, kMiB, 1);
   const SlotPlan sp = plan_with_slots(g, sched.order, sc, {2}, 4 * kMiB);
@@ -89,7 +90,7 @@ TEST_CASE("SwapAdvisor's search meets the limit on SINGA's CIFAR VGG-16 and is d
   ModelOptions mo;
   mo.batch = 100;
   const Graph g = build_training_graph("cifar-vgg16", mo);
-  const Schedule sched = serial_schedule(g);
+  const Schedule sched = serial_schedule_of(g);
   IterationProfile prof;  // 1 us per op: without a simulator only the number of swaps counts
   prof.order = sched.order;
   for (size_t i = 0; i < sched.order.size(); ++i) {

@@ -6,6 +6,7 @@
 
 #include "policies/swap/core/program_load.h"
 #include "policies/swap/testing/swap_graphs.h"
+#include "policies/concurrency/concurrency_policy.h"
 
 namespace dlsim::testing {
 
@@ -41,7 +42,7 @@ struct Chain4 {
     add_op(g, "b3", {g4, a3}, {g3}, Phase::Backward, f3);
     add_op(g, "b2", {g3, a2}, {g2}, Phase::Backward, f2);
     add_op(g, "b1", {g2, a1}, {g1}, Phase::Backward, f1);
-    schedule = serial_schedule(g);
+    schedule = serial_schedule_of(g);
     profile.order = schedule.order;
     TimeNs t = 0;
     for (const Op& o : g.ops()) {

@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "hw/cost_model.h"
+#include "common/byte_units.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/swap/core/swap_policy.h"
 #include "workloads/graph.h"
 
 namespace dlsim::testing {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 constexpr TimeNs kMs = 1'000'000;
 
 // latency + bytes x ns_per_byte per direction: D2H 1 ns/B, H2D 0.5 ns/B, 10 us each.
@@ -24,14 +24,6 @@ class TestLink : public TransferModel {
   double bandwidth(CopyDir dir, bool) const override { return dir == CopyDir::DeviceToHost ? 1e9 : 2e9; }
   TimeNs latency(CopyDir) const override { return 10'000; }
 };
-
-// A serial schedule of the graph's ops in their stored order.
-inline Schedule serial_schedule(const Graph& g) {
-  Schedule s;
-  for (const Op& o : g.ops()) s.order.push_back(o.id);
-  s.stream_of.assign(g.ops().size(), 0);
-  return s;
-}
 
 inline TensorId add_tensor(Graph& g, const std::string& name, uint64_t bytes, bool persistent = false) {
   Tensor t;
@@ -86,7 +78,7 @@ struct NestedAbsences {
     op("E", {t3, s}, {}, 19, 20);
     op("F", {t2}, {}, 20, 21);
     op("G", {t1}, {}, 21, 22);
-    schedule = serial_schedule(g);
+    schedule = serial_schedule_of(g);
     profile.order = schedule.order;
     for (auto [a, b] : times) {
       profile.op_start.push_back(a);
@@ -143,7 +135,7 @@ struct SmallConvNet {
     add_op(g, "pool1.bwd", {g_q1, r1}, {g_r1}, Phase::Backward, pool1);
     add_op(g, "relu1.bwd", {g_r1, r1}, {g_a1}, Phase::Backward, relu1);
     add_op(g, "conv1.bwd_filter", {g_a1, x}, {g_w1}, Phase::Backward, conv1);
-    schedule = serial_schedule(g);
+    schedule = serial_schedule_of(g);
   }
 };
 

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "common/config_error.h"
+#include "common/byte_units.h"
 #include "hw/op_signature.h"
 #include "policies/pool/pool_policy.h"
 #include "program/freed_ranges.h"
@@ -23,7 +24,6 @@
 
 namespace dlsim::cuda::cuda_internal {
 
-constexpr uint64_t kMiB = uint64_t{1} << 20;
 
 // Buffers outside the pool: side buffers for roles the graph does not hold, pinned host copies of swapped tensors.
 struct DeviceBuffer {
