@@ -132,6 +132,11 @@ nlohmann::json swap_figures(const SwapPlanning& s, const Graph& g, const Program
     j["stall_us"] = iteration_time_us - base_us;
     // Against a no-swap iteration of no time there is no relative overhead: none is given, rather than 0.
     if (base_us > 0) j["overhead"] = (iteration_time_us - base_us) / base_us;
+    // Fractions of that iteration; an out-of-memory run has none, so none is given (a 0 would read as "idle").
+    if (last >= 0) {
+      j["copy_d2h_busy"] = static_cast<double>(busy(trace, last, true)) / it_ns;
+      j["copy_h2d_busy"] = static_cast<double>(busy(trace, last, false)) / it_ns;
+    }
   }
   j["swap_target_bytes"] = target;
   j["swap_planned_peak_bytes"] = s.planned_peak_bytes;
@@ -140,8 +145,6 @@ nlohmann::json swap_figures(const SwapPlanning& s, const Graph& g, const Program
   const bool limit_met = target == 0 || peak_live_bytes <= target;
   j["swap_limit_met"] = limit_met;
   j["swap_limit_miss_bytes"] = target > 0 && peak_live_bytes > target ? peak_live_bytes - target : 0;
-  j["copy_d2h_busy"] = last >= 0 && it_ns > 0 ? static_cast<double>(busy(trace, last, true)) / it_ns : 0.0;
-  j["copy_h2d_busy"] = last >= 0 && it_ns > 0 ? static_cast<double>(busy(trace, last, false)) / it_ns : 0.0;
   // Recomputation: the dropped bytes, the launches re-run and their device time in the last iteration (every
   // launch of an op after its first there).
   uint64_t dropped = 0, replays = 0;
