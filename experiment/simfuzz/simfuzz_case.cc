@@ -397,14 +397,28 @@ namespace {
 constexpr const char* kPlaceholderModel = "cifar-resnet20";
 }  // namespace
 
-Experiment fuzz_experiment(const FuzzCase& c, const std::string& file) {
-  YAML::Node e = YAML::Clone(c.experiment);
+namespace {
+// `e` is the case's experiment mapping; it is changed (given the placeholder model). Given the loaded node, the
+// errors name their lines; given a clone (which keeps no marks), line 0.
+Experiment experiment_of_fuzz_node(YAML::Node e, uint64_t seed, const std::string& file) {
   if (!e.IsMap()) throw ConfigError(file, 0, "experiment", "expected an experiment mapping");
   if (e["model"]) throw ConfigError(file, 0, "experiment.model", "a fuzz case builds its own model from `layers`");
+  // Settings only the zoo's builders read: the case's graph comes from `input` and `layers`, so each would be
+  // ignored, and left in, the placeholder model's check would name a model the case never had.
+  for (const char* key : {"image_size", "seq_len", "attention", "max_graph_nodes"})
+    if (const YAML::Node v = e[key])
+      throw ConfigError(file, v.Mark().line + 1, std::string("experiment.") + key,
+                        "a fuzz case's model is built from `input` and `layers`: " + std::string(key) +
+                            " means nothing to it");
   e["model"] = kPlaceholderModel;
   Experiment x = experiment_from_yaml(e, file);
-  x.model = "simfuzz:" + std::to_string(c.seed);
+  x.model = "simfuzz:" + std::to_string(seed);
   return x;
+}
+}  // namespace
+
+Experiment fuzz_experiment(const FuzzCase& c, const std::string& file) {
+  return experiment_of_fuzz_node(YAML::Clone(c.experiment), c.seed, file);
 }
 
 YAML::Node to_yaml(const FuzzCase& c) {
@@ -469,7 +483,9 @@ FuzzCase fuzz_case_from_yaml(const YAML::Node& n, const std::string& file) {
     if (l.size() > 2) f.b = yaml_to_int(l[2], file, at + "[2]");
     c.layers.push_back(f);
   }
-  c.experiment.reset(YAML::Clone(m.get("experiment")));
+  const YAML::Node experiment = m.get("experiment");
+  c.experiment.reset(YAML::Clone(experiment));
+  experiment_of_fuzz_node(experiment, c.seed, file);  // the experiment's own mistakes: found at load, at their lines
   return c;
 }
 
