@@ -144,6 +144,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
   ++a.generation;
   if (c.kind == CmdKind::Launch) {
     a.host = false;
+    set_busy(+1);
     start_kernel(slot);
     return;
   }
@@ -154,6 +155,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
     queue_.push(add_time(now_, t, gpu_file_), kActivityDone, slot, a.generation);
     return;
   }
+  set_busy(+1);  // a copy, its latency included
   a.to_host = c.kind == CmdKind::CopyOut;
   const CopyDir dir = a.to_host ? CopyDir::DeviceToHost : CopyDir::HostToDevice;
   a.group = serial_copies_ ? kCopyH2D : (a.to_host ? kCopyD2H : kCopyH2D);
@@ -357,6 +359,12 @@ void DeviceModel::set_occupancy(double occupancy) {
   }
 }
 
+void DeviceModel::set_busy(int64_t delta) {
+  if (busy_ == 0 && delta > 0) busy_since_ = now_;
+  busy_ += delta;
+  if (busy_ == 0) busy_integral_ += now_ - busy_since_;
+}
+
 void DeviceModel::join_group(uint32_t slot) {
   Activity& a = acts_[slot];
   a.last = now_;
@@ -396,6 +404,7 @@ void DeviceModel::finish_activity(uint32_t slot) {
   ++a.generation;
   free_slots_.push_back(slot);
   const StreamCmd c = a.cmd;
+  if (!a.host) set_busy(-1);
   if (trace_) {
     if (a.kernel || a.host) {
       trace_->ops.push_back({c.iteration, c.op, a.stream, a.start, now_});

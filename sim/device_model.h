@@ -104,6 +104,9 @@ class DeviceModel {
   double occupancy_integral(TimeNs now) const {
     return occupancy_integral_ + occupancy_ * static_cast<double>(now - occupancy_since_);
   }
+  // The time up to `now` during which any kernel or copy ran (host streams' work not counted): the device's busy
+  // time over an interval is the difference.
+  TimeNs busy_integral(TimeNs now) const { return busy_integral_ + (busy_ > 0 ? now - busy_since_ : 0); }
 
  private:
   // A hardware queue (connection): the commands of its streams in issue order.
@@ -196,6 +199,9 @@ class DeviceModel {
   std::vector<uint8_t> cost_known_;
   double occupancy_ = 0, occupancy_integral_ = 0;
   TimeNs occupancy_since_ = 0;
+  int64_t busy_ = 0;  // kernels and copies in progress
+  TimeNs busy_since_ = 0, busy_integral_ = 0;
+  void set_busy(int64_t delta);
 };
 
 }  // namespace dlsim
