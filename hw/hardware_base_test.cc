@@ -118,3 +118,17 @@ TEST_CASE("base: a path is relative to the variant's folder; chains, cycles and 
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the PyTorch variants of the shipped files: their base with PyTorch's eager host") {
+  for (const std::string name : {"h100-sxm", "h200"}) {
+    INFO(name);
+    const GpuSpec base = load_hardware(name).spec;
+    const GpuSpec v = load_hardware(name + "-pytorch").spec;
+    CHECK_FALSE(base.eager_host.has_value());
+    REQUIRE(v.eager_host.has_value());
+    CHECK(v.kernel_times == base.kernel_times);
+    CHECK(v.launch_overhead_ns == base.launch_overhead_ns);
+    CHECK(v.host_adam_bytes_per_s == base.host_adam_bytes_per_s);
+    for (TimeNs c : v.eager_host->forward_ns) CHECK(c > 0);
+  }
+}
