@@ -294,7 +294,9 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path, cons
                 "pcie", "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times",
                 "conv_workspace", "concurrent_kernels", "host_cpu", "base"});
   // `base:` is laid under the file when it is loaded (hw/hardware_base.h); one still here was not resolved.
-  if (m.has("base")) m.fail("base", "a hardware file's base is resolved when the file is loaded; it cannot be set here (an hw_override, or a mapping given in code)");
+  if (m.has("base"))
+    m.fail("base", "a hardware file's base is resolved when the file is loaded; it cannot be set here (an "
+                   "hw_override, or a mapping given in code)");
   GpuSpec g;
   g.name = std::filesystem::path(path).stem().string();
   g.file = path;
