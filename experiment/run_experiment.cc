@@ -168,6 +168,7 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   out.sm_occupancy = r.steady_sm_occupancy;
   out.host_time_us = static_cast<double>(r.steady_host_busy_ns) / 1000.0;
   out.device_time_us = static_cast<double>(r.steady_device_busy_ns) / 1000.0;
+  out.host_worker_time_us = static_cast<double>(r.steady_host_worker_busy_ns) / 1000.0;
   out.streams = program.num_streams;
   out.pool_report = pool->report();
   out.up_front_reserved_bytes = pool->up_front_bytes();

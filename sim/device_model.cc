@@ -144,7 +144,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
   ++a.generation;
   if (c.kind == CmdKind::Launch) {
     a.host = false;
-    set_busy(+1);
+    set_busy(c.iteration, +1);
     start_kernel(slot);
     return;
   }
@@ -155,7 +155,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
     queue_.push(add_time(now_, t, gpu_file_), kActivityDone, slot, a.generation);
     return;
   }
-  set_busy(+1);  // a copy, its latency included
+  set_busy(c.iteration, +1);  // a copy, its latency included
   a.to_host = c.kind == CmdKind::CopyOut;
   const CopyDir dir = a.to_host ? CopyDir::DeviceToHost : CopyDir::HostToDevice;
   a.group = serial_copies_ ? kCopyH2D : (a.to_host ? kCopyD2H : kCopyH2D);
@@ -359,10 +359,27 @@ void DeviceModel::set_occupancy(double occupancy) {
   }
 }
 
-void DeviceModel::set_busy(int64_t delta) {
-  if (busy_ == 0 && delta > 0) busy_since_ = now_;
-  busy_ += delta;
-  if (busy_ == 0) busy_integral_ += now_ - busy_since_;
+DeviceModel::IterationBusy& DeviceModel::busy_of(int iteration) {
+  const auto i = static_cast<size_t>(std::max(iteration + 1, 0));
+  if (i >= busy_.size()) busy_.resize(i + 1);
+  return busy_[i];
+}
+
+void DeviceModel::set_busy(int iteration, int64_t delta) {
+  IterationBusy& b = busy_of(iteration);
+  if (b.active == 0 && delta > 0) b.since = now_;
+  b.active += delta;
+  if (b.active == 0) b.device += now_ - b.since;
+}
+
+TimeNs DeviceModel::device_busy(int iteration) const {
+  const auto i = static_cast<size_t>(std::max(iteration + 1, 0));
+  return i < busy_.size() ? busy_[i].device : 0;
+}
+
+TimeNs DeviceModel::host_worker_busy(int iteration) const {
+  const auto i = static_cast<size_t>(std::max(iteration + 1, 0));
+  return i < busy_.size() ? busy_[i].host_worker : 0;
 }
 
 void DeviceModel::join_group(uint32_t slot) {
@@ -404,7 +421,8 @@ void DeviceModel::finish_activity(uint32_t slot) {
   ++a.generation;
   free_slots_.push_back(slot);
   const StreamCmd c = a.cmd;
-  if (!a.host) set_busy(-1);
+  if (a.host) busy_of(c.iteration).host_worker += now_ - a.start;
+  else set_busy(c.iteration, -1);
   if (trace_) {
     if (a.kernel || a.host) {
       trace_->ops.push_back({c.iteration, c.op, a.stream, a.start, now_});

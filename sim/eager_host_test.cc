@@ -114,3 +114,29 @@ TEST_CASE("device busy time is the union of what runs on the streams") {
   CHECK(r.iteration_ns == std::vector<TimeNs>{4200});
   CHECK(r.steady_device_busy_ns == 1100);
 }
+
+TEST_CASE("busy times are charged to each iteration's own work, a CPU worker's step included") {
+  // As ZeRO-Offload's delayed update: iteration i+1's kernel runs beside iteration i's CPU step, so the interval
+  // between two iterations' ends holds no kernel of the later one; each iteration is still charged its own kernel.
+  Graph g;
+  const TensorId state = tensor(g, "state", 40000, true);  // 10,000 fp32 elements: a 40 us step at 1 byte per ns
+  const OpId k = op(g, "k", {}, {}, 1000);
+  const OpId h = op(g, "h", {}, {state});
+  g.op(h).phase = Phase::Optimizer;
+  Program p;
+  p.num_streams = 2;
+  p.num_compute_streams = 1;
+  p.num_host_streams = 1;
+  p.num_events = 1;
+  p.setup = {{CmdKind::Alloc, 0, -1, state, -1}};
+  p.iteration = {eager_launch(k), {CmdKind::RecordEvent, 0, -1, kNoTensor, 0}, {CmdKind::WaitEvent, 1, -1, kNoTensor, 0},
+                 {CmdKind::HostCompute, 1, h, kNoTensor, -1}};
+  p.teardown = {{CmdKind::Free, 0, -1, state, -1}};
+  GpuSpec spec = fake_gpu();  // launches cost the host nothing
+  const RunResult r = run_eager_host(g, p, spec, LaunchMode::Eager, 2);
+  REQUIRE(r.iterations_completed == 2);
+  CHECK(r.iteration_ns.back() == 40000);      // the CPU step is the bound
+  CHECK(r.device_busy_ns == std::vector<TimeNs>{1000, 1000});
+  CHECK(r.host_worker_busy_ns == std::vector<TimeNs>{40000, 40000});
+  CHECK(r.steady_host_busy_ns == 0);
+}

@@ -64,8 +64,6 @@ RunResult Engine::run() {
   iter_start_.assign(static_cast<size_t>(n), 0);
   iter_end_.assign(static_cast<size_t>(n), -1);
   host_busy_.assign(static_cast<size_t>(n) + 2, 0);
-  busy_at_start_.assign(static_cast<size_t>(n), 0);
-  busy_at_end_.assign(static_cast<size_t>(n), 0);
   occupancy_at_start_.assign(static_cast<size_t>(n), 0);
   occupancy_at_end_.assign(static_cast<size_t>(n), 0);
   r_.allocator_ns.assign(static_cast<size_t>(n), 0);
@@ -97,8 +95,8 @@ RunResult Engine::run() {
                             (i == 0 ? occupancy_at_start_[0] : occupancy_at_end_[static_cast<size_t>(i - 1)]);
     r_.sm_occupancy.push_back(r_.iteration_ns.back() > 0 ? occupied / static_cast<double>(r_.iteration_ns.back()) : 0);
     r_.host_busy_ns.push_back(host_busy_[tally_index(i)]);
-    r_.device_busy_ns.push_back(busy_at_end_[static_cast<size_t>(i)] -
-                                (i == 0 ? busy_at_start_[0] : busy_at_end_[static_cast<size_t>(i - 1)]));
+    r_.device_busy_ns.push_back(device_.device_busy(i));
+    r_.host_worker_busy_ns.push_back(device_.host_worker_busy(i));
     r_.trace.iterations.push_back({iter_start_[static_cast<size_t>(i)], iter_end_[static_cast<size_t>(i)]});
     r_.iterations_completed = i + 1;
   }
@@ -107,6 +105,7 @@ RunResult Engine::run() {
   if (!r_.sm_occupancy.empty()) r_.steady_sm_occupancy = r_.sm_occupancy.back();
   if (!r_.host_busy_ns.empty()) r_.steady_host_busy_ns = r_.host_busy_ns.back();
   if (!r_.device_busy_ns.empty()) r_.steady_device_busy_ns = r_.device_busy_ns.back();
+  if (!r_.host_worker_busy_ns.empty()) r_.steady_host_worker_busy_ns = r_.host_worker_busy_ns.back();
   r_.peak_reserved_bytes = ctx_.device.peak_reserved();
   r_.device_malloc_calls = ctx_.device.malloc_calls() - m0;
   r_.device_free_calls = ctx_.device.free_calls() - f0;
@@ -168,7 +167,6 @@ void Engine::end_of_section() {
     }
     iter_start_[static_cast<size_t>(iteration_)] = now_;
     occupancy_at_start_[static_cast<size_t>(iteration_)] = device_.occupancy_integral(now_);
-    busy_at_start_[static_cast<size_t>(iteration_)] = device_.busy_integral(now_);
     graph_launch_due_ = opt_.launch == LaunchMode::CudaGraph;
   } else if (phase_ == Phase::Iterations) {
     phase_ = Phase::Teardown;
@@ -217,7 +215,6 @@ void Engine::maybe_close_iteration(int i) {
   if (host_done_[k] && pending_[k] == 0 && iter_end_[static_cast<size_t>(i)] < 0) {
     iter_end_[static_cast<size_t>(i)] = now_;
     occupancy_at_end_[static_cast<size_t>(i)] = device_.occupancy_integral(now_);
-    busy_at_end_[static_cast<size_t>(i)] = device_.busy_integral(now_);
   }
 }
 

@@ -62,14 +62,16 @@ struct RunResult {
   // slots that resident kernels held (sim/device_model.h); the steady state's is the last.
   std::vector<double> sm_occupancy;
   double steady_sm_occupancy = 0;
-  // Per completed iteration: the host's busy time charged to it (launch costs or the eager host model's per-op
-  // costs, graph launches, allocator calls; not the time it waits), and the device's busy time over the same
-  // interval as iteration_ns (while any kernel or copy runs: PyTorch's profiler's "GPU busy"). The steady state's
-  // are the last. The larger of the two is the step's bound.
+  // Per completed iteration, each charged its own work: the issuing host's busy time (launch costs or the eager
+  // host model's per-op costs, graph launches, allocator calls; not the time it waits), the device's (while any of
+  // its kernels or copies runs: PyTorch's profiler's "GPU busy") and the CPU workers' (its HostCompute steps,
+  // ZeRO-Offload's optimizer). The steady state's are the last. The largest is the step's bound.
   std::vector<TimeNs> host_busy_ns;
   std::vector<TimeNs> device_busy_ns;
+  std::vector<TimeNs> host_worker_busy_ns;
   TimeNs steady_host_busy_ns = 0;
   TimeNs steady_device_busy_ns = 0;
+  TimeNs steady_host_worker_busy_ns = 0;
 
   Trace trace;
 };

@@ -120,9 +120,8 @@ class Engine : private DeviceListener {
   EagerHostCharges eager_;
   std::vector<int> once_charged_;
   // Host time spent issuing (launch costs, graph launches, allocator calls, not waits), per iteration (index
-  // iteration + 1); the device's busy-time integral at each iteration's start and end.
+  // iteration + 1).
   std::vector<TimeNs> host_busy_;
-  std::vector<TimeNs> busy_at_start_, busy_at_end_;
   bool reissue_ = false;  // the command just issued runs again when the host resumes (an allocation retried)
 
   // memory state
