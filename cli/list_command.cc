@@ -9,6 +9,7 @@
 
 #include "hw/cost_model.h"
 #include "hw/gpu_spec_file.h"
+#include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/planners/planner.h"
 #include "policies/pool/pool_policy.h"
@@ -52,7 +53,8 @@ std::vector<Family> families() {
   for (const auto& m : model_zoo()) models.entries.push_back({m.name, m.description, {}});
   f.push_back(std::move(models));
   Family hw{"hardware", "Hardware", "hardware (configs/hw)", "The hardware files in configs/hw.", "", false, {}};
-  for (const auto& h : list_hw_names()) hw.entries.push_back({h, load_gpu_spec(resolve_hw_path(h)).description, {}});
+  // load_hardware, not load_gpu_spec: a file may start from another (`base:`, hw/hardware_base.h).
+  for (const auto& h : list_hw_names()) hw.entries.push_back({h, load_hardware(h).spec.description, {}});
   f.push_back(std::move(hw));
   f.push_back({"pools", "Pools", "pools", "An experiment's `pool`.", "", true, entries_of(pool_registry())});
   f.push_back({"planners", "Planners", "offline planners (dlsim plan, and the planned pool's `planner`)",

@@ -50,6 +50,11 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
   if (r.oom) out << "OUT OF MEMORY     " << r.oom_where << '\n';
   out << "iteration time    " << fixed(r.iteration_time_us / 1000.0, 3) << " ms (steady state, " << r.iterations_run
       << " iterations run; first " << fixed(r.first_iteration_time_us / 1000.0, 3) << " ms)\n"
+      << "bound             " << (r.host_bound() ? "host" : "device") << ": host " << fixed(r.host_time_us / 1000.0, 3)
+      << " ms, " << (r.host_worker_time_us > 0 ? "CPU step " + fixed(r.host_worker_time_us / 1000.0, 3) + " ms, " : "")
+      << "device " << fixed(r.device_time_us / 1000.0, 3) << " ms busy per iteration ("
+      << (r.host_bound() ? "the GPU waits for the host: docs/host.md says what helps" : "the host keeps ahead of the GPU")
+      << ")\n"
       << "peak live         " << mib(r.peak_live_bytes) << " MiB  (lower bound for any pool)\n"
       << "peak reserved     " << mib(r.peak_reserved_bytes) << " MiB  ("
       << (r.reserved_up_front()

@@ -166,6 +166,9 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   out.alloc_time_us = r.allocator_ns.empty() ? 0.0 : static_cast<double>(r.allocator_ns.back()) / 1000.0;
   out.events = r.events_processed;
   out.sm_occupancy = r.steady_sm_occupancy;
+  out.host_time_us = static_cast<double>(r.steady_host_busy_ns) / 1000.0;
+  out.device_time_us = static_cast<double>(r.steady_device_busy_ns) / 1000.0;
+  out.host_worker_time_us = static_cast<double>(r.steady_host_worker_busy_ns) / 1000.0;
   out.streams = program.num_streams;
   out.pool_report = pool->report();
   out.up_front_reserved_bytes = pool->up_front_bytes();
@@ -213,6 +216,9 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["launch"] = to_string(e.launch);
   j["streams"] = r.streams;
   j["sm_occupancy"] = r.sm_occupancy;
+  j["host_time_us"] = r.host_time_us;
+  j["device_time_us"] = r.device_time_us;
+  j["bound"] = r.host_bound() ? "host" : "device";
   j["first_iteration_time_us"] = r.first_iteration_time_us;
   j["ideal_iteration_us"] = r.ideal_iteration_us;
   j["peak_live_bytes"] = r.peak_live_bytes;

@@ -3,6 +3,7 @@
 // executes it through the chosen pool on the modelled GPU.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,6 +38,17 @@ struct ExperimentResult {
   double alloc_time_us = 0;         // host time in allocator calls in the steady-state iteration
   uint64_t events = 0;              // discrete events processed
   double sm_occupancy = 0;          // steady state: mean share of the GPU's thread-block slots kernels held
+  // Steady state: the host's busy time (issuing ops: the launch costs or PyTorch's eager host model, graph
+  // launches, allocator calls), the device's (while any of the iteration's kernels or copies runs) and the CPU
+  // workers' (a HostCompute optimizer step, ZeRO-Offload's) in the iteration. The step is bound by the host when
+  // the host's or a CPU worker's is at least the device's: the GPU waits for work (sim/sim_run.h).
+  double host_time_us = 0;
+  double device_time_us = 0;
+  double host_worker_time_us = 0;
+  bool host_bound() const {
+    const double host = std::max(host_time_us, host_worker_time_us);
+    return host >= device_time_us && host > 0;
+  }
   int streams = 1;                  // the program's streams (compute and copy)
   double sim_wall_ms = 0;           // wall time of the simulation (the one non-deterministic figure)
   size_t ops = 0;

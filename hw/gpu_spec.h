@@ -2,12 +2,14 @@
 // What a GPU and its host link are, read from configs/hw/*.yaml. Units: bytes, bytes/s, FLOP/s, ns.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
 #include "common/params.h"
+#include "hw/eager_host_model.h"
 #include "workloads/graph.h"
 
 namespace dlsim {
@@ -94,6 +96,9 @@ struct GpuSpec {
   // (master weight and moments) a CPU Adam such as DeepSpeedCPUAdam updates per second. Only ZeRO-Offload's
   // host step (policies/swap/core/host_step.h) uses it.
   double host_adam_bytes_per_s = 0;
+  // PyTorch eager mode's per-op host costs (`host_cpu: pytorch_eager:`, optional; hw/eager_host_model.h). Absent:
+  // an eager launch costs the host launch_overhead_ns, as before the model existed.
+  std::optional<EagerHostSpec> eager_host;
   ConcurrencySpec concurrency;     // the `concurrent_kernels:` block (optional; defaults [A])
   TimeNs malloc_base_ns = 0;       // cudaMalloc: base + per GiB
   double malloc_ns_per_gib = 0;

@@ -10,7 +10,8 @@
 
 namespace dlsim {
 
-// Reads and checks a hardware file; every missing or malformed field is a ConfigError with file, line, key.
+// Reads and checks one hardware file; every missing or malformed field is a ConfigError with file, line, key. A
+// file that starts from another (`base:`) is read by load_hardware (hw/hardware.h), which lays its base under it.
 GpuSpec load_gpu_spec(const std::string& path);
 // The same from a mapping already read (a file with an experiment's overrides merged in); `path` names it.
 // `measured`: the measured tables (kernel_times, conv_workspace and their batch-free forms) taken from this

@@ -7,6 +7,7 @@
 #include "common/yaml_reader.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
+#include "hw/hardware_base.h"
 
 using namespace dlsim;
 
@@ -41,13 +42,14 @@ void check_same_spec(const GpuSpec& a, const GpuSpec& b) {
   CHECK(a.conv_workspace_by_batch == b.conv_workspace_by_batch);
   CHECK(a.op_class_scale == b.op_class_scale);
   CHECK(a.op_class_scale_path == b.op_class_scale_path);
+  CHECK(a.eager_host == b.eager_host);
 }
 
 // The whole file with `set` applied to a copy: the spec the cache must reproduce.
 template <class Set>
 GpuSpec by_hand(const std::string& name, Set set) {
   const std::string path = resolve_hw_path(name);
-  YAML::Node doc = YAML::Clone(load_yaml_file(path));
+  YAML::Node doc = YAML::Clone(load_hardware_document(path));  // its base laid under it, if it has one
   set(doc);
   return gpu_spec_from_yaml(doc, path);
 }

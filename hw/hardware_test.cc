@@ -17,8 +17,9 @@ TEST_CASE("load_hardware builds the spec, a roofline model and the PCIe link for
     CHECK(h.spec.name == name);
     REQUIRE(h.kernels != nullptr);
     REQUIRE(h.link != nullptr);
-    // Only the H100 file is calibrated (measured kernel times: the table model); the others are datasheet models.
-    if (name == "h100-sxm") CHECK(dynamic_cast<TableCostModel*>(h.kernels.get()) != nullptr);
+    // Only the H100 file (and its PyTorch variant, base: h100-sxm) is calibrated (measured kernel times: the table
+    // model); the others are datasheet models.
+    if (name == "h100-sxm" || name == "h100-sxm-pytorch") CHECK(dynamic_cast<TableCostModel*>(h.kernels.get()) != nullptr);
     else CHECK(dynamic_cast<RooflineCostModel*>(h.kernels.get()) != nullptr);
     CHECK(h.link->bandwidth(CopyDir::HostToDevice, true) == h.spec.pcie_h2d_pinned);
   }

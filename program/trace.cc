@@ -144,6 +144,17 @@ json to_chrome_trace(const Trace& t, const Graph& g) {
     ev.push_back({{"ph", "M"}, {"pid", 0}, {"tid", kD2HTrack}, {"name", "thread_name"}, {"args", {{"name", "copy D2H"}}}});
     ev.push_back({{"ph", "M"}, {"pid", 0}, {"tid", kH2DTrack}, {"name", "thread_name"}, {"args", {{"name", "copy H2D"}}}});
   }
+  constexpr int kHostTrack = -2;  // the host issuing each launch (the simulator's traces only)
+  if (!t.host_ops.empty())
+    ev.push_back({{"ph", "M"}, {"pid", 0}, {"tid", kHostTrack}, {"name", "thread_name"},
+                  {"args", {{"name", "host (issuing ops)"}}}});
+  for (const auto& r : t.host_ops) {
+    const bool known = r.op >= 0 && static_cast<size_t>(r.op) < g.ops().size();
+    ev.push_back({{"ph", "X"}, {"pid", 0}, {"tid", kHostTrack},
+                  {"name", known ? g.op(r.op).name : "op " + std::to_string(r.op)}, {"cat", "host"},
+                  {"ts", us(r.start)}, {"dur", us(r.end - r.start)},
+                  {"args", {{"iteration", r.iteration}, {"op", r.op}, {"stream", r.stream}}}});
+  }
   for (const auto& r : t.ops) {
     const bool known = r.op >= 0 && static_cast<size_t>(r.op) < g.ops().size();
     const std::string name = known ? g.op(r.op).name : "op " + std::to_string(r.op);

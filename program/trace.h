@@ -67,6 +67,9 @@ struct Trace {
   // The share of the GPU's thread-block slots the resident kernels hold, each time it changes (the simulator
   // only; not part of the JSON schema the two backends share: the chrome trace draws it as a counter track).
   std::vector<CounterSample> sm_occupancy;
+  // When the host issued each kernel launch: from the start of the call to the moment the kernel joins its stream
+  // (the simulator only, like sm_occupancy; the chrome trace draws them on a "host" track, stream = the launch's).
+  std::vector<OpRecord> host_ops;
   bool oom = false;
   std::string oom_where;  // e.g. "iteration 1, alloc of tensor 'layer3.0.conv1.out' (25690112 bytes)"
 };

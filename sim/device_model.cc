@@ -144,6 +144,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
   ++a.generation;
   if (c.kind == CmdKind::Launch) {
     a.host = false;
+    set_busy(c.iteration, +1);
     start_kernel(slot);
     return;
   }
@@ -154,6 +155,7 @@ void DeviceModel::start_activity(int s, const StreamCmd& c) {
     queue_.push(add_time(now_, t, gpu_file_), kActivityDone, slot, a.generation);
     return;
   }
+  set_busy(c.iteration, +1);  // a copy, its latency included
   a.to_host = c.kind == CmdKind::CopyOut;
   const CopyDir dir = a.to_host ? CopyDir::DeviceToHost : CopyDir::HostToDevice;
   a.group = serial_copies_ ? kCopyH2D : (a.to_host ? kCopyD2H : kCopyH2D);
@@ -357,6 +359,29 @@ void DeviceModel::set_occupancy(double occupancy) {
   }
 }
 
+DeviceModel::IterationBusy& DeviceModel::busy_of(int iteration) {
+  const auto i = static_cast<size_t>(std::max(iteration + 1, 0));
+  if (i >= busy_.size()) busy_.resize(i + 1);
+  return busy_[i];
+}
+
+void DeviceModel::set_busy(int iteration, int64_t delta) {
+  IterationBusy& b = busy_of(iteration);
+  if (b.active == 0 && delta > 0) b.since = now_;
+  b.active += delta;
+  if (b.active == 0) b.device += now_ - b.since;
+}
+
+TimeNs DeviceModel::device_busy(int iteration) const {
+  const auto i = static_cast<size_t>(std::max(iteration + 1, 0));
+  return i < busy_.size() ? busy_[i].device : 0;
+}
+
+TimeNs DeviceModel::host_worker_busy(int iteration) const {
+  const auto i = static_cast<size_t>(std::max(iteration + 1, 0));
+  return i < busy_.size() ? busy_[i].host_worker : 0;
+}
+
 void DeviceModel::join_group(uint32_t slot) {
   Activity& a = acts_[slot];
   a.last = now_;
@@ -396,6 +421,8 @@ void DeviceModel::finish_activity(uint32_t slot) {
   ++a.generation;
   free_slots_.push_back(slot);
   const StreamCmd c = a.cmd;
+  if (a.host) busy_of(c.iteration).host_worker += now_ - a.start;
+  else set_busy(c.iteration, -1);
   if (trace_) {
     if (a.kernel || a.host) {
       trace_->ops.push_back({c.iteration, c.op, a.stream, a.start, now_});

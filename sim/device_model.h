@@ -104,6 +104,13 @@ class DeviceModel {
   double occupancy_integral(TimeNs now) const {
     return occupancy_integral_ + occupancy_ * static_cast<double>(now - occupancy_since_);
   }
+  // For the commands of `iteration` that have finished: the time during which at least one of its kernels or copies
+  // ran (PyTorch's profiler's "GPU busy"; its own work only, whatever other iterations overlapped it), and the time
+  // its HostCompute steps took on the CPU workers. Counted by iteration rather than over an interval of time, so
+  // that iterations that overlap (ZeRO-Offload's delayed update runs one's GPU work beside the last one's CPU step)
+  // are each charged their own work.
+  TimeNs device_busy(int iteration) const;
+  TimeNs host_worker_busy(int iteration) const;
 
  private:
   // A hardware queue (connection): the commands of its streams in issue order.
@@ -196,6 +203,14 @@ class DeviceModel {
   std::vector<uint8_t> cost_known_;
   double occupancy_ = 0, occupancy_integral_ = 0;
   TimeNs occupancy_since_ = 0;
+  struct IterationBusy {
+    int64_t active = 0;  // its kernels and copies in progress
+    TimeNs since = 0;    // when the first of them started
+    TimeNs device = 0, host_worker = 0;
+  };
+  std::vector<IterationBusy> busy_;  // by iteration + 1 (setup is -1), grown as iterations arrive
+  IterationBusy& busy_of(int iteration);
+  void set_busy(int iteration, int64_t delta);
 };
 
 }  // namespace dlsim

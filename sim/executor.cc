@@ -24,6 +24,10 @@ Engine::Engine(const Program& p, const SimContext& c, const SimOptions& o)
               o.record_trace ? &r_.trace : nullptr, p.stream_priority, p.num_host_streams) {
   device_.set_kernel_variants(p.kernel_variant);
   device_.set_host_rate(c.gpu.host_adam_bytes_per_s * p.host_rate_scale);
+  if (o.launch == LaunchMode::Eager && c.gpu.eager_host) {
+    eager_ = eager_host_charges(*c.gpu.eager_host, c.graph);
+    once_charged_.assign(c.graph.ops().size(), -2);
+  }
 }
 
 [[noreturn]] void Engine::bad(const std::string& what) const {
@@ -59,6 +63,7 @@ RunResult Engine::run() {
   host_done_.assign(static_cast<size_t>(n) + 2, 0);
   iter_start_.assign(static_cast<size_t>(n), 0);
   iter_end_.assign(static_cast<size_t>(n), -1);
+  host_busy_.assign(static_cast<size_t>(n) + 2, 0);
   occupancy_at_start_.assign(static_cast<size_t>(n), 0);
   occupancy_at_end_.assign(static_cast<size_t>(n), 0);
   r_.allocator_ns.assign(static_cast<size_t>(n), 0);
@@ -89,12 +94,18 @@ RunResult Engine::run() {
     const double occupied = occupancy_at_end_[static_cast<size_t>(i)] -
                             (i == 0 ? occupancy_at_start_[0] : occupancy_at_end_[static_cast<size_t>(i - 1)]);
     r_.sm_occupancy.push_back(r_.iteration_ns.back() > 0 ? occupied / static_cast<double>(r_.iteration_ns.back()) : 0);
+    r_.host_busy_ns.push_back(host_busy_[tally_index(i)]);
+    r_.device_busy_ns.push_back(device_.device_busy(i));
+    r_.host_worker_busy_ns.push_back(device_.host_worker_busy(i));
     r_.trace.iterations.push_back({iter_start_[static_cast<size_t>(i)], iter_end_[static_cast<size_t>(i)]});
     r_.iterations_completed = i + 1;
   }
   r_.allocator_ns.resize(static_cast<size_t>(r_.iterations_completed));
   if (!r_.iteration_ns.empty()) r_.steady_iteration_ns = r_.iteration_ns.back();
   if (!r_.sm_occupancy.empty()) r_.steady_sm_occupancy = r_.sm_occupancy.back();
+  if (!r_.host_busy_ns.empty()) r_.steady_host_busy_ns = r_.host_busy_ns.back();
+  if (!r_.device_busy_ns.empty()) r_.steady_device_busy_ns = r_.device_busy_ns.back();
+  if (!r_.host_worker_busy_ns.empty()) r_.steady_host_worker_busy_ns = r_.host_worker_busy_ns.back();
   r_.peak_reserved_bytes = ctx_.device.peak_reserved();
   r_.device_malloc_calls = ctx_.device.malloc_calls() - m0;
   r_.device_free_calls = ctx_.device.free_calls() - f0;
@@ -127,6 +138,7 @@ void Engine::host_step() {
     if (graph_launch_due_) {  // launch: cuda-graph: the iteration's one cudaGraphLaunch
       graph_launch_due_ = false;
       if (ctx_.gpu.concurrency.graph_launch_ns > 0) {
+        host_busy_[tally_index(iteration_)] += ctx_.gpu.concurrency.graph_launch_ns;
         resume_host_at(now_ + ctx_.gpu.concurrency.graph_launch_ns);
         return;
       }
@@ -281,8 +293,9 @@ bool Engine::host_issue(const Command& c) {
     reissue_ = true;
     return false;
   }
-  const TimeNs overhead =
-      opt_.launch == LaunchMode::CudaGraph ? ctx_.gpu.concurrency.graph_node_ns : ctx_.gpu.launch_overhead_ns;
+  const TimeNs overhead = launch_cost(c);
+  if (opt_.record_trace && c.kind == CmdKind::Launch)
+    r_.trace.host_ops.push_back({iteration_, c.op, c.stream, now_, add_time(now_, overhead, ctx_.gpu.file)});
   if (overhead <= 0) {
     enqueue(c.stream, s);
     return true;
@@ -292,6 +305,22 @@ bool Engine::host_issue(const Command& c) {
   pending_cmd_ = s;
   resume_host_at(add_time(now_, overhead, ctx_.gpu.file));
   return false;
+}
+
+TimeNs Engine::launch_cost(const Command& c) {
+  TimeNs cost = ctx_.gpu.launch_overhead_ns;
+  if (opt_.launch == LaunchMode::CudaGraph) {
+    cost = ctx_.gpu.concurrency.graph_node_ns;
+  } else if (c.kind == CmdKind::Launch && !eager_.issue_ns.empty()) {  // PyTorch's eager host, op by op
+    const auto op = static_cast<size_t>(c.op);
+    cost = eager_.issue_ns[op];
+    if (once_charged_[op] != iteration_) {
+      cost += eager_.once_ns[op];
+      once_charged_[op] = iteration_;
+    }
+  }
+  host_busy_[tally_index(iteration_)] += cost;
+  return cost;
 }
 
 bool Engine::do_alloc(const Command& c) {
@@ -448,6 +477,7 @@ bool Engine::charge_device_calls(const DeviceCallCounts& before) {
   in_alloc_call_ = true;
   alloc_call_start_ = now_;
   alloc_call_iteration_ = iteration_;
+  host_busy_[tally_index(iteration_)] += cost;  // the call itself; cudaFree's wait for the device is not host work
   if (frees > 0 && !device_.idle()) {  // cudaFree synchronizes the device first
     wait_ = HostWait::DeviceIdle;
     cost_after_idle_ = cost;

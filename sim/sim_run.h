@@ -26,7 +26,8 @@ struct SimContext {
 };
 
 // How the host issues kernels (experiment key `launch`): one call per kernel and copy (eager, each costing
-// GpuSpec::launch_overhead_ns), or the whole iteration captured as a CUDA Graph (cuda-graph: one
+// GpuSpec::launch_overhead_ns, or with the hardware file's host_cpu.pytorch_eager each op PyTorch's host cost,
+// hw/eager_host_model.h), or the whole iteration captured as a CUDA Graph (cuda-graph: one
 // cudaGraphLaunch per iteration, concurrency.graph_launch_ns, then concurrency.graph_node_ns per kernel or copy as
 // the graph's work reaches the GPU), as torch.compile's reduce-overhead mode and IOS-style runtimes do.
 enum class LaunchMode : uint8_t { Eager, CudaGraph };
@@ -61,6 +62,16 @@ struct RunResult {
   // slots that resident kernels held (sim/device_model.h); the steady state's is the last.
   std::vector<double> sm_occupancy;
   double steady_sm_occupancy = 0;
+  // Per completed iteration, each charged its own work: the issuing host's busy time (launch costs or the eager
+  // host model's per-op costs, graph launches, allocator calls; not the time it waits), the device's (while any of
+  // its kernels or copies runs: PyTorch's profiler's "GPU busy") and the CPU workers' (its HostCompute steps,
+  // ZeRO-Offload's optimizer). The steady state's are the last. The largest is the step's bound.
+  std::vector<TimeNs> host_busy_ns;
+  std::vector<TimeNs> device_busy_ns;
+  std::vector<TimeNs> host_worker_busy_ns;
+  TimeNs steady_host_busy_ns = 0;
+  TimeNs steady_device_busy_ns = 0;
+  TimeNs steady_host_worker_busy_ns = 0;
 
   Trace trace;
 };

@@ -104,17 +104,19 @@ TEST_CASE("the Chrome trace has a track per stream and a slice per kernel and co
   SimContext ctx{e.g, gpu, k, l, pool, dev};
   const RunResult r = simulate(e.p, ctx, SimOptions{});
   const nlohmann::json c = to_chrome_trace(r.trace, e.g);
-  int slices = 0, copies = 0, tracks = 0;
+  int slices = 0, copies = 0, tracks = 0, host = 0;
   bool named = false;
   for (const auto& ev : c["traceEvents"]) {
     if (ev["ph"] == "X" && ev.value("cat", "") == "copy") ++copies;
+    else if (ev["ph"] == "X" && ev.value("cat", "") == "host") ++host;
     else if (ev["ph"] == "X" && ev.value("cat", "") != "iteration") ++slices;
     if (ev["ph"] == "M" && ev["name"] == "thread_name") ++tracks;
     if (ev["ph"] == "X" && ev["name"] == "conv") named = ev["ts"] == r.trace.ops.at(0).start / 1000.0;
   }
   CHECK(slices == 4);
   CHECK(copies == 2);
-  CHECK(tracks == 4);  // streams 0 and 1, and the two copy directions
+  CHECK(host == 4);    // the host's issue of each kernel launch
+  CHECK(tracks == 5);  // streams 0 and 1, the two copy directions, and the host
   CHECK(named);
 }
 
@@ -145,7 +147,7 @@ TEST_CASE("the Chrome trace shows kernels of two streams overlapping and an SM o
   double peak = 0;
   int counters = 0;
   for (const auto& ev : c["traceEvents"]) {
-    if (ev["ph"] == "X" && ev.value("cat", "") != "iteration")
+    if (ev["ph"] == "X" && ev.value("cat", "") != "iteration" && ev.value("cat", "") != "host")
       slice[ev["tid"].get<int>()] = {ev["ts"].get<double>(), ev["ts"].get<double>() + ev["dur"].get<double>()};
     if (ev["ph"] == "C" && ev["name"] == "SM occupancy") {
       ++counters;

@@ -73,6 +73,7 @@ class Engine : private DeviceListener {
   bool charge_device_calls(const DeviceCallCounts& before);
   void end_of_section();
   void resume_host_at(TimeNs t);
+  TimeNs launch_cost(const Command& c);  // what issuing a kernel or copy costs the host now
   void enqueue(int stream, const StreamCmd& c);
   void settle();  // the device as far as it goes at now_, then wake the host if what it waits for happened
   bool host_wait_over() const;  // what the blocked host waits for has happened
@@ -113,6 +114,14 @@ class Engine : private DeviceListener {
   std::vector<TimeNs> iter_start_, iter_end_;
   std::vector<double> occupancy_at_start_, occupancy_at_end_;  // DeviceModel::occupancy_integral there
   bool graph_launch_due_ = false;  // launch: cuda-graph and an iteration begins: the host pays the graph launch
+  // launch: eager on a hardware file with host_cpu.pytorch_eager: each op's host cost (hw/eager_host_model.h);
+  // empty otherwise (every launch costs launch_overhead_ns). once_charged_[op]: the iteration whose once-per-step
+  // cost that op has paid (a recomputation launches it again without paying it twice).
+  EagerHostCharges eager_;
+  std::vector<int> once_charged_;
+  // Host time spent issuing (launch costs, graph launches, allocator calls, not waits), per iteration (index
+  // iteration + 1).
+  std::vector<TimeNs> host_busy_;
   bool reissue_ = false;  // the command just issued runs again when the host resumes (an allocation retried)
 
   // memory state
