@@ -27,6 +27,8 @@ CLI::App* add_fit_kernels_command(CLI::App& app, FitKernelsCommandOptions& o) {
   cmd->add_option("--hw", o.hw, "the hardware file to start from (a configs/hw name or a path)");
   cmd->add_option("--out", o.out, "the hardware file to write (with --shapes-of: the shapes file)");
   cmd->add_option("--report", o.report, "write the cross-validation here (Markdown)");
+  cmd->add_option("--description", o.description,
+                  "the written file's description (default: BASE's, saying its kernel times are fitted to the sweep)");
   cmd->add_option("--folds", o.folds, "folds of the k-fold cross-validation")->check(CLI::Range(2, 100))
       ->capture_default_str();
   cmd->add_option("--tile", o.tile, "output tile side of a tensor-core kernel (wave quantisation)")
@@ -97,6 +99,7 @@ std::string fit_command_line(const FitKernelsCommandOptions& o) {
   if (o.folds != 5) c += " --folds " + std::to_string(o.folds);
   if (o.tile != 128) c += " --tile " + fixed(o.tile, 0);
   if (o.min_split_k != 512) c += " --min-split-k " + fixed(o.min_split_k, 0);
+  if (!o.description.empty()) c += " --description '" + o.description + "'";
   return c;
 }
 
@@ -129,7 +132,12 @@ int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out
       "kernel_model: fitted by `" + fit_command_line(o) + "` to " + std::to_string(samples.size()) +
       " kernels of " + sweep_description(sweep) + ". Each class's time is fixed_us + flop_scale F + wave_scale F q "
       "+ byte_scale B (docs/real-gpu.md); ops of no fitted class keep the roofline above.";
-  const std::string text = fitted_hardware_text(read_text_file(hw_path), fitted, comment);
+  const std::string device = meta_text(sweep.meta, "device");
+  const std::string description =
+      !o.description.empty() ? o.description
+                             : base.description + "; kernel times fitted to a PyTorch sweep" +
+                                   (device.empty() ? std::string() : " on the " + device) + " (" + sweep.file + ")";
+  const std::string text = fitted_hardware_text(read_text_file(hw_path), fitted, comment, description);
   gpu_spec_from_yaml(parse_yaml_text(text, o.out), o.out);  // what is written must load
   write_file_atomically(o.out, text, "--out");
   out << "fitted " << fitted.classes.size() << " kernel classes to " << samples.size() << " samples of " << o.sweep

@@ -20,6 +20,7 @@ struct FitKernelsCommandOptions {
   std::string hw;       // the hardware file to start from (a name or a path)
   std::string out;      // the hardware file to write (--shapes-of: the shapes file)
   std::string report;   // the cross-validation report (Markdown), optional
+  std::string description;  // the written file's description ("": BASE's, with the sweep named)
   int folds = 5;
   double tile = 128;
   double min_split_k = 512;

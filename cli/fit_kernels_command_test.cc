@@ -43,7 +43,14 @@ TEST_CASE("dlsim fit-kernels writes the base file with a fitted kernel_model tha
   CHECK_THAT(out.str(), Catch::Contains("kernel classes to 338 samples"));
   const std::string text = read_file(o.out);
   const std::string base = read_file(std::string(DLSIM_SOURCE_DIR) + "/configs/hw/h200.yaml");
-  CHECK(text.rfind(base.substr(0, base.size() - 1), 0) == 0);  // the datasheet file kept as it was
+  // The datasheet file kept as it was, but for its description, which names the sweep.
+  const std::string description = "description: \"NVIDIA H200 SXM 141GB HBM3e, PCIe Gen5 x16 host link; kernel "
+                                  "times fitted to a PyTorch sweep on the NVIDIA H200 (" + kFixture + ")\"\n";
+  REQUIRE(text.find(description) != std::string::npos);
+  const size_t d = base.find("description:");
+  const size_t after = base.find('\n', d) + 1;
+  CHECK(text.substr(0, d) == base.substr(0, d));
+  CHECK(text.substr(d + description.size(), base.size() - after - 1) == base.substr(after, base.size() - after - 1));
   const GpuSpec spec = load_gpu_spec(o.out);
   CHECK(spec.kernel_model == "fitted");
   CHECK(spec.fitted_kernels.classes.count("conv_fwd.tf32.spatial") == 1);

@@ -81,7 +81,7 @@ void register_fitted(KernelModelRegistry& r) {
   r.add({"fitted",
          "kernel time from shape per class of library kernel, fitted to a sweep of measured kernels (the hardware "
          "file's kernel_model mapping, written by dlsim fit-kernels); an exact kernel_times entry first, the roofline "
-         "for what no class covers",
+         "(with these parameters: the roofline block) for what no class covers and for every kernel's SM share",
          RooflineOptions::parameters().specs(),
          [](const Params& p, const GpuSpec& spec) -> std::unique_ptr<KernelCostModel> {
            return std::make_unique<FittedCostModel>(spec, RooflineOptions::parameters().from_params(p));

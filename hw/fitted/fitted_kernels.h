@@ -6,7 +6,7 @@
 // over the GPU's SMs (hw/fitted/kernel_shape.h: ceil(blocks / SMs) * SMs / blocks), and B = bytes / the HBM
 // bandwidth (the ideal memory time). The four coefficients are fitted, never set by hand: 1 / flop_scale is the
 // fraction of the peak a kernel reaches once its tiles fill whole waves, 1 / byte_scale the fraction of the
-// bandwidth, fixed_us what a kernel of no work costs where the sweep measured it (docs/hardware.md says what that
+// bandwidth, fixed_us what a kernel of no work costs where the sweep measured it (docs/real-gpu.md says what that
 // includes). A coefficient the fit found no use for is 0.
 #include <cstdint>
 #include <map>

@@ -37,21 +37,18 @@ FittedKernelClass read_class(const YamlMap& m) {
   return c;
 }
 
-// A YAML double-quoted scalar of free text (the writer's own strings: the sweep's path and meta).
-std::string quoted(const std::string& s) {
+}  // namespace
+
+std::string fitted_yaml_quoted(const std::string& text) {
   std::string out = "\"";
-  for (char ch : s) {
+  for (char ch : text) {
     if (ch == '"' || ch == '\\') out += '\\';
-    if (ch == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += ch;
+    if (ch == '\n') out += "\\n";
+    else if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) out += '?';
+    else out += ch;
   }
   return out + "\"";
 }
-
-}  // namespace
 
 FittedKernels fitted_kernels_from_yaml(const YamlMap& section) {
   section.check_keys({"fitted_from", "timing", "tile", "min_split_k", "classes"});
@@ -82,8 +79,8 @@ FittedKernels fitted_kernels_from_yaml(const YamlMap& section) {
 std::string fitted_kernels_to_yaml(const FittedKernels& f) {
   std::ostringstream o;
   o << "kernel_model:\n"
-    << "  fitted_from: " << quoted(f.fitted_from) << '\n';
-  if (!f.timing.empty()) o << "  timing: " << quoted(f.timing) << '\n';
+    << "  fitted_from: " << fitted_yaml_quoted(f.fitted_from) << '\n';
+  if (!f.timing.empty()) o << "  timing: " << fitted_yaml_quoted(f.timing) << '\n';
   o << "  tile: " << fitted_number_text(f.tile) << '\n'
     << "  min_split_k: " << fitted_number_text(f.min_split_k) << '\n'
     << "  classes:\n";

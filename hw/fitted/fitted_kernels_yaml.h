@@ -18,6 +18,9 @@
 namespace dlsim {
 
 FittedKernels fitted_kernels_from_yaml(const YamlMap& section);
+// A YAML double-quoted scalar of free text (quotes and backslashes escaped, line breaks as \n, other control
+// characters as '?').
+std::string fitted_yaml_quoted(const std::string& text);
 // The section as text, `kernel_model:` included, coefficients to 6 significant digits, classes in name order.
 std::string fitted_kernels_to_yaml(const FittedKernels& f);
 

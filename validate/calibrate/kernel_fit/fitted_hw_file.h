@@ -8,7 +8,9 @@
 namespace dlsim {
 
 // `base_text` without its top-level kernel_model entry (the key's line and the indented, blank and comment lines
-// under it), then `comment` (each line prefixed "# ") and the section. The caller checks that it loads.
-std::string fitted_hardware_text(const std::string& base_text, const FittedKernels& fitted, const std::string& comment);
+// under it) and with its top-level description replaced by `description` (the same way), then `comment` (each
+// line prefixed "# ") and the section. The caller checks that it loads.
+std::string fitted_hardware_text(const std::string& base_text, const FittedKernels& fitted, const std::string& comment,
+                                 const std::string& description);
 
 }  // namespace dlsim
