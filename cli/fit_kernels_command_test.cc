@@ -55,7 +55,7 @@ TEST_CASE("dlsim fit-kernels writes the base file with a fitted kernel_model tha
   CHECK(spec.kernel_model == "fitted");
   CHECK(spec.fitted_kernels.classes.count("conv_fwd.tf32.spatial") == 1);
   const std::string report = read_file(o.report);
-  CHECK_THAT(report, Catch::Contains("| class | samples | spread | before | k-fold | LOMO (n) | in-sample |"));
+  CHECK_THAT(report, Catch::Contains("| class | samples | spread | before | k-fold | k-fold near / above fixed (n near) | LOMO (n) | in-sample |"));
   CHECK_THAT(report, Catch::Contains("| conv_fwd.tf32.spatial |"));
 
   std::ostringstream again;

@@ -36,6 +36,9 @@ double predicted_us(const KernelCostModel& m, const Graph& g) {
   return static_cast<double>(m.cost(g, g.ops().back()).duration_ns) / 1e3;
 }
 
+// A sample measured under this many times its class's fixed cost is mostly that cost.
+constexpr double kNearFixedCost = 1.5;
+
 double percent_error(double predicted, double measured) { return std::abs(predicted - measured) / measured * 100.0; }
 
 }  // namespace
@@ -78,7 +81,7 @@ KernelCrossValidation cross_validate_kernels(const KernelSweep& sweep, const std
   graphs.reserve(samples.size());
   for (const FitSample& s : samples) graphs.push_back(sample_graph(sweep.records.at(s.record)));
 
-  std::map<std::string, std::vector<double>> spread, before, fitted, kfold, lomo;
+  std::map<std::string, std::vector<double>> spread, before, fitted, kfold, near_fixed, above_fixed, lomo;
   std::map<std::string, std::vector<double>> lomo_models;
   std::vector<std::string> notes;  // the folds' own notes (a class too small in a fold) are not reported
 
@@ -99,8 +102,14 @@ KernelCrossValidation cross_validate_kernels(const KernelSweep& sweep, const std
     for (size_t i = 0; i < samples.size(); ++i)
       if (fold[i] != f) train.push_back(samples[i]);
     const auto model = fitted_model_for(base, fit_kernel_classes(train, base, settings, notes));
-    for (size_t i = 0; i < samples.size(); ++i)
-      if (fold[i] == f) kfold[samples[i].cls].push_back(percent_error(predicted_us(*model, graphs[i]), samples[i].us));
+    for (size_t i = 0; i < samples.size(); ++i) {
+      if (fold[i] != f) continue;
+      const double e = percent_error(predicted_us(*model, graphs[i]), samples[i].us);
+      kfold[samples[i].cls].push_back(e);
+      const auto c = all.classes.find(samples[i].cls);
+      const bool near = c != all.classes.end() && samples[i].us < kNearFixedCost * c->second.fixed_us;
+      (near ? near_fixed : above_fixed)[samples[i].cls].push_back(e);
+    }
   }
 
   std::set<std::string> models;
@@ -126,6 +135,8 @@ KernelCrossValidation cross_validate_kernels(const KernelSweep& sweep, const std
     c.before = summarize_errors(errors);
     c.fitted = summarize_errors(fitted[cls]);
     c.kfold = summarize_errors(kfold[cls]);
+    c.kfold_near_fixed = summarize_errors(near_fixed[cls]);
+    c.kfold_above_fixed = summarize_errors(above_fixed[cls]);
     c.lomo = summarize_errors(lomo[cls]);
   }
   for (const auto& [m, errors] : lomo_models) cv.lomo_by_model[m] = summarize_errors(errors);

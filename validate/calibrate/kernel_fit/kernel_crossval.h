@@ -34,6 +34,10 @@ struct ClassCrossValidation {
   ErrorSummary before;   // the base file's model
   ErrorSummary fitted;   // the fit to all samples, predicting them (in-sample)
   ErrorSummary kfold;
+  // The k-fold errors of the samples measured under 1.5 times the class's fixed cost (fitted to all samples):
+  // kernels whose time is mostly the fixed cost, and of the others, whose time is mostly their work.
+  ErrorSummary kfold_near_fixed;
+  ErrorSummary kfold_above_fixed;
   ErrorSummary lomo;     // only samples of zoo models (n = 0 when the class has none)
 };
 

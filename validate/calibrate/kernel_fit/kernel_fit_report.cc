@@ -12,6 +12,8 @@ std::string report_pair(const ErrorSummary& e) {
   return fixed(e.median, 1) + " / " + fixed(e.p90, 1);
 }
 
+std::string report_median(const ErrorSummary& e) { return e.n == 0 ? "-" : fixed(e.median, 1); }
+
 std::string report_scale(double v) { return v > 0 ? fixed(v, 3) : "0"; }
 
 // 1 / scale as a percentage of the peak or the bandwidth: what the term's coefficient means.
@@ -30,12 +32,15 @@ std::string kernel_fit_report(const std::string& command, const FittedKernels& f
        "percentile, per class. *before*: the base file's (" << base_name << ") own kernel model pricing the same "
        "op; *k-fold*: " << cv.folds << " folds by shape, each predicted by a fit to the others; *LOMO*: the layers of "
        "each zoo model predicted by a fit to every other sample (n: those samples); *in-sample*: the fit to all "
-       "samples; *spread*: (us - us_min) / us of the measurements themselves, the noise under every error.\n\n"
-    << "| class | samples | spread | before | k-fold | LOMO (n) | in-sample |\n"
-    << "|---|---:|---:|---:|---:|---:|---:|\n";
+       "samples; *spread*: (us - us_min) / us of the measurements themselves, the noise under every error; "
+       "*k-fold near / above fixed*: the k-fold medians of the samples measured under 1.5 times the class's "
+       "fixed_us (n) and of the others.\n\n"
+    << "| class | samples | spread | before | k-fold | k-fold near / above fixed (n near) | LOMO (n) | in-sample |\n"
+    << "|---|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const auto& [cls, c] : cv.classes)
     o << "| " << cls << " | " << c.samples << " | " << report_pair(c.spread) << " | " << report_pair(c.before) << " | "
-      << report_pair(c.kfold) << " | "
+      << report_pair(c.kfold) << " | " << report_median(c.kfold_near_fixed) << " / "
+      << report_median(c.kfold_above_fixed) << " (" << c.kfold_near_fixed.n << ") | "
       << report_pair(c.lomo) << (c.lomo.n ? " (" + std::to_string(c.lomo.n) + ")" : std::string()) << " | "
       << report_pair(c.fitted) << " |\n";
   if (!cv.lomo_by_model.empty()) {
