@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/config_error.h"
+#include "hw/fitted/fitted_cost_model.h"
 #include "hw/roofline.h"
 #include "hw/table_cost_model.h"
 #include "hw/testing/fixtures.h"
@@ -17,8 +18,10 @@ TEST_CASE("load_hardware builds the spec, a roofline model and the PCIe link for
     CHECK(h.spec.name == name);
     REQUIRE(h.kernels != nullptr);
     REQUIRE(h.link != nullptr);
-    // Only the H100 file is calibrated (measured kernel times: the table model); the others are datasheet models.
+    // Only the H100 file is calibrated (measured kernel times: the table model); h200-pytorch carries kernel times
+    // fitted to a PyTorch sweep (the fitted model); the others are datasheet models.
     if (name == "h100-sxm") CHECK(dynamic_cast<TableCostModel*>(h.kernels.get()) != nullptr);
+    else if (name == "h200-pytorch") CHECK(dynamic_cast<FittedCostModel*>(h.kernels.get()) != nullptr);
     else CHECK(dynamic_cast<RooflineCostModel*>(h.kernels.get()) != nullptr);
     CHECK(h.link->bandwidth(CopyDir::HostToDevice, true) == h.spec.pcie_h2d_pinned);
   }
