@@ -15,13 +15,13 @@ using namespace dlsim;
 
 namespace {
 
-const std::string kFixture = std::string(DLSIM_SOURCE_DIR) + "/tests/data/kernel-sweep-h200-subset.json";
+const std::string kFitTestFixture = std::string(DLSIM_SOURCE_DIR) + "/tests/data/kernel-sweep-h200-subset.json";
 
 GpuSpec h200() { return load_gpu_spec(resolve_hw_path("h200")); }
 
 std::vector<FitSample> fixture_samples() {
   std::vector<std::string> notes;
-  auto s = fit_samples(load_kernel_sweep(kFixture), notes);
+  auto s = fit_samples(load_kernel_sweep(kFitTestFixture), notes);
   CHECK(notes.empty());
   return s;
 }
@@ -119,7 +119,7 @@ TEST_CASE("the fit to the committed H200 subset reproduces its coefficients") {
 
 TEST_CASE("the simulator prices a sweep record's op as the fit priced the record") {
   GpuSpec spec = h200();
-  const KernelSweep sweep = load_kernel_sweep(kFixture);
+  const KernelSweep sweep = load_kernel_sweep(kFitTestFixture);
   const std::vector<FitSample> samples = fixture_samples();
   std::vector<std::string> notes;
   spec.fitted_kernels = fit_kernel_classes(samples, spec, FittedKernels{}, notes);
@@ -136,7 +136,7 @@ TEST_CASE("the simulator prices a sweep record's op as the fit priced the record
 }
 
 TEST_CASE("cross-validation: deterministic folds by shape, every class reported") {
-  const KernelSweep sweep = load_kernel_sweep(kFixture);
+  const KernelSweep sweep = load_kernel_sweep(kFitTestFixture);
   const std::vector<FitSample> samples = fixture_samples();
   const std::vector<int> folds = kfold_assignment(samples, 5);
   CHECK(folds == kfold_assignment(samples, 5));

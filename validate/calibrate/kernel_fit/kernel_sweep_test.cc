@@ -8,7 +8,7 @@ using namespace dlsim;
 
 namespace {
 
-const std::string kFixture = std::string(DLSIM_SOURCE_DIR) + "/tests/data/kernel-sweep-h200-subset.json";
+const std::string kSweepTestFixture = std::string(DLSIM_SOURCE_DIR) + "/tests/data/kernel-sweep-h200-subset.json";
 
 void check_refused(const std::string& text, const std::string& key, const std::string& message) {
   try {
@@ -30,7 +30,7 @@ const std::string kConv =
 }  // namespace
 
 TEST_CASE("the committed H200 subset loads, every record with its fields") {
-  const KernelSweep s = load_kernel_sweep(kFixture);
+  const KernelSweep s = load_kernel_sweep(kSweepTestFixture);
   REQUIRE(s.records.size() == 338);
   CHECK(s.meta["device"] == "NVIDIA H200");
   size_t convs = 0, sdpa = 0;
@@ -46,7 +46,7 @@ TEST_CASE("the committed H200 subset loads, every record with its fields") {
 }
 
 TEST_CASE("a record reads back from what the writer makes of it") {
-  const KernelSweep s = load_kernel_sweep(kFixture);
+  const KernelSweep s = load_kernel_sweep(kSweepTestFixture);
   nlohmann::json again = {{"records", nlohmann::json::array()}};
   for (const SweepRecord& r : s.records) again["records"].push_back(sweep_record_to_json(r));
   const KernelSweep t = kernel_sweep_from_text(again.dump(), "again.json");
