@@ -111,7 +111,7 @@ TEST_CASE("a fitted class's time grows with the kernel's size") {
   CHECK(last > 0);
 }
 
-TEST_CASE("an exact kernel_times entry wins; an op of no fitted class keeps the roofline") {
+TEST_CASE("an exact kernel_times entry wins, and an op of no fitted class keeps the roofline") {
   FittedKernels f = all_classes();
   f.classes.erase("batchnorm.f32");
   GpuSpec s = fitted_spec(f);
