@@ -15,6 +15,7 @@
 #include "cli/calibrate_command.h"
 #include "cli/compare_command.h"
 #include "cli/fit_command.h"
+#include "cli/fit_kernels_command.h"
 #include "cli/list_command.h"
 #include "cli/model_command.h"
 #include "cli/plan_command.h"
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
   CalibrateCommandOptions calibrate;
   CompareCommandOptions compare;
   FitCommandOptions fit;
+  FitKernelsCommandOptions fit_kernels;
   SimfuzzCommandOptions simfuzz;
   PlotCommandOptions plot;
   PlotMemoryCommandOptions plot_memory;
@@ -93,6 +95,7 @@ int main(int argc, char** argv) {
       subcommand(app, calibrate, add_calibrate_command, run_calibrate_command),
       subcommand(app, compare, add_compare_command, run_compare_command),
       subcommand(app, fit, add_fit_command, run_fit_command),
+      subcommand(app, fit_kernels, add_fit_kernels_command, run_fit_kernels_command),
       subcommand(app, simfuzz, add_simfuzz_command, run_simfuzz_command),
       subcommand(app, plot, add_plot_command, run_plot_command),
       subcommand(app, plot_memory, add_plot_memory_command, run_plot_memory_command),

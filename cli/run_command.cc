@@ -42,7 +42,10 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
       << "model             " << e.model << " (batch " << e.batch << ", " << r.ops << " ops, " << r.tensors
       << " tensors)\n"
       << "hardware          " << e.hw_label() << ", kernel model " << r.kernel_model;
-  if (r.kernel_report.contains("measured_ops"))
+  if (r.kernel_report.contains("fitted_ops"))
+    out << " (" << r.kernel_report["fitted_ops"] << " of " << r.kernel_report["ops"] << " ops by a fitted class, "
+        << r.kernel_report["measured_ops"] << " measured)";
+  else if (r.kernel_report.contains("measured_ops"))
     out << " (" << r.kernel_report["measured_ops"] << " of " << r.kernel_report["ops"] << " ops measured)";
   out << '\n'
       << "policies          pool " << e.pool.label() << ", swap " << e.swap.label() << ", concurrency "

@@ -10,6 +10,7 @@
 
 #include "common/params.h"
 #include "hw/eager_host_model.h"
+#include "hw/fitted/fitted_kernels.h"
 #include "workloads/graph.h"
 
 namespace dlsim {
@@ -75,9 +76,12 @@ struct GpuSpec {
 
   // The kernel cost model (hw/cost_model.h's registry) and its parameters, the file's `roofline:` block,
   // checked against the model's specs. kernel_model is what the file names, or by default `table` when it
-  // has kernel_times and `roofline` when not.
+  // has kernel_times and `roofline` when not; `fitted` when the file's kernel_model is the fitted section.
   std::string kernel_model = "roofline";
   Params kernel_model_params;
+  // The fitted per-class kernel times (the `kernel_model:` mapping, hw/fitted/fitted_kernels.h); empty when the
+  // file names a model instead.
+  FittedKernels fitted_kernels;
 
   int pcie_gen = 0;
   int pcie_lanes = 0;

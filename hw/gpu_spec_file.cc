@@ -14,6 +14,7 @@
 #include "common/yaml_reader.h"
 #include "hw/cost_model.h"
 #include "hw/host_cpu_file.h"
+#include "hw/fitted/fitted_kernels_yaml.h"
 #include "hw/math_path.h"
 #include "workloads/shape.h"
 
@@ -133,16 +134,23 @@ void read_op_class_scale_path(const YamlMap& roofline, GpuSpec& g) {
                                                "'s factor (dlsim calibrate writes it)");
 }
 
-// `kernel_model:` (optional) chooses the model by name; the `roofline:` block holds its parameters, checked
-// against its specs (every key optional, with the declared default). Reads kernel_times first: the default
-// model depends on it.
+// `kernel_model:` (optional) chooses the model by name, or is itself the fitted model's mapping (`dlsim
+// fit-kernels` writes it: hw/fitted/fitted_kernels_yaml.h), which makes the model `fitted`; the `roofline:` block
+// holds the parameters, checked against the model's specs (every key optional, with the declared default).
+// Reads kernel_times first: the default model depends on it.
 void read_kernel_model(const YamlMap& m, GpuSpec& g) {
   g.kernel_model = g.kernel_times.empty() ? "roofline" : "table";
-  if (m.has("kernel_model")) {
+  if (m.has("kernel_model") && m.get("kernel_model").IsMap()) {
+    g.fitted_kernels = fitted_kernels_from_yaml(m.get_map("kernel_model"));
+    g.kernel_model = "fitted";
+  } else if (m.has("kernel_model")) {
     g.kernel_model = m.get_string("kernel_model");
     kernel_model_registry().get(g.kernel_model, m.file(), m.line_of("kernel_model"), "kernel_model");
     if (g.kernel_model == "table" && g.kernel_times.empty())
       m.fail("kernel_model", "the table model needs measured kernel_times (dlsim calibrate writes them)");
+    if (g.kernel_model == "fitted")
+      m.fail("kernel_model", "the fitted model is the kernel_model mapping itself (its classes, which dlsim "
+                             "fit-kernels writes), not a name");
   }
   const auto& entry = kernel_model_registry().get(g.kernel_model);
   const YamlMap roofline = m.get_map("roofline");  // required, and a mapping

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "common/config_error.h"
+#include "hw/fitted/fitted_cost_model.h"
 #include "hw/roofline.h"
 #include "hw/table_cost_model.h"
 #include "hw/testing/fixtures.h"
@@ -18,8 +19,10 @@ TEST_CASE("load_hardware builds the spec, a roofline model and the PCIe link for
     REQUIRE(h.kernels != nullptr);
     REQUIRE(h.link != nullptr);
     // Only the H100 file (and its PyTorch variant, base: h100-sxm) is calibrated (measured kernel times: the table
+    // model); h200-fitted (and its PyTorch variant) carries kernel times fitted to a PyTorch sweep (the fitted
     // model); the others are datasheet models.
     if (name == "h100-sxm" || name == "h100-sxm-pytorch") CHECK(dynamic_cast<TableCostModel*>(h.kernels.get()) != nullptr);
+    else if (name == "h200-fitted" || name == "h200-pytorch") CHECK(dynamic_cast<FittedCostModel*>(h.kernels.get()) != nullptr);
     else CHECK(dynamic_cast<RooflineCostModel*>(h.kernels.get()) != nullptr);
     CHECK(h.link->bandwidth(CopyDir::HostToDevice, true) == h.spec.pcie_h2d_pinned);
   }

@@ -16,7 +16,8 @@
 // (an alias cycle or a nesting beyond the limit would make the scenario's own file unreadable):
 //   input_file: {kind: experiment, path: ../../data/bad-input/alias-cycle.yaml}   # path from the scenario's folder
 //     kind: experiment (read, then run), sweep, hardware, model-config (a config.json), fuzz-case (a simfuzz
-//     replay) or published-points (data/published); expect_error's file defaults to the input file's name.
+//     replay), published-points (data/published) or kernel-sweep (a kernels.json, `dlsim fit-kernels`);
+//     expect_error's file defaults to the input file's name.
 // Each error is a ConfigError, which the dlsim binary prints and exits 2 for (docs/cli.md; tests/CMakeLists.txt
 // checks that on the binary for each kind of input).
 #include <catch2/catch.hpp>
@@ -34,6 +35,7 @@
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
 #include "hw/hardware.h"
+#include "validate/calibrate/kernel_fit/kernel_sweep.h"
 #include "validate/calibrate/published_points.h"
 #include "workloads/llama_models.h"
 
@@ -105,7 +107,9 @@ void load_input_file(const YamlMap& input, const std::string& scenario) {
   else if (kind == "model-config") load_llama_config(path);
   else if (kind == "fuzz-case") load_fuzz_case(path);
   else if (kind == "published-points") load_published_points(path);
-  else input.fail("kind", "unknown kind '" + kind + "'; valid: experiment, sweep, hardware, model-config, fuzz-case, published-points");
+  else if (kind == "kernel-sweep") load_kernel_sweep(path);
+  else input.fail("kind", "unknown kind '" + kind + "'; valid: experiment, sweep, hardware, model-config, fuzz-case, "
+                          "published-points, kernel-sweep");
 }
 
 void expect_error(const YamlMap& doc, const std::string& file) {

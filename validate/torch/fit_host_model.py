@@ -41,7 +41,7 @@ from studies import blocks  # noqa: E402  (generated blocks inside hand-written 
 DATA = ROOT / "results" / "fidelity" / "data"
 MACHINES = [  # (label, profile file, shipped hardware file, the variant written)
     ("h100", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm", "h100-sxm-pytorch"),
-    ("h200", "h200-2026-11-27-pytorch-step-profiles.json", "h200", "h200-pytorch"),
+    ("h200", "h200-2026-11-27-pytorch-step-profiles.json", "h200-fitted", "h200-pytorch"),
 ]
 CASES = {"resnet50-b32": ("resnet50", 32), "mobilenet_v2-b64": ("mobilenet_v2", 64), "googlenet-b32": ("googlenet", 32)}
 CLASSES = ["conv", "matmul", "norm", "elementwise", "view"]

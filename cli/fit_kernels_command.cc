@@ -1,0 +1,155 @@
+#include "cli/fit_kernels_command.h"
+
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/config_error.h"
+#include "common/strings.h"
+#include "common/yaml_reader.h"
+#include "hw/gpu_spec_file.h"
+#include "hw/math_path.h"
+#include "validate/calibrate/kernel_fit/fit_samples.h"
+#include "validate/calibrate/kernel_fit/fitted_hw_file.h"
+#include "validate/calibrate/kernel_fit/kernel_crossval.h"
+#include "validate/calibrate/kernel_fit/kernel_fit.h"
+#include "validate/calibrate/kernel_fit/kernel_fit_report.h"
+#include "validate/calibrate/kernel_fit/zoo_shapes.h"
+
+namespace dlsim {
+
+CLI::App* add_fit_kernels_command(CLI::App& app, FitKernelsCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "fit-kernels", "fit the kernel model's classes to a sweep of measured kernels and write a hardware file with it");
+  cmd->add_option("SWEEP", o.sweep, "the sweep (validate/torch/kernel_sweep.py's JSON)");
+  cmd->add_option("--hw", o.hw, "the hardware file to start from (a configs/hw name or a path)");
+  cmd->add_option("--out", o.out, "the hardware file to write (with --shapes-of: the shapes file)");
+  cmd->add_option("--report", o.report, "write the cross-validation here (Markdown)");
+  cmd->add_option("--description", o.description,
+                  "the written file's description (default: BASE's, saying its kernel times are fitted to the sweep)");
+  cmd->add_option("--folds", o.folds, "folds of the k-fold cross-validation")->check(CLI::Range(2, 100))
+      ->capture_default_str();
+  cmd->add_option("--tile", o.tile, "output tile side of a tensor-core kernel (wave quantisation)")
+      ->check(CLI::Range(1.0, 4096.0))->capture_default_str();
+  cmd->add_option("--min-split-k", o.min_split_k, "least part of the reduction one split-K slice handles")
+      ->check(CLI::Range(1.0, 1e9))->capture_default_str();
+  cmd->add_option("--shapes-of", o.shapes_of, "instead: write the kernel shapes of these zoo models (comma-separated)");
+  cmd->add_option("--batch", o.batches, "with --shapes-of: the batch sizes")->delimiter(',')
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  return cmd;
+}
+
+namespace {
+
+std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, 0, "--hw", "cannot read the hardware file");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A meta field as text ("" when absent): strings as they are, anything else as JSON.
+std::string meta_text(const nlohmann::json& meta, const std::string& key) {
+  if (!meta.contains(key)) return "";
+  const nlohmann::json& v = meta[key];
+  if (v.is_null()) return "";
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string sweep_description(const KernelSweep& sweep) {
+  std::string s = sweep.file;
+  std::vector<std::string> parts;
+  if (auto d = meta_text(sweep.meta, "device"); !d.empty()) parts.push_back(d);
+  if (auto t = meta_text(sweep.meta, "torch"); !t.empty()) parts.push_back("torch " + t);
+  if (auto c = meta_text(sweep.meta, "cudnn"); !c.empty()) parts.push_back("cuDNN " + c);
+  parts.push_back(std::to_string(sweep.records.size()) + " records");
+  return s + " (" + join(parts) + ")";
+}
+
+// A record whose math path the base GPU has no peak for cannot be fitted against it.
+void check_paths(const KernelSweep& sweep, const std::vector<FitSample>& samples, const GpuSpec& spec,
+                 const std::string& hw) {
+  for (const FitSample& s : samples)
+    if (!is_memory_family(s.shape.family) && !(path_peak(spec, s.shape.path) > 0))
+      throw ConfigError(sweep.file, 0, "records[" + std::to_string(s.record) + "].dtype",
+                        std::string("runs on the ") + to_string(s.shape.path) + " path, which " + hw +
+                            " gives no peak_tflops for: fit against the file of the GPU the sweep ran on");
+}
+
+int write_zoo_shapes(const FitKernelsCommandOptions& o, std::ostream& out) {
+  if (o.out.empty()) throw ConfigError("<command line>", 0, "--out", "--shapes-of needs --out SHAPES.json");
+  if (!o.sweep.empty() || !o.hw.empty() || !o.report.empty())
+    throw ConfigError("<command line>", 0, "--shapes-of", "takes no SWEEP, --hw or --report");
+  const std::vector<std::string> models = split(o.shapes_of, ',');
+  const std::vector<SweepRecord> records = zoo_kernel_shapes(models, o.batches);
+  nlohmann::json j = {{"meta", {{"from", "dlsim fit-kernels --shapes-of " + o.shapes_of}}},
+                      {"records", nlohmann::json::array()}};
+  for (const SweepRecord& r : records) j["records"].push_back(sweep_record_to_json(r));
+  write_file_atomically(o.out, j.dump(1) + "\n", "--out");
+  out << "wrote " << records.size() << " kernel shapes of " << o.shapes_of << " to " << o.out << '\n';
+  return 0;
+}
+
+std::string fit_command_line(const FitKernelsCommandOptions& o) {
+  std::string c = "dlsim fit-kernels " + o.sweep + " --hw " + o.hw + " --out " + o.out;
+  if (!o.report.empty()) c += " --report " + o.report;
+  if (o.folds != 5) c += " --folds " + std::to_string(o.folds);
+  if (o.tile != 128) c += " --tile " + fixed(o.tile, 0);
+  if (o.min_split_k != 512) c += " --min-split-k " + fixed(o.min_split_k, 0);
+  if (!o.description.empty()) c += " --description '" + o.description + "'";
+  return c;
+}
+
+}  // namespace
+
+int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
+  if (!o.shapes_of.empty()) return write_zoo_shapes(o, out);
+  if (o.sweep.empty()) throw ConfigError("<command line>", 0, "SWEEP", "give the sweep file to fit (or --shapes-of)");
+  if (o.hw.empty()) throw ConfigError("<command line>", 0, "--hw", "give the hardware file to start from");
+  if (o.out.empty()) throw ConfigError("<command line>", 0, "--out", "give the hardware file to write");
+  const KernelSweep sweep = load_kernel_sweep(o.sweep);
+  const std::string hw_path = resolve_hw_path(o.hw);
+  const GpuSpec base = load_gpu_spec(hw_path);
+  std::vector<std::string> notes;
+  const std::vector<FitSample> samples = fit_samples(sweep, notes);
+  check_paths(sweep, samples, base, hw_path);
+
+  FittedKernels settings;
+  settings.tile = o.tile;
+  settings.min_split_k = o.min_split_k;
+  FittedKernels fitted = fit_kernel_classes(samples, base, settings, notes);
+  if (fitted.empty())
+    throw ConfigError(sweep.file, 0, "records", "no class has " + std::to_string(kMinSamplesPerClass) +
+                                                    " samples or more: nothing to fit");
+  fitted.fitted_from = sweep_description(sweep);
+  fitted.timing = meta_text(sweep.meta, "timing");
+  if (fitted.timing.empty()) fitted.timing = meta_text(sweep.meta, "note");
+
+  const std::string comment =
+      "kernel_model: fitted by `" + fit_command_line(o) + "` to " + std::to_string(samples.size()) +
+      " kernels of " + sweep_description(sweep) + ". Each class's time is fixed_us + flop_scale F + wave_scale F q "
+      "+ byte_scale B (docs/real-gpu.md); ops of no fitted class keep the roofline above.";
+  const std::string device = meta_text(sweep.meta, "device");
+  const std::string description =
+      !o.description.empty() ? o.description
+                             : base.description + "; kernel times fitted to a PyTorch sweep" +
+                                   (device.empty() ? std::string() : " on the " + device) + " (" + sweep.file + ")";
+  const std::string text = fitted_hardware_text(read_text_file(hw_path), fitted, comment, description);
+  gpu_spec_from_yaml(parse_yaml_text(text, o.out), o.out);  // what is written must load
+  write_file_atomically(o.out, text, "--out");
+  out << "fitted " << fitted.classes.size() << " kernel classes to " << samples.size() << " samples of " << o.sweep
+      << "; wrote " << o.out << '\n';
+  for (const std::string& n : notes) out << "  note: " << n << '\n';
+
+  if (!o.report.empty()) {
+    const KernelCrossValidation cv = cross_validate_kernels(sweep, samples, base, settings, o.folds);
+    write_file_atomically(o.report, kernel_fit_report(fit_command_line(o), fitted, cv, notes, o.hw), "--report");
+    out << "wrote the cross-validation to " << o.report << '\n';
+  }
+  return 0;
+}
+
+}  // namespace dlsim

@@ -1,0 +1,34 @@
+#pragma once
+// `dlsim fit-kernels SWEEP.json --hw BASE.yaml --out NEW.yaml [--report FILE] [--folds K]`: fits the kernel model's
+// classes to a sweep of measured kernels (validate/calibrate/kernel_fit/) and writes BASE with the fitted
+// kernel_model section: a hardware file for a GPU from a sweep on it and the datasheet file alone. --report writes
+// the cross-validation (k-fold by shape and leave-one-model-out, against BASE's own pricing) as Markdown.
+// `dlsim fit-kernels --shapes-of MODEL[,MODEL...] [--batch 8,32] --out SHAPES.json`: instead, the zoo models'
+// kernel shapes for validate/torch/kernel_sweep.py to measure. Shape: cli/run_command.h.
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace dlsim {
+
+struct FitKernelsCommandOptions {
+  std::string sweep;    // the sweep file (kernels.json format)
+  std::string hw;       // the hardware file to start from (a name or a path)
+  std::string out;      // the hardware file to write (--shapes-of: the shapes file)
+  std::string report;   // the cross-validation report (Markdown), optional
+  std::string description;  // the written file's description ("": BASE's, with the sweep named)
+  int folds = 5;
+  double tile = 128;
+  double min_split_k = 512;
+  std::string shapes_of;             // comma-separated zoo models
+  std::vector<int64_t> batches = {8, 32};
+};
+
+CLI::App* add_fit_kernels_command(CLI::App& app, FitKernelsCommandOptions& o);
+int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out, std::ostream& err);
+
+}  // namespace dlsim

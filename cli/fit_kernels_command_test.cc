@@ -1,0 +1,123 @@
+#include "cli/fit_kernels_command.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "cli/run_command.h"
+#include "common/config_error.h"
+#include "hw/gpu_spec_file.h"
+#include "validate/calibrate/kernel_fit/kernel_sweep.h"
+
+using namespace dlsim;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kFixture = std::string(DLSIM_SOURCE_DIR) + "/tests/data/kernel-sweep-h200-subset.json";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("dlsim fit-kernels writes the base file with a fitted kernel_model that runs, the same bytes every time") {
+  const fs::path dir = fs::temp_directory_path() / ("dlsim-fit-kernels-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  FitKernelsCommandOptions o;
+  o.sweep = kFixture;
+  o.hw = "h200";
+  o.out = (dir / "h200-fitted.yaml").string();
+  o.report = (dir / "fit.md").string();
+  std::ostringstream out, err;
+  REQUIRE(run_fit_kernels_command(o, out, err) == 0);
+  CHECK_THAT(out.str(), Catch::Contains("kernel classes to 338 samples"));
+  const std::string text = read_file(o.out);
+  const std::string base = read_file(std::string(DLSIM_SOURCE_DIR) + "/configs/hw/h200.yaml");
+  // The datasheet file kept as it was, but for its description, which names the sweep.
+  const std::string description = "description: \"NVIDIA H200 SXM 141GB HBM3e, PCIe Gen5 x16 host link; kernel "
+                                  "times fitted to a PyTorch sweep on the NVIDIA H200 (" + kFixture + ")\"\n";
+  REQUIRE(text.find(description) != std::string::npos);
+  const size_t d = base.find("description:");
+  const size_t after = base.find('\n', d) + 1;
+  CHECK(text.substr(0, d) == base.substr(0, d));
+  CHECK(text.substr(d + description.size(), base.size() - after - 1) == base.substr(after, base.size() - after - 1));
+  const GpuSpec spec = load_gpu_spec(o.out);
+  CHECK(spec.kernel_model == "fitted");
+  CHECK(spec.fitted_kernels.classes.count("conv_fwd.tf32.spatial") == 1);
+  const std::string report = read_file(o.report);
+  CHECK_THAT(report, Catch::Contains("| class | samples | spread | before | k-fold | k-fold near / above fixed (n near) | LOMO (n) | in-sample |"));
+  CHECK_THAT(report, Catch::Contains("| conv_fwd.tf32.spatial |"));
+
+  std::ostringstream again;
+  o.report.clear();
+  o.out = (dir / "again.yaml").string();
+  REQUIRE(run_fit_kernels_command(o, again, err) == 0);
+  // The same fit, byte for byte, but for the command line it names (--out, --report).
+  std::string first = text, second = read_file(o.out);
+  first = first.substr(0, first.find("# kernel_model: fitted by"));
+  second = second.substr(0, second.find("# kernel_model: fitted by"));
+  CHECK(first == second);
+  CHECK(text.substr(text.find("kernel_model:\n")) == read_file(o.out).substr(read_file(o.out).find("kernel_model:\n")));
+
+  // A run on the written file prices by the fitted classes and says so.
+  const fs::path exp = dir / "exp.yaml";
+  std::ofstream(exp) << "model: resnet18\nbatch: 8\nhw: " << (dir / "h200-fitted.yaml").string()
+                     << "\npool: cnmem\nswap: none\nconcurrency: serial\n";
+  RunCommandOptions r;
+  r.experiment = exp.string();
+  r.json = true;
+  std::ostringstream json;
+  REQUIRE(run_run_command(r, json, err) == 0);
+  const auto j = nlohmann::json::parse(json.str());
+  CHECK(j["kernel_model"] == "fitted");
+  CHECK(j["kernel_report"]["fitted_ops"].get<int>() > 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("dlsim fit-kernels --shapes-of lists the zoo's kernels as sweep records") {
+  const fs::path out = fs::temp_directory_path() / ("dlsim-shapes-" + std::to_string(::getpid()) + ".json");
+  FitKernelsCommandOptions o;
+  o.shapes_of = "resnet18,bert-base";
+  o.batches = {2};
+  o.out = out.string();
+  std::ostringstream text, err;
+  REQUIRE(run_fit_kernels_command(o, text, err) == 0);
+  const auto j = nlohmann::json::parse(read_file(out));
+  size_t convs = 0, gemms = 0;
+  for (const auto& r : j["records"]) {
+    convs += r["op"] == "conv_fwd";
+    gemms += r["op"] == "gemm" || r["op"] == "bmm";
+    CHECK((r["src"] == "model:resnet18" || r["src"] == "model:bert-base"));
+  }
+  CHECK(convs >= 10);  // resnet18's distinct convolutions
+  CHECK(gemms >= 4);
+  fs::remove(out);
+}
+
+TEST_CASE("dlsim fit-kernels refuses a sweep for a GPU the base file cannot run it on, and half a command line") {
+  FitKernelsCommandOptions o;
+  o.sweep = kFixture;
+  o.hw = "v100-sxm2-16gb";  // no bf16 or TF32 tensor cores
+  o.out = (fs::temp_directory_path() / "dlsim-never-written.yaml").string();
+  std::ostringstream out, err;
+  try {
+    run_fit_kernels_command(o, out, err);
+    FAIL("accepted");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == kFixture);
+    CHECK_THAT(e.message(), Catch::Contains("gives no peak_tflops"));
+  }
+  CHECK_FALSE(fs::exists(o.out));
+  o.hw.clear();
+  CHECK_THROWS_AS(run_fit_kernels_command(o, out, err), ConfigError);
+}

@@ -1,0 +1,36 @@
+#pragma once
+// The `kernel_model:` section of a hardware file: kernel time from shape, per class of library kernel, fitted to a
+// sweep of measured kernels on one GPU (`dlsim fit-kernels`, validate/calibrate/kernel_fit/). A class's time is
+//   t = fixed_us + flop_scale * F + wave_scale * F * q + byte_scale * B            (microseconds)
+// with F = flops / the path's peak (the ideal compute time), q >= 1 the wave quantisation of the kernel's tiles
+// over the GPU's SMs (hw/fitted/kernel_shape.h: ceil(blocks / SMs) * SMs / blocks), and B = bytes / the HBM
+// bandwidth (the ideal memory time). The four coefficients are fitted, never set by hand: 1 / flop_scale is the
+// fraction of the peak a kernel reaches once its tiles fill whole waves, 1 / byte_scale the fraction of the
+// bandwidth, fixed_us what a kernel of no work costs where the sweep measured it (docs/real-gpu.md says what that
+// includes). A coefficient the fit found no use for is 0.
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace dlsim {
+
+struct FittedKernelClass {
+  double fixed_us = 0;
+  double flop_scale = 0;
+  double wave_scale = 0;
+  double byte_scale = 0;
+  int64_t records = 0;  // sweep records it was fitted to (what the file says; not used to price)
+  bool operator==(const FittedKernelClass&) const = default;
+};
+
+struct FittedKernels {
+  std::string fitted_from;  // the sweep: file, device, library versions, records (free text)
+  std::string timing;       // how the sweep timed its kernels (the sweep's meta; free text)
+  double tile = 128;        // output tile side of a tensor-core kernel (blocks per wave)
+  double min_split_k = 512; // least part of the reduction one split-K slice handles
+  std::map<std::string, FittedKernelClass> classes;  // by class name (hw/fitted/kernel_shape.h)
+  bool empty() const { return classes.empty(); }
+  bool operator==(const FittedKernels&) const = default;
+};
+
+}  // namespace dlsim

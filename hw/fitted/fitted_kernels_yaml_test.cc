@@ -1,0 +1,63 @@
+#include "hw/fitted/fitted_kernels_yaml.h"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/config_error.h"
+#include "hw/gpu_spec_file.h"
+
+using namespace dlsim;
+
+namespace {
+
+// configs/hw/h200.yaml with `section` appended.
+GpuSpec h200_with(const std::string& section) {
+  std::ifstream in(std::string(DLSIM_SOURCE_DIR) + "/configs/hw/h200.yaml");
+  std::ostringstream text;
+  text << in.rdbuf() << section;
+  return gpu_spec_from_yaml(parse_yaml_text(text.str(), "h200-fitted.yaml"), "h200-fitted.yaml");
+}
+
+void check_error(const std::string& section, const std::string& key, const std::string& text) {
+  try {
+    h200_with(section);
+    FAIL("accepted: " << section);
+  } catch (const ConfigError& e) {
+    INFO(e.what());
+    CHECK(e.file() == "h200-fitted.yaml");
+    CHECK(e.line() > 90);  // the section's own line, after the file's 95 lines
+    CHECK(e.key() == key);
+    CHECK_THAT(e.what(), Catch::Contains(text));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the fitted section reads back what the writer wrote, and makes the model `fitted`") {
+  FittedKernels f;
+  f.fitted_from = "sweep.json (NVIDIA H200, 3 records)";
+  f.timing = "CUDA events \"median\"";
+  f.classes["conv_fwd.tf32.spatial"] = {32.048, 0.276, 0.897, 3.255, 197};
+  f.classes["layernorm.bf16"] = {23.06, 0, 0, 2.227, 6};
+  const GpuSpec s = h200_with("\n" + fitted_kernels_to_yaml(f));
+  CHECK(s.kernel_model == "fitted");
+  CHECK(s.fitted_kernels == f);
+}
+
+TEST_CASE("a bad fitted section is refused at its line and key") {
+  check_error("kernel_model:\n  classes:\n    conv_fwd.tf32: {fixed_us: 1}\n", "kernel_model.classes.conv_fwd.tf32",
+              "not a kernel class");
+  check_error("kernel_model:\n  classes:\n    gemm.bf16: {fixed_us: -1}\n", "kernel_model.classes.gemm.bf16.fixed_us",
+              "must be in [0, 1e+06], got -1");
+  check_error("kernel_model:\n  classes:\n    gemm.bf16: {fixed_us: 1, flop_scale: fast}\n",
+              "kernel_model.classes.gemm.bf16.flop_scale", "fast");
+  check_error("kernel_model:\n  classes:\n    gemm.bf16: {flop_scale: 1}\n", "kernel_model.classes.gemm.bf16.fixed_us",
+              "missing");
+  check_error("kernel_model:\n  classes:\n    gemm.bf16: {fixed_us: 1, flops_scale: 1}\n",
+              "kernel_model.classes.gemm.bf16.flops_scale", "");
+  check_error("kernel_model:\n  tile: 0\n  classes:\n    gemm.bf16: {fixed_us: 1}\n", "kernel_model.tile", "[1, 4096]");
+  check_error("kernel_model:\n  fitted_from: x\n", "kernel_model.classes", "missing");
+  check_error("kernel_model: fitted\n", "kernel_model", "the kernel_model mapping itself");
+}

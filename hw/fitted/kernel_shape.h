@@ -1,0 +1,65 @@
+#pragma once
+// What the fitted kernel model (hw/fitted/fitted_kernels.h) knows of one kernel: the family of library kernel it
+// is (a cuDNN convolution pass, a cuBLAS GEMM, PyTorch's flash attention, a memory-bound kernel), its math path or
+// data type, and the three quantities its time is built from: FLOPs, bytes, and the thread blocks of its grid.
+// The same description comes from a sweep record (validate/calibrate/kernel_fit/) and from a simulated op
+// (hw/fitted/op_kernel_shapes.h), so that a fit and the simulator price a kernel alike.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/gpu_spec.h"
+#include "workloads/graph.h"
+
+namespace dlsim {
+
+enum class KernelFamily : uint8_t {
+  ConvFwd, ConvDgrad, ConvWgrad,     // cuDNN's forward, backward-data and backward-filter convolutions
+  Gemm, Bmm,                         // a matrix product, and a batched one (a broadcast batch count above 1)
+  SdpaFwd, SdpaBwd,                  // scaled dot-product attention (PyTorch's flash kernel), forward and backward
+  Elementwise, Reduction, LayerNorm, BatchNorm,  // memory-bound: add/relu/copy, softmax, layer/RMS norm, batch norm
+};
+const char* to_string(KernelFamily f);  // "conv_fwd", "bmm", "sdpa_bwd", "layernorm", ...
+bool is_memory_family(KernelFamily f);   // priced by bytes alone
+
+// How a convolution's filter is laid out, which decides the kernel cuDNN runs: a 1x1 filter is a plain GEMM, a
+// larger one an implicit GEMM, a depthwise one (groups = input channels) a memory-bound kernel of its own.
+enum class ConvVariant : uint8_t { None, OneByOne, Spatial, Depthwise, Grouped };
+const char* to_string(ConvVariant v);  // "", "1x1", "spatial", "depthwise", "grouped"
+
+// The kernel's grid as tiles of its output: `batch` independent products of rows x cols outputs, each tiled by
+// tile x tile blocks, the reduction split (split-K) only as far as needed to give every SM a block. batch = 0:
+// no tiled grid (a memory-bound kernel), no wave term.
+struct TileGrid {
+  double batch = 0;
+  double rows = 0;
+  double cols = 0;
+  double reduction = 0;  // 0: never split
+};
+
+struct KernelShape {
+  KernelFamily family = KernelFamily::Elementwise;
+  MathPath path = MathPath::CudaCore;  // compute families: the arithmetic units
+  DType dtype = DType::F32;            // memory families: the element type
+  ConvVariant variant = ConvVariant::None;
+  bool filter_1x1 = false;  // a convolution's filter is 1x1 (a grouped one falls back to the 1x1 class then)
+  double flops = 0;
+  double bytes = 0;  // read and written once
+  TileGrid grid;
+};
+
+// Thread blocks of the grid: batch * ceil(rows / tile) * ceil(cols / tile) tiles, times the split-K slices
+// (at least min_split_k of the reduction each) needed to give each of `sms` SMs one. 0 when the grid is empty.
+double grid_blocks(const TileGrid& g, int sms, double tile, double min_split_k);
+// Wave quantisation: the blocks run in ceil(blocks / sms) waves of equal length, so the kernel takes as long as
+// ceil(blocks / sms) * sms blocks would: this factor (>= 1) over its ideal time. 1 when blocks is 0.
+double wave_factor(double blocks, int sms);
+
+// The fitted class names that may price the shape, best first: "conv_fwd.tf32.spatial"; a grouped convolution
+// then its 1x1/spatial class; a batched product then the plain one; a 16-bit kernel then the other 16-bit
+// type's class (bf16 and fp16 tensor cores have the same rate). Memory families: "<family>.<dtype>".
+std::vector<std::string> class_candidates(const KernelShape& s);
+// Whether `name` is a class name of that grammar; `why` says what is wrong when not.
+bool is_kernel_class_name(const std::string& name, std::string& why);
+
+}  // namespace dlsim

@@ -1,0 +1,30 @@
+#include "hw/fitted/kernel_terms.h"
+
+#include "hw/math_path.h"
+
+namespace dlsim {
+
+KernelTerms kernel_terms(const KernelShape& s, const GpuSpec& spec, const FittedKernels& fitted) {
+  KernelTerms t;
+  const double peak = path_peak(spec, s.path);
+  if (s.flops > 0 && peak > 0) t.flop_us = s.flops / peak * 1e6;
+  t.wave = wave_factor(grid_blocks(s.grid, spec.sms, fitted.tile, fitted.min_split_k), spec.sms);
+  if (s.bytes > 0 && spec.hbm_bandwidth > 0) t.byte_us = s.bytes / spec.hbm_bandwidth * 1e6;
+  return t;
+}
+
+double class_time_us(const FittedKernelClass& c, const KernelTerms& t) {
+  return c.fixed_us + c.flop_scale * t.flop_us + c.wave_scale * t.flop_us * t.wave + c.byte_scale * t.byte_us;
+}
+
+const FittedKernelClass* find_class(const FittedKernels& fitted, const KernelShape& s, std::string* name) {
+  for (const std::string& candidate : class_candidates(s)) {
+    auto it = fitted.classes.find(candidate);
+    if (it == fitted.classes.end()) continue;
+    if (name) *name = candidate;
+    return &it->second;
+  }
+  return nullptr;
+}
+
+}  // namespace dlsim

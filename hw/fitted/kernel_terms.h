@@ -1,0 +1,25 @@
+#pragma once
+// Pricing one kernel shape with a fitted class (hw/fitted/fitted_kernels.h gives the formula).
+#include <string>
+
+#include "hw/fitted/fitted_kernels.h"
+#include "hw/fitted/kernel_shape.h"
+#include "hw/gpu_spec.h"
+
+namespace dlsim {
+
+// The ideal times a class's coefficients multiply (microseconds), for one kernel shape on one GPU.
+struct KernelTerms {
+  double flop_us = 0;    // flops / the path's peak
+  double wave = 1;       // q, the wave quantisation factor
+  double byte_us = 0;    // bytes / the HBM bandwidth
+};
+// `spec` gives the peaks, the bandwidth and the SMs; `fitted` the tile settings. A path the GPU has no peak for
+// has no compute term (0).
+KernelTerms kernel_terms(const KernelShape& s, const GpuSpec& spec, const FittedKernels& fitted);
+double class_time_us(const FittedKernelClass& c, const KernelTerms& t);
+
+// The class that prices the shape (the first of class_candidates present in `fitted`), or null.
+const FittedKernelClass* find_class(const FittedKernels& fitted, const KernelShape& s, std::string* name = nullptr);
+
+}  // namespace dlsim

@@ -1,0 +1,114 @@
+#include "validate/calibrate/kernel_fit/fit_samples.h"
+
+#include <map>
+#include <tuple>
+
+namespace dlsim {
+namespace {
+
+MathPath sweep_path(const SweepRecord& r) {
+  if (r.dtype == "float16" || r.dtype == "fp16") return MathPath::Fp16;
+  if (r.dtype == "bfloat16" || r.dtype == "bf16") return MathPath::Bf16;
+  if (r.dtype == "tf32") return MathPath::Tf32;
+  if (r.dtype == "float32" && is_conv(r.op) && r.tf32) return MathPath::Tf32;  // PyTorch's default for convolutions
+  return MathPath::CudaCore;
+}
+
+DType sweep_dtype(const SweepRecord& r) {
+  if (r.dtype == "float16" || r.dtype == "fp16") return DType::F16;
+  if (r.dtype == "bfloat16" || r.dtype == "bf16") return DType::BF16;
+  return DType::F32;
+}
+
+KernelFamily memory_family(SweepOp op) {
+  switch (op) {
+    case SweepOp::Softmax: return KernelFamily::Reduction;
+    case SweepOp::LayerNorm: return KernelFamily::LayerNorm;
+    case SweepOp::BatchNormFwd: return KernelFamily::BatchNorm;
+    default: return KernelFamily::Elementwise;
+  }
+}
+
+std::string sweep_model_of(const std::string& src) { return src.rfind("model:", 0) == 0 ? src.substr(6) : ""; }
+
+std::string sweep_sizes_key(const SweepRecord& r) {
+  nlohmann::json j = sweep_record_to_json(r);
+  j.erase("us");
+  j.erase("us_min");
+  j.erase("src");
+  j.erase("op");
+  return j.dump();
+}
+
+FitSample fit_sample_of(const SweepRecord& r, double us) {
+  FitSample s;
+  s.shape = sweep_record_shape(r);
+  s.cls = class_candidates(s.shape).front();
+  s.us = us;
+  s.shape_key = s.cls + " " + sweep_sizes_key(r);
+  s.model = sweep_model_of(r.src);
+  s.record = s.paired_record = r.index;
+  return s;
+}
+
+}  // namespace
+
+KernelShape sweep_record_shape(const SweepRecord& r) {
+  const MathPath path = sweep_path(r);
+  const uint32_t eb = dtype_bytes(sweep_dtype(r));
+  switch (r.op) {
+    case SweepOp::ConvFwd: return conv_kernel_shape(KernelFamily::ConvFwd, r.conv, path, eb);
+    case SweepOp::ConvDgrad: return conv_kernel_shape(KernelFamily::ConvDgrad, r.conv, path, eb);
+    case SweepOp::ConvWgrad: return conv_kernel_shape(KernelFamily::ConvWgrad, r.conv, path, eb);
+    case SweepOp::Gemm:
+    case SweepOp::Bmm:
+      return gemm_kernel_shape(static_cast<double>(r.op == SweepOp::Bmm ? r.batch : 1), static_cast<double>(r.m),
+                               static_cast<double>(r.n), static_cast<double>(r.k), path, eb);
+    case SweepOp::SdpaFwd:
+    case SweepOp::SdpaFwdBwd:
+      return sdpa_kernel_shape(r.op == SweepOp::SdpaFwdBwd, static_cast<double>(r.b), static_cast<double>(r.heads),
+                               static_cast<double>(r.seq), static_cast<double>(r.d), r.causal, path, eb);
+    default: break;
+  }
+  KernelShape s;
+  s.family = memory_family(r.op);
+  s.dtype = sweep_dtype(r);
+  s.bytes = static_cast<double>(r.bytes);
+  return s;
+}
+
+std::vector<FitSample> fit_samples(const KernelSweep& sweep, std::vector<std::string>& notes) {
+  std::vector<FitSample> out;
+  // Forward flash-attention records by shape, in file order: the i-th forward+backward of a shape pairs with the
+  // i-th forward of it (else its first).
+  using SdpaKey = std::tuple<int64_t, int64_t, int64_t, int64_t, bool, std::string>;
+  std::map<SdpaKey, std::vector<const SweepRecord*>> forwards;
+  std::map<SdpaKey, size_t> used;
+  for (const SweepRecord& r : sweep.records)
+    if (r.op == SweepOp::SdpaFwd) forwards[{r.b, r.heads, r.seq, r.d, r.causal, r.dtype}].push_back(&r);
+  for (const SweepRecord& r : sweep.records) {
+    if (r.op != SweepOp::SdpaFwdBwd) {
+      out.push_back(fit_sample_of(r, r.us));
+      continue;
+    }
+    const SdpaKey key{r.b, r.heads, r.seq, r.d, r.causal, r.dtype};
+    const std::string where = sweep.file + ": records[" + std::to_string(r.index) + "] (sdpa_fwd_bwd)";
+    auto it = forwards.find(key);
+    if (it == forwards.end()) {
+      notes.push_back(where + ": no sdpa_fwd record of its shape to take the forward from; left out");
+      continue;
+    }
+    const size_t i = used[key]++;
+    const SweepRecord& f = *it->second[i < it->second.size() ? i : 0];
+    if (!(r.us > f.us)) {
+      notes.push_back(where + ": not slower than its forward (records[" + std::to_string(f.index) + "]); left out");
+      continue;
+    }
+    FitSample s = fit_sample_of(r, r.us - f.us);
+    s.paired_record = f.index;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace dlsim

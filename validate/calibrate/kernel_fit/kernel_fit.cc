@@ -1,0 +1,156 @@
+#include "validate/calibrate/kernel_fit/kernel_fit.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+
+#include "hw/fitted/kernel_terms.h"
+
+namespace dlsim {
+namespace {
+
+constexpr size_t kMaxTerms = 4;
+constexpr int kReweightRounds = 40;
+// IRLS weight floor: a sample predicted within 1 % counts as if it were 1 % off (keeps the weights finite).
+constexpr double kLeastRelativeError = 0.01;
+
+using TermRow = std::array<double, kMaxTerms>;
+
+// The columns a class's coefficients multiply: 1, F, F*q, B (memory-bound: 1 and B in slots 0 and 3).
+TermRow term_row(const FitSample& s, const GpuSpec& spec, const FittedKernels& settings) {
+  const KernelTerms t = kernel_terms(s.shape, spec, settings);
+  return {1.0, t.flop_us, t.flop_us * t.wave, t.byte_us};
+}
+
+// Solves the normal equations A x = b (n <= 4) by Gaussian elimination with partial pivoting; false when singular.
+bool solve_small(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
+  const size_t n = b.size();
+  for (size_t col = 0; col < n; ++col) {
+    size_t pivot = col;
+    for (size_t r = col + 1; r < n; ++r)
+      if (std::abs(a[r][col]) > std::abs(a[pivot][col])) pivot = r;
+    if (!(std::abs(a[pivot][col]) > 1e-300)) return false;
+    std::swap(a[pivot], a[col]);
+    std::swap(b[pivot], b[col]);
+    for (size_t r = col + 1; r < n; ++r) {
+      const double f = a[r][col] / a[col][col];
+      for (size_t c = col; c < n; ++c) a[r][c] -= f * a[col][c];
+      b[r] -= f * b[col];
+    }
+  }
+  x.assign(n, 0.0);
+  for (size_t i = n; i-- > 0;) {
+    double s = b[i];
+    for (size_t c = i + 1; c < n; ++c) s -= a[i][c] * x[c];
+    x[i] = s / a[i][i];
+  }
+  return true;
+}
+
+// Non-negative weighted least squares over the terms in `allowed`: min sum w_i (row_i . x - y_i)^2, x >= 0.
+// Exact: the optimum is the unconstrained solution on its own support, which is feasible, and every feasible
+// subset solution is a feasible point, so the best feasible subset solution is the optimum. Columns are scaled
+// to unit weighted norm before solving.
+TermRow nnls_subsets(const std::vector<TermRow>& rows, const std::vector<double>& y, const std::vector<double>& w,
+                     const std::array<bool, kMaxTerms>& allowed) {
+  std::array<double, kMaxTerms> scale{};
+  for (size_t j = 0; j < kMaxTerms; ++j) {
+    double s = 0;
+    for (size_t i = 0; i < rows.size(); ++i) s += w[i] * rows[i][j] * rows[i][j];
+    scale[j] = s > 0 ? std::sqrt(s) : 0;
+  }
+  TermRow best{};
+  double best_sse = -1;
+  for (unsigned mask = 1; mask < (1u << kMaxTerms); ++mask) {
+    std::vector<size_t> cols;
+    bool ok = true;
+    for (size_t j = 0; j < kMaxTerms; ++j)
+      if (mask & (1u << j)) {
+        ok = ok && allowed[j] && scale[j] > 0;
+        cols.push_back(j);
+      }
+    if (!ok) continue;
+    const size_t n = cols.size();
+    std::vector<std::vector<double>> ata(n, std::vector<double>(n, 0.0));
+    std::vector<double> atb(n, 0.0);
+    for (size_t i = 0; i < rows.size(); ++i)
+      for (size_t a = 0; a < n; ++a) {
+        const double va = rows[i][cols[a]] / scale[cols[a]];
+        atb[a] += w[i] * va * y[i];
+        for (size_t b = 0; b < n; ++b) ata[a][b] += w[i] * va * rows[i][cols[b]] / scale[cols[b]];
+      }
+    std::vector<double> x;
+    if (!solve_small(ata, atb, x)) continue;
+    TermRow coef{};
+    for (size_t a = 0; a < n; ++a) {
+      if (x[a] < 0) ok = false;
+      coef[cols[a]] = x[a] / scale[cols[a]];
+    }
+    if (!ok) continue;
+    double sse = 0;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      double p = 0;
+      for (size_t j = 0; j < kMaxTerms; ++j) p += rows[i][j] * coef[j];
+      sse += w[i] * (p - y[i]) * (p - y[i]);
+    }
+    if (best_sse < 0 || sse < best_sse) {
+      best_sse = sse;
+      best = coef;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples, const GpuSpec& spec,
+                                   const FittedKernels& settings) {
+  std::vector<TermRow> rows;
+  std::vector<double> y, w;
+  for (const FitSample* s : samples) {
+    rows.push_back(term_row(*s, spec, settings));
+    y.push_back(s->us);
+    w.push_back(1.0 / (s->us * s->us));  // relative errors
+  }
+  const bool memory = !samples.empty() && is_memory_family(samples.front()->shape.family);
+  const std::array<bool, kMaxTerms> allowed = {true, !memory, !memory, true};
+  TermRow coef{};
+  for (int round = 0; round < kReweightRounds; ++round) {
+    coef = nnls_subsets(rows, y, w, allowed);
+    // Reweight for the absolute relative error: weight / max(|relative error|, 1 %).
+    for (size_t i = 0; i < rows.size(); ++i) {
+      double p = 0;
+      for (size_t j = 0; j < kMaxTerms; ++j) p += rows[i][j] * coef[j];
+      const double rel = std::abs(p - y[i]) / y[i];
+      w[i] = 1.0 / (y[i] * y[i] * std::max(rel, kLeastRelativeError));
+    }
+  }
+  FittedKernelClass c;
+  c.fixed_us = coef[0];
+  c.flop_scale = coef[1];
+  c.wave_scale = coef[2];
+  c.byte_scale = coef[3];
+  c.records = static_cast<int64_t>(samples.size());
+  return c;
+}
+
+FittedKernels fit_kernel_classes(const std::vector<FitSample>& samples, const GpuSpec& spec,
+                                 const FittedKernels& settings, std::vector<std::string>& notes) {
+  std::map<std::string, std::vector<const FitSample*>> by_class;
+  for (const FitSample& s : samples) by_class[s.cls].push_back(&s);
+  FittedKernels f;
+  f.tile = settings.tile;
+  f.min_split_k = settings.min_split_k;
+  for (const auto& [cls, members] : by_class) {
+    if (members.size() < kMinSamplesPerClass) {
+      notes.push_back("class " + cls + ": " + std::to_string(members.size()) + " sample(s), fewer than " +
+                      std::to_string(kMinSamplesPerClass) + ": not fitted (its ops keep the roofline)");
+      continue;
+    }
+    f.classes[cls] = fit_kernel_class(members, spec, settings);
+  }
+  return f;
+}
+
+}  // namespace dlsim

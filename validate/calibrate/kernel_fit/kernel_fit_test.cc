@@ -1,0 +1,160 @@
+#include "validate/calibrate/kernel_fit/kernel_fit.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "hw/fitted/fitted_cost_model.h"
+#include "hw/fitted/kernel_terms.h"
+#include "hw/gpu_spec_file.h"
+#include "hw/hardware.h"
+#include "validate/calibrate/kernel_fit/kernel_crossval.h"
+#include "validate/calibrate/kernel_fit/sample_graph.h"
+
+using namespace dlsim;
+
+namespace {
+
+const std::string kFitTestFixture = std::string(DLSIM_SOURCE_DIR) + "/tests/data/kernel-sweep-h200-subset.json";
+
+GpuSpec h200() { return load_gpu_spec(resolve_hw_path("h200")); }
+
+std::vector<FitSample> fixture_samples() {
+  std::vector<std::string> notes;
+  auto s = fit_samples(load_kernel_sweep(kFitTestFixture), notes);
+  CHECK(notes.empty());
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("samples whose times follow the model exactly give back its coefficients") {
+  const GpuSpec spec = h200();
+  const FittedKernels settings;
+  const FittedKernelClass truth{20.0, 1.25, 0.5, 2.0, 0};
+  std::vector<FitSample> samples;
+  for (int64_t m : {64, 200, 1000, 3000, 8000})
+    for (int64_t k : {64, 700, 4096}) {
+      FitSample s;
+      s.shape = gemm_kernel_shape(1, static_cast<double>(m), 1536, static_cast<double>(k), MathPath::Bf16, 2);
+      s.cls = "gemm.bf16";
+      s.us = class_time_us(truth, kernel_terms(s.shape, spec, settings));
+      samples.push_back(s);
+    }
+  std::vector<std::string> notes;
+  const FittedKernels f = fit_kernel_classes(samples, spec, settings, notes);
+  REQUIRE(f.classes.count("gemm.bf16") == 1);
+  const FittedKernelClass& c = f.classes.at("gemm.bf16");
+  CHECK(c.fixed_us == Approx(truth.fixed_us).epsilon(1e-6));
+  CHECK(c.flop_scale == Approx(truth.flop_scale).epsilon(1e-6));
+  CHECK(c.wave_scale == Approx(truth.wave_scale).epsilon(1e-6));
+  CHECK(c.byte_scale == Approx(truth.byte_scale).epsilon(1e-6));
+  CHECK(c.records == 15);
+}
+
+TEST_CASE("a class with too few samples is left to the roofline, and said so") {
+  std::vector<FitSample> samples(3);
+  for (auto& s : samples) {
+    s.shape.family = KernelFamily::Reduction;
+    s.shape.bytes = 1e6;
+    s.cls = "reduction.f32";
+    s.us = 10;
+  }
+  std::vector<std::string> notes;
+  CHECK(fit_kernel_classes(samples, h200(), FittedKernels{}, notes).empty());
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::Contains("reduction.f32: 3 sample(s)"));
+}
+
+TEST_CASE("the fit to the committed H200 subset reproduces its coefficients") {
+  std::vector<std::string> notes;
+  const FittedKernels f = fit_kernel_classes(fixture_samples(), h200(), FittedKernels{}, notes);
+  CHECK(fit_kernel_classes(fixture_samples(), h200(), FittedKernels{}, notes) == f);  // deterministic
+  // Regression values (dlsim fit-kernels on this file, to 4 significant digits); a change to the model or the
+  // fit moves them, and this test says which.
+  const std::map<std::string, FittedKernelClass> expected = {
+      {"batchnorm.f32", {44.45, 0, 0, 2.324, 12}},
+      {"conv_dgrad.fp16.1x1", {37.14, 0, 0, 0, 10}},
+      {"conv_dgrad.fp16.depthwise", {29.16, 0, 76.81, 1.381, 16}},
+      {"conv_dgrad.fp16.spatial", {35.83, 0, 1.232, 2.082, 10}},
+      {"conv_dgrad.tf32.1x1", {36.02, 0.325, 0, 0.3493, 10}},
+      {"conv_dgrad.tf32.depthwise", {20.45, 232.2, 0, 3.729, 16}},
+      {"conv_dgrad.tf32.spatial", {31.89, 0, 0.8595, 7.961, 10}},
+      {"conv_fwd.fp16.1x1", {26.41, 0, 0, 0.1642, 10}},
+      {"conv_fwd.fp16.depthwise", {21.13, 51.85, 0, 0.456, 16}},
+      {"conv_fwd.fp16.spatial", {22.16, 0.341, 0.7685, 5.331, 10}},
+      {"conv_fwd.tf32.1x1", {23.22, 0, 1.576, 0.5996, 10}},
+      {"conv_fwd.tf32.depthwise", {14.71, 87.17, 0, 3.583, 16}},
+      {"conv_fwd.tf32.spatial", {22.37, 1.104, 0, 10.27, 10}},
+      {"conv_wgrad.fp16.1x1", {38.21, 0, 0, 0, 10}},
+      {"conv_wgrad.fp16.depthwise", {35.49, 19.92, 0, 2.538, 16}},
+      {"conv_wgrad.fp16.spatial", {29.34, 0, 1.02, 3.527, 10}},
+      {"conv_wgrad.tf32.1x1", {34.14, 0, 1.145, 0.9628, 10}},
+      {"conv_wgrad.tf32.depthwise", {27.55, 346, 11.06, 0, 16}},
+      {"conv_wgrad.tf32.spatial", {53.66, 1.664, 0.8213, 8.119, 10}},
+      {"elementwise.bf16", {14.13, 0, 0, 0.8324, 18}},
+      {"elementwise.f32", {14.15, 0, 0, 0.9601, 18}},
+      {"gemm.bf16", {21.81, 0.7396, 0.3749, 0.1659, 10}},
+      {"gemm.cuda_core", {16.77, 0.5543, 0.6786, 1.788, 10}},
+      {"gemm.tf32", {17.92, 0, 0.8135, 2.054, 10}},
+      {"layernorm.bf16", {23.06, 0, 0, 2.227, 6}},
+      {"layernorm.f32", {21.02, 0, 0, 1.679, 6}},
+      {"reduction.bf16", {14.51, 0, 0, 1.74, 6}},
+      {"reduction.f32", {13.16, 0, 0, 1.087, 6}},
+      {"sdpa_bwd.bf16", {129, 2.027, 0, 2.717, 10}},
+      {"sdpa_fwd.bf16", {41.81, 2.082, 0, 0, 10}},
+  };
+  for (const auto& [name, want] : expected) {
+    INFO(name);
+    REQUIRE(f.classes.count(name) == 1);
+    const FittedKernelClass& got = f.classes.at(name);
+    CHECK(got.fixed_us == Approx(want.fixed_us).epsilon(1e-3).margin(1e-9));
+    CHECK(got.flop_scale == Approx(want.flop_scale).epsilon(1e-3).margin(1e-9));
+    CHECK(got.wave_scale == Approx(want.wave_scale).epsilon(1e-3).margin(1e-9));
+    CHECK(got.byte_scale == Approx(want.byte_scale).epsilon(1e-3).margin(1e-9));
+    CHECK(got.records == want.records);
+  }
+  CHECK(f.classes.size() == expected.size());
+}
+
+TEST_CASE("the simulator prices a sweep record's op as the fit priced the record") {
+  GpuSpec spec = h200();
+  const KernelSweep sweep = load_kernel_sweep(kFitTestFixture);
+  const std::vector<FitSample> samples = fixture_samples();
+  std::vector<std::string> notes;
+  spec.fitted_kernels = fit_kernel_classes(samples, spec, FittedKernels{}, notes);
+  spec.kernel_model = "fitted";
+  const auto model = make_cost_model(spec);
+  for (const FitSample& s : samples) {
+    INFO("record " << s.record << " " << s.cls);
+    const Graph g = sample_graph(sweep.records[s.record]);
+    const FittedKernelClass* c = find_class(spec.fitted_kernels, s.shape);
+    REQUIRE(c != nullptr);
+    const double want_ns = class_time_us(*c, kernel_terms(s.shape, spec, spec.fitted_kernels)) * 1e3;
+    CHECK(std::abs(static_cast<double>(model->cost(g, g.ops().back()).duration_ns) - want_ns) <= 1.0);
+  }
+}
+
+TEST_CASE("cross-validation: deterministic folds by shape, every class reported") {
+  const KernelSweep sweep = load_kernel_sweep(kFitTestFixture);
+  const std::vector<FitSample> samples = fixture_samples();
+  const std::vector<int> folds = kfold_assignment(samples, 5);
+  CHECK(folds == kfold_assignment(samples, 5));
+  for (size_t i = 0; i < samples.size(); ++i)
+    for (size_t j = 0; j < samples.size(); ++j)
+      if (samples[i].shape_key == samples[j].shape_key) CHECK(folds[i] == folds[j]);
+  const KernelCrossValidation cv = cross_validate_kernels(sweep, samples, h200(), FittedKernels{}, 5);
+  CHECK(cv.classes.size() >= 20);
+  for (const auto& [cls, c] : cv.classes) {
+    INFO(cls);
+    CHECK(c.before.n == c.samples);
+    CHECK(c.kfold.n == c.samples);
+    CHECK(std::isfinite(c.kfold.median));
+    CHECK(c.kfold.p90 >= c.kfold.median);
+    CHECK(c.fitted.median <= c.before.median);  // the fit serves its own samples better than the roofline
+  }
+  CHECK(cv.lomo_by_model.count("resnet50") == 1);
+  const ErrorSummary e = summarize_errors({1, 2, 3, 4, 10});
+  CHECK(e.median == 3);
+  CHECK(e.p90 == Approx(7.6));
+}
