@@ -68,6 +68,7 @@ class StepRecorder(TorchDispatchMode):
         self._key_of = {}  # storage id -> key
         self._holders = {}  # storage id -> tensor objects seen on it that are alive
         self._seen = {}  # id(tensor object) -> storage id, while the object lives
+        self._finished = False
 
     # ----- storages and their holders -----
 
@@ -92,6 +93,8 @@ class StepRecorder(TorchDispatchMode):
         f.atexit = False
 
     def _release(self, obj_id, sid):
+        if self._finished:  # the recorder's own teardown (the optimizer going away), not the step's
+            return
         self._seen.pop(obj_id, None)
         self._holders[sid] -= 1
         if self._holders[sid] == 0:
@@ -295,6 +298,7 @@ class StepRecorder(TorchDispatchMode):
     def finish(self):
         """Stops recording; the storages still alive stay so (freed_at null). Last uses are filled in."""
         self.recording = False
+        self._finished = True
         last = {}
         for op in self.ops:
             if op.get("view"):
