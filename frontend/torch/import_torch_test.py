@@ -157,5 +157,33 @@ class FrontEndTest(unittest.TestCase):
         self.assertIn("resnet18", err)
 
 
+@unittest.skipUnless(os.environ.get("DLSIM_BIN"), "DLSIM_BIN (the dlsim binary) is not set: CTest sets it")
+class DlsimBinaryTest(unittest.TestCase):
+    """`dlsim import-torch` runs this tracer and loads what it wrote; `dlsim run` simulates it under policies."""
+
+    def test_import_then_run(self):
+        dlsim = os.environ["DLSIM_BIN"]
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "conv.torchstep.json")
+            r = subprocess.run([dlsim, "import-torch", f"{STEPS}:tiny_conv", "--batch", "2", "--out", out],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("loaded " + out, r.stdout)
+            self.assertIn("costed as their memory traffic", r.stdout)
+            for swap in ("none", "{name: dtr, limit_fraction: 0.7}", "vdnn"):
+                with self.subTest(swap=swap):
+                    exp = os.path.join(d, "exp.yaml")
+                    with open(exp, "w", encoding="ascii") as f:
+                        f.write(f"model: {out}\nbatch: 2\nhw: h100-sxm\npool: pytorch-caching\nswap: {swap}\n"
+                                "concurrency: serial\n")
+                    r = subprocess.run([dlsim, "run", exp, "--json"], capture_output=True, text=True)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertGreater(json.loads(r.stdout)["peak_live_bytes"], 0)
+            r = subprocess.run([dlsim, "import-torch", "nonsense", "--batch", "2", "--out", out],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("names nothing", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
