@@ -59,7 +59,8 @@ int run_import_torch_command(const ImportTorchCommandOptions& o, std::ostream& o
   const Graph& g = load.graph;
   out << "loaded " << o.out << ": " << g.ops().size() << " ops and " << g.tensors().size() << " tensors in dlsim's graph ("
       << load.recorded_ops << " recorded ops: " << load.views << " views and " << load.allocations
-      << " bare allocations move no data, " << load.host_ops << " run on host memory)\n";
+      << " bare allocations move no data, " << load.host_ops << " run on host memory); " << load.held_past_last_use
+      << " tensors held past their last use to where PyTorch freed them (" << load.held_bytes << " bytes)\n";
   if (!load.traffic_ops.empty()) {
     int64_t n = 0;
     std::vector<std::string> names;

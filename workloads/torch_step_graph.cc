@@ -68,6 +68,7 @@ class StepGraphBuilder {
     pieces_of_.assign(f_.ops.size(), {});
     for (const TorchStepOp& op : f_.ops) make_ops(op);
     attach_saved();
+    hold_to_recorded_frees();
     return std::move(out_);
   }
 
@@ -226,6 +227,35 @@ class StepGraphBuilder {
       if (s.saved_by && !pieces_of_[static_cast<size_t>(*s.saved_by)].empty())
         for (OpId u : *users)
           if (out_.graph.op(u).forward_op < 0) out_.graph.op(u).forward_op = pieces_of_[static_cast<size_t>(*s.saved_by)].front();
+    }
+  }
+
+  // dlsim frees a tensor after its last use; PyTorch frees a storage when its last reference goes, which may be
+  // later (a leaf's .grad until zero_grad, what a loop keeps, a saved tensor autograd has not released yet). Each
+  // transient tensor is held to the last op that ran before the recorded free (the step's last op when it outlives
+  // the step): that op takes it as an input, so every lowering frees it where PyTorch did.
+  void hold_to_recorded_frees() {
+    const auto& ops = out_.graph.ops();
+    if (ops.empty()) return;
+    std::vector<int64_t> last_use(out_.graph.tensors().size(), -1);
+    for (const Op& o : ops) {
+      for (TensorId t : o.inputs) last_use[static_cast<size_t>(t)] = o.id;
+      for (TensorId t : o.outputs) last_use[static_cast<size_t>(t)] = o.id;
+    }
+    // The last dlsim op made from a recorded op before each recorded position.
+    std::vector<OpId> last_before(f_.ops.size() + 1, -1);
+    for (size_t k = 0; k < f_.ops.size(); ++k) {
+      last_before[k + 1] = last_before[k];
+      if (!pieces_of_[k].empty()) last_before[k + 1] = pieces_of_[k].back();
+    }
+    for (const TorchStepStorage& s : f_.storages) {
+      const TensorId t = tensor_of_[static_cast<size_t>(s.id)];
+      if (t == kNoTensor || out_.graph.tensor(t).persistent || last_use[static_cast<size_t>(t)] < 0) continue;
+      const OpId holder = last_before[static_cast<size_t>(s.freed_at.value_or(static_cast<int64_t>(f_.ops.size())))];
+      if (holder <= last_use[static_cast<size_t>(t)]) continue;
+      out_.graph.op(holder).inputs.push_back(t);
+      ++out_.held_past_last_use;
+      out_.held_bytes += s.bytes;
     }
   }
 

@@ -10,6 +10,8 @@
 //              so each tensor's producer is the op that wrote it (what recomputation replays).
 //   saved    -> each tensor autograd saved is an input of the backward op that used it, so it is kept to that
 //              use even where the kernel does not read it; that op's forward_op is the op that saved it.
+//   frees    -> a tensor PyTorch freed later than its last use (a leaf's .grad until zero_grad, a saved tensor
+//              not yet released) is an input of the last op before its recorded free, which holds it there.
 // What the loader cannot see (cuDNN and cuBLAS workspaces, the caching allocator's rounding) is not in the graph.
 #include <cstdint>
 #include <map>
@@ -28,6 +30,9 @@ struct TorchStepLoad {
   int64_t allocations = 0;  // bare allocations (empty, empty_strided)
   int64_t host_ops = 0;     // ops on host memory only
   int64_t saved_attached = 0;  // saved tensors made an input of the backward op that used them
+  // Tensors PyTorch freed after their last use, held to the op before their recorded free, and their bytes.
+  int64_t held_past_last_use = 0;
+  uint64_t held_bytes = 0;
   // aten ops dlsim has no kind for (costed as their memory traffic), by name: how many of each.
   std::map<std::string, int64_t> traffic_ops;
   // dtypes dlsim does not model (held as bytes), by name: how many storages.

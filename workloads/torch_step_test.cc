@@ -125,8 +125,17 @@ TEST_CASE("what autograd saved is kept to the backward op that used it, which kn
     }
   }
   CHECK(checked > 0);
-  // The graph's saved-for-backward account equals PyTorch's own (the file's summary), both in distinct storages.
-  CHECK(summarize(g, g).saved_for_backward_bytes == file.saved_for_backward_bytes);
+  // The graph's saved-for-backward account (activations made in forward that backward ops hold) is PyTorch's own
+  // (the file's summary: what autograd packed) plus the loss, which the step holds until backward ends: a tensor
+  // freed after its last use is held by the op before its recorded free.
+  uint64_t loss_bytes = 0;
+  for (const TorchStepOp& op : file.ops)
+    if (op.name == "aten::nll_loss_forward")
+      for (const TorchStepView& v : op.outputs)
+        if (v.result == 0) loss_bytes = file.storages[static_cast<size_t>(v.storage)].bytes;
+  CHECK(loss_bytes == 4);
+  CHECK(summarize(g, g).saved_for_backward_bytes == file.saved_for_backward_bytes + loss_bytes);
+  CHECK(load.held_past_last_use > 0);
 }
 
 TEST_CASE("checkpointed blocks recompute in the backward phase, and the forward ops know their blocks") {
