@@ -21,6 +21,8 @@ import traceback
 import torch
 import torch.nn.functional as F
 
+from torch_compat import cast_floating
+
 
 class SpecError(Exception):
     """A mistake in what the user named (the SPEC, its file, its function, its config): exit 2, one line."""
@@ -118,7 +120,7 @@ def _huggingface(path, batch, seq_len):
                         f"{e}") from None
     # A config's torch_dtype is how its checkpoint is stored; training keeps fp32 master weights (--precision bf16
     # casts the model afterwards, as model.to(torch.bfloat16) does).
-    model.to(torch.float32)
+    cast_floating(model, torch.float32)
     if not seq_len:
         raise SpecError(f"hf:{path}: a token model needs --seq-len")
     limit = getattr(config, "max_position_embeddings", None)

@@ -14,7 +14,7 @@ from torch import nn
 import model_specs
 from model_specs import SpecError, build_workload
 from step_recorder import StepRecorder
-from torch_compat import DATA_DEPENDENT_ERRORS, make_fake_mode, no_profiler_annotations
+from torch_compat import DATA_DEPENDENT_ERRORS, cast_floating, make_fake_mode, no_profiler_annotations
 from training_step import LossScale, apply_checkpointing, check_precision_supported, make_optimizer, run_step, warm_up
 
 TRACER_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -137,7 +137,7 @@ def _record(spec, batch, seq_len, image_size, precision, optimizer_name, checkpo
         model = workload.model
         model.train()
         if precision == "bf16":
-            model.to(torch.bfloat16)
+            cast_floating(model, torch.bfloat16)
         block_list = find_blocks(model)
         ckpt = apply_checkpointing(checkpointing, model, [m for _, m in block_list])
         params = [(n, p) for n, p in model.named_parameters()]

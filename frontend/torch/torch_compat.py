@@ -57,6 +57,25 @@ def no_profiler_annotations():
         cls.__init__, cls.__enter__, cls.__exit__ = saved
 
 
+def cast_floating(model, dtype):
+    """model.to(dtype) for its floating-point parameters and buffers, by new Parameter objects (a tied parameter
+    stays tied: one new object for each old one). 2.x's module.to changes a fake parameter in place by
+    swap_tensors, which refuses one that two modules share (Qwen2's tied embedding and lm_head)."""
+    new = {}
+    for module in model.modules():
+        for key, p in list(module._parameters.items()):
+            if p is None or not p.is_floating_point():
+                continue
+            if id(p) not in new:
+                with torch.no_grad():
+                    new[id(p)] = torch.nn.Parameter(p.to(dtype), requires_grad=p.requires_grad)
+            module._parameters[key] = new[id(p)]
+        for key, b in list(module._buffers.items()):
+            if b is not None and b.is_floating_point():
+                module._buffers[key] = b.to(dtype)
+    return model
+
+
 def untyped_storage(t):
     """The storage a tensor views (2.x: untyped_storage(); 1.13: storage(), a TypedStorage over it)."""
     if hasattr(t, "untyped_storage"):
