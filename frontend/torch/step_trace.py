@@ -173,12 +173,7 @@ def _record(spec, batch, seq_len, image_size, precision, optimizer_name, checkpo
             h.remove()
         gc.enable()
     blocks = _order_blocks(recorder, [n for n, _ in block_list])
-    settings = {"zero_grad_set_to_none": _zero_grad_default(), "checkpointing": ckpt,
+    settings = {"zero_grad_set_to_none": True, "checkpointing": ckpt,
                 "parameters": sum(p.numel() for _, p in params)}
     return workload, recorder, blocks, settings
 
-
-def _zero_grad_default():
-    import inspect
-    default = inspect.signature(torch.optim.Optimizer.zero_grad).parameters["set_to_none"].default
-    return bool(default)

@@ -1,9 +1,9 @@
 """One training step as people write it, recorded: forward and loss, backward, the optimizer's step, zero_grad.
 
 The step recorded is the second one: a first, unrecorded step makes what a steady-state step finds already there
-(the gradients, when zero_grad keeps them; the optimizer's state). Between backward and the optimizer only the
-loss is kept, as a training loop that drops its outputs (and Hugging Face's Trainer, whose compute_loss returns
-the loss alone) keeps it; it is dropped before the optimizer step.
+(the optimizer's state). zero_grad sets the gradients to None, PyTorch 2's default, on 1.13 too. Between backward
+and the optimizer only the loss is kept, as a training loop that drops its outputs (and Hugging Face's Trainer,
+whose compute_loss returns the loss alone) keeps it; it is dropped before the optimizer step.
 
 The numerics (--precision), the optimizer (--optimizer) and checkpointing (--checkpointing) are set as a PyTorch user
 sets them:
@@ -125,11 +125,13 @@ def run_step(workload, optimizer, precision, scaler, recorder=None, after_backwa
         del found_inf
     else:
         optimizer.step()
-    optimizer.zero_grad()
+    # set_to_none=True whatever the installed default (PyTorch 2's; 1.13 zeroed the gradients and kept them): the
+    # same step recorded with either version, and the steady state most users run.
+    optimizer.zero_grad(set_to_none=True)
 
 
 def warm_up(workload, optimizer, precision, scaler, recorder):
     """The unrecorded first step (the recorder entered but not recording, so that it refuses reads of values as in
-    the recorded step): afterwards gradients (when zero_grad keeps them) and optimizer state exist."""
+    the recorded step): afterwards the optimizer's state exists."""
     run_step(workload, optimizer, precision, scaler, recorder)
     gc.collect()
