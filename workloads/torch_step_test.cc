@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "common/config_error.h"
+#include "workloads/llama_models.h"
+#include "workloads/training.h"
 #include "workloads/zoo.h"
 
 using namespace dlsim;
@@ -205,4 +207,38 @@ TEST_CASE("a bad trace file is an error naming the file, the record and the fiel
              Catch::Contains("'ops[0].phase': unknown phase 'sideways'"));
   CHECK_THAT(step_error_of([&] { parse_torch_step(good, "x.torchstep.json", 10); }),
              Catch::Contains("'ops': 59 ops, above max_graph_nodes 10"));
+}
+
+TEST_CASE("the Llama-family zoo graph against Hugging Face's recorded step: the saved bytes that differ, each named") {
+  // Two decoder layers of each preset's config, batch 1, sequence 64, mixed-bf16, AdamW, recorded with PyTorch
+  // 2.11 and transformers 5 (workloads/testdata/torch_steps/). Parameters agree exactly; what the zoo keeps beyond
+  // the recorded step, and the recorded step beyond the zoo, is (docs/models.md, "Against a recorded step"):
+  //   + x^2 of every RMSNorm (2 per layer and the final one), fp32: the zoo keeps it as 1.13's MeanBackward1 did;
+  //     2.x's pow keeps its input (x, already kept) and mean nothing
+  //   - the (1, 1, S, S) bf16 causal mask each layer's attention builds and SDPA keeps (transformers 5)
+  //   - one more row of fp32 log-probabilities: transformers 5 pads the labels instead of dropping the last logits
+  //   - the labels padded by one position, (S + 1) int64, and nll_loss's 4-byte total_weight: 524 B at S = 64
+  const int64_t seq = 64;
+  for (const std::string model : {"qwen2.5-0.5b", "llama3-8b"}) {
+    INFO(model);
+    const std::string dir = std::string(DLSIM_SOURCE_DIR) + "/workloads/testdata/torch_steps/";
+    const LlamaConfig c = load_llama_config(dir + model + "-2-layers.config.json");
+    const TorchStepFile file = read_torch_step(fixture(model + "-2-layers-none"));
+    ModelOptions o;
+    o.batch = 1;
+    o.seq_len = seq;
+    o.training.precision = Precision::MixedBF16;
+    o.training.optimizer = Optimizer::AdamW;
+    const Graph zoo_fwd = build_forward_graph(dir + model + "-2-layers.config.json", o);
+    const Graph zoo = make_training_graph(zoo_fwd, o.training);
+    const ModelSummary s = summarize(zoo_fwd, zoo);
+    CHECK(s.params == file.parameters);
+    const int64_t norms = 2 * c.layers + 1;
+    const int64_t x_squared = norms * seq * c.hidden * 4;
+    const int64_t masks = c.layers * seq * seq * 2;
+    const int64_t extra_row = c.vocab * 4;
+    const int64_t labels_and_total_weight = (seq + 1) * 8 + 4;
+    CHECK(static_cast<int64_t>(s.saved_for_backward_bytes) - static_cast<int64_t>(file.saved_for_backward_bytes) ==
+          x_squared - masks - extra_row - labels_and_total_weight);
+  }
 }
