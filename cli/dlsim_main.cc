@@ -16,6 +16,7 @@
 #include "cli/compare_command.h"
 #include "cli/fit_command.h"
 #include "cli/fit_kernels_command.h"
+#include "cli/import_torch_command.h"
 #include "cli/list_command.h"
 #include "cli/model_command.h"
 #include "cli/plan_command.h"
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
   PlotCommandOptions plot;
   PlotMemoryCommandOptions plot_memory;
   ReportCommandOptions report;
+  ImportTorchCommandOptions import_torch;
   const std::vector<Subcommand> subcommands = {
       subcommand(app, run, add_run_command, run_run_command),
       subcommand(app, model, add_model_command, run_model_command),
@@ -100,6 +102,7 @@ int main(int argc, char** argv) {
       subcommand(app, plot, add_plot_command, run_plot_command),
       subcommand(app, plot_memory, add_plot_memory_command, run_plot_memory_command),
       subcommand(app, report, add_report_command, run_report_command),
+      subcommand(app, import_torch, add_import_torch_command, run_import_torch_command),
   };
 
   try {

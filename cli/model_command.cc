@@ -15,14 +15,17 @@
 #include "policies/swap/checkpoint/checkpoint_swap.h"
 #include "policies/swap/core/saved_bytes.h"
 #include "policies/swap/core/swap_policy.h"
+#include "workloads/torch_step_graph.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {
 
 CLI::App* add_model_command(CLI::App& app, ModelCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand("model", "describe a model: parameters, MACs, activation memory");
-  cmd->add_option("NAME", o.model, "a zoo name, an .onnx file or a Llama-family config.json");
-  cmd->add_option("--batch", o.batch, "batch size")->capture_default_str();
+  cmd->add_option("NAME", o.model, "a zoo name, an .onnx file, a Llama-family config.json or a recorded step "
+                                   "(FILE.torchstep.json)");
+  cmd->add_option("--batch", o.batch, "batch size (default 32; a recorded step's own)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--image-size", o.image_size, "image side (0: the model's default)");
   cmd->add_option("--seq-len", o.seq_len, "sequence length (0: the model's default)");
   cmd->add_option("--attention", o.attention, choice_names(kAttentionChoices) + " (default: the model's; sdpa-flash for Llama-family models)");
@@ -118,7 +121,21 @@ SavedBytes saved_under(const ModelCommandOptions& o, const Graph& train) {
 
 }  // namespace
 
-int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
+int run_model_command(const ModelCommandOptions& given, std::ostream& out, std::ostream& /*err*/) {
+  ModelCommandOptions o = given;
+  Graph fwd, train;
+  if (is_torch_step_path(o.model)) {
+    // A recorded step is its own training graph at its own batch: the forward-phase ops give the MACs, the
+    // learnable tensors the parameters (summarize), and the numerics are the recording's.
+    train = load_torch_step(o.model, o.max_graph_nodes).graph;
+    if (o.batch != 0 && o.batch != train.batch)
+      throw ConfigError("<command line>", 0, "--batch", "'" + o.model + "' was recorded at batch " +
+                                                        std::to_string(train.batch));
+    o.batch = train.batch;
+    fwd = train;
+  } else if (o.batch == 0) {
+    o.batch = 32;
+  }
   if (o.list) {
     for (const auto& m : model_zoo()) out << std::left << std::setw(16) << m.name << m.description << '\n';
     return 0;
@@ -142,15 +159,14 @@ int run_model_command(const ModelCommandOptions& o, std::ostream& out, std::ostr
     std::replace(option.begin(), option.end(), '_', '-');
     throw ConfigError("<command line>", 0, e.key() == "model" ? "NAME" : option, e.message());
   }
-  Graph fwd;
   try {
-    fwd = build_forward_graph(o.model, mo);
+    if (train.ops().empty()) fwd = build_forward_graph(o.model, mo);
   } catch (const ConfigError& e) {
     if (!e.file().empty()) throw;  // a config.json's or an ONNX file's own place
     // The model's options came from this command line, not from a file: say so rather than "<input>".
     throw ConfigError("<command line>", 0, e.key() == "model" ? "NAME" : e.key(), e.message());
   }
-  Graph train = make_training_graph(fwd, mo.training);
+  if (train.ops().empty()) train = make_training_graph(fwd, mo.training);
   ModelSummary s = summarize(fwd, train);
   if (o.parallelism) return print_parallelism(o, train, out);
   const SavedBytes saved = saved_under(o, train);

@@ -16,7 +16,7 @@ namespace dlsim {
 
 struct ModelCommandOptions {
   std::string model;
-  int64_t batch = 32;
+  int64_t batch = 0;  // 0: 32, or a recorded step's own batch
   int64_t image_size = 0;
   int64_t seq_len = 0;
   std::string attention;  // "": the model's default; eager or sdpa-flash

@@ -13,6 +13,7 @@
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
 #include "policies/swap/core/swap_policy.h"
+#include "workloads/torch_step.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {
@@ -111,6 +112,20 @@ E read_choice(const YamlMap& m, const std::string& key, E fallback, const std::a
   m.fail(key, "unknown " + key + " '" + v + "'; valid: " + choice_names(values));
 }
 
+// A recorded step fixes its batch and numerics: read now, so that a bad file or a batch it was not recorded at
+// fails before anything runs, and a setting that would be ignored is named at its line.
+void check_recorded_step(const YamlMap& m, const Experiment& e) {
+  const TorchStepFile step = read_torch_step(e.model);  // its own errors name the trace file and record
+  if (step.batch != e.batch)
+    m.fail("batch", "'" + e.model + "' was recorded at batch " + std::to_string(step.batch) + " (record another with "
+                    "dlsim import-torch --batch " + std::to_string(e.batch) + ")");
+  for (const char* key : {"optimizer", "precision", "kernels"})
+    if (m.has(key))
+      m.fail(key, "'" + e.model + "' is a recorded PyTorch step (optimizer " + step.optimizer + ", precision " +
+                      step.precision + "): its " + key + " is the recording's; record another step with dlsim "
+                      "import-torch to change it");
+}
+
 }  // namespace
 
 std::string hardware_error_under_override(const ConfigError& err) {
@@ -138,10 +153,12 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.model = m.get_string("model");
   const bool is_onnx = e.model.size() > 5 && e.model.substr(e.model.size() - 5) == ".onnx";
   const bool is_config = e.model.size() > 5 && e.model.substr(e.model.size() - 5) == ".json";
+  const bool is_step = is_torch_step_path(e.model);
   if (is_onnx || is_config) {
     e.model = beside_if_missing(e.model, file);
     if (!std::filesystem::exists(e.model))
-      m.fail("model", std::string(is_onnx ? "ONNX file '" : "model config '") + e.model + "' not found");
+      m.fail("model", std::string(is_onnx ? "ONNX file '" : is_step ? "recorded step '" : "model config '") + e.model +
+                          "' not found");
     if (std::filesystem::is_directory(e.model)) m.fail("model", "'" + e.model + "' is a folder, not a file");
   } else {
     try {
@@ -153,6 +170,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
 
   e.batch = m.get_int("batch");
   if (e.batch <= 0) m.fail("batch", "must be a positive integer");
+  if (is_step) check_recorded_step(m, e);
   e.image_size = m.get_int("image_size", 0);
   if (e.image_size < 0) m.fail("image_size", "must be positive (or 0 for the model's default)");
   e.seq_len = m.get_int("seq_len", 0);

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (fuzz/) with clang and runs one or all of them.
 #   scripts/fuzz.sh [--runs N] [--seconds S] [--build-only] [TARGET|all]
 #     TARGET: experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json model_config_json
-#             fuzz_case_yaml kernel_sweep_json (default: all)
+#             fuzz_case_yaml kernel_sweep_json torch_step_json (default: all)
 #     --runs N      executions per target (default 20000 when neither limit is given)
 #     --seconds S   at most S seconds per target (with --runs: whichever comes first)
 #     --build-only  build, assemble the seed corpora, run nothing
@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_targets=(experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json model_config_json
-  fuzz_case_yaml kernel_sweep_json)
+  fuzz_case_yaml kernel_sweep_json torch_step_json)
 runs=
 seconds=
 build_only=0
@@ -66,6 +66,7 @@ seed_files() {
     hardware_yaml) dirs=(configs/hw tests/data); pattern='h*.yaml' ;;
     model_config_json) dirs=(workloads/testdata/llama_configs); pattern='*.json' ;;
     fuzz_case_yaml) dirs=(tests/simfuzz) ;;
+    torch_step_json) dirs=(workloads/testdata/torch_steps tests/data/bad-input); pattern='*.torchstep.json' ;;
     onnx_model) dirs=(workloads/testdata/onnx); pattern='*.onnx' ;;
     instance_csv) dirs=(tests/data); pattern='*.csv' ;;
     kernel_sweep_json) dirs=(tests/data/bad-input); pattern='kernel-sweep-*.json' ;;  # and fuzz/corpus's records
@@ -85,6 +86,7 @@ seed_files() {
 max_len() {
   case $1 in
     onnx_model|plan_json|trace_json) echo 32768 ;;
+    torch_step_json) echo 65536 ;;
     *) echo 16384 ;;
   esac
 }
@@ -92,7 +94,7 @@ dict() {
   case $1 in
     *_yaml|model_config_json) echo fuzz/dict/yaml.dict ;;
     onnx_model) echo fuzz/dict/onnx.dict ;;
-    plan_json|trace_json|kernel_sweep_json) echo fuzz/dict/json.dict ;;
+    plan_json|trace_json|kernel_sweep_json|torch_step_json) echo fuzz/dict/json.dict ;;
     instance_csv) echo fuzz/dict/csv.dict ;;
   esac
 }

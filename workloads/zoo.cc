@@ -10,6 +10,7 @@
 #include "workloads/cnn_models.h"
 #include "workloads/llama_models.h"
 #include "workloads/onnx_import.h"
+#include "workloads/torch_step_graph.h"
 #include "workloads/transformer_models.h"
 
 namespace dlsim {
@@ -63,6 +64,10 @@ std::vector<std::string> zoo_names() {
 
 ModelSettings model_settings(const std::string& name_or_path) {
   ModelSettings s;
+  if (is_torch_step_path(name_or_path)) {  // a recorded step: shapes, batch and numerics are the file's
+    s.max_graph_nodes = true;
+    return s;
+  }
   if (ends_with(name_or_path, ".onnx")) {
     s.memory_format = true;
     s.max_graph_nodes = true;
@@ -88,7 +93,8 @@ ModelSettings model_settings(const std::string& name_or_path) {
     return s;
   }
   throw ConfigError("", 0, "model", "unknown model '" + name_or_path + "'; valid: " + join(zoo_names()) +
-                                        ", a path ending in .onnx, or a Llama-family config.json (ending in .json)");
+                                        ", a path ending in .onnx, a Llama-family config.json (ending in .json), or "
+                                        "a recorded PyTorch step (ending in " + kTorchStepSuffix + ")");
 }
 
 namespace {
@@ -107,9 +113,10 @@ void check_flash_built(const std::string& name_or_path, const ModelSettings& s, 
 
 void check_model_settings(const std::string& name_or_path, const ModelOptions& opts) {
   const ModelSettings s = model_settings(name_or_path);
-  const char* what = ends_with(name_or_path, ".onnx") ? "an ONNX model (its shapes are the file's)"
-                     : s.image_size                   ? "an image model"
-                                                      : "a token model";
+  const char* what = is_torch_step_path(name_or_path) ? "a recorded PyTorch step (its shapes are the file's)"
+                     : ends_with(name_or_path, ".onnx")  ? "an ONNX model (its shapes are the file's)"
+                     : s.image_size                      ? "an image model"
+                                                         : "a token model";
   if (opts.image_size != 0 && !s.image_size)
     throw ConfigError(name_or_path, 0, "image_size", "'" + name_or_path + "' is " + what + ": image_size means nothing to it");
   if (opts.seq_len != 0 && !s.seq_len)
@@ -129,6 +136,9 @@ Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& o
   // Settings that change nothing (seq_len on a CNN) are the readers' to refuse (check_model_settings): callers
   // in code set some uniformly (nhwc for every model the CUDA harness runs).
   check_flash_built(name_or_path, model_settings(name_or_path), opts);
+  if (is_torch_step_path(name_or_path))
+    throw ConfigError(name_or_path, 0, "model", "a recorded PyTorch step is a whole training step, not a forward graph "
+                      "(build_training_graph loads it)");
   if (ends_with(name_or_path, ".onnx")) {
     if (!onnx_import_available())
       throw ConfigError(name_or_path, 0, "model", "this dlsim was built without the ONNX importer (libonnx-dev)");
@@ -143,13 +153,21 @@ Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& o
 }
 
 Graph build_training_graph(const std::string& name_or_path, const ModelOptions& opts) {
+  if (is_torch_step_path(name_or_path)) {  // recorded whole: backward and optimizer are PyTorch's own
+    Graph g = load_torch_step(name_or_path, opts.max_graph_nodes).graph;
+    if (opts.batch != g.batch)
+      throw ConfigError(name_or_path, 0, "batch", "the step was recorded at batch " + std::to_string(g.batch) + ", not " +
+                        std::to_string(opts.batch) + " (record another with dlsim import-torch --batch)");
+    return g;
+  }
   return make_training_graph(build_forward_graph(name_or_path, opts), opts.training);
 }
 
 ModelSummary summarize(const Graph& forward, const Graph& training) {
   ModelSummary s;
   for (const Op& o : forward.ops())
-    if (o.kind == OpKind::Conv2d || o.kind == OpKind::Linear || o.kind == OpKind::MatMul || o.kind == OpKind::FlashAttention)
+    if (o.phase == Phase::Forward && (o.kind == OpKind::Conv2d || o.kind == OpKind::Linear ||
+                                      o.kind == OpKind::MatMul || o.kind == OpKind::FlashAttention))
       s.fwd_macs += static_cast<double>(o.attr(Attr::macs));
   // Parameters: what PyTorch's model.parameters() counts, including weights the loss does not reach (BERT's
   // pooler under the masked-LM loss gets no gradient and no update, but is a parameter).

@@ -34,8 +34,9 @@ struct ModelSettings {
   bool memory_format = false;        // nhwc changes only convolutions, which token models have none of
   bool max_graph_nodes = false;
 };
-// For a zoo name, a path ending in .onnx or one ending in .json (a Llama-family config.json); an unknown name
-// throws ConfigError listing the zoo.
+// For a zoo name, a path ending in .onnx, one ending in .torchstep.json (a recorded PyTorch step: it reads none of
+// the settings but max_graph_nodes) or one ending in .json (a Llama-family config.json); an unknown name throws
+// ConfigError listing the zoo.
 ModelSettings model_settings(const std::string& name_or_path);
 // Throws ConfigError(name_or_path, 0, key) for a setting of `opts` the model does not read (an image_size or
 // seq_len other than 0, the model's default; an attention mode it is not built with; memory_format nhwc;
@@ -45,7 +46,9 @@ ModelSettings model_settings(const std::string& name_or_path);
 void check_model_settings(const std::string& name_or_path, const ModelOptions& opts);
 
 // A zoo name, a path ending in .onnx, or a Hugging Face config.json of a Llama-family model (a path ending in .json,
-// workloads/llama_models.h) -> the training graph. Unknown names throw ConfigError listing the zoo.
+// workloads/llama_models.h) -> the training graph. A recorded PyTorch step (workloads/torch_step_graph.h) is its
+// graph as recorded (its batch must be opts.batch; build_forward_graph refuses it). Unknown names throw ConfigError
+// listing the zoo.
 Graph build_training_graph(const std::string& name_or_path, const ModelOptions& opts);
 Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& opts);
 
@@ -54,6 +57,7 @@ struct ModelSummary {
   uint64_t params = 0;                    // learnable parameters (elements)
   double fwd_macs = 0;                    // multiply-accumulates of conv, linear/matmul and FlashAttention (those it
                                           // performs: half of QK^T and PV under the causal mask) layers, one forward
+                                          // (the forward-phase ops of a graph given whole as `forward`)
   uint64_t saved_for_backward_bytes = 0;  // distinct activations the backward keeps (params, input excluded)
   size_t ops = 0;                         // training graph
   size_t tensors = 0;

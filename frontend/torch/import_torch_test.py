@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""Tests of the PyTorch front end (import_torch.py), run by CTest with Debian's python3 (tests/CMakeLists.txt).
+
+Exit 77 (CTest's skip) with a line saying why when torch is not installed; a test that needs torchvision skips
+itself when that is missing. Each test runs the tracer as the dlsim binary does (a child process) on the tiny
+models of testdata/tiny_steps.py, and checks the file it writes, or the error and exit code it gives.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRACER = os.path.join(HERE, "import_torch.py")
+STEPS = os.path.join(HERE, "testdata", "tiny_steps.py")
+
+try:
+    import torch  # noqa: F401
+except ImportError:
+    print(f"skipped: {sys.executable} has no torch (apt-get install python3-torch)")
+    sys.exit(77)
+try:
+    import torchvision  # noqa: F401
+    HAVE_TORCHVISION = True
+except ImportError:
+    HAVE_TORCHVISION = False
+
+
+def trace(spec, out, *extra):
+    """(exit code, stderr) of the tracer on `spec` writing `out`."""
+    r = subprocess.run([sys.executable, TRACER, spec, "--out", out, *extra], capture_output=True, text=True)
+    return r.returncode, r.stderr
+
+
+class FrontEndTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.dir.name, "step.torchstep.json")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def record(self, spec, *extra):
+        rc, err = trace(spec, self.out, *extra)
+        self.assertEqual(rc, 0, err)
+        with open(self.out, encoding="ascii") as f:
+            return json.load(f)
+
+    def test_a_whole_step_is_recorded(self):
+        d = self.record(f"{STEPS}:tiny_mlp", "--batch", "3")
+        self.assertEqual((d["format"], d["version"]), ("dlsim-torch-step", 1))
+        self.assertEqual(d["summary"]["parameters"], 8 * 16 + 16 + 2 * (16 * 16 + 16) + 16 * 4 + 4)
+        phases = [op["phase"] for op in d["ops"]]
+        self.assertEqual(phases, sorted(phases, key=["forward", "backward", "optimizer"].index))  # in issue order
+        self.assertTrue({"forward", "backward", "optimizer"} <= set(phases))
+        names = {op["name"] for op in d["ops"]}
+        self.assertIn("aten::addmm", names)
+        self.assertTrue(any(n.startswith("aten::_foreach") for n in names))  # the optimizer's step, foreach
+        kinds = {s["kind"] for s in d["storages"]}
+        self.assertTrue({"parameter", "gradient", "optimizer_state", "input", "activation"} <= kinds)
+        self.assertEqual((d["summary"]["premature_frees"], d["summary"]["unseen_frees"]), (0, 0))
+        # Every reference is in range, and every storage's life is in program order.
+        n_ops, n_storages = len(d["ops"]), len(d["storages"])
+        for op in d["ops"]:
+            for r in op["inputs"] + op["outputs"]:
+                self.assertLess(r["storage"], n_storages)
+        for s in d["storages"]:
+            if s["allocated_at"] is not None and s["freed_at"] is not None:
+                self.assertLessEqual(s["allocated_at"], s["freed_at"])
+                self.assertLessEqual(s["freed_at"], n_ops)
+        # What autograd saved: linear layers keep their inputs; each saved storage is read by the op using it.
+        self.assertTrue(d["saved"])
+        for r in d["saved"]:
+            self.assertEqual(r["phase"], "forward")
+            used = d["ops"][r["used_by"]]
+            self.assertIn(r["storage"], [v["storage"] for v in used["inputs"]])
+
+    def test_the_same_step_gives_the_same_bytes(self):
+        rc, err = trace(f"{STEPS}:tiny_conv", self.out, "--batch", "2")
+        self.assertEqual(rc, 0, err)
+        with open(self.out, "rb") as f:
+            first = f.read()
+        rc, err = trace(f"{STEPS}:tiny_conv", self.out, "--batch", "2")
+        with open(self.out, "rb") as f:
+            self.assertEqual(f.read(), first)
+
+    def test_convolutions_and_their_saved_tensors(self):
+        d = self.record(f"{STEPS}:tiny_conv", "--batch", "2")
+        names = [op["name"] for op in d["ops"]]
+        self.assertIn("aten::convolution", names)
+        self.assertIn("aten::convolution_backward", names)
+        conv = next(op for op in d["ops"] if op["name"] == "aten::convolution")
+        self.assertEqual(conv["args"]["padding"], [1, 1])
+        # The input batch, saved by the convolution, is an input storage, not an activation.
+        self.assertIn("input", {d["storages"][r["storage"]]["kind"] for r in d["saved"]})
+
+    def test_checkpointing_blocks_recomputes_in_backward(self):
+        plain = self.record(f"{STEPS}:tiny_mlp", "--batch", "2")
+        self.assertEqual(plain["blocks"], ["blocks.0", "blocks.1"])
+        d = self.record(f"{STEPS}:tiny_mlp", "--batch", "2", "--checkpointing", "blocks")
+        self.assertTrue(any(op.get("recompute") for op in d["ops"] if op["phase"] == "backward"))
+        self.assertLess(d["summary"]["saved_for_backward_bytes"], plain["summary"]["saved_for_backward_bytes"])
+
+    def test_adamw_keeps_two_states_per_parameter(self):
+        d = self.record(f"{STEPS}:tiny_mlp", "--batch", "2", "--optimizer", "adamw")
+        device_state = sum(s["bytes"] for s in d["storages"] if s["kind"] == "optimizer_state" and not s.get("host"))
+        params = sum(s["bytes"] for s in d["storages"] if s["kind"] == "parameter")
+        self.assertEqual(device_state, 2 * params)
+
+    def test_bad_specs_name_what_and_where(self):
+        cases = [
+            ("nonsense", "names nothing"),
+            (f"{STEPS}:no_such_function", "has no function 'no_such_function'"),
+            (f"{STEPS}:returns_a_model_only", "must return (model, inputs, loss_fn)"),
+            (f"{STEPS}:raises_while_building", "tiny_steps.py line "),
+            (f"{STEPS}:reads_a_value", "reads a tensor's value"),
+            (os.path.join(self.dir.name, "missing.py") + ":f", "no such file"),
+        ]
+        for spec, words in cases:
+            with self.subTest(spec=spec):
+                rc, err = trace(spec, self.out, "--batch", "2")
+                self.assertEqual(rc, 2, err)
+                self.assertIn(words, err)
+                self.assertFalse(os.path.exists(self.out), "a failed trace left a file")
+
+    def test_data_dependence_names_the_line(self):
+        rc, err = trace(f"{STEPS}:reads_a_value", self.out, "--batch", "2")
+        with open(STEPS, encoding="utf-8") as f:
+            line = next(i for i, text in enumerate(f, 1) if ".item()" in text)
+        self.assertIn(f"tiny_steps.py line {line}", err)
+
+    def test_a_failure_leaves_an_existing_trace_alone(self):
+        with open(self.out, "w", encoding="ascii") as f:
+            f.write("old")
+        rc, _ = trace("nonsense", self.out, "--batch", "2")
+        self.assertEqual(rc, 2)
+        with open(self.out, encoding="ascii") as f:
+            self.assertEqual(f.read(), "old")
+
+    @unittest.skipUnless(HAVE_TORCHVISION, "python3-torchvision is not installed")
+    def test_resnet18_matches_pytorchs_own_count(self):
+        # The saved bytes measured with real tensors (validate/torch/torch_reference_cnn.py, torch 1.13, batch 1:
+        # workloads/testdata/torch_cnn.json) and the parameters of torchvision's ResNet-18.
+        d = self.record("torchvision:resnet18", "--batch", "1")
+        self.assertEqual(d["summary"]["parameters"], 11689512)
+        self.assertEqual(d["summary"]["saved_for_backward_bytes"], 21620132)
+        self.assertEqual(d["blocks"][0], "layer1.0")
+
+    def test_an_unknown_torchvision_model_lists_the_known(self):
+        if not HAVE_TORCHVISION:
+            self.skipTest("python3-torchvision is not installed")
+        rc, err = trace("torchvision:resnet19", self.out, "--batch", "1")
+        self.assertEqual(rc, 2)
+        self.assertIn("no classification model 'resnet19'", err)
+        self.assertIn("resnet18", err)
+
+
+@unittest.skipUnless(os.environ.get("DLSIM_BIN"), "DLSIM_BIN (the dlsim binary) is not set: CTest sets it")
+class DlsimBinaryTest(unittest.TestCase):
+    """`dlsim import-torch` runs this tracer and loads what it wrote; `dlsim run` simulates it under policies."""
+
+    def test_import_then_run(self):
+        dlsim = os.environ["DLSIM_BIN"]
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "conv.torchstep.json")
+            r = subprocess.run([dlsim, "import-torch", f"{STEPS}:tiny_conv", "--batch", "2", "--out", out],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("loaded " + out, r.stdout)
+            self.assertIn("costed as their memory traffic", r.stdout)
+            for swap in ("none", "{name: dtr, limit_fraction: 0.7}", "vdnn"):
+                with self.subTest(swap=swap):
+                    exp = os.path.join(d, "exp.yaml")
+                    with open(exp, "w", encoding="ascii") as f:
+                        f.write(f"model: {out}\nbatch: 2\nhw: h100-sxm\npool: pytorch-caching\nswap: {swap}\n"
+                                "concurrency: serial\n")
+                    r = subprocess.run([dlsim, "run", exp, "--json"], capture_output=True, text=True)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertGreater(json.loads(r.stdout)["peak_live_bytes"], 0)
+            r = subprocess.run([dlsim, "import-torch", "nonsense", "--batch", "2", "--out", out],
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("names nothing", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
