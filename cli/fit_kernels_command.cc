@@ -103,6 +103,16 @@ std::string fit_command_line(const FitKernelsCommandOptions& o) {
   return c;
 }
 
+// Whether the sweep's timings hold the host's dispatch of each call (FittedKernels::fixed_includes_dispatch): its
+// meta's timing_mode, `events` (kernel_sweep.py's default) or `dry-run` yes, `graph` no. A sweep without one was
+// timed as the shared kernels.json was, with CUDA events around each call (its README says so).
+bool fixed_includes_dispatch(const KernelSweep& sweep) {
+  const std::string mode = meta_text(sweep.meta, "timing_mode");
+  if (mode.empty() || mode == "events" || mode == "dry-run") return true;
+  if (mode == "graph") return false;
+  throw ConfigError(sweep.file, 0, "meta.timing_mode", "must be events, graph or dry-run, got '" + mode + "'");
+}
+
 }  // namespace
 
 int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
@@ -127,6 +137,7 @@ int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out
   fitted.fitted_from = sweep_description(sweep);
   fitted.timing = meta_text(sweep.meta, "timing");
   if (fitted.timing.empty()) fitted.timing = meta_text(sweep.meta, "note");
+  fitted.fixed_includes_dispatch = fixed_includes_dispatch(sweep);
 
   const std::string comment =
       "kernel_model: fitted by `" + fit_command_line(o) + "` to " + std::to_string(samples.size()) +

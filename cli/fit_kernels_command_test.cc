@@ -54,6 +54,8 @@ TEST_CASE("dlsim fit-kernels writes the base file with a fitted kernel_model tha
   const GpuSpec spec = load_gpu_spec(o.out);
   CHECK(spec.kernel_model == "fitted");
   CHECK(spec.fitted_kernels.classes.count("conv_fwd.tf32.spatial") == 1);
+  // The fixture, as the shared kernels.json, has no meta.timing_mode: timed with CUDA events around each call.
+  CHECK(spec.fitted_kernels.fixed_includes_dispatch);
   const std::string report = read_file(o.report);
   CHECK_THAT(report, Catch::Contains("| class | samples | spread | before | k-fold | k-fold near / above fixed (n near) | LOMO (n) | in-sample |"));
   CHECK_THAT(report, Catch::Contains("| conv_fwd.tf32.spatial |"));
@@ -120,4 +122,32 @@ TEST_CASE("dlsim fit-kernels refuses a sweep for a GPU the base file cannot run 
   CHECK_FALSE(fs::exists(o.out));
   o.hw.clear();
   CHECK_THROWS_AS(run_fit_kernels_command(o, out, err), ConfigError);
+}
+
+TEST_CASE("dlsim fit-kernels reads whether the sweep's timings hold the host's dispatch from meta.timing_mode") {
+  const fs::path dir = fs::temp_directory_path() / ("dlsim-fit-kernels-mode-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  nlohmann::json sweep = nlohmann::json::parse(read_file(kFixture));
+  FitKernelsCommandOptions o;
+  o.hw = "h200";
+  o.sweep = (dir / "sweep.json").string();
+  o.out = (dir / "out.yaml").string();
+  std::ostringstream out, err;
+  for (const auto& [mode, includes] : std::vector<std::pair<std::string, bool>>{{"graph", false}, {"events", true}}) {
+    INFO(mode);
+    sweep["meta"]["timing_mode"] = mode;
+    std::ofstream(o.sweep) << sweep.dump();
+    REQUIRE(run_fit_kernels_command(o, out, err) == 0);
+    CHECK(load_gpu_spec(o.out).fitted_kernels.fixed_includes_dispatch == includes);
+  }
+  sweep["meta"]["timing_mode"] = "stopwatch";
+  std::ofstream(o.sweep) << sweep.dump();
+  try {
+    run_fit_kernels_command(o, out, err);
+    FAIL("a timing mode nobody wrote was taken");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "meta.timing_mode");
+    CHECK_THAT(e.what(), Catch::Contains("stopwatch"));
+  }
+  fs::remove_all(dir);
 }

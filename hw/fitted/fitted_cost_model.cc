@@ -33,7 +33,8 @@ FittedCostModel::Source FittedCostModel::price(const Graph& g, const Op& op, Tim
       if (missing_class) *missing_class = class_candidates(k).front();
       return Source::Roofline;
     }
-    us += class_time_us(*c, kernel_terms(k, s, s.fitted_kernels));
+    us += device_time_us(s.fitted_kernels, *c, kernel_terms(k, s, s.fitted_kernels),
+                         static_cast<double>(roofline_.options().kernel_fixed_ns) / 1e3);
   }
   ns = std::max<TimeNs>(1, checked_duration_ns(us * 1e3, s.file, "kernel_model.classes", "kernel '" + op.name + "'"));
   return Source::Fitted;

@@ -26,6 +26,12 @@ struct FittedKernelClass {
 struct FittedKernels {
   std::string fitted_from;  // the sweep: file, device, library versions, records (free text)
   std::string timing;       // how the sweep timed its kernels (the sweep's meta; free text)
+  // The sweep timed each call with CUDA events around it (PyTorch's default way, and kernels.json's): a short
+  // kernel's time then holds the host's dispatch of the op, which the GPU waits for, so the classes' fixed_us are
+  // mostly host time. Simulated device time takes the roofline's kernel_fixed_us in their place (the host's share
+  // is the eager host model's, hw/eager_host_model.h, which would otherwise count it twice). False for a sweep
+  // timed on the device alone (kernel_sweep.py --timing graph).
+  bool fixed_includes_dispatch = false;
   double tile = 128;        // output tile side of a tensor-core kernel (blocks per wave)
   double min_split_k = 512; // least part of the reduction one split-K slice handles
   std::map<std::string, FittedKernelClass> classes;  // by class name (hw/fitted/kernel_shape.h)

@@ -51,10 +51,11 @@ std::string fitted_yaml_quoted(const std::string& text) {
 }
 
 FittedKernels fitted_kernels_from_yaml(const YamlMap& section) {
-  section.check_keys({"fitted_from", "timing", "tile", "min_split_k", "classes"});
+  section.check_keys({"fitted_from", "timing", "fixed_includes_dispatch", "tile", "min_split_k", "classes"});
   FittedKernels f;
   f.fitted_from = section.get_text("fitted_from", "");
   f.timing = section.get_text("timing", "");
+  if (section.has("fixed_includes_dispatch")) f.fixed_includes_dispatch = section.get_bool("fixed_includes_dispatch");
   if (section.has("tile")) {
     f.tile = section.get_double("tile");
     if (!(f.tile >= 1 && f.tile <= 4096)) section.fail("tile", "must be in [1, 4096], got " + fitted_number_text(f.tile));
@@ -81,6 +82,7 @@ std::string fitted_kernels_to_yaml(const FittedKernels& f) {
   o << "kernel_model:\n"
     << "  fitted_from: " << fitted_yaml_quoted(f.fitted_from) << '\n';
   if (!f.timing.empty()) o << "  timing: " << fitted_yaml_quoted(f.timing) << '\n';
+  if (f.fixed_includes_dispatch) o << "  fixed_includes_dispatch: true\n";
   o << "  tile: " << fitted_number_text(f.tile) << '\n'
     << "  min_split_k: " << fitted_number_text(f.min_split_k) << '\n'
     << "  classes:\n";

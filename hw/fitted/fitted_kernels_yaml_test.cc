@@ -39,6 +39,7 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
   FittedKernels f;
   f.fitted_from = "sweep.json (NVIDIA H200, 3 records)";
   f.timing = "CUDA events \"median\"";
+  f.fixed_includes_dispatch = true;
   f.classes["conv_fwd.tf32.spatial"] = {32.048, 0.276, 0.897, 3.255, 197};
   f.classes["layernorm.bf16"] = {23.06, 0, 0, 2.227, 6};
   const GpuSpec s = h200_with("\n" + fitted_kernels_to_yaml(f));
@@ -59,5 +60,7 @@ TEST_CASE("a bad fitted section is refused at its line and key") {
               "kernel_model.classes.gemm.bf16.flops_scale", "");
   check_error("kernel_model:\n  tile: 0\n  classes:\n    gemm.bf16: {fixed_us: 1}\n", "kernel_model.tile", "[1, 4096]");
   check_error("kernel_model:\n  fitted_from: x\n", "kernel_model.classes", "missing");
+  check_error("kernel_model:\n  fixed_includes_dispatch: often\n  classes:\n    gemm.bf16: {fixed_us: 1}\n",
+              "kernel_model.fixed_includes_dispatch", "often");
   check_error("kernel_model: fitted\n", "kernel_model", "the kernel_model mapping itself");
 }

@@ -17,6 +17,11 @@ double class_time_us(const FittedKernelClass& c, const KernelTerms& t) {
   return c.fixed_us + c.flop_scale * t.flop_us + c.wave_scale * t.flop_us * t.wave + c.byte_scale * t.byte_us;
 }
 
+double device_time_us(const FittedKernels& f, const FittedKernelClass& c, const KernelTerms& t, double device_fixed_us) {
+  const double fitted = class_time_us(c, t);
+  return f.fixed_includes_dispatch ? fitted - c.fixed_us + device_fixed_us : fitted;
+}
+
 const FittedKernelClass* find_class(const FittedKernels& fitted, const KernelShape& s, std::string* name) {
   for (const std::string& candidate : class_candidates(s)) {
     auto it = fitted.classes.find(candidate);

@@ -18,6 +18,9 @@ struct KernelTerms {
 // has no compute term (0).
 KernelTerms kernel_terms(const KernelShape& s, const GpuSpec& spec, const FittedKernels& fitted);
 double class_time_us(const FittedKernelClass& c, const KernelTerms& t);
+// The kernel's time on the device alone: class_time_us, with `device_fixed_us` in place of the class's fixed cost
+// where the sweep's timings held the host's dispatch (FittedKernels::fixed_includes_dispatch).
+double device_time_us(const FittedKernels& f, const FittedKernelClass& c, const KernelTerms& t, double device_fixed_us);
 
 // The class that prices the shape (the first of class_candidates present in `fitted`), or null.
 const FittedKernelClass* find_class(const FittedKernels& fitted, const KernelShape& s, std::string* name = nullptr);

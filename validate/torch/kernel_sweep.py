@@ -312,6 +312,8 @@ def meta_block(a, torch, planned):
          "torch": torch.__version__, "cudnn": torch.backends.cudnn.version() if a.device == "cuda" else None,
          "cuda": torch.version.cuda, "python": platform.python_version(), "seed": a.seed, "reps": a.reps,
          "warmups": a.warmups, "records_planned": planned, "skipped": [], "truncated": False}
+    # timing_mode tells dlsim fit-kernels whether a kernel's time holds the host's dispatch (events) or not (graph)
+    m["timing_mode"] = "dry-run" if a.device == "cpu" else a.timing
     if a.device == "cpu":
         m["timing"] = "dry run on the CPU: perf_counter around one call; measures nothing a GPU file could use"
     elif a.timing == "graph":
