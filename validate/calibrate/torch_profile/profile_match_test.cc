@@ -1,0 +1,105 @@
+#include "validate/calibrate/torch_profile/profile_match.h"
+
+#include <catch2/catch.hpp>
+
+#include "experiment/experiment.h"
+#include "experiment/experiment_graph.h"
+
+namespace dlsim {
+namespace {
+
+const std::string kMatchTestData = std::string(DLSIM_SOURCE_DIR) + "/validate/calibrate/torch_profile/testdata/";
+
+struct MatchFixture {
+  ProfilerTrace trace;
+  Graph graph;
+  std::vector<ProfileStep> steps;
+  MatchFixture(const std::string& trace_file, const std::string& experiment)
+      : trace(load_profiler_trace(kMatchTestData + trace_file)),
+        graph(build_experiment_graph(load_experiment(kMatchTestData + experiment))),
+        steps(profile_steps(trace)) {}
+};
+
+size_t count_named(const ProfilerTrace& t, const std::vector<ProfileHostOp>& ops, const std::string& name) {
+  size_t n = 0;
+  for (const ProfileHostOp& h : ops) n += t.events[h.event].name == name;
+  return n;
+}
+
+TEST_CASE("profile match: ResNet-18's CPU step matches the zoo graph op by op") {
+  const MatchFixture f("resnet18-b2-s32-cpu.trace.json", "resnet18-b2-s32.yaml");
+  REQUIRE(f.steps.size() == 1);
+  const ProfileStep& s = f.steps[0];
+  CHECK(s.name == "ProfilerStep#2");
+  CHECK(s.seed != nullptr);
+  CHECK(s.optimizer != nullptr);
+  CHECK(count_named(f.trace, s.forward, "aten::conv2d") == 20);
+  CHECK(count_named(f.trace, s.forward, "aten::batch_norm") == 20);
+  const StepMatch m = match_profile_step(f.trace, s, f.graph);
+  // Every convolution is matched to a convolution of the graph whose input has the traced shape, in order.
+  size_t convs = 0, counters = 0;
+  OpId last_conv = -1;
+  for (const MatchedForwardOp& op : m.forward) {
+    const ProfileEvent& e = f.trace.events[op.host->event];
+    const Op& g = f.graph.op(op.graph_op);
+    if (e.name == "aten::conv2d") {
+      ++convs;
+      CHECK(g.kind == OpKind::Conv2d);
+      CHECK(f.graph.tensor(g.inputs.at(0)).shape == e.inputs.at(0).shape);
+      CHECK(g.id > last_conv);
+      last_conv = g.id;
+      CHECK(op.nodes.size() == 1);  // its ConvolutionBackward0
+    }
+    if (op.bn_counter) {
+      ++counters;
+      CHECK(g.kind == OpKind::BatchNorm);
+    }
+  }
+  CHECK(convs == 20);
+  CHECK(counters == 20);   // each BatchNorm2d's num_batches_tracked.add_
+  CHECK(m.accumulate_grad.size() == 62);  // one per parameter tensor
+  // The zoo graph has no op for the flatten (a view: the linear layer reads the pooled tensor), so it and its
+  // ViewBackward0 are listed, not dropped; every op of the graph's forward has its trace op.
+  REQUIRE(m.unmatched.size() == 2);
+  CHECK_THAT(m.unmatched[0].what, Catch::Contains("aten::flatten [2, 512, 1, 1]"));
+  CHECK_THAT(m.unmatched[1].what, Catch::Contains("ViewBackward0"));
+  CHECK_THAT(m.unmatched[1].what, Catch::Contains("its forward op aten::flatten"));
+  CHECK(m.graph_unmatched.empty());
+}
+
+TEST_CASE("profile match: the MLP's CPU steps match a recorded step's graph") {
+  const MatchFixture f("mlp-b8-cpu.trace.json", "mlp-b8.yaml");
+  REQUIRE(f.steps.size() == 3);
+  for (const ProfileStep& s : f.steps) {
+    const StepMatch m = match_profile_step(f.trace, s, f.graph);
+    size_t linears = 0;
+    for (const MatchedForwardOp& op : m.forward)
+      if (f.trace.events[op.host->event].name == "aten::linear") {
+        ++linears;
+        CHECK(f.graph.op(op.graph_op).kind == OpKind::MatMul);
+        CHECK_FALSE(op.nodes.empty());  // AddmmBackward0 (and TBackward0)
+      }
+    CHECK(linears == 5);
+    CHECK(m.accumulate_grad.size() == 10);
+    CHECK(m.unmatched.empty());
+  }
+}
+
+TEST_CASE("profile match: a trace of another batch matches nothing, and every op is listed with its place") {
+  const MatchFixture f("resnet18-b2-s32-cpu.trace.json", "resnet18-b4-s32.yaml");
+  const StepMatch m = match_profile_step(f.trace, f.steps[0], f.graph);
+  CHECK(m.forward.size() < 5);  // shape-free ops (a scalar add) may still pair up by kind
+  REQUIRE(m.unmatched.size() > 100);
+  CHECK_THAT(m.unmatched.front().what, Catch::StartsWith("traceEvents["));
+  CHECK_THAT(m.unmatched.front().what, Catch::Contains("aten::conv2d [2, 3, 32, 32] at +"));
+  CHECK_THAT(m.unmatched.front().what, Catch::Contains("in ProfilerStep#2: no forward op of that kind and shape"));
+}
+
+TEST_CASE("profile match: aten ops map to the kinds dlsim builds them as") {
+  CHECK(profile_op_kinds("aten::conv2d") == std::vector<OpKind>{OpKind::Conv2d});
+  CHECK(profile_op_kinds("aten::linear").front() == OpKind::Linear);
+  CHECK(profile_op_kinds("aten::nonexistent_op").empty());
+}
+
+}  // namespace
+}  // namespace dlsim
