@@ -8,13 +8,13 @@
 namespace dlsim {
 namespace {
 
-constexpr char kAutogradPrefix[] = "autograd::engine::evaluate_function: ";
+constexpr char kStepsAutogradPrefix[] = "autograd::engine::evaluate_function: ";
 
 bool steps_within(const ProfileEvent& outer, const ProfileEvent& inner) {
   return inner.ts_us >= outer.ts_us && inner.end_us() <= outer.end_us();
 }
 
-bool is_sync_call(const std::string& name) {
+bool steps_is_sync_call(const std::string& name) {
   return name == "cudaDeviceSynchronize" || name == "cudaStreamSynchronize" || name == "cudaEventSynchronize" ||
          name == "cuStreamSynchronize" || name == "cuCtxSynchronize" || name == "cudaMemcpy";
 }
@@ -53,10 +53,10 @@ std::map<std::string, StepsThreadOps> steps_nesting(const ProfilerTrace& t) {
 }  // namespace
 
 bool is_autograd_node(const ProfileEvent& e) {
-  return e.kind == ProfileEventKind::CpuOp && e.name.rfind(kAutogradPrefix, 0) == 0;
+  return e.kind == ProfileEventKind::CpuOp && e.name.rfind(kStepsAutogradPrefix, 0) == 0;
 }
 std::string autograd_node_name(const ProfileEvent& e) {
-  return is_autograd_node(e) ? e.name.substr(sizeof(kAutogradPrefix) - 1) : e.name;
+  return is_autograd_node(e) ? e.name.substr(sizeof(kStepsAutogradPrefix) - 1) : e.name;
 }
 bool is_accumulate_grad(const ProfileEvent& e) {
   return is_autograd_node(e) && autograd_node_name(e).find("AccumulateGrad") != std::string::npos;
@@ -139,7 +139,7 @@ std::vector<ProfileStep> profile_steps(const ProfilerTrace& t) {
         if (e.name.rfind("Optimizer.step#", 0) == 0 && !s.optimizer) s.optimizer = &e;
         if (e.name.rfind("Optimizer.zero_grad#", 0) == 0 && !s.zero_grad) s.zero_grad = &e;
       }
-      if (e.kind == ProfileEventKind::Runtime && e.tid == s.main_thread && is_sync_call(e.name) &&
+      if (e.kind == ProfileEventKind::Runtime && e.tid == s.main_thread && steps_is_sync_call(e.name) &&
           e.ts_us >= s.start_us && e.end_us() <= s.end_us)
         s.sync_wait_us += e.dur_us;
     }
