@@ -4,6 +4,7 @@
 
 #include "experiment/experiment.h"
 #include "experiment/experiment_graph.h"
+#include "workloads/zoo.h"
 
 namespace dlsim {
 namespace {
@@ -93,6 +94,35 @@ TEST_CASE("profile match: a trace of another batch matches nothing, and every op
   CHECK_THAT(m.unmatched.front().what, Catch::StartsWith("traceEvents["));
   CHECK_THAT(m.unmatched.front().what, Catch::Contains("aten::conv2d [2, 3, 32, 32] at +"));
   CHECK_THAT(m.unmatched.front().what, Catch::Contains("in ProfilerStep#2: no forward op of that kind and shape"));
+}
+
+TEST_CASE("profile match: a GPU-shaped step, autograd's nodes on the engine's thread and kernels by correlation") {
+  // Written by hand (no GPU trace exists here): fuzz/corpus/torch_profile_json/gpu-step.json.
+  const ProfilerTrace t = load_profiler_trace(std::string(DLSIM_SOURCE_DIR) +
+                                              "/fuzz/corpus/torch_profile_json/gpu-step.json");
+  const auto steps = profile_steps(t);
+  REQUIRE(steps.size() == 1);
+  const ProfileStep& s = steps[0];
+  REQUIRE(s.forward.size() == 3);  // conv2d, batch norm's counter, batch_norm; the seed taken out
+  CHECK(s.seed != nullptr);
+  CHECK(s.forward[0].kernels == 1);
+  CHECK(s.forward[0].kernel_us == 12);
+  REQUIRE(s.backward.size() == 2);  // on thread 2
+  CHECK(s.backward[0].grad_sums == 1);
+  CHECK(s.backward[0].grad_sum_us == 3);
+  CHECK(s.optimizer_ops.size() == 1);
+  CHECK(s.sync_wait_us == 20);
+  ModelOptions o;
+  o.batch = 2;
+  const Graph g = build_training_graph("cifar-resnet20", o);
+  const StepMatch m = match_profile_step(t, s, g);
+  REQUIRE(m.forward.size() == 2);
+  CHECK(g.op(m.forward[0].graph_op).kind == OpKind::Conv2d);
+  CHECK(g.op(m.forward[1].graph_op).kind == OpKind::BatchNorm);
+  CHECK(m.forward[1].bn_counter != nullptr);
+  CHECK(m.forward[1].nodes.size() == 1);  // NativeBatchNormBackward0, by its sequence number
+  CHECK(m.accumulate_grad.size() == 1);
+  CHECK(m.unmatched.empty());
 }
 
 TEST_CASE("profile match: aten ops map to the kinds dlsim builds them as") {

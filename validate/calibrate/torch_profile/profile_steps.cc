@@ -120,8 +120,10 @@ std::vector<ProfileStep> profile_steps(const ProfilerTrace& t) {
     }
     auto r = runtime_by_thread.find(tid);
     if (r != runtime_by_thread.end())
-      for (const ProfileEvent* l : r->second) {
-        if (l->ts_us < e.ts_us) continue;
+      for (auto it = std::lower_bound(r->second.begin(), r->second.end(), e.ts_us,
+                                      [](const ProfileEvent* l, double ts) { return l->ts_us < ts; });
+           it != r->second.end(); ++it) {
+        const ProfileEvent* l = *it;
         if (l->ts_us > e.end_us()) break;
         if (!steps_within(e, *l) || !l->correlation) continue;
         auto k = kernels_of_launch.find(*l->correlation);
