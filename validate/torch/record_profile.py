@@ -111,6 +111,8 @@ def main():
 
     with open(a.out, encoding="utf-8") as f:
         trace = json.load(f)
+    if isinstance(trace, list):  # PyTorch 1.x writes Chrome's JSON Array Format: the events alone
+        trace = {"traceEvents": trace}
     trace["dlsim"] = {
         "unprofiled_step_us": round(statistics.median(times), 1),
         "unprofiled_steps": a.timed,

@@ -150,19 +150,24 @@ ProfilerTrace profiler_trace_from_text(const std::string& text, const std::strin
   } catch (const json::parse_error& e) {
     throw ConfigError(file, 0, "", std::string("not a profiler trace: not JSON (") + e.what() + ")");
   }
-  if (!doc.is_object() || !doc.contains("traceEvents"))
+  // Chrome's two forms: an object with traceEvents (Kineto, PyTorch 2.x), or the list of events alone (its JSON
+  // Array Format, which PyTorch 1.x's profiler writes).
+  if (!doc.is_array() && (!doc.is_object() || !doc.contains("traceEvents")))
     throw ConfigError(file, 0, "traceEvents",
                       "missing: not a torch.profiler trace (prof.export_chrome_trace writes an object with traceEvents)");
-  const json& events = doc.at("traceEvents");
+  const json& events = doc.is_array() ? doc : doc.at("traceEvents");
   if (!events.is_array()) throw ConfigError(file, 0, "traceEvents", "must be a list of events");
-  read_profile_meta(doc, t);
-  size_t cpu_ops = 0, with_dims = 0;
+  if (doc.is_object()) read_profile_meta(doc, t);
+  size_t cpu_ops = 0, with_dims = 0, uncategorised = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     const json& e = events[i];
     ProfileEventReader r(e, file, i);
     if (!e.is_object()) r.fail("", "must be an object, got " + e.dump());
     if (r.text("ph") != "X") continue;  // flows, instants, metadata
-    if (!e.contains("cat")) continue;   // Kineto's own spans without a category
+    if (!e.contains("cat")) {  // Kineto's own spans without a category; or a profiler without Kineto
+      ++uncategorised;
+      continue;
+    }
     const auto kind = profile_kind_of(r.text("cat"));
     if (!kind) continue;
     ProfileEvent ev;
@@ -196,8 +201,11 @@ ProfilerTrace profiler_trace_from_text(const std::string& text, const std::strin
   }
   if (cpu_ops == 0)
     throw ConfigError(file, 0, "traceEvents",
-                      "holds no cpu_op events: not a torch.profiler trace of the host (profile with "
-                      "ProfilerActivity.CPU)");
+                      uncategorised > 0
+                          ? "holds no cpu_op events, only events without a category: the trace of a PyTorch built "
+                            "without Kineto (its legacy profiler records no shapes); record with PyTorch 2.x"
+                          : "holds no cpu_op events: not a torch.profiler trace of the host (profile with "
+                            "ProfilerActivity.CPU)");
   if (with_dims == 0)
     throw ConfigError(file, 0, "traceEvents",
                       "no cpu_op event has args.Input Dims: the trace was recorded without shapes "

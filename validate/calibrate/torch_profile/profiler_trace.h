@@ -1,6 +1,7 @@
 #pragma once
 // torch.profiler's trace as `prof.export_chrome_trace` writes it (Chrome's trace format, from Kineto), read for
-// `dlsim calibrate --torch-profile` (docs/host.md, "Calibrating the host from your own profile"). Only complete
+// `dlsim calibrate --torch-profile` (docs/host.md, "Calibrating the host from your own profile"): an object with
+// `traceEvents`, or the list of events alone (Chrome's JSON Array Format, what PyTorch 1.x writes). Only complete
 // events (`"ph": "X"`) are kept, by category:
 //   cpu_op            an op on the host: aten ops (`aten::conv2d`), autograd's nodes (`autograd::engine::
 //                     evaluate_function: ConvolutionBackward0`); args "Input Dims" (record_shapes=True), and where

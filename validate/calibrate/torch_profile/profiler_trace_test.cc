@@ -71,10 +71,18 @@ TEST_CASE("profiler trace: the fields of the kept events are read") {
 
 TEST_CASE("profiler trace: what is not a trace is refused naming the file and the field") {
   CHECK_THAT(error_of("not json"), Catch::Contains("not a profiler trace: not JSON"));
-  CHECK_THAT(error_of("[1, 2]"), Catch::StartsWith("traceEvents: missing"));
+  CHECK_THAT(error_of("\"a string\""), Catch::StartsWith("traceEvents: missing"));
+  CHECK_THAT(error_of(R"({"records": []})"), Catch::StartsWith("traceEvents: missing"));
+  CHECK_THAT(error_of("[1, 2]"), Catch::StartsWith("traceEvents[0]: must be an object"));  // the array form
   CHECK_THAT(error_of(R"({"traceEvents": {}})"), Catch::StartsWith("traceEvents: must be a list"));
   CHECK_THAT(error_of(R"({"traceEvents": []})"), Catch::Contains("holds no cpu_op events"));
   CHECK_THAT(error_of(trace_with("3")), Catch::StartsWith("traceEvents[1]: must be an object"));
+}
+
+TEST_CASE("profiler trace: a trace of PyTorch's legacy profiler (no Kineto, no categories) is refused saying so") {
+  CHECK_THAT(error_of(R"([{"name": "aten::zeros", "ph": "X", "ts": 119, "dur": 31, "tid": 1,
+                          "pid": "CPU functions", "args": {}}])"),
+             Catch::Contains("a PyTorch built without Kineto"));
 }
 
 TEST_CASE("profiler trace: a trace without shapes is refused: record_shapes was off") {
