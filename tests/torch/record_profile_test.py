@@ -3,11 +3,11 @@
 
   record_profile_test.py DLSIM_BINARY
 
-The Python that records is $DLSIM_PYTHON (as for dlsim import-torch), else the one running this script (Debian's python3). The trace
-is of the front end's tiny MLP at batch 2 on the CPU (frontend/torch/testdata/tiny_steps.py:tiny_mlp), and the
-graph it is matched to is the same step recorded by dlsim import-torch (workloads/testdata/torch_steps/
-tiny_mlp.torchstep.json, recorded with PyTorch 1.13: a profile and a step recorded by different PyTorch versions
-still match op for op). Exits 77 (ctest: skipped), saying why, when that Python has no torch or its profiler has
+The Python that records is $DLSIM_PYTHON (as for dlsim import-torch), else the one running this script (Debian's
+python3). The trace is of the front end's tiny MLP at batch 2 on the CPU
+(frontend/torch/testdata/tiny_steps.py:tiny_mlp), and the graph it is matched to is the same step recorded by dlsim
+import-torch (workloads/testdata/torch_steps/tiny_mlp.torchstep.json, recorded with PyTorch 1.13: a profile and a
+step recorded by different PyTorch versions still match op for op). Exits 77 (ctest: skipped), saying why, when that Python has no torch or its profiler has
 no Kineto (Debian's torch 1.13 is built without it, and its legacy profiler records no shapes).
 """
 import os
