@@ -49,6 +49,7 @@ KernelProfileFit fit_kernels_from_profiles(const std::vector<MatchedProfile>& pr
   std::map<OpKind, std::map<MathPath, size_t>> kind_paths;
   for (const MatchedProfile& p : profiles) {
     const Graph& g = *p.graph;
+    for (const ProfileEvent& e : p.trace->events) out.trace_kernels += e.kind == ProfileEventKind::Kernel ? 1 : 0;
     std::vector<std::vector<OpId>> backward_of(g.ops().size());
     for (const Op& op : g.ops())
       if (op.phase == Phase::Backward && op.forward_op >= 0 && op.kind != OpKind::GradAccumulate)

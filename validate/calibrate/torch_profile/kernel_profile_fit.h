@@ -35,6 +35,7 @@ struct KernelClassCorrection {
 struct KernelProfileFit {
   size_t host_ops_with_kernels = 0;  // matched host ops whose launches issued kernels
   size_t kernels = 0;                // those kernels
+  size_t trace_kernels = 0;          // every kernel of the traces (those of unmatched ops, or outside the steps, too)
   size_t table_ops = 0;              // graph ops the file's kernel_times priced (left alone)
   std::map<std::string, KernelClassCorrection> fitted_classes;  // by fitted class name
   std::map<OpKind, KernelClassCorrection> roofline_kinds;       // by op kind

@@ -190,7 +190,12 @@ ProfilerTrace profiler_trace_from_text(const std::string& text, const std::strin
         ev.external_id = r.arg_int("External id", false);
         break;
       case ProfileEventKind::Annotation: break;
-      case ProfileEventKind::Runtime:
+      case ProfileEventKind::Runtime:  // a call that issues GPU work must say which (the others may not)
+        ev.correlation = r.arg_int("correlation", ev.name.find("Launch") != std::string::npos ||
+                                                      ev.name.find("Memcpy") != std::string::npos ||
+                                                      ev.name.find("Memset") != std::string::npos);
+        ev.external_id = r.arg_int("External id", false);
+        break;
       case ProfileEventKind::Kernel:
       case ProfileEventKind::Memcpy:
         ev.correlation = r.arg_int("correlation", true);

@@ -7,7 +7,8 @@
 //                     evaluate_function: ConvolutionBackward0`); args "Input Dims" (record_shapes=True), and where
 //                     PyTorch gives them "Sequence number", "Fwd thread id", "External id";
 //   user_annotation   record_function spans: `ProfilerStep#N` (one per prof.step()), `Optimizer.step#SGD.step`, ...;
-//   cuda_runtime, cuda_driver   the host's CUDA calls (cudaLaunchKernel, ...): args "correlation";
+//   cuda_runtime, cuda_driver   the host's CUDA calls: args "correlation" (required of a launch, copy or memset:
+//                     cudaLaunchKernel, cuLaunchKernel, cudaMemcpyAsync, ...);
 //   kernel, gpu_memcpy, gpu_memset   what ran on the GPU: args "correlation" (the launch that issued it).
 // Other categories (python_function, gpu_user_annotation, Trace, ...) and other phases (flows, metadata) are
 // skipped. The reader is strict: a file that is not JSON, has no traceEvents, or an event of a kept category with

@@ -122,6 +122,12 @@ TEST_CASE("profiler trace: bad fields of an event name the event's index and the
   CHECK_THAT(error_of(trace_with(R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1,
                                       "dur": 2, "tid": 1, "args": []})")),
              Catch::StartsWith("traceEvents[1].args: must be an object"));
+  CHECK_THAT(error_of(trace_with(R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 1,
+                                      "dur": 2, "tid": 1, "args": {}})")),
+             Catch::StartsWith("traceEvents[1].args.correlation: missing"));
+  // A call that issues no GPU work links nothing: its correlation may be absent.
+  CHECK_NOTHROW(profiler_trace_from_text(trace_with(R"({"ph": "X", "cat": "cuda_runtime", "name":
+                "cudaGetDevice", "ts": 1, "dur": 2, "tid": 1, "args": {}})"), "ok.json"));
   CHECK_THAT(error_of(trace_with(R"({"ph": 1})")), Catch::StartsWith("traceEvents[1].ph: must be a string"));
 }
 

@@ -170,7 +170,8 @@ int run_torch_profile_calibration(const TorchProfileOptions& o, std::ostream& re
     report << "kernels: none of the matched ops launched a GPU kernel in the traces (a host-only trace, or one "
               "recorded without ProfilerActivity.CUDA): the kernel times stay the --hw file's\n";
   } else {
-    report << "kernels: " << kernels.kernels << " from " << kernels.host_ops_with_kernels << " matched host ops"
+    report << "kernels: " << kernels.kernels << " from " << kernels.host_ops_with_kernels << " matched host ops (of "
+           << kernels.trace_kernels << " in the traces: the others ran under unmatched ops or outside the steps)"
            << (kernels.table_ops ? ", " + std::to_string(kernels.table_ops) + " ops priced by kernel_times left alone" : "")
            << "\n";
     for (const auto& [cls, c] : kernels.fitted_classes)
