@@ -172,7 +172,8 @@ HostProfileFit fit_host_from_profiles(const std::vector<MatchedProfile>& profile
     double spans = 0;
     for (const ProfileStep& s : p.steps) spans += s.span_us();
     const double mean_span = p.steps.empty() ? 0 : spans / static_cast<double>(p.steps.size());
-    const double factor = p.trace->unprofiled_step_us > 0 && mean_span > 0 ? p.trace->unprofiled_step_us / mean_span : 1;
+    const double factor =
+        p.trace->unprofiled_step_us > 0 && mean_span > 0 ? p.trace->unprofiled_step_us / mean_span : 1;
     out.overhead_measured = out.overhead_measured && p.trace->unprofiled_step_us > 0;
     const double step_fit = host_fit_step_us(fit_part, *p.graph), step_kept = host_fit_step_us(kept_part, *p.graph);
     for (const ProfileStep& s : p.steps) {
@@ -222,7 +223,8 @@ std::string eager_host_section_yaml(const EagerHostSpec& s) {
   };
   for (const char* g : {"forward_us", "backward_us"}) {
     out += std::string("    ") + g + ":\n";
-    for (const char* c : kHostClassNames) out += std::string("      ") + c + ": " + value(std::string(g) + "." + c) + "\n";
+    for (const char* c : kHostClassNames)
+      out += std::string("      ") + c + ": " + value(std::string(g) + "." + c) + "\n";
   }
   for (const std::string& k : eager_host_keys())
     if (k.find('.') == std::string::npos) out += "    " + k + ": " + value(k) + "\n";

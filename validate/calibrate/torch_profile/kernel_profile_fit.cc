@@ -141,10 +141,12 @@ std::string kernel_corrections_yaml(const KernelProfileFit& f) {
   }
   if (!f.roofline_kinds.empty()) {
     out += "roofline:\n  op_class_scale:\n";
-    for (const auto& [kind, c] : f.roofline_kinds) out += std::string("    ") + to_string(kind) + ": " + kernel_fit_number(c.scale) + "\n";
+    for (const auto& [kind, c] : f.roofline_kinds)
+      out += std::string("    ") + to_string(kind) + ": " + kernel_fit_number(c.scale) + "\n";
     if (!f.roofline_paths.empty()) {
       out += "  op_class_scale_path:\n";
-      for (const auto& [kind, p] : f.roofline_paths) out += std::string("    ") + to_string(kind) + ": " + to_string(p) + "\n";
+      for (const auto& [kind, p] : f.roofline_paths)
+        out += std::string("    ") + to_string(kind) + ": " + to_string(p) + "\n";
     }
   }
   return out;

@@ -130,9 +130,9 @@ StepMatch match_profile_step(const ProfilerTrace& t, const ProfileStep& s, const
       break;
     }
     if (found == fwd.size()) {
-      m.unmatched.push_back({h.event, match_place(t, s, h.event) +
-                                          (kinds.empty() ? ": dlsim has no op kind for it"
-                                                         : ": no forward op of that kind and shape next in the graph")});
+      const char* why = kinds.empty() ? ": dlsim has no op kind for it"
+                                      : ": no forward op of that kind and shape next in the graph";
+      m.unmatched.push_back({h.event, match_place(t, s, h.event) + why});
     } else {
       used[found] = 1;
       cursor = found + 1;

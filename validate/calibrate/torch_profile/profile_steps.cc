@@ -103,7 +103,8 @@ std::vector<ProfileStep> profile_steps(const ProfilerTrace& t) {
   for (const ProfileEvent& e : t.events)
     if (e.kind == ProfileEventKind::Runtime) runtime_by_thread[e.tid].push_back(&e);
   for (auto& [tid, v] : runtime_by_thread)
-    std::stable_sort(v.begin(), v.end(), [](const ProfileEvent* a, const ProfileEvent* b) { return a->ts_us < b->ts_us; });
+    std::stable_sort(v.begin(), v.end(),
+                     [](const ProfileEvent* a, const ProfileEvent* b) { return a->ts_us < b->ts_us; });
 
   auto host_op = [&](const std::string& tid, size_t i) {
     ProfileHostOp op;

@@ -154,7 +154,8 @@ ProfilerTrace profiler_trace_from_text(const std::string& text, const std::strin
   // Array Format, which PyTorch 1.x's profiler writes).
   if (!doc.is_array() && (!doc.is_object() || !doc.contains("traceEvents")))
     throw ConfigError(file, 0, "traceEvents",
-                      "missing: not a torch.profiler trace (prof.export_chrome_trace writes an object with traceEvents)");
+                      "missing: not a torch.profiler trace (prof.export_chrome_trace writes an object with "
+                      "traceEvents)");
   const json& events = doc.is_array() ? doc : doc.at("traceEvents");
   if (!events.is_array()) throw ConfigError(file, 0, "traceEvents", "must be a list of events");
   if (doc.is_object()) read_profile_meta(doc, t);

@@ -78,8 +78,10 @@ void profile_report_trace(std::ostream& r, const MatchedProfile& p, const std::s
       if (listed++ < kProfileListed) r << "    " << u.what << "\n";
   const StepMatch& m0 = p.matches.front();
   r << "  graph forward ops no trace op matched (step 1): " << m0.graph_unmatched.size();
-  for (size_t i = 0; i < m0.graph_unmatched.size() && i < kProfileListed; ++i)
-    r << (i ? ", " : " (") << p.graph->op(m0.graph_unmatched[i]).name << " [" << to_string(p.graph->op(m0.graph_unmatched[i]).kind) << "]";
+  for (size_t i = 0; i < m0.graph_unmatched.size() && i < kProfileListed; ++i) {
+    const Op& op = p.graph->op(m0.graph_unmatched[i]);
+    r << (i ? ", " : " (") << op.name << " [" << to_string(op.kind) << "]";
+  }
   r << (m0.graph_unmatched.empty() ? "\n" : m0.graph_unmatched.size() > kProfileListed ? ", ...)\n" : ")\n");
 }
 
@@ -137,7 +139,8 @@ int run_torch_profile_calibration(const TorchProfileOptions& o, std::ostream& re
 
   report << "dlsim calibrate --torch-profile: " << o.traces.size() << " trace(s), starting from " << o.hw << "\n";
   for (size_t i = 0; i < profiles.size(); ++i)
-    profile_report_trace(report, profiles[i], model_of.at(o.experiments.size() == 1 ? o.experiments[0] : o.experiments[i]));
+    profile_report_trace(report, profiles[i],
+                         model_of.at(o.experiments.size() == 1 ? o.experiments[0] : o.experiments[i]));
 
   const EagerHostSpec* base = hw.spec.eager_host ? &*hw.spec.eager_host : nullptr;
   const HostProfileFit host = fit_host_from_profiles(profiles, base);
@@ -148,7 +151,8 @@ int run_torch_profile_calibration(const TorchProfileOptions& o, std::ostream& re
          << " ms per step (ProfilerStep spans less the waits for the GPU)";
   if (host.overhead_measured)
     report << "; without the profiler " << profile_fixed(host.target_host_us / 1e3, 3) << " ms (the trace's "
-           << "unprofiled step time: the profiler's overhead factor " << profile_fixed(host.overhead_factor, 3) << ")\n";
+           << "unprofiled step time: the profiler's overhead factor " << profile_fixed(host.overhead_factor, 3)
+           << ")\n";
   else
     report << "; no step time without the profiler in every trace (record_profile.py adds it): the fitted costs "
               "keep the profiler's overhead\n";
