@@ -125,6 +125,21 @@ TEST_CASE("profile match: a GPU-shaped step, autograd's nodes on the engine's th
   CHECK(m.unmatched.empty());
 }
 
+TEST_CASE("profile steps: a trace without ProfilerStep spans is one step, from its first host op to its last") {
+  const ProfilerTrace t = profiler_trace_from_text(R"({"traceEvents": [
+    {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "ts": 10, "dur": 5, "tid": 3, "args": {"Input Dims": [[2, 4]]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "ts": 20, "dur": 5, "tid": 3, "args": {"Input Dims": [[2, 4]]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::clone", "ts": 21, "dur": 2, "tid": 3, "args": {"Input Dims": [[2, 4]]}}
+  ]})", "whole.json");
+  const auto steps = profile_steps(t);
+  REQUIRE(steps.size() == 1);
+  CHECK(steps[0].name == "whole trace");
+  CHECK(steps[0].start_us == 10);
+  CHECK(steps[0].end_us == 25);
+  CHECK(steps[0].main_thread == "3");
+  CHECK(steps[0].forward.size() == 2);  // the clone is inside the second relu: not top-level
+}
+
 TEST_CASE("profile match: aten ops map to the kinds dlsim builds them as") {
   CHECK(profile_op_kinds("aten::conv2d") == std::vector<OpKind>{OpKind::Conv2d});
   CHECK(profile_op_kinds("aten::linear").front() == OpKind::Linear);
