@@ -10,7 +10,8 @@
 namespace dlsim {
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
-  CLI::App* cmd = app.add_subcommand("calibrate", "fit the hardware model to validate runs");
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "fit the hardware model to validate runs, to torch.profiler traces or to published throughput");
   cmd->add_option("DIR", o.dirs, "validate output folders")->check(CLI::ExistingDirectory);
   cmd->add_option("--hw", o.hw, "hardware file to start from")->check(CLI::ExistingFile);
   cmd->add_option("--out", o.out, "calibrated hardware file to write");
