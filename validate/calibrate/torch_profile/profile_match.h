@@ -1,8 +1,9 @@
 #pragma once
 // Matching a profiled training step (validate/calibrate/torch_profile/profile_steps.h) to dlsim's training graph
 // of the same model: each top-level forward aten op to a forward op of the graph, by the kinds the aten op can be
-// (aten::conv2d -> Conv2d, aten::linear -> Linear, ...), its first input's shape (which must be an input shape of
-// the graph op) and the order (the graph's forward ops in issue order, a window ahead of the last match); each
+// (aten::conv2d -> Conv2d, aten::linear -> Linear, ...), its first input's shape (which must be an input of the
+// graph op, or a view of one: the same batch and element count, as dlsim's graphs drop flatten) and the order (the
+// graph's forward ops in issue order, a window ahead of the last match; one forward thread assumed); each
 // autograd node to the forward op whose autograd sequence numbers it carries (PyTorch numbers the nodes a forward
 // op creates from the "Sequence number" that op started at); AccumulateGrad nodes are the parameters' gradient
 // stores. Training-mode batch norm's `num_batches_tracked.add_(1)` (an aten::add_ of no tensor shape just before
