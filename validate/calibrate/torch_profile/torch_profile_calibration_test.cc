@@ -95,6 +95,19 @@ TEST_CASE("torch profile calibration: a file with the section keeps what the tra
   CHECK_THAT(report.str(), Catch::Contains("kept from the --hw file"));
 }
 
+TEST_CASE("torch profile calibration: a --hw file of the user's own is the base by its path from the written file") {
+  const fs::path dir = cal_test_dir("own-hw");
+  fs::create_directories(dir / "mine");
+  fs::create_directories(dir / "out");
+  fs::copy_file(kCalHw + "h100-sxm.yaml", dir / "mine" / "gpu.yaml", fs::copy_options::overwrite_existing);
+  std::ostringstream report;
+  TorchProfileOptions o = cpu_fixtures("h100-sxm.yaml", dir / "out" / "fitted.yaml");
+  o.hw = (dir / "mine" / "gpu.yaml").string();
+  run_torch_profile_calibration(o, report);
+  CHECK_THAT(cal_read(dir / "out" / "fitted.yaml"), Catch::Contains("\nbase: ../mine/gpu.yaml\n"));
+  CHECK(load_hardware((dir / "out" / "fitted.yaml").string()).spec.eager_host.has_value());
+}
+
 TEST_CASE("torch profile calibration: a trace of another batch is refused and nothing is written") {
   const fs::path dir = cal_test_dir("refused");
   fs::remove(dir / "a.yaml");
