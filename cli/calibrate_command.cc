@@ -5,17 +5,26 @@
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "validate/calibrate/harness_commands.h"
+#include "validate/calibrate/torch_profile/torch_profile_calibration.h"
 
 namespace dlsim {
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
-  CLI::App* cmd = app.add_subcommand("calibrate", "fit the hardware model to validate runs");
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "fit the hardware model to validate runs, to torch.profiler traces or to published throughput");
   cmd->add_option("DIR", o.dirs, "validate output folders")->check(CLI::ExistingDirectory);
   cmd->add_option("--hw", o.hw, "hardware file to start from")->check(CLI::ExistingFile);
   cmd->add_option("--out", o.out, "calibrated hardware file to write");
   cmd->add_flag("--class-model-only", o.class_model_only,
                 "write no per-kind correction: ops no table entry serves take the input's per-class model ([F]) even "
                 "where the runs measured their kind");
+  cmd->add_option("--torch-profile", o.torch_profiles,
+                  "instead: fit PyTorch's eager host (and, from GPU kernels, the kernel classes) to torch.profiler "
+                  "traces (validate/torch/record_profile.py)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--experiment", o.experiments,
+                  "with --torch-profile: the traces' model and batch, one for all or one per trace")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--published", o.published.data,
                   "instead: fit per-class efficiencies to published throughput (data/published/*.yaml)")
       ->check(CLI::ExistingFile);
@@ -38,6 +47,15 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
 }
 
 int run_calibrate_command(const CalibrateCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
+  if (!o.torch_profiles.empty()) {
+    if (!o.dirs.empty() || !o.published.data.empty())
+      throw ConfigError("<command line>", 0, "--torch-profile", "takes no DIR or --published");
+    if (o.experiments.empty() || o.hw.empty() || o.out.empty())
+      throw ConfigError("<command line>", 0, "--torch-profile", "needs --experiment, --hw and --out");
+    return run_torch_profile_calibration({o.torch_profiles, o.experiments, o.hw, o.out}, out);
+  }
+  if (!o.experiments.empty())
+    throw ConfigError("<command line>", 0, "--experiment", "goes with --torch-profile");
   if (!o.published.data.empty()) {
     if (!o.dirs.empty() || !o.hw.empty() || !o.out.empty())
       throw ConfigError("<command line>", 0, "--published", "takes no DIR, --hw or --out (it fits the files its points name)");
@@ -50,7 +68,7 @@ int run_calibrate_command(const CalibrateCommandOptions& o, std::ostream& out, s
     return run_published_calibration(p, out);
   }
   if (o.dirs.empty() || o.hw.empty() || o.out.empty())
-    throw ConfigError("<command line>", 0, "DIR", "calibrate needs validate folders, --hw and --out (or --published)");
+    throw ConfigError("<command line>", 0, "DIR", "calibrate needs validate folders, --hw and --out (or --torch-profile, or --published)");
   return run_calibrate(o.dirs, o.hw, o.out, out, o.class_model_only);
 }
 

@@ -16,7 +16,8 @@
 // (an alias cycle or a nesting beyond the limit would make the scenario's own file unreadable):
 //   input_file: {kind: experiment, path: ../../data/bad-input/alias-cycle.yaml}   # path from the scenario's folder
 //     kind: experiment (read, then run), sweep, hardware, model-config (a config.json), fuzz-case (a simfuzz
-//     replay), published-points (data/published) or kernel-sweep (a kernels.json, `dlsim fit-kernels`);
+//     replay), published-points (data/published), kernel-sweep (a kernels.json, `dlsim fit-kernels`) or
+//     torch-profile (a torch.profiler trace, `dlsim calibrate --torch-profile`);
 //     expect_error's file defaults to the input file's name.
 // Each error is a ConfigError, which the dlsim binary prints and exits 2 for (docs/cli.md; tests/CMakeLists.txt
 // checks that on the binary for each kind of input).
@@ -37,6 +38,7 @@
 #include "hw/hardware.h"
 #include "validate/calibrate/kernel_fit/kernel_sweep.h"
 #include "validate/calibrate/published_points.h"
+#include "validate/calibrate/torch_profile/profile_steps.h"
 #include "workloads/llama_models.h"
 
 using namespace dlsim;
@@ -108,8 +110,9 @@ void load_input_file(const YamlMap& input, const std::string& scenario) {
   else if (kind == "fuzz-case") load_fuzz_case(path);
   else if (kind == "published-points") load_published_points(path);
   else if (kind == "kernel-sweep") load_kernel_sweep(path);
+  else if (kind == "torch-profile") profile_steps(load_profiler_trace(path));
   else input.fail("kind", "unknown kind '" + kind + "'; valid: experiment, sweep, hardware, model-config, fuzz-case, "
-                          "published-points, kernel-sweep");
+                          "published-points, kernel-sweep, torch-profile");
 }
 
 void expect_error(const YamlMap& doc, const std::string& file) {

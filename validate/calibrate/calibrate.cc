@@ -140,7 +140,7 @@ WorkspaceFit fit_conv_workspaces(const std::vector<std::pair<const Graph*, const
   return w;
 }
 
-ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const Trace*>>& runs, GpuSpec spec) {
+RooflineCostModel single_efficiency_roofline(GpuSpec spec) {
   spec.op_class_scale.clear();  // the plain roofline is what the factor corrects
   // With the file's own roofline parameters (efficiencies, fixed cost), whichever model the file names.
   Params p(kernel_model_registry().get("roofline").params);
@@ -149,7 +149,11 @@ ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const
   RooflineOptions plain = RooflineOptions::parameters().from_params(p);
   plain.classes = ClassEfficiencies{};  // the factor corrects the single-efficiency roofline, not the per-class one
   plain.occupancy_scaling = false;
-  const RooflineCostModel roofline(spec, plain);
+  return RooflineCostModel(std::move(spec), plain);
+}
+
+ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const Trace*>>& runs, GpuSpec spec) {
+  const RooflineCostModel roofline = single_efficiency_roofline(spec);
   std::map<std::pair<OpKind, MathPath>, std::vector<double>> ratios;
   for (const auto& [g, t] : runs) {
     std::vector<double> model(g->ops().size(), -1);

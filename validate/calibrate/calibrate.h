@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hw/gpu_spec.h"
+#include "hw/roofline.h"
 #include "program/trace.h"
 #include "validate/calibrate/concurrency_regression.h"
 #include "validate/gpu/microbench_records.h"
@@ -84,6 +85,9 @@ struct ClassScaleFit {
   std::map<OpKind, size_t> samples;
   std::map<OpKind, MathPath> path;  // convolution and matmul kinds only
 };
+// The roofline op_class_scale corrects: the file's roofline parameters with one compute and one memory
+// efficiency, no occupancy scaling, no op_class_scale (dlsim calibrate --torch-profile fits against it too).
+RooflineCostModel single_efficiency_roofline(GpuSpec spec);
 ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const Trace*>>& runs, GpuSpec spec);
 
 // The hardware YAML `hw` (as read) with the fitted fields replaced: pcie bandwidths and latency, launch overhead,

@@ -1,0 +1,217 @@
+#include "validate/calibrate/torch_profile/torch_profile_calibration.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <sstream>
+
+#include "common/config_error.h"
+#include "experiment/experiment.h"
+#include "experiment/experiment_graph.h"
+#include "hw/gpu_spec_file.h"
+#include "hw/hardware.h"
+#include "validate/calibrate/torch_profile/host_profile_fit.h"
+#include "validate/calibrate/torch_profile/kernel_profile_fit.h"
+
+namespace dlsim {
+namespace {
+
+constexpr size_t kProfileListed = 10;  // unmatched ops named per trace
+
+std::string profile_fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+// What `base:` says: the shipped name when --hw is a shipped file, else its path from the written file's folder.
+std::string profile_base_text(const std::string& hw, const std::string& out) {
+  namespace fs = std::filesystem;
+  const fs::path hw_abs = fs::weakly_canonical(fs::absolute(hw));
+  const std::string stem = fs::path(hw).stem().string();
+  try {
+    const fs::path shipped = fs::weakly_canonical(fs::absolute(resolve_hw_path(stem)));
+    if (shipped == hw_abs && fs::path(hw).extension() == ".yaml") return stem;
+  } catch (const ConfigError&) {
+    // not a shipped name
+  }
+  const fs::path dir = fs::weakly_canonical(fs::absolute(out)).parent_path();
+  std::string rel = fs::relative(hw_abs, dir).generic_string();
+  if (rel.find('/') == std::string::npos) rel = "./" + rel;  // a path, not a shipped name (gpu_spec_file.h)
+  return rel;
+}
+
+std::string profile_quoted(const std::string& s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += (c == '\n' || c == '\r') ? ' ' : c;
+  }
+  return q + "\"";
+}
+
+void profile_report_trace(std::ostream& r, const MatchedProfile& p, const std::string& model) {
+  const ProfilerTrace& t = *p.trace;
+  size_t fwd = 0, nodes = 0, accumulate = 0, unmatched = 0, host_ops = 0;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const StepMatch& m = p.matches[i];
+    fwd += m.forward.size();
+    for (const MatchedForwardOp& f : m.forward) nodes += f.nodes.size();
+    accumulate += m.accumulate_grad.size();
+    unmatched += m.unmatched.size();
+    host_ops += p.steps[i].forward.size() + p.steps[i].backward.size() + p.steps[i].other.size();
+  }
+  r << "trace " << t.file << (t.recorded.empty() ? "" : " (" + t.recorded + ")") << ": " << p.steps.size()
+    << " step(s) of " << model << "\n";
+  r << "  matched per step: " << fwd / p.steps.size() << " forward ops of the graph's "
+    << p.matches.front().graph_forward_ops << ", " << nodes / p.steps.size() << " autograd nodes, "
+    << accumulate / p.steps.size() << " AccumulateGrad nodes\n";
+  r << "  unmatched trace ops: " << unmatched << " of " << host_ops;
+  if (unmatched == 0) r << "\n";
+  else r << " (the first " << std::min(unmatched, kProfileListed) << "):\n";
+  size_t listed = 0;
+  for (const StepMatch& m : p.matches)
+    for (const UnmatchedProfileOp& u : m.unmatched)
+      if (listed++ < kProfileListed) r << "    " << u.what << "\n";
+  const StepMatch& m0 = p.matches.front();
+  r << "  graph forward ops no trace op matched (step 1): " << m0.graph_unmatched.size();
+  for (size_t i = 0; i < m0.graph_unmatched.size() && i < kProfileListed; ++i) {
+    const Op& op = p.graph->op(m0.graph_unmatched[i]);
+    r << (i ? ", " : " (") << op.name << " [" << to_string(op.kind) << "]";
+  }
+  r << (m0.graph_unmatched.empty() ? "\n" : m0.graph_unmatched.size() > kProfileListed ? ", ...)\n" : ")\n");
+}
+
+// Refuses a trace most of whose ops match nothing: it is of another model or batch than its experiment's.
+void profile_check_matched(const MatchedProfile& p) {
+  size_t unmatched = 0, host_ops = 0, forward = 0;
+  std::string first;
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    unmatched += p.matches[i].unmatched.size();
+    forward += p.matches[i].forward.size();
+    host_ops += p.steps[i].forward.size() + p.steps[i].backward.size() + p.steps[i].other.size();
+    for (const UnmatchedProfileOp& u : p.matches[i].unmatched)
+      if (first.size() < 600) first += "\n  " + u.what;
+  }
+  if (forward == 0 || static_cast<double>(unmatched) > kMaxUnmatchedShare * static_cast<double>(host_ops))
+    throw ConfigError(p.trace->file, 0, "traceEvents",
+                      std::to_string(unmatched) + " of its " + std::to_string(host_ops) + " top-level host ops match "
+                      "no op of " + p.graph->name + " at batch " + std::to_string(p.graph->batch) +
+                      " (more than " + profile_fixed(100 * kMaxUnmatchedShare, 0) + " %: a trace of another model or "
+                      "batch?); the first:" + first);
+}
+
+}  // namespace
+
+int run_torch_profile_calibration(const TorchProfileOptions& o, std::ostream& report) {
+  if (o.experiments.size() != 1 && o.experiments.size() != o.traces.size())
+    throw ConfigError("<command line>", 0, "--experiment",
+                      "give one experiment for all traces or one per trace, in order (" +
+                          std::to_string(o.traces.size()) + " traces, " + std::to_string(o.experiments.size()) +
+                          " experiments)");
+  const Hardware hw = load_hardware(o.hw);
+  std::map<std::string, std::unique_ptr<Graph>> graphs;  // by experiment file
+  std::map<std::string, std::string> model_of;
+  for (const std::string& path : o.experiments) {
+    if (graphs.count(path)) continue;
+    const Experiment e = load_experiment(path);
+    graphs[path] = std::make_unique<Graph>(build_experiment_graph(e));
+    model_of[path] = e.model_label() + " at batch " + std::to_string(e.batch) + " (" + path + ")";
+  }
+  std::vector<std::unique_ptr<ProfilerTrace>> traces;
+  std::vector<MatchedProfile> profiles;
+  for (size_t i = 0; i < o.traces.size(); ++i) {
+    traces.push_back(std::make_unique<ProfilerTrace>(load_profiler_trace(o.traces[i])));
+    MatchedProfile p;
+    p.trace = traces.back().get();
+    p.graph = graphs.at(o.experiments.size() == 1 ? o.experiments[0] : o.experiments[i]).get();
+    p.steps = profile_steps(*p.trace);
+    profiles.push_back(std::move(p));
+  }
+  // The matches point into the steps: made once the steps no longer move.
+  for (MatchedProfile& p : profiles) {
+    for (const ProfileStep& s : p.steps) p.matches.push_back(match_profile_step(*p.trace, s, *p.graph));
+    profile_check_matched(p);
+  }
+
+  report << "dlsim calibrate --torch-profile: " << o.traces.size() << " trace(s), starting from " << o.hw << "\n";
+  for (size_t i = 0; i < profiles.size(); ++i)
+    profile_report_trace(report, profiles[i],
+                         model_of.at(o.experiments.size() == 1 ? o.experiments[0] : o.experiments[i]));
+
+  const EagerHostSpec* base = hw.spec.eager_host ? &*hw.spec.eager_host : nullptr;
+  const HostProfileFit host = fit_host_from_profiles(profiles, base);
+  const KernelProfileFit kernels = fit_kernels_from_profiles(profiles, hw);
+
+  report << "host_cpu.pytorch_eager, from " << host.steps << " step(s):\n"
+         << "  the profiled steps' host time " << profile_fixed(host.profiled_host_us / 1e3, 3)
+         << " ms per step (ProfilerStep spans less the waits for the GPU)";
+  if (host.overhead_measured)
+    report << "; without the profiler " << profile_fixed(host.target_host_us / 1e3, 3) << " ms (the trace's "
+           << "unprofiled step time: the profiler's overhead factor " << profile_fixed(host.overhead_factor, 3)
+           << ")\n";
+  else
+    report << "; no step time without the profiler in every trace (record_profile.py adds it): the fitted costs "
+              "keep the profiler's overhead\n";
+  report << "  scale " << profile_fixed(host.scale, 4) << " on the ops' mean profiled costs; dlsim's host time "
+         << "with the fitted section: " << profile_fixed(host.predicted_host_us / 1e3, 3) << " ms per step\n";
+  for (size_t i = 0; i < profiles.size(); ++i)
+    report << "  " << profiles[i].trace->file << ": measured " << profile_fixed(host.per_trace[i].first / 1e3, 3)
+           << " ms per step, dlsim " << profile_fixed(host.per_trace[i].second / 1e3, 3) << " ms ("
+           << profile_fixed(100.0 * (host.per_trace[i].second / host.per_trace[i].first - 1), 1) << " %)\n";
+  report << "  key                        samples  profiled us   fitted us   --hw file us  source\n";
+  for (const std::string& k : eager_host_keys()) {
+    const HostKeyFit& f = host.keys.at(k);
+    char line[256];
+    std::snprintf(line, sizeof line, "  %-26s %7zu %12.2f %11.2f %14s  %s\n", k.c_str(), f.samples, f.profiled_us,
+                  f.fitted_us, base ? profile_fixed(eager_host_key_us(*base, k), 2).c_str() : "-", f.source.c_str());
+    report << line;
+  }
+  if (kernels.empty()) {
+    report << "kernels: none of the matched ops launched a GPU kernel in the traces (a host-only trace, or one "
+              "recorded without ProfilerActivity.CUDA): the kernel times stay the --hw file's\n";
+  } else {
+    report << "kernels: " << kernels.kernels << " from " << kernels.host_ops_with_kernels << " matched host ops (of "
+           << kernels.trace_kernels << " in the traces: the others ran under unmatched ops or outside the steps)"
+           << (kernels.table_ops ? ", " + std::to_string(kernels.table_ops) + " ops priced by kernel_times left alone" : "")
+           << "\n";
+    for (const auto& [cls, c] : kernels.fitted_classes)
+      report << "  kernel_model class " << cls << ": " << c.samples << " ops, measured " << profile_fixed(c.measured_us, 1)
+             << " us against " << profile_fixed(c.predicted_us, 1) << " us predicted, scale " << profile_fixed(c.scale, 4) << "\n";
+    for (const auto& [kind, c] : kernels.roofline_kinds)
+      report << "  roofline.op_class_scale." << to_string(kind) << ": " << c.samples << " ops, measured "
+             << profile_fixed(c.measured_us, 1) << " us against " << profile_fixed(c.predicted_us, 1)
+             << " us predicted, factor " << profile_fixed(c.scale, 4) << " on the single-efficiency roofline\n";
+  }
+
+  std::ostringstream y;
+  y << "# Written by dlsim calibrate --torch-profile from";
+  for (const std::string& t : o.traces) y << " " << t;
+  y << " (" << host.steps << " profiled steps), starting from " << o.hw << ".\n"
+    << "# host_cpu.pytorch_eager: the matched ops' mean host costs times " << profile_fixed(host.scale, 4)
+    << (host.overhead_measured ? ", so that dlsim's host time per step is the step's measured without the profiler.\n"
+                               : ", so that dlsim's host time per step is the profiled step's (profiler overhead in).\n");
+  if (!kernels.empty()) y << "# Kernel corrections: the median of measured over predicted per class, from the traces' kernels.\n";
+  y << "base: " << profile_base_text(o.hw, o.out) << "\n"
+    << "description: " << profile_quoted(hw.spec.description + ", calibrated to torch.profiler traces") << "\n"
+    << "host_cpu:\n" << eager_host_section_yaml(host.spec) << kernel_corrections_yaml(kernels);
+  {
+    std::ofstream f(o.out, std::ios::binary | std::ios::trunc);
+    if (!f) throw ConfigError(o.out, 0, "", "cannot write the hardware file");
+    f << y.str();
+    if (!f.flush()) throw ConfigError(o.out, 0, "", "cannot write the hardware file");
+  }
+  try {
+    load_hardware(o.out);
+  } catch (const ConfigError&) {
+    std::filesystem::remove(o.out);
+    throw;
+  }
+  report << "wrote " << o.out << "\n";
+  return 0;
+}
+
+}  // namespace dlsim
