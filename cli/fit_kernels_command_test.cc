@@ -44,7 +44,8 @@ TEST_CASE("dlsim fit-kernels writes the base file with a fitted kernel_model tha
   const std::string text = read_file(o.out);
   const std::string base = read_file(std::string(DLSIM_SOURCE_DIR) + "/configs/hw/h200-datasheet.yaml");
   // The datasheet file kept as it was, but for its description, which names the sweep.
-  const std::string description = "description: \"NVIDIA H200 SXM 141GB HBM3e, PCIe Gen5 x16 host link; kernel "
+  const std::string description = "description: \"NVIDIA H200 SXM 141GB HBM3e, PCIe Gen5 x16 host link (datasheet "
+                                  "figures and assumptions, uncalibrated); kernel "
                                   "times fitted to a PyTorch sweep on the NVIDIA H200 (" + kFixture + ")\"\n";
   REQUIRE(text.find(description) != std::string::npos);
   const size_t d = base.find("description:");

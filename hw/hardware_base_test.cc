@@ -64,7 +64,7 @@ TEST_CASE("base: a variant of a shipped file is that file with the variant's key
   CHECK(load_hardware(f.path(), o).spec.pcie_latency_ns == 9000);
 }
 
-TEST_CASE("base: a path is relative to the variant's folder; chains, cycles and missing files") {
+TEST_CASE("base: a path is relative to the variant's folder, and chains, cycles and missing files") {
   const auto dir = std::filesystem::temp_directory_path() / ("dlsim_hw_base_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   auto write = [&](const std::string& name, const std::string& text) {
