@@ -2,11 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include <fstream>
-#include <sstream>
 
 #include "common/atomic_file.h"
 #include "common/config_error.h"
+#include "common/input_file.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "hw/gpu_spec_file.h"
@@ -42,14 +41,6 @@ CLI::App* add_fit_kernels_command(CLI::App& app, FitKernelsCommandOptions& o) {
 }
 
 namespace {
-
-std::string read_text_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, "--hw", "cannot read the hardware file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A meta field as text ("" when absent): strings as they are, anything else as JSON.
 std::string meta_text(const nlohmann::json& meta, const std::string& key) {
@@ -148,7 +139,7 @@ int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out
       !o.description.empty() ? o.description
                              : base.description + "; kernel times fitted to a PyTorch sweep" +
                                    (device.empty() ? std::string() : " on the " + device) + " (" + sweep.file + ")";
-  const std::string text = fitted_hardware_text(read_text_file(hw_path), fitted, comment, description);
+  const std::string text = fitted_hardware_text(read_input_file(hw_path, "--hw"), fitted, comment, description);
   gpu_spec_from_yaml(parse_yaml_text(text, o.out), o.out);  // what is written must load
   write_file_atomically(o.out, text, "--out");
   out << "fitted " << fitted.classes.size() << " kernel classes to " << samples.size() << " samples of " << o.sweep

@@ -400,18 +400,24 @@ def main():
         generated = {label: "\n".join(machine_report(dlsim, label, *rest, a.write)) for label, *rest in MACHINES}
     command = ("validate/torch/fit_host_model.py" + (" --write" if a.write else "") +
                (f" --report {a.report}" if a.report else ""))
+    return emit_report(generated, command, a.report)
+
+
+def emit_report(generated, command, report):
+    """The generated blocks with their provenance: printed, or written into `report`'s blocks (made if absent).
+    Exit status: 0, or 2 where the file's blocks do not match."""
     generated[blocks.PROVENANCE] = f"Written by `{command}` at commit {commit()}."
-    if not a.report:
+    if not report:
         for name, text in generated.items():
             sys.stdout.write(f"<!-- generated: {name} -->\n\n{text}\n\n{blocks.END}\n\n")
         return 0
-    path = pathlib.Path(a.report)
+    path = pathlib.Path(report)
     old = path.read_text() if path.exists() else "\n\n".join(
         f"<!-- generated: {name} -->\n{blocks.END}" for name in generated) + "\n"
     try:
         path.write_text(blocks.replace(old, str(path), generated))
     except blocks.BlockError as e:
-        print(f"fit_host_model: {e}", file=sys.stderr)
+        print(f"{pathlib.Path(command.split()[0]).stem}: {e}", file=sys.stderr)
         return 2
     return 0
 

@@ -33,9 +33,7 @@ import tempfile
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "scripts"))
 import fit_host_model as host  # noqa: E402  (the host model's fit, shared)
-from studies import blocks  # noqa: E402
 
 SWEEP = ROOT / "results" / "fidelity" / "h200-2026-11-27-kernels.json"
 # (label, profiles, shipped file, datasheet file the kernel model is fitted onto, the shipped PyTorch variant)
@@ -135,18 +133,7 @@ def main():
         dlsim = host.Dlsim(os.path.abspath(a.dlsim), tmp)
         generated = {label: "\n".join(machine_report(dlsim, tmp, label, *rest)) for label, *rest in MACHINES}
     command = "validate/torch/step_fidelity.py" + (f" --report {a.report}" if a.report else "")
-    generated[blocks.PROVENANCE] = f"Written by `{command}` at commit {host.commit()}."
-    if not a.report:
-        for name, text in generated.items():
-            sys.stdout.write(f"<!-- generated: {name} -->\n\n{text}\n\n{blocks.END}\n\n")
-        return 0
-    path = pathlib.Path(a.report)
-    try:
-        path.write_text(blocks.replace(path.read_text(), str(path), generated))
-    except blocks.BlockError as e:
-        print(f"step_fidelity: {e}", file=sys.stderr)
-        return 2
-    return 0
+    return host.emit_report(generated, command, a.report)
 
 
 if __name__ == "__main__":

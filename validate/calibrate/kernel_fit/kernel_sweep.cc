@@ -1,12 +1,11 @@
 #include "validate/calibrate/kernel_fit/kernel_sweep.h"
 
 #include <cmath>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include "common/config_error.h"
+#include "common/input_file.h"
 #include "common/strings.h"
 
 namespace dlsim {
@@ -254,11 +253,7 @@ KernelSweep kernel_sweep_from_text(const std::string& text, const std::string& f
 }
 
 KernelSweep load_kernel_sweep(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, "", "cannot open the kernel sweep file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return kernel_sweep_from_text(text.str(), path);
+  return kernel_sweep_from_text(read_input_file(path), path);  // a folder or an unreadable file: path and reason
 }
 
 json sweep_record_to_json(const SweepRecord& r) {

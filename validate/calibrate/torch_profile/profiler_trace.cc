@@ -1,12 +1,12 @@
 #include "validate/calibrate/torch_profile/profiler_trace.h"
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/config_error.h"
+#include "common/input_file.h"
 
 namespace dlsim {
 namespace {
@@ -220,11 +220,7 @@ ProfilerTrace profiler_trace_from_text(const std::string& text, const std::strin
 }
 
 ProfilerTrace load_profiler_trace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path, 0, "", "cannot open the profiler trace");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return profiler_trace_from_text(s.str(), path);
+  return profiler_trace_from_text(read_input_file(path), path);  // a folder or an unreadable file: path and reason
 }
 
 }  // namespace dlsim
