@@ -35,14 +35,14 @@ TEST_CASE("dlsim fit-kernels writes the base file with a fitted kernel_model tha
   fs::create_directories(dir);
   FitKernelsCommandOptions o;
   o.sweep = kFixture;
-  o.hw = "h200";
+  o.hw = "h200-datasheet";
   o.out = (dir / "h200-fitted.yaml").string();
   o.report = (dir / "fit.md").string();
   std::ostringstream out, err;
   REQUIRE(run_fit_kernels_command(o, out, err) == 0);
   CHECK_THAT(out.str(), Catch::Contains("kernel classes to 338 samples"));
   const std::string text = read_file(o.out);
-  const std::string base = read_file(std::string(DLSIM_SOURCE_DIR) + "/configs/hw/h200.yaml");
+  const std::string base = read_file(std::string(DLSIM_SOURCE_DIR) + "/configs/hw/h200-datasheet.yaml");
   // The datasheet file kept as it was, but for its description, which names the sweep.
   const std::string description = "description: \"NVIDIA H200 SXM 141GB HBM3e, PCIe Gen5 x16 host link; kernel "
                                   "times fitted to a PyTorch sweep on the NVIDIA H200 (" + kFixture + ")\"\n";
@@ -129,7 +129,7 @@ TEST_CASE("dlsim fit-kernels reads whether the sweep's timings hold the host's d
   fs::create_directories(dir);
   nlohmann::json sweep = nlohmann::json::parse(read_file(kFixture));
   FitKernelsCommandOptions o;
-  o.hw = "h200";
+  o.hw = "h200-datasheet";
   o.sweep = (dir / "sweep.json").string();
   o.out = (dir / "out.yaml").string();
   std::ostringstream out, err;

@@ -50,7 +50,8 @@ const std::vector<std::string>& experiment_keys() {
                                                 "pool",          "swap",    "concurrency", "iterations",
                                                 "image_size",    "seq_len", "optimizer", "precision",
                                                 "tf32",          "memory_format", "kernels",
-                                                "launch",        "max_graph_nodes", "attention"};
+                                                "launch",        "max_graph_nodes", "attention",
+                                                "sync_every_step"};
   return keys;
 }
 
@@ -219,6 +220,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.memory_format = read_choice(m, "memory_format", MemoryFormat::NCHW, kMemoryFormats);
   e.kernels = read_choice(m, "kernels", Kernels::Eager, kKernelChoices);
   e.launch = read_choice(m, "launch", LaunchMode::Eager, kLaunchModes);
+  e.sync_every_step = m.get_bool("sync_every_step", false);
   if (m.has("attention")) e.attention = read_choice(m, "attention", Attention::SdpaFlash, kAttentionChoices);
   e.max_graph_nodes = m.get_int("max_graph_nodes", kDefaultMaxGraphNodes);
   if (e.max_graph_nodes < 1) m.fail("max_graph_nodes", "must be at least 1, got " + std::to_string(e.max_graph_nodes));

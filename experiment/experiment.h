@@ -53,6 +53,7 @@ struct Experiment {
   MemoryFormat memory_format = MemoryFormat::NCHW;
   Kernels kernels = Kernels::Eager;
   LaunchMode launch = LaunchMode::Eager;  // eager launches, or one CUDA Graph per iteration (sim/executor.h)
+  bool sync_every_step = false;  // the host waits for the GPU after each iteration (SimOptions::sync_every_iteration)
   int64_t max_graph_nodes = kDefaultMaxGraphNodes;  // an ONNX model's limit on nodes (workloads/model_options.h)
   // Set in code only (dlsim calibrate --published tries fitted efficiencies): kernel-model parameters that replace
   // the hardware file's `roofline:` values.

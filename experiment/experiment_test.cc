@@ -131,6 +131,14 @@ TEST_CASE("launch: eager by default, cuda-graph on request, anything else named 
   CHECK_THAT(e.what(), Catch::Contains("valid: eager, cuda-graph"));
 }
 
+TEST_CASE("sync_every_step: off by default, a boolean, anything else named at its line") {
+  CHECK_FALSE(experiment_from_yaml(YAML::Load(kGood), "exp.yaml").sync_every_step);
+  CHECK(experiment_from_yaml(YAML::Load(std::string(kGood) + "sync_every_step: true\n"), "exp.yaml").sync_every_step);
+  const ConfigError e = error_of(std::string(kGood) + "sync_every_step: sometimes\n");
+  CHECK(e.key() == "sync_every_step");
+  CHECK(e.line() == 8);
+}
+
 TEST_CASE("attention: the model's default when absent, eager or sdpa-flash, anything else named with the valid values") {
   const std::string llama =
       "model: qwen2.5-0.5b\nbatch: 1\nseq_len: 64\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n";

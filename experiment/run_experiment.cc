@@ -147,6 +147,7 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   SimOptions opt;
   opt.iterations = e.iterations;
   opt.launch = e.launch;
+  opt.sync_every_iteration = e.sync_every_step;
   // A swap run reads its copies off the trace; a run on several streams is checked for memory reuse on it.
   const bool streams = program.num_compute_streams > 1;
   opt.record_trace = artifacts != nullptr || prep.swap.has_value() || streams;
@@ -214,6 +215,7 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["iterations_completed"] = r.iterations_run;
   j["iteration_time_us"] = r.iteration_time_us;
   j["launch"] = to_string(e.launch);
+  if (e.sync_every_step) j["sync_every_step"] = true;  // only when set: the outputs of runs without it stay as they were
   j["streams"] = r.streams;
   j["sm_occupancy"] = r.sm_occupancy;
   j["host_time_us"] = r.host_time_us;

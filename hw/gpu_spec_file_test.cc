@@ -226,7 +226,7 @@ TEST_CASE("a missing file and a YAML syntax error are ConfigErrors") {
 TEST_CASE("every shipped hardware file loads and is plausible") {
   std::vector<std::string> names = list_hw_names();
   CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "gh200", "h100-sxm", "h100-sxm-datasheet",
-                                          "h100-sxm-pytorch", "h200", "h200-fitted", "h200-pytorch", "titan-x-pcie3",
+                                          "h100-sxm-pytorch", "h200", "h200-datasheet", "h200-fitted", "titan-x-pcie3",
                                           "v100-sxm2-16gb", "v100-sxm2-32gb"});
   for (const auto& n : names) {
     INFO(n);
@@ -275,7 +275,7 @@ TEST_CASE("resolve_hw_path takes a name or a path and lists valid names when unk
     std::string what = e.what();
     CHECK(e.key() == "hw");
     CHECK(what.find("h300") != std::string::npos);
-    CHECK(what.find("a100-sxm-40gb, a100-sxm-80gb, gh200, h100-sxm, h100-sxm-datasheet, h100-sxm-pytorch, h200, h200-fitted, h200-pytorch, "
+    CHECK(what.find("a100-sxm-40gb, a100-sxm-80gb, gh200, h100-sxm, h100-sxm-datasheet, h100-sxm-pytorch, h200, h200-datasheet, h200-fitted, "
                     "titan-x-pcie3, v100-sxm2-16gb, v100-sxm2-32gb") != std::string::npos);
   }
   CHECK_THROWS_AS(resolve_hw_path("/no/such/gpu.yaml"), ConfigError);

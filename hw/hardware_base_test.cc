@@ -50,9 +50,9 @@ TEST_CASE("overlay: mappings merge key by key, other values replace, the variant
 }
 
 TEST_CASE("base: a variant of a shipped file is that file with the variant's keys") {
-  TempFile f("variant.yaml", "base: h200\ndescription: an H200 with another PCIe latency\npcie:\n  latency_us: 7\n");
+  TempFile f("variant.yaml", "base: h200-datasheet\ndescription: an H200 with another PCIe latency\npcie:\n  latency_us: 7\n");
   const GpuSpec v = load_hardware(f.path()).spec;
-  const GpuSpec h200 = load_hardware("h200").spec;
+  const GpuSpec h200 = load_hardware("h200-datasheet").spec;
   CHECK(v.description == "an H200 with another PCIe latency");
   CHECK(v.pcie_latency_ns == 7000);
   CHECK(v.pcie_h2d_pinned == h200.pcie_h2d_pinned);  // the rest of pcie from the base
@@ -107,26 +107,28 @@ TEST_CASE("base: a path is relative to the variant's folder; chains, cycles and 
     CHECK(base_error(v).file() == broken);
   }
   SECTION("an error in the variant names the variant and its line") {
-    const std::string v = write("bad-variant.yaml", "base: h200\n\ncopy_engines: 0\n");
+    const std::string v = write("bad-variant.yaml", "base: h200-datasheet\n\ncopy_engines: 0\n");
     const ConfigError e = base_error(v);
     CHECK(e.file() == v);
     CHECK(e.line() == 3);
     CHECK(e.key() == "copy_engines");
   }
   SECTION("base in an override or a mapping given in code is refused") {
-    CHECK_THROWS_AS(load_hardware("h200", YAML::Load("{base: h100-sxm}")), ConfigError);
+    CHECK_THROWS_AS(load_hardware("h200-datasheet", YAML::Load("{base: h100-sxm}")), ConfigError);
   }
   std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("the PyTorch variants of the shipped files: their base with PyTorch's eager host") {
-  for (const std::string name : {"h100-sxm", "h200"}) {
+TEST_CASE("the shipped files with PyTorch's eager host: their base and the host") {
+  for (const auto& [base_name, name] : {std::pair<std::string, std::string>{"h100-sxm", "h100-sxm-pytorch"},
+                                        std::pair<std::string, std::string>{"h200-fitted", "h200"}}) {
     INFO(name);
-    const GpuSpec base = load_hardware(name).spec;
-    const GpuSpec v = load_hardware(name + "-pytorch").spec;
+    const GpuSpec base = load_hardware(base_name).spec;
+    const GpuSpec v = load_hardware(name).spec;
     CHECK_FALSE(base.eager_host.has_value());
     REQUIRE(v.eager_host.has_value());
     CHECK(v.kernel_times == base.kernel_times);
+    CHECK(v.fitted_kernels == base.fitted_kernels);
     CHECK(v.launch_overhead_ns == base.launch_overhead_ns);
     CHECK(v.host_adam_bytes_per_s == base.host_adam_bytes_per_s);
     for (TimeNs c : v.eager_host->forward_ns) CHECK(c > 0);

@@ -15,7 +15,7 @@ namespace {
 
 // A variant of the shipped H200 file with a complete pytorch_eager section; line numbers are referred to below.
 const std::string kEager =
-    "base: h200\n"                        // 1
+    "base: h200-datasheet\n"                        // 1
     "host_cpu:\n"                         // 2
     "  pytorch_eager:\n"                  // 3
     "    forward_us:\n"                   // 4
@@ -71,7 +71,7 @@ TEST_CASE("host_cpu.pytorch_eager: every cost read in ns, the base's adam rate k
   CHECK(s.optimizer_step_ns == 150000);
   CHECK(s.optimizer_tensor_ns == 4500);
   CHECK(g.host_adam_bytes_per_s == 17e9);  // from the base's host_cpu, merged key by key
-  CHECK_FALSE(load_hardware("h200").spec.eager_host.has_value());  // the shipped file: no eager model
+  CHECK_FALSE(load_hardware("h200-datasheet").spec.eager_host.has_value());  // the shipped file: no eager model
 }
 
 TEST_CASE("host_cpu.pytorch_eager: mistakes name the variant's file, the line and the dotted key") {
@@ -112,14 +112,14 @@ TEST_CASE("host_cpu.pytorch_eager: mistakes name the variant's file, the line an
     CHECK(e.key() == "host_cpu.pytorch_eagre");
   }
   SECTION("pytorch_eager that is not a mapping") {
-    const ConfigError e = host_error("base: h200\nhost_cpu:\n  pytorch_eager: 12\n");
+    const ConfigError e = host_error("base: h200-datasheet\nhost_cpu:\n  pytorch_eager: 12\n");
     CHECK(e.line() == 3);
     CHECK(e.key() == "host_cpu.pytorch_eager");
   }
 }
 
 TEST_CASE("host_cpu: an empty section is refused, adam_gb_per_s keeps its range") {
-  const GpuSpec base = load_hardware("h200").spec;
+  const GpuSpec base = load_hardware("h200-datasheet").spec;
   GpuSpec g = base;
   CHECK_THROWS_AS(read_host_cpu(YamlMap(YAML::Load("{}"), "x.yaml", "host_cpu"), g), ConfigError);
   try {

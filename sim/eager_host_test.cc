@@ -30,7 +30,8 @@ GpuSpec eager_gpu() {
   return s;
 }
 
-RunResult run_eager_host(const Graph& g, const Program& p, const GpuSpec& spec, LaunchMode mode, int iterations = 1) {
+RunResult run_eager_host(const Graph& g, const Program& p, const GpuSpec& spec, LaunchMode mode, int iterations = 1,
+                         bool sync_every_iteration = false) {
   VirtualDeviceMemory dev(uint64_t{1} << 30);
   DirectPool pool(dev);
   AttrKernels kernels;
@@ -39,6 +40,7 @@ RunResult run_eager_host(const Graph& g, const Program& p, const GpuSpec& spec, 
   SimOptions opt;
   opt.iterations = iterations;
   opt.launch = mode;
+  opt.sync_every_iteration = sync_every_iteration;
   return simulate(p, ctx, opt);
 }
 
@@ -139,4 +141,24 @@ TEST_CASE("busy times are charged to each iteration's own work, a CPU worker's s
   CHECK(r.device_busy_ns == std::vector<TimeNs>{1000, 1000});
   CHECK(r.host_worker_busy_ns == std::vector<TimeNs>{40000, 40000});
   CHECK(r.steady_host_busy_ns == 0);
+}
+
+TEST_CASE("a step synchronised at its end does not overlap the next: the host's time plus the GPU's tail") {
+  // A host-issued 5 us op, then a 20 us kernel: back to back, the host issues the next iteration's op while the
+  // kernel runs, so the steady state is the kernel's 20 us; synchronised, each step is 5 us of host, then the
+  // kernel from 5 to 25 us: 25 us, and the host waits 20 us of it.
+  Graph g;
+  const OpId k = op(g, "k", {}, {}, 20000);
+  Program p;
+  p.iteration = {eager_launch(k)};
+  const RunResult overlapped = run_eager_host(g, p, eager_gpu(), LaunchMode::Eager, 3);
+  const RunResult synced = run_eager_host(g, p, eager_gpu(), LaunchMode::Eager, 3, true);
+  CHECK(overlapped.steady_iteration_ns == 20000);
+  CHECK(synced.iteration_ns == std::vector<TimeNs>{25000, 25000, 25000});
+  CHECK(synced.steady_host_busy_ns == 5000);
+  CHECK(synced.steady_device_busy_ns == 20000);
+  // A CUDA-graph replay synchronised the same way: the graph launch (3 us), then the kernel (and its node's 0.1 us).
+  const RunResult graph = run_eager_host(g, p, eager_gpu(), LaunchMode::CudaGraph, 3, true);
+  CHECK(graph.steady_iteration_ns >= 23000);
+  CHECK(graph.steady_iteration_ns < run_eager_host(g, p, eager_gpu(), LaunchMode::Eager, 3, true).steady_iteration_ns);
 }

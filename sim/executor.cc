@@ -132,6 +132,11 @@ void Engine::host_step() {
   }
   while (phase_ != Phase::Done && !host_stopped_) {
     if (pc_ >= section().size()) {
+      if (opt_.sync_every_iteration && phase_ == Phase::Iterations && !device_.idle()) {
+        wait_ = HostWait::DeviceIdle;  // the step's synchronise; settle() resumes the host when the device is idle
+        cost_after_idle_ = 0;
+        return;
+      }
       end_of_section();
       continue;
     }

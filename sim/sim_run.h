@@ -38,6 +38,10 @@ struct SimOptions {
   int iterations = 1;
   LaunchMode launch = LaunchMode::Eager;
   bool record_trace = true;  // false: RunResult::trace keeps only iterations and the OOM fields (benchmarks)
+  // The host waits for the device at the end of every iteration before issuing the next (a training loop that
+  // calls loss.item() or torch.cuda.synchronize() each step, as PyTorch's measured steps were timed): no iteration
+  // overlaps the next. False: iterations run back to back, the host issuing the next while the GPU finishes.
+  bool sync_every_iteration = false;
 };
 
 struct RunResult {

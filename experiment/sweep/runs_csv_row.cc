@@ -63,7 +63,7 @@ std::string key_tail(const Experiment& e) {
   o << ',' << csv_escape(e.pool.label()) << ',' << csv_escape(e.swap.label()) << ','
     << csv_escape(e.concurrency.label()) << ',' << e.iterations << ',' << e.image_size << ',' << e.seq_len << ','
     << to_string(e.optimizer) << ',' << to_string(e.precision) << ',' << to_string(e.tf32) << ','
-    << to_string(e.memory_format) << ',' << to_string(e.kernels) << ',' << to_string(e.launch) << ','
+    << to_string(e.memory_format) << ',' << to_string(e.kernels) << ',' << to_string(e.launch) << (e.sync_every_step ? "+sync" : "") << ','
     << e.max_graph_nodes;
   return o.str();
 }

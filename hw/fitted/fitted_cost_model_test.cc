@@ -136,7 +136,7 @@ TEST_CASE("an exact kernel_times entry wins, and an op of no fitted class keeps 
 }
 
 TEST_CASE("a hardware file without the fitted section prices as before") {
-  const Hardware h = load_hardware("h200");
+  const Hardware h = load_hardware("h200-datasheet");
   CHECK(h.spec.kernel_model == "roofline");
   CHECK(h.spec.fitted_kernels.empty());
   CHECK(dynamic_cast<const RooflineCostModel*>(h.kernels.get()) != nullptr);
@@ -145,7 +145,7 @@ TEST_CASE("a hardware file without the fitted section prices as before") {
 TEST_CASE("a sweep timed with the host's dispatch inside prices the device with the roofline's fixed cost instead") {
   // Same classes, once as a sweep of device times and once as one of CUDA events around each call: the second's
   // fixed costs are the host's dispatch, so every fitted kernel loses its class's fixed_us and gains the
-  // roofline's kernel_fixed_us (2 us by default); the other terms stay.
+  // roofline's kernel_fixed_us (the test GPU's); the other terms stay.
   const GpuSpec device_timed = fitted_spec(all_classes());
   FittedKernels with_dispatch = all_classes();
   with_dispatch.fixed_includes_dispatch = true;
@@ -153,12 +153,13 @@ TEST_CASE("a sweep timed with the host's dispatch inside prices the device with 
   const auto device_model = make_cost_model(device_timed);
   const auto event_model = make_cost_model(event_timed);
   const Graph g = training_graph("resnet18", 2);
+  const double kernel_fixed_us = device_timed.kernel_model_params.get_double("kernel_fixed_us");  // round_spec's 1 us
   int checked = 0;
   for (const Op& op : g.ops()) {
     const auto shapes = op_kernel_shapes(device_timed, g, op);
     if (!shapes || shapes->empty() || op.flops + op.bytes_read + op.bytes_written == 0) continue;
     double fixed_us = 0;
-    for (const KernelShape& k : *shapes) fixed_us += find_class(device_timed.fitted_kernels, k)->fixed_us - 2.0;
+    for (const KernelShape& k : *shapes) fixed_us += find_class(device_timed.fitted_kernels, k)->fixed_us - kernel_fixed_us;
     INFO(op.name);
     CHECK(static_cast<double>(device_model->cost(g, op).duration_ns - event_model->cost(g, op).duration_ns) ==
           Approx(fixed_us * 1e3).margin(2));

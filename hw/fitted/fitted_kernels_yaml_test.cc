@@ -12,9 +12,9 @@ using namespace dlsim;
 
 namespace {
 
-// configs/hw/h200.yaml with `section` appended.
+// configs/hw/h200-datasheet.yaml with `section` appended.
 GpuSpec h200_with(const std::string& section) {
-  std::ifstream in(std::string(DLSIM_SOURCE_DIR) + "/configs/hw/h200.yaml");
+  std::ifstream in(std::string(DLSIM_SOURCE_DIR) + "/configs/hw/h200-datasheet.yaml");
   std::ostringstream text;
   text << in.rdbuf() << section;
   return gpu_spec_from_yaml(parse_yaml_text(text.str(), "h200-fitted.yaml"), "h200-fitted.yaml");

@@ -8,7 +8,7 @@ import os
 import tempfile
 
 DATA = ["data/published/deeplearningexamples.yaml", "data/published/held-out.yaml"]
-TRANSFER = ["--transfer-to", "h100-sxm-datasheet,h200", "--transfer-from", "a100,v100"]
+TRANSFER = ["--transfer-to", "h100-sxm-datasheet,h200-datasheet", "--transfer-from", "a100,v100"]
 VARIANTS = [("shipped", []), ("tie-gemm", ["--tie-gemm"]), ("occupancy-scaling", ["--occupancy-scaling"]),
             ("split-memory", ["--split-memory"])]
 

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build/bin/dlsim calibrate --published data/published/deeplearningexamples.yaml data/published/held-out.yaml \
-  --transfer-to h100-sxm-datasheet,h200 --transfer-from a100,v100 --write-hw
+  --transfer-to h100-sxm-datasheet,h200-datasheet --transfer-from a100,v100 --write-hw
 results/validation/calibrate_h100.sh
 results/validation/tables.sh
 scripts/regenerate.py published

@@ -5,7 +5,7 @@
 
 The zoo's shapes come from the binary (`dlsim fit-kernels --shapes-of resnet18 --batch 1`), the sweep runs on the
 CPU with Debian's python3-torch (one timing per record: it checks the tool and the file, it measures nothing), and
-the fit writes a hardware file from configs/hw/h200.yaml that `dlsim run` then uses. Exits 77 (ctest: skipped),
+the fit writes a hardware file from configs/hw/h200-datasheet.yaml that `dlsim run` then uses. Exits 77 (ctest: skipped),
 saying why, when torch is not installed.
 """
 import json
@@ -46,7 +46,7 @@ def main():
             assert op in ops, "the dry run wrote no %s record" % op
         assert any(r.get("src") == "model:resnet18" for r in doc["records"]), "no layer of the zoo's resnet18"
         assert doc["meta"]["torch"] == torch.__version__
-        out = run(dlsim, "fit-kernels", sweep, "--hw", "h200", "--out", hw, "--report", report)
+        out = run(dlsim, "fit-kernels", sweep, "--hw", "h200-datasheet", "--out", hw, "--report", report)
         assert "kernel classes" in out, out
         with open(hw) as f:
             assert "kernel_model:\n" in f.read()

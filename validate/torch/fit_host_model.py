@@ -11,6 +11,10 @@ time per step (synchronised), the CUDA-graph replay time (the device alone) and 
 each top-level aten op under torch.profiler.
 
 How a fit on a set of models goes (deterministic: no random numbers, a fixed grid):
+0. Where the base file's kernel model was fitted to a sweep timed with CUDA events around each call (its fixed
+   costs hold PyTorch's dispatch: kernel_model.fixed_includes_dispatch, docs/real-gpu.md), the device's fixed cost
+   per kernel (roofline.kernel_fixed_us) is fitted first, to the models' measured CUDA-graph replays (least
+   squared relative error of dlsim's cuda-graph iteration; golden-section search); the file written holds it.
 1. Profiled costs per call. Each key of the section takes the profiled host time per call of the aten ops it
    stands for, pooled over the models (total ms over total calls): forward_us.conv <- aten::conv2d, backward_us.norm
    <- aten::cudnn_batch_norm_backward, ... (PROFILED below). The profiler's own overhead inflates these (the
@@ -24,8 +28,10 @@ How a fit on a set of models goes (deterministic: no random numbers, a fixed gri
    model is not yet right on these GPUs (issue 28, items 1-2), and this separates the host's error from the
    device's. The scale s minimises the squared relative error of the predicted eager step over the models, on a
    grid of 0.0005 from 0.05 to 3; the section's values are s times the profiled costs.
-Leave-one-model-out: fitted on two models (steps 1 and 2 from their profiles and eager walls alone), predicted on
-the third. --write fits on all three and writes configs/hw/<gpu>-pytorch.yaml (base: the shipped file).
+Leave-one-model-out: fitted on two models (steps 0 to 2 from their profiles and eager walls alone), predicted on
+the third. --write fits on all three and writes the machine's file: configs/hw/h100-sxm-pytorch.yaml (base:
+h100-sxm, calibrated on the harness) and configs/hw/h200.yaml (base: h200-fitted, the kernel model fitted to the
+PyTorch sweep).
 """
 import argparse
 import json
@@ -39,9 +45,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 from studies import blocks  # noqa: E402  (generated blocks inside hand-written markdown)
 DATA = ROOT / "results" / "fidelity" / "data"
-MACHINES = [  # (label, profile file, shipped hardware file, the variant written)
+MACHINES = [  # (label, profile file, the hardware file the host is laid over, the file written)
     ("h100", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm", "h100-sxm-pytorch"),
-    ("h200", "h200-2026-11-27-pytorch-step-profiles.json", "h200-fitted", "h200-pytorch"),
+    ("h200", "h200-2026-11-27-pytorch-step-profiles.json", "h200-fitted", "h200"),
 ]
 CASES = {"resnet50-b32": ("resnet50", 32), "mobilenet_v2-b64": ("mobilenet_v2", 64), "googlenet-b32": ("googlenet", 32)}
 CLASSES = ["conv", "matmul", "norm", "elementwise", "view"]
@@ -148,18 +154,27 @@ class Dlsim:
     def __init__(self, binary, tmp):
         self.binary, self.tmp, self.n = binary, pathlib.Path(tmp), 0
 
-    def hw_file(self, base_hw, costs):
+    def hw_file(self, base_hw, costs=None, device_fixed_us=None):
+        """A hardware file over `base_hw`: the host section with `costs`, and the device's fixed cost per kernel."""
         self.n += 1
         p = self.tmp / f"hw{self.n}.yaml"
-        p.write_text(f"base: {base_hw}\nhost_cpu:\n" + section_yaml(costs))
+        text = f"base: {base_hw}\n"
+        if device_fixed_us is not None:
+            text += device_fixed_yaml(device_fixed_us)
+        if costs is not None:
+            text += "host_cpu:\n" + section_yaml(costs)
+        p.write_text(text)
         return p
 
     def run(self, model, batch, hw, launch="eager", trace=True):
         """`dlsim run --json` (and, with trace, the last iteration's per-op host charge and kernel time, µs)."""
         self.n += 1
         exp = self.tmp / f"exp{self.n}.yaml"
+        # Eager steps synchronised at their end, as the measured ones were (each followed by a synchronise); the
+        # CUDA-graph replays back to back, as they were timed (10 replays between two events).
         exp.write_text(json.dumps({"model": model, "batch": batch, "hw": str(hw), "pool": "pytorch-caching",
-                                   "swap": "none", "concurrency": "serial", "iterations": 2, "launch": launch}))
+                                   "swap": "none", "concurrency": "serial", "iterations": 2, "launch": launch,
+                                   "sync_every_step": launch == "eager"}))
         chrome = self.tmp / f"trace{self.n}.json"
         cmd = [self.binary, "run", str(exp), "--json"] + (["--chrome-trace", str(chrome)] if trace else [])
         r = subprocess.run(cmd, capture_output=True, text=True)
@@ -202,6 +217,63 @@ def device_scale(ops, replay_ms):
     return 1000.0 * replay_ms / sum(d for _, d in ops)
 
 
+def device_fixed_yaml(us):
+    return f"roofline:\n  kernel_fixed_us: {us:.2f}\n"
+
+
+def hw_path(hw):
+    p = pathlib.Path(hw)
+    return p if p.suffix == ".yaml" else ROOT / "configs" / "hw" / f"{hw}.yaml"
+
+
+def fixed_includes_dispatch(hw):
+    """Whether the file, or a base under it, holds a fitted kernel model whose fixed costs hold the host's dispatch
+    (kernel_model.fixed_includes_dispatch, docs/real-gpu.md): its kernels' device time then needs a fixed cost."""
+    path = hw_path(hw)
+    text = path.read_text()
+    if "fixed_includes_dispatch: true" in text:
+        return True
+    base = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("base:")), None)
+    if base is None:
+        return False
+    return fixed_includes_dispatch(base if not base.endswith(".yaml") else path.parent / base)
+
+
+def fit_device_fixed(dlsim, base_hw, profiles, names):
+    """The device's fixed cost per kernel (roofline.kernel_fixed_us, µs; with fixed_includes_dispatch the fitted
+    classes' device time takes it in place of their fixed costs) that brings dlsim's cuda-graph iterations of
+    `names` closest to their measured replays: least squared relative error, golden-section search on [0, 40],
+    rounded to 0.01 µs as the file holds it. None where the base's kernel times need none."""
+    if not fixed_includes_dispatch(base_hw):
+        return None
+
+    def loss(us):
+        hw = dlsim.hw_file(base_hw, None, round(us, 2))
+        return sum((dlsim.run(*CASES[n], hw, launch="cuda-graph", trace=False)[0]["iteration_time_us"] /
+                    (1000.0 * profiles[n]["graph_replay_ms_median"]) - 1) ** 2 for n in names)
+
+    lo, hi = 0.0, 40.0
+    g = (5 ** 0.5 - 1) / 2
+    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+    fa, fb = loss(a), loss(b)
+    while hi - lo > 0.02:
+        if fa <= fb:
+            hi, b, fb = b, a, fa
+            a = hi - g * (hi - lo)
+            fa = loss(a)
+        else:
+            lo, a, fa = a, b, fb
+            b = lo + g * (hi - lo)
+            fb = loss(b)
+    return round((lo + hi) / 2, 2)
+
+
+def with_device_fixed(dlsim, base_hw, profiles, names):
+    """(the base for the host fit: `base_hw` with the device's fixed cost fitted on `names`, that cost or None)."""
+    us = fit_device_fixed(dlsim, base_hw, profiles, names)
+    return (base_hw if us is None else dlsim.hw_file(base_hw, None, us)), us
+
+
 def fit(dlsim, base_hw, profiles, names):
     """Fits on the cases `names`: (profiled costs, scale, fitted costs rounded as the file holds them)."""
     cases = [profiles[n] for n in names]
@@ -230,6 +302,12 @@ def machine_report(dlsim, label, profile_file, base_hw, variant, write):
     profiles = {c["case"]: c for c in json.loads((DATA / profile_file).read_text())}
     names = list(CASES)
     out = [f"### {label.upper()} machine ({profiles[names[0]]['device']}), `{variant}.yaml` (base: `{base_hw}`)", ""]
+    shipped_base = base_hw
+    base_hw, d_all = with_device_fixed(dlsim, shipped_base, profiles, names)
+    if d_all is not None:
+        out += [f"The base's fitted kernel times hold the host's dispatch in their fixed costs, so the device's fixed "
+                f"cost per kernel is fitted first, to the measured CUDA-graph replays: `roofline.kernel_fixed_us` = "
+                f"{d_all:.2f} µs on all three models.", ""]
     b_all, s_all, final = fit(dlsim, base_hw, profiles, names)
     out += ["Fitted on all three models (what the file holds): profiled cost per call, the scale, the value.", "",
             "| key | profiled µs | fitted µs |", "|---|---:|---:|"]
@@ -244,6 +322,7 @@ def machine_report(dlsim, label, profile_file, base_hw, variant, write):
     errs, host_errs, own_errs = [], [], []
     for held in names:
         train = [n for n in names if n != held]
+        base_hw, _ = with_device_fixed(dlsim, shipped_base, profiles, train)
         _, s, costs = fit(dlsim, base_hw, profiles, train)
         p = profiles[held]
         host_ms, eager_ms = predict(dlsim, base_hw, costs, p, held)
@@ -263,10 +342,11 @@ def machine_report(dlsim, label, profile_file, base_hw, variant, write):
             f"{100 * sum(host_errs) / len(host_errs):.1f} % apart (it bounds the host from above; equal only where the "
             "step is host-bound).", ""]
     out += ["In-sample (the file's values on each model), and `dlsim run` end to end with the file (its own kernel "
-            "model, iterations back to back: the steady state, not a synchronised step):", "",
+            "model; eager with `sync_every_step: true`, a synchronised step as measured):", "",
             "| model | predicted host ms | predicted eager ms | error | dlsim eager iteration ms | dlsim host ms | "
             "dlsim device ms | bound | dlsim cuda-graph ms | measured replay ms |",
             "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+    base_hw = shipped_base if d_all is None else dlsim.hw_file(shipped_base, None, d_all)
     for n in names:
         p = profiles[n]
         host_ms, eager_ms = predict(dlsim, base_hw, final, p, n)
@@ -278,19 +358,23 @@ def machine_report(dlsim, label, profile_file, base_hw, variant, write):
                    f"{run['device_time_us'] / 1000:.2f} | {run['bound']} | {graph['iteration_time_us'] / 1000:.2f} | "
                    f"{p['graph_replay_ms_median']:.2f} |")
     if write:
-        write_variant(base_hw, variant, label, profiles[names[0]]["device"], s_all, final)
+        write_variant(shipped_base, variant, label, profiles[names[0]]["device"], s_all, final, d_all)
     return out + [""]
 
 
-def write_variant(base_hw, variant, label, device, s, costs):
-    text = (f"# {device} with PyTorch 2.x eager mode's host (hw/eager_host_model.h, docs/host.md): the shipped\n"
+def write_variant(base_hw, variant, label, device, s, costs, device_fixed_us):
+    text = (f"# {device} with PyTorch 2.x eager mode's host (hw/eager_host_model.h, docs/host.md):\n"
             f"# {base_hw}.yaml (base:) and the host costs of PyTorch 2.11 on the {label.upper()} machine's CPU,\n"
             "# fitted by validate/torch/fit_host_model.py --write to results/fidelity/data/ (scale "
             f"{s:.4f} on the\n# profiled per-call costs; results/fidelity/host.md has the fit and its "
             "leave-one-model-out error).\n"
             f"base: {base_hw}\n"
-            f"description: {device}, PyTorch 2.11 eager host fitted on the {label.upper()} machine (base {base_hw})\n"
-            "host_cpu:\n" + section_yaml(costs))
+            f"description: {device}, PyTorch 2.11 eager host fitted on the {label.upper()} machine (base {base_hw})\n")
+    if device_fixed_us is not None:
+        text += ("# The device's fixed cost per kernel, fitted to the measured CUDA-graph replays (the base's fitted\n"
+                 "# kernel times hold the host's dispatch in theirs: kernel_model.fixed_includes_dispatch).\n" +
+                 device_fixed_yaml(device_fixed_us))
+    text += "host_cpu:\n" + section_yaml(costs)
     (ROOT / "configs" / "hw" / f"{variant}.yaml").write_text(text)
 
 
@@ -304,7 +388,7 @@ def commit():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
-    ap.add_argument("--write", action="store_true", help="write configs/hw/<gpu>-pytorch.yaml (fit on all models)")
+    ap.add_argument("--write", action="store_true", help="write each machine's file (fit on all models)")
     ap.add_argument("--report", help="rewrite the generated blocks of this markdown file (made if absent); "
                     "default: print them")
     a = ap.parse_args()

@@ -17,7 +17,7 @@ namespace {
 
 const std::string kFitTestFixture = std::string(DLSIM_SOURCE_DIR) + "/tests/data/kernel-sweep-h200-subset.json";
 
-GpuSpec h200() { return load_gpu_spec(resolve_hw_path("h200")); }
+GpuSpec h200() { return load_gpu_spec(resolve_hw_path("h200-datasheet")); }
 
 std::vector<FitSample> fixture_samples() {
   std::vector<std::string> notes;

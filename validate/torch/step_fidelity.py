@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""How close dlsim's step times are to PyTorch's on the lent GPUs, before and after issue 28, model by model with
+each model left out of everything fitted (results/fidelity.md is this script's report).
+
+  validate/torch/step_fidelity.py [--dlsim build/bin/dlsim] [--report results/fidelity.md]
+
+Measured (results/fidelity/data/<machine>-pytorch-step-profiles.json): PyTorch 2.11 fp32 training steps of
+ResNet-50 b32, MobileNet-V2 b64 and GoogLeNet b32 on the H100 and H200 machines: the eager wall time per
+synchronised step and the replay of the whole step captured in a CUDA graph (the device alone).
+
+Predicted, per machine and held-out model M:
+- before: the hardware files issue 28 started from (h100-sxm.yaml, calibrated on dlsim's own harness; the H200's
+  datasheet file, h200-datasheet.yaml, which h200.yaml was), `launch: eager` and `launch: cuda-graph`;
+- after, leave one model out: the kernel model fitted (`dlsim fit-kernels`) to the H200 sweep
+  (results/fidelity/h200-2026-11-27-kernels.json) without the records measured from M's layers, on the GPU's
+  datasheet file (the H100's kernel model is the H200 sweep's, carried over to the H100's peaks and bandwidth: the
+  same GH100 die; nothing measured on the H100 goes into it), and the eager host model fitted
+  (validate/torch/fit_host_model.py's method) to that machine's profiles of the two other models;
+- after, as shipped: h100-sxm-pytorch.yaml and h200.yaml, fitted on everything (in-sample; for the record).
+Device time is `dlsim run`'s cuda-graph iteration against the replay; the eager step its eager iteration against
+the eager wall. Every dlsim run: pool pytorch-caching, no swap, serial, 2 iterations (the second's),
+eager with `sync_every_step: true` (the host waits for the GPU at each step's end, as the measured steps did),
+cuda-graph without (the replays were timed back to back).
+"""
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "scripts"))
+import fit_host_model as host  # noqa: E402  (the host model's fit, shared)
+from studies import blocks  # noqa: E402
+
+SWEEP = ROOT / "results" / "fidelity" / "h200-2026-11-27-kernels.json"
+# (label, profiles, shipped file, datasheet file the kernel model is fitted onto, the shipped PyTorch variant)
+MACHINES = [("h100", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm", "h100-sxm-datasheet",
+             "h100-sxm-pytorch"),
+            ("h200", "h200-2026-11-27-pytorch-step-profiles.json", "h200-datasheet", "h200-datasheet", "h200")]
+MODELS = list(host.CASES)
+
+
+def fit_kernels(dlsim, tmp, base, held):
+    """A hardware file: `base` with the kernel model fitted to the sweep less the records of `held`'s layers."""
+    sweep = json.loads(SWEEP.read_text())
+    name = held.rsplit("-", 1)[0]
+    kept = [r for r in sweep["records"] if r.get("src") != f"model:{name}"]
+    sweep["records"] = kept
+    path = tmp / f"sweep-no-{name}.json"
+    path.write_text(json.dumps(sweep))
+    out = tmp / f"{base}-fitted-no-{name}.yaml"
+    cmd = [dlsim.binary, "fit-kernels", str(path), "--hw", base, "--out", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"step_fidelity: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+    return out, len(sweep["records"]) - len(kept)
+
+
+def times(dlsim, model, batch, hw):
+    """(eager iteration ms, cuda-graph iteration ms, bound) of `dlsim run` on `hw`."""
+    eager, _ = dlsim.run(model, batch, hw, launch="eager", trace=False)
+    graph, _ = dlsim.run(model, batch, hw, launch="cuda-graph", trace=False)
+    return eager["iteration_time_us"] / 1000.0, graph["iteration_time_us"] / 1000.0, eager["bound"]
+
+
+def err(p, m):
+    return p / m - 1
+
+
+def pct(e):
+    return f"{100.0 * e:+.1f} %"
+
+
+def mape(errors):
+    return f"{100.0 * sum(abs(e) for e in errors) / len(errors):.1f} % (largest {100.0 * max(abs(e) for e in errors):.1f} %)"
+
+
+def machine_report(dlsim, tmp, label, profile_file, shipped, datasheet, variant):
+    profiles = {c["case"]: c for c in json.loads((host.DATA / profile_file).read_text())}
+    device = profiles[MODELS[0]]["device"]
+    rows, errs = [], {k: [] for k in ("before_dev", "before_eager", "lomo_dev", "lomo_eager", "in_dev", "in_eager")}
+    for held in MODELS:
+        model, batch = host.CASES[held]
+        p = profiles[held]
+        replay, wall = p["graph_replay_ms_median"], p["eager_wall_ms_median"]
+        b_eager, b_graph, _ = times(dlsim, model, batch, shipped)
+        kernels_hw, dropped = fit_kernels(dlsim, tmp, datasheet, held)
+        others = [n for n in MODELS if n != held]
+        _, _, costs = host.fit(dlsim, str(kernels_hw), profiles, others)
+        l_eager, l_graph, bound = times(dlsim, model, batch, dlsim.hw_file(str(kernels_hw), costs))
+        i_eager, i_graph, _ = times(dlsim, model, batch, variant)
+        for key, pred, meas in (("before_dev", b_graph, replay), ("before_eager", b_eager, wall),
+                                ("lomo_dev", l_graph, replay), ("lomo_eager", l_eager, wall),
+                                ("in_dev", i_graph, replay), ("in_eager", i_eager, wall)):
+            errs[key].append(err(pred, meas))
+        rows.append(f"| {held} | {replay:.2f} | {b_graph:.2f} ({pct(err(b_graph, replay))}) | "
+                    f"{l_graph:.2f} ({pct(err(l_graph, replay))}) | {i_graph:.2f} ({pct(err(i_graph, replay))}) | "
+                    f"{wall:.2f} | {b_eager:.2f} ({pct(err(b_eager, wall))}) | "
+                    f"{l_eager:.2f} ({pct(err(l_eager, wall))}) | {i_eager:.2f} ({pct(err(i_eager, wall))}) | "
+                    f"{bound} | {dropped} |")
+    out = [f"### {label.upper()} machine ({device})", "",
+           f"Before: `{shipped}.yaml`. Leave one model out: kernel model fitted onto `{datasheet}.yaml` without the "
+           "held-out model's sweep records, host fitted on the other two models' profiles. In-sample: "
+           f"`{variant}.yaml`. ms per step; the error against the measurement in brackets.", "",
+           "| model | replay ms | before | leave one out | in-sample | eager ms | before | leave one out | "
+           "in-sample | bound (leave one out) | sweep records left out |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"]
+    out += rows
+    out += ["", f"Device time (cuda-graph vs replay), MAPE: before {mape(errs['before_dev'])}; leave one model out "
+            f"{mape(errs['lomo_dev'])}; in-sample {mape(errs['in_dev'])}.",
+            f"Eager step, MAPE: before {mape(errs['before_eager'])}; leave one model out {mape(errs['lomo_eager'])}; "
+            f"in-sample {mape(errs['in_eager'])}.", ""]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
+    ap.add_argument("--report", help="rewrite the generated blocks of this markdown file; default: print them")
+    a = ap.parse_args()
+    if not os.access(a.dlsim, os.X_OK):
+        print(f"step_fidelity: {a.dlsim}: no dlsim binary (scripts/build.sh, or --dlsim PATH)", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="dlsim-step-fidelity-") as t:
+        tmp = pathlib.Path(t)
+        dlsim = host.Dlsim(os.path.abspath(a.dlsim), tmp)
+        generated = {label: "\n".join(machine_report(dlsim, tmp, label, *rest)) for label, *rest in MACHINES}
+    command = "validate/torch/step_fidelity.py" + (f" --report {a.report}" if a.report else "")
+    generated[blocks.PROVENANCE] = f"Written by `{command}` at commit {host.commit()}."
+    if not a.report:
+        for name, text in generated.items():
+            sys.stdout.write(f"<!-- generated: {name} -->\n\n{text}\n\n{blocks.END}\n\n")
+        return 0
+    path = pathlib.Path(a.report)
+    try:
+        path.write_text(blocks.replace(path.read_text(), str(path), generated))
+    except blocks.BlockError as e:
+        print(f"step_fidelity: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
