@@ -1,4 +1,4 @@
-// Llama-family decoders as Hugging Face's modeling_llama.py (transformers 4.4x) runs them, op for op where
+// Llama-family decoders as Hugging Face's modeling_llama.py (transformers 5) runs them, op for op where
 // autograd keeps something, one op per fused group where it keeps little (RMSNorm, rotary: model_builder.h).
 //
 // Per decoder layer (a block, what activation checkpointing segments):
@@ -9,14 +9,20 @@
 // cast back to q's dtype, matmul with v, transpose + contiguous (a copy), o_proj. Attention dropout is 0.0 in
 // every preset, so no dropout op exists (PyTorch returns the input for p = 0).
 // Attention, sdpa-flash: one FlashAttention op on q, the repeated k and v (HF's SDPA path repeats them first).
-// Head: the final norm, lm_head (tied to embed_tokens for Llama 3.2 1B and Qwen2.5), logits.float(), the
-// shifted logits[:, :-1].contiguous() (a Pad op with a negative end: a copy that keeps nothing), cross entropy.
-// Deliberate differences from PyTorch, none of which changes what the backward keeps:
+// Head (transformers 5's ForCausalLMLoss): the final norm, lm_head (tied to embed_tokens for Llama 3.2 1B and
+// Qwen2.5), logits.float(), the labels padded by one position and shifted (int64 copies), cross entropy over
+// every position. (transformers 4 shifted the logits instead, a copy of all but the last position.)
+// Deliberate differences from PyTorch:
 //   - the head split of V (a transposed view in PyTorch) is a Reshape view here when FlashAttention reads it;
 //   - torch.matmul copies the rotary outputs of q and k (and V without repeat) into (B*heads, S, d) when the
 //     batch is above 1; the copy, not the rotary output, is what it keeps, of the same size. Not built here;
-//   - the labels' shifted copy (int64, B*(S-1)) is an input here; PyTorch keeps it when B > 1.
+//   - at batch 1 labels[..., 1:] is contiguous, so PyTorch keeps the padded labels ((S + 1) int64) where this
+//     keeps the shifted copy (S int64): 8 bytes. nll_loss's 4-byte total_weight is not built;
 //   - Mistral's sliding window (4096) is not applied: at sequences up to 4096 it changes nothing.
+// With sdpa and no padding transformers 5 passes no mask (is_causal=True). A step recorded on fake tensors builds
+// and keeps a (1, 1, S, S) mask per layer all the same: transformers' packed-sequence check
+// (masking_utils.find_packed_sequence_indices) cannot read a fake tensor's values and keeps the mask (a real CPU or
+// GPU step passes None; checked on transformers 5.24).
 #include "workloads/llama_models.h"
 
 #include <algorithm>
@@ -216,11 +222,24 @@ Graph build_llama(const LlamaConfig& c, const ModelOptions& opts) {
     b.end_block();
   }
   h = b.rms_norm(h, "model.norm");
+  const TensorId last_hidden_state = h;
   TensorId logits = c.tied_embeddings ? b.linear_with_weight(h, embed_table, false, "lm_head")
                                       : b.linear(h, c.vocab, false, "lm_head");
+  // transformers 5's ForCausalLMLoss: logits.float(); the labels (the input ids) padded with one ignore_index
+  // and shifted, labels[..., 1:].contiguous(), instead of dropping the logits' last position; cross entropy over
+  // every position (the last one's label is ignored, its log-probabilities are there all the same).
+  const TensorId model_logits = logits;
   logits = b.cast(logits, DType::F32, "logits.float");
-  logits = b.pad(logits, {0, 0, 0, 0, -1, 0}, "shift_logits");  // logits[:, :-1].contiguous()
-  b.cross_entropy_loss(logits, "loss");
+  TensorId labels = b.pad(ids, {0, 0, 0, 1}, "labels.pad");  // F.pad(labels, (0, 1), value=-100)
+  labels = b.pad(labels, {0, -1, 0, 0}, "shift_labels");      // [..., 1:].contiguous(): a copy (a view at batch 1)
+  b.cross_entropy_loss(logits, "loss", labels);
+  // The model's own logits (bf16 under autocast) and the decoder's last hidden state stay alive until the loss
+  // returns: the forward that called the loss function holds them (LlamaModel's output; the logits it returns in
+  // its own), and a loop that keeps only .loss frees them then. Inputs of the loss op that no kernel reads: their
+  // bytes are not traffic. (In fp32 lm_head keeps its input and the logits are the loss's input anyway.)
+  Op& loss_op = b.graph().op(static_cast<OpId>(b.graph().ops().size() - 1));
+  for (TensorId held : {model_logits, last_hidden_state})
+    if (std::find(loss_op.inputs.begin(), loss_op.inputs.end(), held) == loss_op.inputs.end()) loss_op.inputs.push_back(held);
   return b.finish();
 }
 

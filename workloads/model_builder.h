@@ -65,7 +65,7 @@ class ModelBuilder {
   TensorId layer_norm(TensorId x, const std::string& name = "");
   // The decoder-only LLM layers (workloads/llama_models.h), each one op whose saved tensors are those PyTorch
   // 1.13's autograd keeps for Hugging Face's eager code (docs/models.md lists them):
-  // RMSNorm (LlamaRMSNorm): [x, weight] -> [y, (x in fp32: when x is not fp32), x^2, rstd, normalised x].
+  // RMSNorm (LlamaRMSNorm): [x, weight] -> [y, (x in fp32: when x is not fp32), rstd, normalised x].
   TensorId rms_norm(TensorId x, const std::string& name = "");
   // cos and sin of the rotary embedding, (1, S, head_dim) in the weights' dtype, from the (1, S) position ids
   // (computed under no_grad: no gradient).
@@ -95,7 +95,8 @@ class ModelBuilder {
   TensorId embedding(TensorId ids, int64_t vocab, int64_t dim, const std::string& name = "");
   // Reuses an existing weight (tied embeddings): a linear layer whose weight is `weight`.
   TensorId linear_with_weight(TensorId x, TensorId weight, bool bias, const std::string& name = "");
-  TensorId cross_entropy_loss(TensorId logits, const std::string& name = "loss");
+  // `labels`: the int64 class of each row, one per row; kNoTensor: an input of the batch made here.
+  TensorId cross_entropy_loss(TensorId logits, const std::string& name = "loss", TensorId labels = kNoTensor);
 
   // BERT's pooler: x.select(axis, index) (a view in PyTorch) and tanh, ops of kind Other with sub-kinds Select and
   // Tanh (workloads/op_kind.h), as they have no OpKind of their own. training_backward.cc's generic rule for Other

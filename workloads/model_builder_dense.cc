@@ -91,13 +91,19 @@ TensorId ModelBuilder::embedding(TensorId ids, int64_t vocab, int64_t dim, const
   return y;
 }
 
-// log_softmax + nll_loss (mean reduction) over the last axis; the labels are an int64 input of the batch.
-TensorId ModelBuilder::cross_entropy_loss(TensorId logits, const std::string& name) {
+// log_softmax + nll_loss (mean reduction) over the last axis; the labels, one int64 per row, an input of the batch
+// unless given.
+TensorId ModelBuilder::cross_entropy_loss(TensorId logits, const std::string& name, TensorId labels) {
   std::string n = auto_name("loss", name);
   auto s = shape_of(g_, logits, n);
   if (s.size() < 2) fail(g_, n, "cross entropy needs (rows, classes) logits, got " + shape_str(s));
   int64_t classes = s.back(), rows = numel(s) / classes;
-  TensorId labels = input({rows}, DType::I64, n + ".labels");
+  if (labels == kNoTensor) {
+    labels = input({rows}, DType::I64, n + ".labels");
+  } else if (g_.tensor(labels).dtype != DType::I64 || numel(shape_of(g_, labels, n)) != rows) {
+    fail(g_, n, "cross entropy needs one int64 label per row (" + std::to_string(rows) + "), got " +
+                    to_string(g_.tensor(labels).dtype) + shape_str(g_.tensor(labels).shape));
+  }
   // Autocast runs the loss in fp32; without it the loss keeps its input's dtype (a bf16 model's logits.float()
   // stays fp32).
   TensorId cx = cast_for(logits, autocast() ? DType::F32 : g_.tensor(logits).dtype, n);

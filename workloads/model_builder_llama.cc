@@ -9,10 +9,12 @@ namespace dlsim {
 using namespace workloads_internal;
 
 // LlamaRMSNorm in eager PyTorch is x.to(float32), pow(2), mean, add eps, rsqrt, mul, .to(input dtype) and the
-// weight's mul: seven kernels, one op here. What autograd keeps (measured, validate/torch/torch_reference_llama.py): the
-// fp32 x (x itself when fp32, else the cast copy) and x^2 (PowBackward0 and 1.13's MeanBackward1), the
-// (rows, 1) rsqrt (RsqrtBackward0 keeps its result), and the normalised x in the input's dtype (the weight's
-// MulBackward0). Bytes moved are those kernels' reads and writes, less the one-element-per-row ones.
+// weight's mul: seven kernels, one op here. What PyTorch 2.x's autograd keeps (recorded, docs/torch-step.md): the
+// fp32 x (x itself when fp32, else the cast copy: PowBackward0's and the mul's), the (rows, 1) rsqrt
+// (RsqrtBackward0 keeps its result) and the normalised x in the input's dtype (the weight's MulBackward0). x^2 is
+// a temporary freed after the mean: 2.x's MeanBackward1 keeps only sizes (1.13's kept x^2, 8 % more of a Llama
+// layer's saved bytes). Bytes moved are those kernels' reads and writes, x^2's included, less the
+// one-element-per-row ones.
 TensorId ModelBuilder::rms_norm(TensorId x, const std::string& name) {
   std::string n = auto_name("rmsnorm", name);
   auto s = shape_of(g_, x, n);
@@ -24,21 +26,21 @@ TensorId ModelBuilder::rms_norm(TensorId x, const std::string& name) {
   outs.push_back(y);
   TensorId x32 = x;
   if (in_dt != DType::F32) outs.push_back(x32 = new_tensor(g_, n + ".x_fp32", TensorKind::Activation, DType::F32, s));
-  TensorId sq = new_tensor(g_, n + ".x_squared", TensorKind::Activation, DType::F32, s);
+  const uint64_t sq_bytes = static_cast<uint64_t>(numel(s)) * dtype_bytes(DType::F32);  // x^2, written and read once
   std::vector<int64_t> rs(s.begin(), s.end() - 1);
   rs.push_back(1);
   TensorId rstd = new_tensor(g_, n + ".rstd", TensorKind::Activation, DType::F32, rs);
   TensorId normed = new_tensor(g_, n + ".normalized", TensorKind::Activation, in_dt, s);
-  outs.push_back(sq);
   outs.push_back(rstd);
   outs.push_back(normed);
   const double elems = static_cast<double>(numel(s));
   OpId id = emit(g_, n, OpKind::RmsNorm, {x, w}, outs, 5.0 * elems,
                  {{Attr::normalized, s.back()}, {Attr::has_x_fp32, in_dt != DType::F32}});
   // The eager kernels read x (fp32) twice (pow, mul), x^2 once (mean) and the normalised x once (weight mul),
-  // beside the cast's read of x when x is 16-bit; emit counted x and the weight once.
+  // beside the cast's read of x when x is 16-bit; emit counted x and the weight once, and the outputs but x^2.
   const uint64_t x32_bytes = g_.tensor(x32).bytes;
-  g_.op(id).bytes_read += x32_bytes * (in_dt != DType::F32 ? 2 : 1) + g_.tensor(sq).bytes + g_.tensor(normed).bytes;
+  g_.op(id).bytes_read += x32_bytes * (in_dt != DType::F32 ? 2 : 1) + sq_bytes + g_.tensor(normed).bytes;
+  g_.op(id).bytes_written += sq_bytes;
   return y;
 }
 

@@ -192,6 +192,15 @@ TEST_CASE("op attributes: each kind's declared set is what the builders, the syn
   }
   o.training.kernels = Kernels::Eager;
   seen.add("cifar-resnet20", o);
+  // a Pad a gradient flows back through (the zoo's models pad only their labels since the Llama head stopped
+  // shifting its logits)
+  {
+    ModelBuilder b("pad-probe", 2);
+    b.cross_entropy_loss(b.pad(b.linear(b.input({2, 8}, DType::F32, "x"), 4, false, "fc"), {0, 0, 0, 1}, "pad"));
+    const Graph f = b.finish();
+    seen.add(f);
+    seen.add(make_training_graph(f, TrainingOptions{}));
+  }
   // the Llama family's layers, on a tiny config, both attentions, 16-bit too
   for (Attention a : {Attention::Eager, Attention::SdpaFlash})
     for (Precision p : {Precision::FP32, Precision::MixedBF16}) {

@@ -6,7 +6,7 @@
 //   1x1 adaptive pool (a mean; MeanBackward1 saves self): input    dropout: mask       add, concat, pad, reshape: nothing
 //   softmax: output    layer norm: input, weight, bias, mean, rstd    gelu: input    matmul: both operands
 //   embedding: indices    cross-entropy: log-probabilities and labels    autocast cast: nothing
-//   RMS norm: fp32 input, x^2, rstd, normalised input, weight    rotary: cos and sin    repeat_kv: nothing
+//   RMS norm: fp32 input, rstd, normalised input, weight (2.x)    rotary: cos and sin    repeat_kv: nothing
 //   silu: input    FlashAttention: q, k, v, output and log-sum-exp (docs/models.md)
 // Deliberate differences from PyTorch, all small:
 //   - Views (flatten, reshape) are elided: the consumer reads the viewed tensor, as the storage is shared.
@@ -16,6 +16,10 @@
 //   - Weight gradients follow zero_grad(set_to_none=True), PyTorch's default: a weight's gradient is
 //     allocated by the backward op that first produces it and is last used (so freed) by the optimizer step.
 //     Momentum and Adam state are persistent. The first step's momentum clone is not modelled (steady state).
+//     PyTorch keeps every gradient until zero_grad; the foreach Adam's temporary, sized for all of them, is
+//     allocated while all are alive (training_optimizer.cc), so the step's peak is PyTorch's.
+//   - Cross entropy's backward holds nll_loss_backward's gradient of the log-probabilities as its workspace
+//     (training_backward.cc).
 // Gradients meeting at a tensor used by several ops are summed as autograd's InputBuffer does: in place into
 // whichever of the two gradients no other tensor shares, else into a new tensor.
 #include "workloads/training.h"

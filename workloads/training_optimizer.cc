@@ -1,6 +1,26 @@
 // The optimizer step of the training synthesis (internal/training_synthesizer.h): one update per parameter, or
 // one multi-tensor update over all of them (Kernels::Fused), after AMP's unscale of the gradients (mixed-fp16).
+//
+// Kernels::Eager is what torch.optim does on a GPU by default since PyTorch 2.0: the foreach implementation
+// (_multi_tensor_adam, _multi_tensor_sgd). It groups the parameters that have a gradient by device and dtype and
+// runs each step as a few multi-tensor kernels over a group. What that allocates:
+//   - Adam and AdamW: torch._foreach_sqrt(exp_avg_sqs) makes a new tensor per parameter of the group (the
+//     denominator, then divided and offset in place and read by the final addcdiv_), alive from the sqrt to the
+//     end of the group's step; every gradient is alive too (in .grad until zero_grad). The moments' updates
+//     (lerp_, mul_, addcmul_) and AdamW's decay (mul_ on the parameters) are in place; the step counts live on the
+//     host. Adam's L2 weight decay would add a copy of the gradients (_foreach_add), but dlsim's Adam has none
+//     (torch.optim.Adam's default weight_decay=0).
+//   - SGD with momentum (no weight decay, nesterov or maximize): buffers and parameters in place; no temporary.
+// The zoo keeps one AdamUpdate per parameter (what zero-offload and param-offload move to the CPU, what
+// optimizer-overlap moves into backward, what the GPU harness runs) and gives each the group's temporary as its
+// workspace, one tensor of the whole group's size shared by the group's updates: alive while any of them runs,
+// and at the group's first update beside every gradient of the group, which is the foreach step's peak. (In
+// PyTorch the temporary stays allocated between the kernels and the gradients until zero_grad; here each
+// gradient is freed after its own update. Nothing is allocated in between, so the peak is the same.) Host ops
+// (zero-offload) allocate no workspace on the device, as DeepSpeed's CPU Adam keeps none there.
 #include "workloads/internal/training_synthesizer.h"
+
+#include <map>
 
 namespace dlsim::workloads_internal {
 
@@ -38,6 +58,23 @@ void Synthesizer::optimizer() {
   const double adam_flops = adamw ? 14 : 12;  // AdamW: the decay's multiply (2 per element with the lr product)
   step.kind = opts_.optimizer == Optimizer::SgdMomentum ? OpKind::SgdMomentumUpdate : OpKind::AdamUpdate;
   step.phase = Phase::Optimizer;
+  // Eager Adam: the foreach temporary of each dtype group, the parameters' bytes that have a gradient.
+  std::map<DType, TensorId> foreach_sqrt;
+  if (!fused && opts_.optimizer != Optimizer::SgdMomentum) {
+    std::map<DType, uint64_t> elems;
+    for (size_t w = 0; w < learnable_.size(); ++w)
+      if (learnable_[w] && grad_[w] != kNoTensor)
+        elems[g_.tensor(static_cast<TensorId>(w)).dtype] += static_cast<uint64_t>(numel(g_.tensor(static_cast<TensorId>(w)).shape));
+    for (const auto& [dtype, n] : elems) {
+      Tensor t;
+      t.name = std::string("optimizer.foreach_sqrt.") + to_string(dtype);
+      t.kind = TensorKind::Workspace;
+      t.dtype = dtype;
+      t.shape = {static_cast<int64_t>(n)};
+      t.bytes = n * dtype_bytes(dtype);
+      foreach_sqrt[dtype] = add(std::move(t));
+    }
+  }
   Op none;
   for (size_t w = 0; w < learnable_.size(); ++w) {
     if (!learnable_[w]) continue;
@@ -76,18 +113,10 @@ void Synthesizer::optimizer() {
       TensorId m = state(".momentum_buffer");
       emit(none, OpKind::SgdMomentumUpdate, ".sgd", {wid, gw, m}, {wid, m}, 4 * n, kNoTensor, Phase::Optimizer);
     } else {
-      // PyTorch 1.13's single-tensor Adam allocates denom = exp_avg_sq.sqrt() / bc2 + eps per parameter
-      // each step: modelled as the op's workspace.
+      // The foreach step's sqrt of the second moments, the whole dtype group's (above).
       TensorId m = state(".exp_avg"), v = state(".exp_avg_sq");
-      Tensor d;
-      d.name = wt.name + ".adam_denom";
-      d.kind = TensorKind::Workspace;
-      d.dtype = wt.dtype;
-      d.shape = wt.shape;
-      d.bytes = wt.bytes;
-      TensorId denom = add(std::move(d));
       const OpId step_id = emit(none, OpKind::AdamUpdate, adamw ? ".adamw" : ".adam", {wid, gw, m, v}, {wid, m, v},
-                                adam_flops * n, denom, Phase::Optimizer);
+                                adam_flops * n, foreach_sqrt.at(wt.dtype), Phase::Optimizer);
       if (adamw) g_.op(step_id).set_attr(Attr::adamw, 1);
     }
   }

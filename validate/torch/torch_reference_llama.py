@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Ground truth for dlsim's Llama-family builder: parameters and the activation memory autograd keeps.
 
-The `transformers` package is not installed for /usr/bin/python3 (Debian's torch 1.13, offline), so the
-decoder is written here in plain PyTorch, op for op as Hugging Face's modeling_llama.py eager path runs it
-(transformers 4.4x, written from our reading of that file, not copied):
+The decoder is written here in plain PyTorch, op for op as Hugging Face's modeling_llama.py eager path runs it
+(transformers 4.4x's layers, transformers 5's loss; written from our reading of those files, not copied), so
+that it runs without `transformers` (Debian's torch 1.13 has none). workloads/testdata/torch_llama.json was made
+with PyTorch 2.11 (a virtual environment's python), whose autograd keeps less than 1.13's (no x^2 per RMSNorm):
 
   LlamaRMSNorm     x.to(float32); variance = x.pow(2).mean(-1, keepdim=True); x = x * rsqrt(variance + eps);
                    weight * x.to(input_dtype)
@@ -16,14 +17,15 @@ decoder is written here in plain PyTorch, op for op as Hugging Face's modeling_l
                    (attention dropout 0.0: no op); matmul with v; transpose(1, 2).contiguous(); reshape
   MLP              down(silu(gate(x)) * up(x))
   head             lm_head (tied to embed_tokens when tie_word_embeddings); logits.float(); the causal-LM loss
-                   over logits[:, :-1] (shifted, contiguous) and labels[:, 1:]
+                   (transformers 5's ForCausalLMLoss) over every position, the labels padded with one -100 and
+                   shifted: F.pad(labels, (0, 1), value=-100)[..., 1:].contiguous()
 
 A training-mode forward runs on the CPU under torch.autograd.graph.saved_tensors_hooks; every tensor packed for
 the backward is recorded and each storage is counted once. Parameters, buffers (inv_freq) and the input ids /
 labels are excluded, as in dlsim's saved_for_backward_bytes. CPU autocast differs from CUDA's, so only fp32 and
 a model held in bf16 (model.to(torch.bfloat16)) are measured.
 
-Usage: validate/torch/torch_reference_llama.py [--out workloads/testdata/torch_llama.json] [--verbose]
+Usage: VENV/bin/python validate/torch/torch_reference_llama.py [--out workloads/testdata/torch_llama.json] [--verbose]
 """
 import argparse
 import json
@@ -144,9 +146,9 @@ class LlamaForCausalLM(nn.Module):
         h = self.norm(h)
         logits = F.linear(h, self.embed_tokens.weight if self.tied else self.lm_head.weight)
         logits = logits.float()
-        shift_logits = logits[..., :-1, :].contiguous()
-        shift_labels = input_ids[..., 1:].contiguous()
-        return F.cross_entropy(shift_logits.view(-1, shift_logits.size(-1)), shift_labels.view(-1))
+        labels = F.pad(input_ids, (0, 1), value=-100)
+        shift_labels = labels[..., 1:].contiguous()
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), shift_labels.view(-1), ignore_index=-100)
 
 
 # Scaled-down configs: two layers, grouped-query attention (n_rep 2) or plain multi-head (n_rep 1, as Llama-2),

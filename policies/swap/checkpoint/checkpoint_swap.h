@@ -17,7 +17,8 @@
 // The plan: per segment, one Recomputation whose
 //   drops  the activations an op of the segment writes and a backward op of the segment reads (what PyTorch
 //          recomputes), each freed after its last use before the recomputation (free_after = -1); a tensor the
-//          segment reads from outside (its inputs) is not dropped;
+//          segment reads from outside (its inputs) is not dropped; a parameter's cast under autocast is freed
+//          after the last forward op instead, as autocast's cache holds it until the autocast region exits;
 //   before the position of the segment's first backward op that reads a saved tensor (not a gradient): the
 //          first unpack;
 //   ops    the segment's forward ops in the schedule's order, all of them (PyTorch re-runs the whole function),
@@ -63,8 +64,11 @@ std::vector<CheckpointSegment> sqrt_segments(const Graph& g);
 // The blocks per segment Chen's rule picks for n blocks: round(sqrt(n)), at least 1.
 int64_t sqrt_segment_blocks(int64_t n);
 
-// The plan that checkpoints `segments` under the issue order `order` (the schedule's).
-SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const std::vector<CheckpointSegment>& segments);
+// The plan that checkpoints `segments` under the issue order `order` (the schedule's). autocast_cache: the model's
+// parameters are the leaves autocast caches the casts of (false under FSDP, whose parameters are views of its flat
+// parameter: their casts are freed after their last use).
+SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const std::vector<CheckpointSegment>& segments,
+                         bool autocast_cache = true);
 // The segments of the registry's `checkpoint` or `sqrt` policy with these parameters (for accounting without
 // planning through SwapPolicy, as `dlsim model --swap` does).
 std::vector<CheckpointSegment> policy_segments(const std::string& policy, const Params& p, const Graph& g);

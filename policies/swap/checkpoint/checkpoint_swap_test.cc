@@ -319,3 +319,44 @@ TEST_CASE("a ResNet plan re-runs each in-place op right after the op that wrote 
   CHECK(in_place > 0);
   CHECK(saved_bytes(r18, s.order, plan).saved_for_backward_bytes < saved_bytes(r18, s.order, {}).saved_for_backward_bytes);
 }
+
+TEST_CASE("under autocast a checkpointed segment's weight casts stay cached to the end of the forward pass") {
+  // autocast caches a parameter's cast until its region exits (the loss); torch.utils.checkpoint drops what
+  // autograd saves, not the cache. FSDP's parameters (param-offload) are views, whose casts are not cached.
+  ModelOptions o;
+  o.batch = 2;
+  o.training.precision = Precision::MixedBF16;
+  const Graph g = build_training_graph("cifar-resnet20", o);
+  std::vector<OpId> order;
+  int last_forward = -1;
+  for (const Op& op : g.ops()) {
+    if (op.phase == Phase::Forward) last_forward = static_cast<int>(order.size());
+    order.push_back(op.id);
+  }
+  CheckpointOptions c;
+  c.every = 1;
+  const std::vector<CheckpointSegment> segments = checkpoint_segments(g, c);
+  auto weight_cast = [&](TensorId t) {
+    for (const Op& op : g.ops())
+      if (!op.outputs.empty() && op.outputs[0] == t)
+        return op.kind == OpKind::Copy && op.has_attr(Attr::cast) && g.tensor(op.inputs[0]).learnable;
+    return false;
+  };
+  for (const bool cache : {true, false}) {
+    INFO((cache ? "autocast cache" : "FSDP"));
+    const SwapPlan plan = checkpoint_plan(g, order, segments, cache);
+    int casts = 0, others = 0;
+    for (const Recomputation& r : plan.recomputations)
+      for (const Recomputation::Drop& d : r.drops) {
+        if (weight_cast(d.tensor)) {
+          ++casts;
+          CHECK(d.free_after == (cache ? last_forward : -1));
+        } else {
+          ++others;
+          CHECK(d.free_after < last_forward);
+        }
+      }
+    CHECK(casts == 20);  // each basic block's two conv weights (9 blocks) and the two 1x1 shortcut convolutions
+    CHECK(others > 0);
+  }
+}

@@ -32,13 +32,14 @@ const ParamBindings<ZeroOffloadOptions>& ZeroOffloadOptions::parameters() {
 namespace {
 
 // The plan both policies start from: checkpointing every K blocks when asked, and every optimizer op on the CPU.
+// FSDP's parameters (param-offload) are views of its flat parameter, whose casts autocast does not cache.
 SwapPlan host_step_plan(const SwapContext& ctx, int64_t checkpoint_every, const std::string& policy) {
   const Graph& g = ctx.graph;
   SwapPlan plan;
   if (checkpoint_every > 0) {
     CheckpointOptions c;
     c.every = checkpoint_every;
-    plan = checkpoint_plan(g, ctx.schedule.order, checkpoint_segments(g, c));
+    plan = checkpoint_plan(g, ctx.schedule.order, checkpoint_segments(g, c), policy != "param-offload");
   }
   for (OpId id : ctx.schedule.order) {
     const Op& op = g.op(id);
