@@ -4,6 +4,7 @@
 
 #include "common/config_error.h"
 #include "common/strings.h"
+#include "hw/gpu_spec_file.h"
 #include "validate/calibrate/harness_commands.h"
 #include "validate/calibrate/torch_profile/torch_profile_calibration.h"
 
@@ -13,7 +14,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "fit the hardware model to validate runs, to torch.profiler traces or to published throughput");
   cmd->add_option("DIR", o.dirs, "validate output folders")->check(CLI::ExistingDirectory);
-  cmd->add_option("--hw", o.hw, "hardware file to start from")->check(CLI::ExistingFile);
+  cmd->add_option("--hw", o.hw, "hardware to start from: a shipped name (h200) or a hardware file");
   cmd->add_option("--out", o.out, "calibrated hardware file to write");
   cmd->add_flag("--class-model-only", o.class_model_only,
                 "write no per-kind correction: ops no table entry serves take the input's per-class model ([F]) even "
@@ -52,7 +53,7 @@ int run_calibrate_command(const CalibrateCommandOptions& o, std::ostream& out, s
       throw ConfigError("<command line>", 0, "--torch-profile", "takes no DIR or --published");
     if (o.experiments.empty() || o.hw.empty() || o.out.empty())
       throw ConfigError("<command line>", 0, "--torch-profile", "needs --experiment, --hw and --out");
-    return run_torch_profile_calibration({o.torch_profiles, o.experiments, o.hw, o.out}, out);
+    return run_torch_profile_calibration({o.torch_profiles, o.experiments, resolve_hw_path(o.hw), o.out}, out);
   }
   if (!o.experiments.empty())
     throw ConfigError("<command line>", 0, "--experiment", "goes with --torch-profile");
@@ -69,7 +70,7 @@ int run_calibrate_command(const CalibrateCommandOptions& o, std::ostream& out, s
   }
   if (o.dirs.empty() || o.hw.empty() || o.out.empty())
     throw ConfigError("<command line>", 0, "DIR", "calibrate needs validate folders, --hw and --out (or --torch-profile, or --published)");
-  return run_calibrate(o.dirs, o.hw, o.out, out, o.class_model_only);
+  return run_calibrate(o.dirs, resolve_hw_path(o.hw), o.out, out, o.class_model_only);
 }
 
 }  // namespace dlsim
