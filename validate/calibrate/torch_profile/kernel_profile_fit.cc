@@ -11,12 +11,6 @@
 namespace dlsim {
 namespace {
 
-double kernel_fit_median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
 std::string kernel_fit_number(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -44,8 +38,7 @@ KernelProfileFit fit_kernels_from_profiles(const std::vector<MatchedProfile>& pr
   KernelProfileFit out;
   const GpuSpec& spec = hw.spec;
   const RooflineCostModel plain = single_efficiency_roofline(spec);
-  std::map<std::string, std::vector<double>> class_ratios;
-  std::map<OpKind, std::vector<double>> kind_ratios;
+  std::map<OpKind, double> kind_roofline_us;  // the single-efficiency roofline's time of each kind's measured ops
   std::map<OpKind, std::map<MathPath, size_t>> kind_paths;
   for (const MatchedProfile& p : profiles) {
     const Graph& g = *p.graph;
@@ -78,7 +71,6 @@ KernelProfileFit fit_kernels_from_profiles(const std::vector<MatchedProfile>& pr
           ++c.samples;
           c.measured_us += measured;
           c.predicted_us += predicted[i];
-          class_ratios[cls].push_back(measured / predicted[i]);
           continue;
         }
         const double roof = static_cast<double>(plain.cost(g, op).duration_ns) / 1e3;
@@ -87,7 +79,7 @@ KernelProfileFit fit_kernels_from_profiles(const std::vector<MatchedProfile>& pr
         ++c.samples;
         c.measured_us += measured;
         c.predicted_us += predicted[i];
-        kind_ratios[op.kind].push_back(measured / roof);
+        kind_roofline_us[op.kind] += roof;
         if (is_matrix_op(op.kind)) ++kind_paths[op.kind][math_path(spec, g, op)];
       }
     };
@@ -110,7 +102,7 @@ KernelProfileFit fit_kernels_from_profiles(const std::vector<MatchedProfile>& pr
       }
   }
   for (auto& [cls, c] : out.fitted_classes) {
-    c.scale = kernel_fit_median(class_ratios[cls]);
+    c.scale = c.measured_us / c.predicted_us;
     FittedKernelClass k = spec.fitted_kernels.classes.at(cls);
     k.fixed_us *= c.scale;
     k.flop_scale *= c.scale;
@@ -119,7 +111,7 @@ KernelProfileFit fit_kernels_from_profiles(const std::vector<MatchedProfile>& pr
     out.corrected.classes[cls] = k;
   }
   for (auto& [kind, c] : out.roofline_kinds) {
-    c.scale = kernel_fit_median(kind_ratios[kind]);
+    c.scale = c.measured_us / kind_roofline_us[kind];
     if (is_matrix_op(kind)) {  // the path most of the kind's ops took (std::map: the first of equal counts)
       const auto& paths = kind_paths[kind];
       auto best = std::max_element(paths.begin(), paths.end(),

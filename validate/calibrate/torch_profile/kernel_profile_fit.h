@@ -5,13 +5,16 @@
 // profile_match.h). A matched forward op's kernels are its graph op's; an autograd node's are those of the graph's
 // backward ops of the same forward op. Where one host op stands for several graph ops, its kernel time is shared
 // among them in proportion to the file's own prediction for each (the trace cannot tell them apart).
-// Per op, measured over predicted, and per class the median of those ratios:
+// Per class, the ratio of the measured kernel time to the predicted, both summed over the class's ops (a
+// time-weighted ratio: the class's total comes out as measured; a median of per-op ratios does not, and on real
+// GPU traces, where one class holds a model's forward and backward kernels, it pulled classes the wrong way):
 //   - an op the fitted kernel model prices (hw/fitted/: a `kernel_model:` section whose class covers its kernels)
-//     corrects that class: the median of measured / the file's prediction scales the class's four coefficients
+//     corrects that class: the ratio to the file's prediction scales the class's four coefficients
 //     (fixed_us, flop_scale, wave_scale, byte_scale), which scales its predicted time by that factor (where the
-//     sweep's fixed cost held the host's dispatch, the device's fixed cost is the roofline's and is not scaled);
-//   - an op the roofline prices corrects its kind's roofline.op_class_scale: the median of measured / the
-//     single-efficiency roofline's time, as `dlsim calibrate DIR...` fits it from dlsim-cuda's runs
+//     sweep's fixed cost held the host's dispatch, the device's fixed cost is the roofline's and is not scaled,
+//     so the class's time moves by a little less);
+//   - an op the roofline prices corrects its kind's roofline.op_class_scale: the ratio to the single-efficiency
+//     roofline's time, as `dlsim calibrate DIR...` fits it from dlsim-cuda's runs
 //     (validate/calibrate/calibrate.h), with the math path in op_class_scale_path for matrix kinds;
 //   - an op the file's kernel_times table prices exactly is left alone (a measured kernel already).
 #include <map>
@@ -29,7 +32,7 @@ struct KernelClassCorrection {
   size_t samples = 0;     // graph ops with measured kernels
   double measured_us = 0; // their kernels' time in the traces, summed
   double predicted_us = 0;  // the file's prediction for them, summed
-  double scale = 1;       // the median of measured / predicted (for op_class_scale: / the single-efficiency roofline)
+  double scale = 1;       // measured / predicted, summed (for op_class_scale: / the single-efficiency roofline's)
 };
 
 struct KernelProfileFit {
