@@ -7,6 +7,7 @@
 #   step-profiles.json + traces.tar  validate/torch/torch_step_profile.py (eager, profiler, graph replay per model)
 #   memory-truth.json                validate/torch/torch_memory_truth.py (the allocator's peaks, workspaces)
 #   concurrency.json                 validate/torch/torch_concurrency_reference.py (streams, eager and graphed)
+#   conv-workspace.json              validate/torch/conv_workspace_probe.py (cuDNN's scratch per convolution)
 #   kernels-graph.json               validate/torch/kernel_sweep.py --timing graph (device time per kernel)
 set -u
 : "${OUT:?set OUT to the folder for the results}"
@@ -21,6 +22,8 @@ part() {  # part SECONDS NAME COMMAND...: runs it under a limit, its output in t
   local t0=$SECONDS
   timeout --signal=TERM --kill-after=5 "$limit" "$@" 2>&1 | tee -a "$log" | tail -n 25
   echo "=== $name: rc ${PIPESTATUS[0]} after $((SECONDS - t0)) s" | tee -a "$log"
+  pkill -9 -f "$2" 2>/dev/null  # a part's per-case children outlive a timeout of their parent
+  sleep 1
 }
 {
   date -u +%FT%TZ; nvidia-smi; uname -a; nproc
@@ -28,22 +31,24 @@ part() {  # part SECONDS NAME COMMAND...: runs it under a limit, its output in t
 "torchvision", torchvision.__version__, "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version(),
 "device", torch.cuda.get_device_name())'
   $py -c 'import transformers; print("transformers", transformers.__version__)'
-} >"$OUT/env.txt" 2>&1
-cat "$OUT/env.txt"
+} 2>&1 | tee "$log"
 
-part 215 step-profiles $py validate/torch/torch_step_profile.py --out "$OUT/step-profiles.json" \
-  --trace-dir /tmp/traces --max-seconds 185
+part 200 step-profiles $py validate/torch/torch_step_profile.py --out "$OUT/step-profiles.json" \
+  --trace-dir /tmp/traces --max-seconds 170
 tar -C /tmp -cf "$OUT/traces.tar" traces 2>/dev/null
 
 if [ -f validate/torch/torch_memory_truth.py ]; then
-  part 140 memory-truth $py validate/torch/torch_memory_truth.py --out "$OUT/memory-truth.json" --max-seconds 120
+  part 130 memory-truth $py validate/torch/torch_memory_truth.py --out "$OUT/memory-truth.json" --max-seconds 110 \
+    --case-timeout 50
 fi
 if [ -f validate/torch/torch_concurrency_reference.py ]; then
-  part 140 concurrency $py validate/torch/torch_concurrency_reference.py --out "$OUT/concurrency.json" \
-    --max-seconds 120
+  part 130 concurrency $py validate/torch/torch_concurrency_reference.py --out "$OUT/concurrency.json" --child-timeout 45 \
+    --max-seconds 110
 fi
 if [ -n "$shapes" ]; then
-  part 65 kernels-graph $py validate/torch/kernel_sweep.py --timing graph --shapes "$shapes" --random 40 \
-    --random-gemms 40 --random-sdpa 10 --max-seconds 50 --out "$OUT/kernels-graph.json"
+  part 35 conv-workspace $py validate/torch/conv_workspace_probe.py --shapes "$shapes" \
+    --out "$OUT/conv-workspace.json" --max-seconds 28
+  part 50 kernels-graph $py validate/torch/kernel_sweep.py --timing graph --shapes "$shapes" --random 40 \
+    --random-gemms 40 --random-sdpa 10 --max-seconds 38 --out "$OUT/kernels-graph.json"
 fi
 echo "done $(date -u +%FT%TZ)" | tee -a "$log"
