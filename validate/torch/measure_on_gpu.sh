@@ -35,7 +35,13 @@ part() {  # part SECONDS NAME COMMAND...: runs it under a limit, its output in t
 
 part 200 step-profiles $py validate/torch/torch_step_profile.py --out "$OUT/step-profiles.json" \
   --trace-dir /tmp/traces --max-seconds 170
-tar -C /tmp -cf "$OUT/traces.tar" traces 2>/dev/null
+tar -C /tmp -cf /tmp/traces.tar traces 2>/dev/null
+# A file over 16 MiB does not come back from a lease: split the traces into two parts if need be.
+if [ "$(stat -c %s /tmp/traces.tar 2>/dev/null || echo 0)" -gt 16000000 ]; then
+  split -b 16000000 -a 1 /tmp/traces.tar "$OUT/traces.tar.part-"
+else
+  cp /tmp/traces.tar "$OUT/" 2>/dev/null
+fi
 
 if [ -f validate/torch/torch_memory_truth.py ]; then
   part 130 memory-truth $py validate/torch/torch_memory_truth.py --out "$OUT/memory-truth.json" --max-seconds 110 \
