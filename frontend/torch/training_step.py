@@ -101,7 +101,10 @@ def run_step(workload, optimizer, precision, scaler, recorder=None, after_backwa
     """forward + loss, backward, optimizer step, zero_grad; with a recorder, each phase is marked on it.
     after_backward() runs between backward and the optimizer (the tracer names the gradients there)."""
     dtype = autocast_dtype(precision)
-    region = torch.autocast("cpu", dtype=dtype) if dtype is not None else contextlib.nullcontext()
+    # Autocast on the inputs' device: "cpu" for the tracer's fake tensors, "cuda" when
+    # validate/torch/torch_memory_truth.py runs this same step on a GPU.
+    device_type = next(iter(workload.inputs.values())).device.type if workload.inputs else "cpu"
+    region = torch.autocast(device_type, dtype=dtype) if dtype is not None else contextlib.nullcontext()
     if recorder is not None:
         recorder.phase = "forward"
     with region:

@@ -14,7 +14,8 @@ How a fit on a set of models goes (deterministic: no random numbers, a fixed gri
 0. Where the base file's kernel model was fitted to a sweep timed with CUDA events around each call (its fixed
    costs hold PyTorch's dispatch: kernel_model.fixed_includes_dispatch, docs/real-gpu.md), the device's fixed cost
    per kernel (roofline.kernel_fixed_us) is fitted first, to the models' measured CUDA-graph replays (least
-   squared relative error of dlsim's cuda-graph iteration; golden-section search); the file written holds it.
+   squared relative error of dlsim's cuda-graph iteration; closed form, the captured step being a line in that
+   cost); the file written holds it.
 1. Profiled costs per call. Each key of the section takes the profiled host time per call of the aten ops it
    stands for, pooled over the models (total ms over total calls): forward_us.conv <- aten::conv2d, backward_us.norm
    <- aten::cudnn_batch_norm_backward, ... (PROFILED below). The profiler's own overhead inflates these (the
@@ -28,8 +29,8 @@ How a fit on a set of models goes (deterministic: no random numbers, a fixed gri
    model is not yet right on these GPUs (issue 28, items 1-2), and this separates the host's error from the
    device's. The scale s minimises the squared relative error of the predicted eager step over the models, on a
    grid of 0.0005 from 0.05 to 3; the section's values are s times the profiled costs.
-Leave-one-model-out: fitted on two models (steps 0 to 2 from their profiles and eager walls alone), predicted on
-the third. --write fits on all three and writes the machine's file: configs/hw/h100-sxm-pytorch.yaml (base:
+Leave-one-model-out: fitted on the other models (steps 0 to 2 from their profiles and eager walls alone),
+predicted on the one left out. --write fits on all of a machine's models and writes the machine's file: configs/hw/h100-sxm-pytorch.yaml (base:
 h100-sxm, calibrated on the harness) and configs/hw/h200.yaml (base: h200-fitted, the kernel model fitted to the
 PyTorch sweep).
 """
@@ -49,7 +50,25 @@ MACHINES = [  # (label, profile file, the hardware file the host is laid over, t
     ("h100", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm", "h100-sxm-pytorch"),
     ("h200", "h200-2026-11-27-pytorch-step-profiles.json", "h200-fitted", "h200"),
 ]
-CASES = {"resnet50-b32": ("resnet50", 32), "mobilenet_v2-b64": ("mobilenet_v2", 64), "googlenet-b32": ("googlenet", 32)}
+# The zoo's CNNs: a profiled case "NAME-bBATCH" of one of them is simulated as the zoo's graph of NAME at BATCH
+# (models the zoo does not build are left out of these fits). CASES fills as profile files are read.
+ZOO_CNNS = {"alexnet", "vgg16", "vgg19", "resnet18", "resnet50", "resnet101", "resnet152", "googlenet",
+            "inception_v3", "densenet121", "mobilenet_v2", "squeezenet1_1"}
+CASES = {}
+
+
+def load_profiles(path):
+    """{case: profile} of a step-profile file (a list of profiles, as the shared data, or torch_step_profile.py's
+    {"records": [...]}), the zoo's CNNs only, in the file's order; CASES learns their (model, batch)."""
+    data = json.loads(pathlib.Path(path).read_text())
+    records = data["records"] if isinstance(data, dict) else data
+    out = {}
+    for r in records:
+        name, _, batch = r["case"].rpartition("-b")
+        if name in ZOO_CNNS and batch.isdigit() and "graph_replay_ms_median" in r:
+            CASES[r["case"]] = (name, int(batch))
+            out[r["case"]] = r
+    return out
 CLASSES = ["conv", "matmul", "norm", "elementwise", "view"]
 
 # Per call: the aten ops whose profiled time a key's per-call cost is pooled from. A backward node that launches a
@@ -242,30 +261,31 @@ def fixed_includes_dispatch(hw):
 def fit_device_fixed(dlsim, base_hw, profiles, names):
     """The device's fixed cost per kernel (roofline.kernel_fixed_us, µs; with fixed_includes_dispatch the fitted
     classes' device time takes it in place of their fixed costs) that brings dlsim's cuda-graph iterations of
-    `names` closest to their measured replays: least squared relative error, golden-section search on [0, 40],
-    rounded to 0.01 µs as the file holds it. None where the base's kernel times need none."""
+    `names` closest to their measured replays: least squared relative error, rounded to 0.01 µs as the file holds
+    it, within [0, 40]. None where the base's kernel times need none. A serial captured step is its kernels back to
+    back, so its time is a line in the fixed cost (each kernel pays it once): two runs per model give the line and
+    the least-squares cost is closed-form; a third run at the answer checks the line held (else it says so)."""
     if not fixed_includes_dispatch(base_hw):
         return None
 
-    def loss(us):
-        hw = dlsim.hw_file(base_hw, None, round(us, 2))
-        return sum((dlsim.run(*CASES[n], hw, launch="cuda-graph", trace=False)[0]["iteration_time_us"] /
-                    (1000.0 * profiles[n]["graph_replay_ms_median"]) - 1) ** 2 for n in names)
+    def graph_us(n, us):
+        hw = dlsim.hw_file(base_hw, None, us)
+        return dlsim.run(*CASES[n], hw, launch="cuda-graph", trace=False)[0]["iteration_time_us"]
 
-    lo, hi = 0.0, 40.0
-    g = (5 ** 0.5 - 1) / 2
-    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
-    fa, fb = loss(a), loss(b)
-    while hi - lo > 0.02:
-        if fa <= fb:
-            hi, b, fb = b, a, fa
-            a = hi - g * (hi - lo)
-            fa = loss(a)
-        else:
-            lo, a, fa = a, b, fb
-            b = lo + g * (hi - lo)
-            fb = loss(b)
-    return round((lo + hi) / 2, 2)
+    lines = {}
+    for n in names:
+        t0, t10 = graph_us(n, 0.0), graph_us(n, 10.0)
+        lines[n] = (t0, (t10 - t0) / 10.0, 1000.0 * profiles[n]["graph_replay_ms_median"])
+    num = sum((k / m) * (1 - t0 / m) for t0, k, m in lines.values())
+    den = sum((k / m) ** 2 for _, k, m in lines.values())
+    us = round(min(40.0, max(0.0, num / den if den > 0 else 0.0)), 2)
+    n = names[0]
+    t0, k, _ = lines[n]
+    got = graph_us(n, us)
+    if abs(got - (t0 + k * us)) > 1e-3 * got + 1.0:
+        raise SystemExit(f"fit_host_model: {n}'s cuda-graph time is not a line in the device's fixed cost "
+                         f"({got:.1f} µs at {us} µs, the line says {t0 + k * us:.1f}); fit it by search instead")
+    return us
 
 
 def with_device_fixed(dlsim, base_hw, profiles, names):
@@ -299,22 +319,22 @@ def pct(p, m):
 
 
 def machine_report(dlsim, label, profile_file, base_hw, variant, write):
-    profiles = {c["case"]: c for c in json.loads((DATA / profile_file).read_text())}
-    names = list(CASES)
+    profiles = load_profiles(DATA / profile_file)
+    names = list(profiles)
     out = [f"### {label.upper()} machine ({profiles[names[0]]['device']}), `{variant}.yaml` (base: `{base_hw}`)", ""]
     shipped_base = base_hw
     base_hw, d_all = with_device_fixed(dlsim, shipped_base, profiles, names)
     if d_all is not None:
         out += [f"The base's fitted kernel times hold the host's dispatch in their fixed costs, so the device's fixed "
                 f"cost per kernel is fitted first, to the measured CUDA-graph replays: `roofline.kernel_fixed_us` = "
-                f"{d_all:.2f} µs on all three models.", ""]
+                f"{d_all:.2f} µs on all {len(names)} models.", ""]
     b_all, s_all, final = fit(dlsim, base_hw, profiles, names)
-    out += ["Fitted on all three models (what the file holds): profiled cost per call, the scale, the value.", "",
+    out += [f"Fitted on all {len(names)} models (what the file holds): profiled cost per call, the scale, the value.", "",
             "| key | profiled µs | fitted µs |", "|---|---:|---:|"]
     out += [f"| `{k}` | {b_all[k]:.2f} | {final[k]:.2f} |" for k in KEY_ORDER]
     out += ["", f"Scale s = {s_all:.4f}: the eager host costs {s_all:.2f} times what the profiler measured per op "
             "(its own overhead out, the Python between ops in).", ""]
-    out += ["Leave one model out: fitted on the other two, predicted on this one. Device time: the measured graph "
+    out += ["Leave one model out: fitted on the others, predicted on this one. Device time: the measured graph "
             "replay (dlsim's per-op kernel times scaled to it), not dlsim's kernel model.", "",
             "| model | measured eager ms | graph replay ms | profiled host ms | s | predicted host ms | host vs eager "
             "| predicted eager ms | eager error | eager error, its own profile |",

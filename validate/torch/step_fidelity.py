@@ -40,7 +40,6 @@ SWEEP = ROOT / "results" / "fidelity" / "h200-2026-11-27-kernels.json"
 MACHINES = [("h100", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm", "h100-sxm-datasheet",
              "h100-sxm-pytorch"),
             ("h200", "h200-2026-11-27-pytorch-step-profiles.json", "h200-datasheet", "h200-datasheet", "h200")]
-MODELS = list(host.CASES)
 
 
 def fit_kernels(dlsim, tmp, base, held):
@@ -80,18 +79,19 @@ def mape(errors):
 
 
 def machine_report(dlsim, tmp, label, profile_file, shipped, datasheet, variant):
-    profiles = {c["case"]: c for c in json.loads((host.DATA / profile_file).read_text())}
-    device = profiles[MODELS[0]]["device"]
+    profiles = host.load_profiles(host.DATA / profile_file)
+    models = list(profiles)
+    device = profiles[models[0]]["device"]
     rows, errs = [], {k: [] for k in ("before_dev", "before_eager", "lomo_dev", "lomo_eager", "in_dev", "in_eager")}
-    for held in MODELS:
+    for held in models:
         model, batch = host.CASES[held]
         p = profiles[held]
         replay, wall = p["graph_replay_ms_median"], p["eager_wall_ms_median"]
         b_eager, b_graph, _ = times(dlsim, model, batch, shipped)
         kernels_hw, dropped = fit_kernels(dlsim, tmp, datasheet, held)
-        others = [n for n in MODELS if n != held]
+        others = [n for n in models if n != held]
         # The device's fixed cost per kernel (the sweep's fixed costs hold PyTorch's dispatch), then the host,
-        # both fitted on the other two models, as fit_host_model.py fits the shipped files.
+        # both fitted on the other models, as fit_host_model.py fits the shipped files.
         base, fixed_us = host.with_device_fixed(dlsim, str(kernels_hw), profiles, others)
         _, _, costs = host.fit(dlsim, str(base), profiles, others)
         l_eager, l_graph, bound = times(dlsim, model, batch, dlsim.hw_file(str(base), costs))
@@ -107,7 +107,7 @@ def machine_report(dlsim, tmp, label, profile_file, shipped, datasheet, variant)
                     f"{bound} | {fixed_us:.2f} | {dropped} |")
     out = [f"### {label.upper()} machine ({device})", "",
            f"Before: `{shipped}.yaml`. Leave one model out: kernel model fitted onto `{datasheet}.yaml` without the "
-           "held-out model's sweep records, host fitted on the other two models' profiles. In-sample: "
+           "held-out model's sweep records, host fitted on the other models' profiles. In-sample: "
            f"`{variant}.yaml`. ms per step; the error against the measurement in brackets.", "",
            "| model | replay ms | before | leave one out | in-sample | eager ms | before | leave one out | "
            "in-sample | bound (leave one out) | device fixed µs (leave one out) | sweep records left out |",
