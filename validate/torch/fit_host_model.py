@@ -46,9 +46,19 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 from studies import blocks  # noqa: E402  (generated blocks inside hand-written markdown)
 DATA = ROOT / "results" / "fidelity" / "data"
-MACHINES = [  # (label, profile file, the hardware file the host is laid over, the file written)
-    ("h100", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm", "h100-sxm-pytorch"),
-    ("h200", "h200-2026-11-27-pytorch-step-profiles.json", "h200-fitted", "h200"),
+# The H200 file takes the concurrent-kernel constants dlsim calibrate fitted on the H100 (the same GH100 die;
+# configs/hw/h100-sxm.yaml, from the harness's micro.json): no H200 run fits them, and without them a file has the
+# defaults (no co-run slowdown, two GEMM/convolution blocks per SM).
+SAME_DIE_CONCURRENCY = """# Concurrent kernels: the H100's fitted values (same GH100 die; configs/hw/h100-sxm.yaml, dlsim calibrate on the
+# harness's micro.json there), transferred, not fitted on this GPU: co-running kernels' slowdown, and blocks per SM
+# of the GEMM/convolution tiles.
+concurrent_kernels:
+  gemm_blocks_per_sm: 1
+  co_run_slowdown: 0.312
+"""
+MACHINES = [  # (label, profile file, the hardware file the host is laid over, the file written, text it adds)
+    ("h100", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm", "h100-sxm-pytorch", ""),
+    ("h200", "h200-2026-11-27b/step-profiles.json", "h200-fitted", "h200", SAME_DIE_CONCURRENCY),
 ]
 # The zoo's CNNs: a profiled case "NAME-bBATCH" of one of them is simulated as the zoo's graph of NAME at BATCH
 # (models the zoo does not build are left out of these fits). CASES fills as profile files are read.
@@ -318,7 +328,7 @@ def pct(p, m):
     return f"{100.0 * (p / m - 1):+.1f} %"
 
 
-def machine_report(dlsim, label, profile_file, base_hw, variant, write):
+def machine_report(dlsim, label, profile_file, base_hw, variant, extra, write):
     profiles = load_profiles(DATA / profile_file)
     names = list(profiles)
     out = [f"### {label.upper()} machine ({profiles[names[0]]['device']}), `{variant}.yaml` (base: `{base_hw}`)", ""]
@@ -378,15 +388,16 @@ def machine_report(dlsim, label, profile_file, base_hw, variant, write):
                    f"{run['device_time_us'] / 1000:.2f} | {run['bound']} | {graph['iteration_time_us'] / 1000:.2f} | "
                    f"{p['graph_replay_ms_median']:.2f} |")
     if write:
-        write_variant(shipped_base, variant, label, profiles[names[0]]["device"], s_all, final, d_all)
+        write_variant(shipped_base, variant, label, profiles[names[0]]["device"], s_all, final, d_all, extra,
+                      f"{profile_file} ({len(names)} models)")
     return out + [""]
 
 
-def write_variant(base_hw, variant, label, device, s, costs, device_fixed_us):
+def write_variant(base_hw, variant, label, device, s, costs, device_fixed_us, extra, data):
     text = (f"# {device} with PyTorch 2.x eager mode's host (hw/eager_host_model.h, docs/host.md):\n"
             f"# {base_hw}.yaml (base:) and the host costs of PyTorch 2.11 on the {label.upper()} machine's CPU,\n"
-            "# fitted by validate/torch/fit_host_model.py --write to results/fidelity/data/ (scale "
-            f"{s:.4f} on the\n# profiled per-call costs; results/fidelity/host.md has the fit and its "
+            f"# fitted by validate/torch/fit_host_model.py --write to results/fidelity/data/{data}\n"
+            f"# (scale {s:.4f} on the profiled per-call costs; results/fidelity/host.md has the fit and its "
             "leave-one-model-out error).\n"
             f"base: {base_hw}\n"
             f"description: {device}, PyTorch 2.11 eager host fitted on the {label.upper()} machine (base {base_hw})\n")
@@ -394,7 +405,7 @@ def write_variant(base_hw, variant, label, device, s, costs, device_fixed_us):
         text += ("# The device's fixed cost per kernel, fitted to the measured CUDA-graph replays (the base's fitted\n"
                  "# kernel times hold the host's dispatch in theirs: kernel_model.fixed_includes_dispatch).\n" +
                  device_fixed_yaml(device_fixed_us))
-    text += "host_cpu:\n" + section_yaml(costs)
+    text += "host_cpu:\n" + section_yaml(costs) + extra
     (ROOT / "configs" / "hw" / f"{variant}.yaml").write_text(text)
 
 

@@ -39,7 +39,9 @@ SWEEP = ROOT / "results" / "fidelity" / "h200-2026-11-27-kernels.json"
 # (label, profiles, shipped file, datasheet file the kernel model is fitted onto, the shipped PyTorch variant)
 MACHINES = [("h100", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm", "h100-sxm-datasheet",
              "h100-sxm-pytorch"),
-            ("h200", "h200-2026-11-27-pytorch-step-profiles.json", "h200-datasheet", "h200-datasheet", "h200")]
+            ("h200", "h200-2026-11-27b/step-profiles.json", "h200-datasheet", "h200-datasheet", "h200")]
+# Another machine of the same kind: the shipped file (fitted on the machine above) against profiles measured on it.
+OTHER_MACHINES = [("h200-other", "h200-2026-11-27-pytorch-step-profiles.json", "h200")]
 
 
 def fit_kernels(dlsim, tmp, base, held):
@@ -120,6 +122,25 @@ def machine_report(dlsim, tmp, label, profile_file, shipped, datasheet, variant)
     return out
 
 
+def other_machine_report(dlsim, label, profile_file, variant):
+    """The shipped file on the same GPU kind in another VM (another host CPU): no fit, a prediction."""
+    profiles = host.load_profiles(host.DATA / profile_file)
+    rows, dev, eager = [], [], []
+    for name, p in profiles.items():
+        model, batch = host.CASES[name]
+        e, g, bound = times(dlsim, model, batch, variant)
+        replay, wall = p["graph_replay_ms_median"], p["eager_wall_ms_median"]
+        dev.append(err(g, replay))
+        eager.append(err(e, wall))
+        rows.append(f"| {name} | {replay:.2f} | {g:.2f} ({pct(err(g, replay))}) | {wall:.2f} | "
+                    f"{e:.2f} ({pct(err(e, wall))}) | {bound} |")
+    return [f"`{variant}.yaml`, fitted on the machine above, predicting the same models measured on another "
+            f"{profiles[next(iter(profiles))]['device']} machine (`{profile_file}`, shared data): same GPU kind, "
+            "another VM and host CPU. ms per step.", "",
+            "| model | replay ms | dlsim cuda-graph | eager ms | dlsim eager | bound |", "|---|---:|---:|---:|---:|---|"] + \
+        rows + ["", f"Device time MAPE {mape(dev)}; eager step MAPE {mape(eager)}.", ""]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
@@ -132,6 +153,8 @@ def main():
         tmp = pathlib.Path(t)
         dlsim = host.Dlsim(os.path.abspath(a.dlsim), tmp)
         generated = {label: "\n".join(machine_report(dlsim, tmp, label, *rest)) for label, *rest in MACHINES}
+        generated.update({label: "\n".join(other_machine_report(dlsim, label, *rest))
+                          for label, *rest in OTHER_MACHINES})
     command = "validate/torch/step_fidelity.py" + (f" --report {a.report}" if a.report else "")
     return host.emit_report(generated, command, a.report)
 
