@@ -32,6 +32,7 @@ import tempfile
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
+import conv_scratch_yaml  # noqa: E402  (the probe's records as a hardware file's conv_scratch list)
 import fit_host_model as host  # noqa: E402  (emit_report: the generated blocks and their provenance)
 
 DATA = ROOT / "results" / "fidelity" / "data" / "h200-2026-11-27b"
@@ -64,10 +65,18 @@ class Dlsim:
                 shutil.copyfileobj(f, g)
         return out
 
-    def run(self, keys, batch):
+    def scratch_hw(self):
+        """h200 with the probe's measured cuDNN scratch (validate/torch/conv_scratch_yaml.py), float32 records."""
+        path = self.tmp / "h200-conv-scratch.yaml"
+        if not path.exists():
+            probe = json.loads((DATA / "conv-workspace.json").read_text())
+            path.write_text(conv_scratch_yaml.to_yaml(probe, {"float32"}, base="h200"))
+        return str(path)
+
+    def run(self, keys, batch, hw="h200"):
         self.n += 1
         exp = self.tmp / f"exp{self.n}.yaml"
-        doc = {"batch": batch, "hw": "h200", "pool": "pytorch-caching", "swap": "none", "concurrency": "serial",
+        doc = {"batch": batch, "hw": hw, "pool": "pytorch-caching", "swap": "none", "concurrency": "serial",
                "iterations": 3}
         doc.update(keys)
         exp.write_text(json.dumps(doc))
@@ -133,25 +142,33 @@ def comparison(dlsim):
         s = c["snapshot"]
         parts = live_breakdown(s)
         ws = s["workspaces"]
+        # What dlsim's recorded step is meant to hold: the measured peak less what no trace can see.
+        rest = alloc - (m["allocated_bytes.all.peak"] - m["requested_bytes.all.peak"]) - \
+            parts.get("cudnn workspace", 0) - parts.get("cublas workspace", 0)
         notes.append(f"| {label} | {mib(s['peak_allocated_bytes'])} | "
+                     f"{mib(m['allocated_bytes.all.peak'] - m['requested_bytes.all.peak'])} | "
                      + " | ".join(mib(parts.get(k, 0)) for k in ("forward, parameters, inputs (no finer frame)",
                                                                   "backward outputs",
                                                                   "optimizer (state, foreach temporaries)",
                                                                   "cudnn workspace", "cublas workspace"))
                      + f" | {mib(ws['max_bytes'])} | {mib(m['inactive_split_bytes.all.peak'])} | "
-                       f"{mib(res - alloc)} | {mib(zoo['peak_reserved_bytes'] - zoo['peak_live_bytes'])} |")
+                       f"{mib(res - alloc)} | {mib(zoo['peak_reserved_bytes'] - zoo['peak_live_bytes'])} | "
+                       f"{mib(rest)} | {mib(tr['peak_live_bytes'])} ({pct(tr['peak_live_bytes'], rest)}) |")
     table = ["MiB. dlsim's error against the measurement in brackets. Segments: cudaMalloc calls measured / zoo / "
              "traced.", "",
              "| case | measured reserved | dlsim zoo | dlsim traced | measured allocated | dlsim zoo live | "
              "dlsim traced live | segments |",
              "|---|---:|---:|---:|---:|---:|---:|---:|"] + rows
     live = ["What is live at the measured peak of allocated bytes (the snapshot of the 2 measured steps), MiB, by "
-            "the frame that allocated it; the largest cuDNN workspace of the measured steps; the allocator's "
+            "the frame that allocated it (`forward, parameters, inputs`: every block whose stack named no finer "
+            "frame); the allocator's rounding at the peak; the largest cuDNN workspace (convolution or attention) "
+            "of the measured steps; the allocator's "
             "largest inactive split bytes; reserved less allocated, measured and dlsim's zoo graph.", "",
-            "| case | live at peak | forward, parameters, inputs | backward outputs | optimizer | cuDNN workspace "
+            "| case | live at peak | 512-B rounding (allocated - requested peaks) | forward, parameters, inputs | backward outputs | optimizer | cuDNN workspace "
             "| cuBLAS workspace | largest cuDNN workspace | inactive split (measured) | reserved - allocated "
-            "(measured) | reserved - live (dlsim zoo) |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + notes
+            "(measured) | reserved - live (dlsim zoo) | allocated less rounding and workspaces at the peak | "
+            "dlsim traced live |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + notes
     return "\n".join(table), "\n".join(live)
 
 
@@ -180,6 +197,45 @@ def step_profiles(dlsim):
                       "dlsim traced live |", "|---|---:|---:|---:|---:|---:|---:|"] + rows +
                      ["", f"Mean absolute error, reserved: zoo {mape(errs['zr'])}, traced {mape(errs['tr'])}; "
                           f"allocated: zoo {mape(errs['za'])}, traced {mape(errs['ta'])}."])
+
+
+def with_scratch(dlsim):
+    """Every case again on h200 with the probe's measured scratch: the change it makes, zoo and traced."""
+    cases = [(label, keys, trace, truth_case(path, trace)["case"]["batch"],
+              truth_case(path, trace)["measured"]["max_memory_reserved"],
+              truth_case(path, trace)["measured"]["max_memory_allocated"]) for path, label, keys, trace in TRUTH]
+    have = {t for _, _, t, *_ in cases}
+    for r in json.loads((DATA / "step-profiles.json").read_text())["records"]:
+        if r["case"] not in have:
+            name, b = r["case"].rsplit("-b", 1)
+            cases.append((r["case"], {"model": name}, r["case"], int(b), r["max_memory_reserved_bytes"],
+                          r["max_memory_allocated_bytes"]))
+    rows = []
+    errs = {k: [] for k in ("zr", "zr2", "tr", "tr2")}
+    for label, keys, trace, batch, res, alloc in cases:
+        z, z2 = dlsim.run(keys, batch), dlsim.run(keys, batch, dlsim.scratch_hw())
+        t, t2 = dlsim.run({"model": str(dlsim.trace(trace))}, batch), \
+            dlsim.run({"model": str(dlsim.trace(trace))}, batch, dlsim.scratch_hw())
+        for k, p in (("zr", z), ("zr2", z2), ("tr", t), ("tr2", t2)):
+            errs[k].append(p["peak_reserved_bytes"] / res - 1)
+        rows.append(f"| {label} | {mib(res)} | {pct(z['peak_reserved_bytes'], res)} | "
+                    f"{mib(z2['peak_reserved_bytes'])} ({pct(z2['peak_reserved_bytes'], res)}) | "
+                    f"{pct(t['peak_reserved_bytes'], res)} | "
+                    f"{mib(t2['peak_reserved_bytes'])} ({pct(t2['peak_reserved_bytes'], res)}) | {mib(alloc)} | "
+                    f"{mib(z2['peak_live_bytes'])} ({pct(z2['peak_live_bytes'], alloc)}) | "
+                    f"{mib(t2['peak_live_bytes'])} ({pct(t2['peak_live_bytes'], alloc)}) |")
+
+    def mae(e):
+        return f"{100.0 * sum(abs(x) for x in e) / len(e):.1f} %"
+    return "\n".join(["MiB; dlsim's error against the measurement in brackets. `h200`: the shipped file (its zoo "
+                      "graphs charge 1/8 of a convolution's input + output bytes, at most 64 MiB, recorded steps "
+                      "nothing); `+ scratch`: the same file with the probe's fp32 records as `conv_scratch` "
+                      "(validate/torch/conv_scratch_yaml.py).", "",
+                      "| case | measured reserved | zoo, h200 | zoo + scratch | traced, h200 | traced + scratch | "
+                      "measured allocated | zoo + scratch, live | traced + scratch, live |",
+                      "|---|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows +
+                     ["", f"Mean absolute error of reserved over the {len(cases)} cases: zoo {mae(errs['zr'])} -> "
+                          f"{mae(errs['zr2'])} with the scratch; traced {mae(errs['tr'])} -> {mae(errs['tr2'])}."])
 
 
 def conv_out(x, r, stride, pad):
@@ -236,7 +292,7 @@ def main():
         dlsim = Dlsim(os.path.abspath(a.dlsim), t)
         peaks, live = comparison(dlsim)
         generated = {"truth": peaks, "live-at-peak": live, "step-profiles": step_profiles(dlsim),
-                     "conv-workspace": workspaces()}
+                     "conv-workspace": workspaces(), "with-scratch": with_scratch(dlsim)}
     command = "validate/torch/memory_fidelity.py" + (f" --report {a.report}" if a.report else "")
     return host.emit_report(generated, command, a.report)
 
