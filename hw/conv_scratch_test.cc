@@ -68,7 +68,7 @@ TEST_CASE("conv_scratch keys: the same geometry from an op and from a file's ent
   CHECK(s.conv_scratch.at(conv_scratch_test_key("wgrad")) == std::vector<std::pair<int64_t, uint64_t>>{{32, 70000}});
 }
 
-TEST_CASE("conv_scratch: without entries nothing changes; with them workspaces are resized, added, scaled") {
+TEST_CASE("conv_scratch: without entries nothing changes, with them workspaces are resized, added, scaled") {
   GpuSpec s = testing::round_spec();
   Graph zoo = conv_scratch_graph(32, true);
   const size_t tensors = zoo.tensors().size();
