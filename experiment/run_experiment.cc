@@ -10,6 +10,7 @@
 #include "experiment/swap_planning.h"
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
+#include "hw/conv_scratch.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
 #include "hw/math_path.h"
@@ -50,6 +51,7 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
     p.hw.kernels = make_cost_model(p.hw.spec);
   }
   apply_measured_workspaces(p.graph, p.hw.spec);  // a calibrated file's cuDNN workspaces replace the assumption
+  apply_conv_scratch(p.graph, p.hw.spec);  // cuDNN's scratch measured through PyTorch's allocator, by geometry
   check_max_streams(e);
   auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
   ScheduleContext sc;

@@ -119,6 +119,10 @@ struct GpuSpec {
   // then the graph's assumption (workloads/training.cc) stands.
   std::map<std::string, uint64_t> conv_workspace;
   std::map<std::string, std::vector<std::pair<int64_t, uint64_t>>> conv_workspace_by_batch;
+  // cuDNN's scratch per convolution pass measured through PyTorch's allocator, by geometry (hw/conv_scratch.h):
+  // (batch, bytes) pairs sorted by batch, from the file's `conv_scratch:` list; empty when none, and then nothing
+  // changes. Serves the zoo's graphs and recorded steps alike.
+  std::map<std::string, std::vector<std::pair<int64_t, uint64_t>>> conv_scratch;
   // Per op kind, measured time over the single-efficiency roofline's (the median over the calibration runs): an
   // op that no table entry serves takes that roofline's time times its kind's factor; a kind without a factor
   // takes the per-class model (hw/roofline.h). Empty: no correction.

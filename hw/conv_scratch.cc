@@ -1,0 +1,138 @@
+#include "hw/conv_scratch.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <set>
+
+#include "hw/fitted/op_kernel_shapes.h"
+#include "hw/math_path.h"
+#include "workloads/shape.h"
+
+namespace dlsim {
+
+namespace {
+
+constexpr uint64_t kConvScratchBlock = 512;  // the caching allocator's smallest block: what a request rounds to
+constexpr int64_t kConvScratchMaxDim = int64_t{1} << 30;
+
+const char* conv_scratch_pass(OpKind k) {
+  switch (k) {
+    case OpKind::Conv2d: return "fwd";
+    case OpKind::Conv2dBwdData: return "dgrad";
+    case OpKind::Conv2dBwdFilter: return "wgrad";
+    default: return nullptr;
+  }
+}
+
+bool conv_scratch_16bit(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+int64_t conv_scratch_int(const YamlMap& e, const std::string& key, int64_t lo) {
+  const int64_t v = e.get_int(key);
+  if (v < lo || v > kConvScratchMaxDim)
+    e.fail(key, "must be in [" + std::to_string(lo) + ", " + std::to_string(kConvScratchMaxDim) + "], got " +
+                    std::to_string(v));
+  return v;
+}
+
+std::string conv_scratch_choice(const YamlMap& e, const std::string& key, const std::set<std::string>& allowed) {
+  std::string v = e.get_string(key);
+  if (!allowed.count(v)) {
+    std::string list;
+    for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+    e.fail(key, "must be one of " + list + ", got '" + v + "'");
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string conv_scratch_key(const std::string& pass, const std::string& dtype, const std::string& layout, int64_t c,
+                             int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride_h,
+                             int64_t stride_w, int64_t pad_h, int64_t pad_w, int64_t dilation, int64_t groups) {
+  auto n = [](int64_t v) { return std::to_string(v); };
+  return pass + " " + dtype + " " + layout + " c=" + n(c) + " h=" + n(h) + " w=" + n(w) + " k=" + n(k) +
+         " r=" + n(r) + " s=" + n(s) + " stride=" + n(stride_h) + "x" + n(stride_w) + " pad=" + n(pad_h) + "x" +
+         n(pad_w) + " dilation=" + n(dilation) + " groups=" + n(groups);
+}
+
+std::optional<ConvScratchKey> conv_scratch_key_of_op(const Graph& g, const Op& op) {
+  const char* pass = conv_scratch_pass(op.kind);
+  if (!pass) return std::nullopt;
+  const auto z = conv_sizes_of_op(g, op);
+  if (!z) return std::nullopt;
+  const DType t = compute_dtype(g, op);
+  // A 16-bit convolution runs channels-last in dlsim's graph (workloads/memory_format.h), as the probe ran it.
+  const bool nhwc = op.attr(Attr::channels_last) != 0 || conv_scratch_16bit(t);
+  return ConvScratchKey{conv_scratch_key(pass, to_string(t), nhwc ? "nhwc" : "nchw", z->c, z->h, z->w, z->k, z->r,
+                                         z->s, z->stride_h, z->stride_w, z->pad_h, z->pad_w, z->dilation, z->groups),
+                        z->n};
+}
+
+void read_conv_scratch(const YamlMap& top, GpuSpec& spec) {
+  YAML::Node list = top.get("conv_scratch");
+  if (list.IsNull()) return;  // "conv_scratch:" with nothing after it: an empty table
+  if (!list.IsSequence()) top.fail("conv_scratch", "expected a list of {pass, dtype, layout, n, c, h, w, ..., bytes}");
+  for (size_t i = 0; i < list.size(); ++i) {
+    YamlMap e(list[i], top.file(), "conv_scratch[" + std::to_string(i) + "]");
+    e.check_keys({"pass", "dtype", "layout", "n", "c", "h", "w", "k", "r", "s", "stride_h", "stride_w", "pad_h",
+                  "pad_w", "dilation", "groups", "bytes"});
+    const std::string pass = conv_scratch_choice(e, "pass", {"fwd", "dgrad", "wgrad"});
+    const std::string dtype = conv_scratch_choice(e, "dtype", {"f32", "f16", "bf16"});
+    const std::string layout = conv_scratch_choice(e, "layout", {"nchw", "nhwc"});
+    const int64_t n = conv_scratch_int(e, "n", 1);
+    const std::string key = conv_scratch_key(
+        pass, dtype, layout, conv_scratch_int(e, "c", 1), conv_scratch_int(e, "h", 1), conv_scratch_int(e, "w", 1),
+        conv_scratch_int(e, "k", 1), conv_scratch_int(e, "r", 1), conv_scratch_int(e, "s", 1),
+        conv_scratch_int(e, "stride_h", 1), conv_scratch_int(e, "stride_w", 1), conv_scratch_int(e, "pad_h", 0),
+        conv_scratch_int(e, "pad_w", 0), conv_scratch_int(e, "dilation", 1), conv_scratch_int(e, "groups", 1));
+    const int64_t bytes = e.get_int("bytes");
+    if (bytes < 0 || static_cast<uint64_t>(bytes) > kMaxTensorBytes)
+      e.fail("bytes", "must be in [0, " + std::to_string(kMaxTensorBytes) + "], got " + std::to_string(bytes));
+    auto& at = spec.conv_scratch[key];
+    if (std::any_of(at.begin(), at.end(), [n](const auto& b) { return b.first == n; }))
+      e.fail("n", "a second entry for '" + key + "' at batch " + std::to_string(n));
+    at.emplace_back(n, static_cast<uint64_t>(bytes));
+    std::sort(at.begin(), at.end());
+  }
+}
+
+ConvScratchCoverage apply_conv_scratch(Graph& g, const GpuSpec& spec) {
+  ConvScratchCoverage c;
+  if (spec.conv_scratch.empty()) return c;
+  for (size_t i = 0; i < g.ops().size(); ++i) {
+    const auto key = conv_scratch_key_of_op(g, g.ops()[i]);
+    if (!key) continue;
+    ++c.convolutions;
+    const auto it = spec.conv_scratch.find(key->key);
+    if (it == spec.conv_scratch.end() || it->second.empty()) continue;
+    const std::pair<int64_t, uint64_t>* best = nullptr;  // the nearest batch; the larger on a tie
+    for (const auto& e : it->second)
+      if (!best || std::llabs(e.first - key->batch) <= std::llabs(best->first - key->batch)) best = &e;
+    const double scaled = static_cast<double>(best->second) * static_cast<double>(key->batch) /
+                          static_cast<double>(best->first);
+    const uint64_t bytes = (static_cast<uint64_t>(scaled + 0.999999) + kConvScratchBlock - 1) / kConvScratchBlock *
+                           kConvScratchBlock;
+    Op& op = g.op(static_cast<OpId>(i));
+    if (op.workspace != kNoTensor) {
+      g.tensor(op.workspace).bytes = bytes;
+      g.tensor(op.workspace).shape = {static_cast<int64_t>(bytes)};
+    } else {
+      if (bytes == 0) {
+        ++c.sized;
+        continue;
+      }
+      Tensor t;
+      t.name = op.name + ".workspace";
+      t.kind = TensorKind::Workspace;
+      t.dtype = DType::U8;
+      t.shape = {static_cast<int64_t>(bytes)};
+      t.bytes = bytes;
+      const TensorId id = g.add_tensor(std::move(t));
+      g.op(static_cast<OpId>(i)).workspace = id;
+    }
+    ++c.sized;
+  }
+  return c;
+}
+
+}  // namespace dlsim

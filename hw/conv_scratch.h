@@ -1,0 +1,50 @@
+#pragma once
+// cuDNN's scratch per convolution pass as measured through PyTorch's caching allocator on a real GPU
+// (validate/torch/conv_workspace_probe.py: the bytes a call asked beyond its operands and its result, cuDNN's
+// heuristics choosing), read from a hardware file's `conv_scratch:` list and charged to the graph's convolutions.
+//
+// Unlike `conv_workspace` (hw/measured_workspace.h, keyed by the zoo's op signature), an entry is keyed by the
+// convolution's geometry alone (pass, dtype, layout, C, H, W, K, R, S, strides, pads, dilation, groups), so one
+// table serves the zoo's graphs and recorded PyTorch steps (workloads/torch_step_graph.h) alike; the batch is
+// scaled linearly from the nearest measured one (cuDNN's large scratch buffers are per-image transforms).
+// A file without the list changes nothing.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/yaml_reader.h"
+#include "hw/gpu_spec.h"
+#include "workloads/graph.h"
+
+namespace dlsim {
+
+// "fwd f32 nchw c=64 h=224 w=224 k=64 r=3 s=3 stride=1x1 pad=1x1 dilation=1 groups=1"; `pass` is fwd, dgrad or
+// wgrad, `dtype` to_string(DType), `layout` nchw or nhwc.
+std::string conv_scratch_key(const std::string& pass, const std::string& dtype, const std::string& layout, int64_t c,
+                             int64_t h, int64_t w, int64_t k, int64_t r, int64_t s, int64_t stride_h,
+                             int64_t stride_w, int64_t pad_h, int64_t pad_w, int64_t dilation, int64_t groups);
+
+struct ConvScratchKey {
+  std::string key;
+  int64_t batch = 0;
+};
+// The key and batch of a convolution op (Conv2d, Conv2dBwdData, Conv2dBwdFilter), or nullopt for any other op or
+// one whose activation operand is not 4-D.
+std::optional<ConvScratchKey> conv_scratch_key_of_op(const Graph& g, const Op& op);
+
+// Reads `conv_scratch:` (a list of {pass, dtype, layout, n, c, h, w, k, r, s, stride_h, stride_w, pad_h, pad_w,
+// dilation, groups, bytes}) into spec.conv_scratch; every bad entry is an error naming the file, line and field.
+void read_conv_scratch(const YamlMap& top, GpuSpec& spec);
+
+struct ConvScratchCoverage {
+  size_t convolutions = 0;  // convolution ops in the graph
+  size_t sized = 0;         // given the measured scratch (their workspace tensor resized, or one added)
+};
+
+// Gives each convolution op with an entry of its geometry a workspace tensor of the measured bytes (scaled to its
+// batch from the nearest measured batch, rounded up to 512 B): resizes the one it has, or adds one (a recorded
+// step's convolutions have none; a measured 0 adds none). Ops without an entry keep what they had. No-op when
+// spec.conv_scratch is empty.
+ConvScratchCoverage apply_conv_scratch(Graph& g, const GpuSpec& spec);
+
+}  // namespace dlsim

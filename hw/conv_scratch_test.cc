@@ -1,0 +1,129 @@
+#include "hw/conv_scratch.h"
+
+#include <catch2/catch.hpp>
+
+#include "common/config_error.h"
+#include "hw/measured_workspace.h"
+#include "hw/testing/fixtures.h"
+
+using namespace dlsim;
+
+namespace {
+// A 3x3 convolution 16 -> 32 channels on 8x8 images, stride 1, pad 1: forward, backward-data and backward-filter,
+// each with a workspace tensor of 1000 bytes (as the zoo's synthesis makes them) or none (as a recorded step).
+Graph conv_scratch_graph(int64_t n, bool with_workspace) {
+  Graph g;
+  g.batch = n;
+  const TensorId x = testing::add_tensor(g, "x", DType::F32, {n, 16, 8, 8});
+  const TensorId w = testing::add_tensor(g, "w", DType::F32, {32, 16, 3, 3});
+  const TensorId y = testing::add_tensor(g, "y", DType::F32, {n, 32, 8, 8});
+  const TensorId gy = testing::add_tensor(g, "gy", DType::F32, {n, 32, 8, 8});
+  const TensorId gx = testing::add_tensor(g, "gx", DType::F32, {n, 16, 8, 8});
+  const TensorId gw = testing::add_tensor(g, "gw", DType::F32, {32, 16, 3, 3});
+  const OpId ops[] = {testing::add_op(g, OpKind::Conv2d, {x, w}, {y}, 1, 1, 1),
+                      testing::add_op(g, OpKind::Conv2dBwdData, {gy, w}, {gx}, 1, 1, 1),
+                      testing::add_op(g, OpKind::Conv2dBwdFilter, {gy, x}, {gw}, 1, 1, 1)};
+  for (OpId id : ops) {
+    Op& o = g.op(id);
+    for (auto [a, v] : std::initializer_list<std::pair<Attr, int64_t>>{{Attr::in_channels, 16}, {Attr::out_channels, 32}, {Attr::kernel_h, 3},
+                        {Attr::kernel_w, 3}, {Attr::stride_h, 1}, {Attr::stride_w, 1}, {Attr::pad_h, 1},
+                        {Attr::pad_w, 1}, {Attr::dilation, 1}, {Attr::groups, 1}})
+      o.set_attr(a, v);
+    if (with_workspace) {
+      const TensorId ws = testing::add_tensor(g, o.name + ".workspace", DType::U8, {1000});
+      g.tensor(ws).kind = TensorKind::Workspace;
+      g.op(id).workspace = ws;
+    }
+  }
+  return g;
+}
+
+std::string conv_scratch_test_key(const std::string& pass) {
+  return conv_scratch_key(pass, "f32", "nchw", 16, 8, 8, 32, 3, 3, 1, 1, 1, 1, 1, 1);
+}
+
+GpuSpec conv_scratch_read(const std::string& yaml) {
+  GpuSpec s;
+  read_conv_scratch(YamlMap(parse_yaml_text(yaml, "hw.yaml"), "hw.yaml"), s);
+  return s;
+}
+
+const char* kConvScratchEntry =
+    "conv_scratch:\n"
+    "  - {pass: wgrad, dtype: f32, layout: nchw, n: 32, c: 16, h: 8, w: 8, k: 32, r: 3, s: 3, stride_h: 1,"
+    " stride_w: 1, pad_h: 1, pad_w: 1, dilation: 1, groups: 1, bytes: 70000}\n";
+}  // namespace
+
+TEST_CASE("conv_scratch keys: the same geometry from an op and from a file's entry") {
+  const Graph g = conv_scratch_graph(32, true);
+  const char* passes[] = {"fwd", "dgrad", "wgrad"};
+  for (size_t i = 0; i < 3; ++i) {
+    const auto k = conv_scratch_key_of_op(g, g.op(static_cast<OpId>(i)));
+    REQUIRE(k);
+    CHECK(k->key == conv_scratch_test_key(passes[i]));
+    CHECK(k->batch == 32);
+  }
+  const GpuSpec s = conv_scratch_read(kConvScratchEntry);
+  REQUIRE(s.conv_scratch.count(conv_scratch_test_key("wgrad")) == 1);
+  CHECK(s.conv_scratch.at(conv_scratch_test_key("wgrad")) == std::vector<std::pair<int64_t, uint64_t>>{{32, 70000}});
+}
+
+TEST_CASE("conv_scratch: without entries nothing changes, with them workspaces are resized, added, scaled") {
+  GpuSpec s = testing::round_spec();
+  Graph zoo = conv_scratch_graph(32, true);
+  const size_t tensors = zoo.tensors().size();
+  CHECK(apply_conv_scratch(zoo, s).sized == 0);
+  CHECK(zoo.tensors().size() == tensors);
+  for (const Op& o : zoo.ops()) CHECK(zoo.tensor(o.workspace).bytes == 1000);
+
+  s.conv_scratch[conv_scratch_test_key("fwd")] = {{32, 4096}};
+  s.conv_scratch[conv_scratch_test_key("wgrad")] = {{16, 1000}, {32, 70000}};
+  s.conv_scratch[conv_scratch_test_key("dgrad")] = {{32, 0}};
+  // The zoo's graph: each measured pass's tensor resized (a measured 0 to 0 bytes).
+  const ConvScratchCoverage cz = apply_conv_scratch(zoo, s);
+  CHECK(cz.convolutions == 3);
+  CHECK(cz.sized == 3);
+  CHECK(zoo.tensors().size() == tensors);
+  CHECK(zoo.tensor(zoo.op(0).workspace).bytes == 4096);
+  CHECK(zoo.tensor(zoo.op(1).workspace).bytes == 0);
+  CHECK(zoo.tensor(zoo.op(2).workspace).bytes == 70144);  // 70000 rounded up to 512 B
+
+  // A recorded step's graph has no workspace tensors: the measured ones are added (none for a measured 0).
+  Graph traced = conv_scratch_graph(48, false);
+  const size_t before = traced.tensors().size();
+  CHECK(apply_conv_scratch(traced, s).sized == 3);
+  CHECK(traced.tensors().size() == before + 2);
+  REQUIRE(traced.op(0).workspace != kNoTensor);
+  CHECK(traced.tensor(traced.op(0).workspace).bytes == 6144);  // 4096 * 48 / 32
+  CHECK(traced.tensor(traced.op(0).workspace).kind == TensorKind::Workspace);
+  CHECK(traced.op(1).workspace == kNoTensor);
+  CHECK(traced.tensor(traced.op(2).workspace).bytes == 105472);  // nearest batch 32: 70000 * 48 / 32, to 512 B
+
+  // Another geometry's entry leaves the op as it was.
+  GpuSpec other = testing::round_spec();
+  other.conv_scratch[conv_scratch_key("fwd", "f32", "nchw", 16, 8, 8, 32, 3, 3, 2, 2, 1, 1, 1, 1)] = {{32, 1}};
+  Graph g = conv_scratch_graph(32, false);
+  CHECK(apply_conv_scratch(g, other).sized == 0);
+  for (const Op& o : g.ops()) CHECK(o.workspace == kNoTensor);
+}
+
+TEST_CASE("conv_scratch: a bad entry is an error naming the file and the field") {
+  auto fails_with = [](const std::string& yaml, const std::string& what) {
+    try {
+      conv_scratch_read(yaml);
+      FAIL("no error for " << yaml);
+    } catch (const ConfigError& e) {
+      const std::string m = e.what();
+      CHECK(m.find("hw.yaml") != std::string::npos);
+      CHECK(m.find(what) != std::string::npos);
+    }
+  };
+  std::string e = kConvScratchEntry;
+  fails_with("conv_scratch: 3\n", "expected a list");
+  fails_with(std::string(e).replace(e.find("wgrad"), 5, "bwd"), "must be one of dgrad, fwd, wgrad");
+  fails_with(std::string(e).replace(e.find("f32"), 3, "f64"), "dtype");
+  fails_with(std::string(e).replace(e.find("n: 32"), 5, "n: 0"), "conv_scratch[0].n");
+  fails_with(std::string(e).replace(e.find("bytes: 70000"), 12, "bytes: -1"), "bytes");
+  fails_with(std::string(e).replace(e.find("groups"), 6, "group"), "group");
+  fails_with(e + e.substr(e.find("  -")), "a second entry");
+}

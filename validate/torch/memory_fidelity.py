@@ -1,0 +1,301 @@
+#!/usr/bin/env python3
+"""How close dlsim's device memory is to PyTorch's caching allocator on a real GPU (issue 29, item 4);
+results/fidelity/memory.md is this script's report.
+
+  validate/torch/memory_fidelity.py [--dlsim build/bin/dlsim] [--report results/fidelity/memory.md]
+
+Measured (results/fidelity/data/h200-2026-11-27b/, one H200, PyTorch 2.11, cuDNN 9.19; its README has the commands):
+- memory-truth*.json (torch_memory_truth.py): max_memory_reserved/allocated over 2 steps after 3 warm-ups, and a
+  memory-history snapshot analysed into what is live at the peak of allocated bytes, with cuDNN/cuBLAS workspaces
+  picked out by their C++ stack;
+- step-profiles.json (torch_step_profile.py): max_memory_reserved/allocated over 10 eager steps of 11 CNNs;
+- conv-workspace.json (conv_workspace_probe.py): per convolution shape, pass and dtype, what cuDNN asked of the
+  allocator beyond the operands and the result.
+
+Predicted: `dlsim run --json` on h200 with pool pytorch-caching, no swap (Hugging Face checkpointing, which the
+measured Qwen step used, is `swap: {name: checkpoint, every: 1}` for the zoo graph; the traced step recorded it),
+serial, 3 iterations (the peaks are over all of them, as the allocator's are over warm-ups and measured steps), of
+(a) the zoo model and (b) the fake-tensor trace of the same step (`dlsim import-torch`, torch 2.11, kept gzipped in
+results/fidelity/data/memory-traces/). Reserved is `peak_reserved_bytes` against max_memory_reserved; allocated is
+`peak_live_bytes` (tensor bytes, no 512-B rounding) against max_memory_allocated. Nothing is fitted here.
+"""
+import argparse
+import gzip
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import conv_scratch_yaml  # noqa: E402  (the probe's records as a hardware file's conv_scratch list)
+import fit_host_model as host  # noqa: E402  (emit_report: the generated blocks and their provenance)
+
+DATA = ROOT / "results" / "fidelity" / "data" / "h200-2026-11-27b"
+TRACES = ROOT / "results" / "fidelity" / "data" / "memory-traces"
+MIB = 1 << 20
+KIB = 1 << 10
+HEURISTIC_CAP = 64 * MIB  # workloads/training.cc: an eighth of input + output bytes, at most 64 MiB
+
+QWEN = {"model": "qwen2.5-0.5b", "seq_len": 2048, "precision": "mixed-bf16", "optimizer": "adamw",
+        "swap": {"name": "checkpoint", "every": 1}}
+# memory-truth file -> (case label, zoo experiment keys, trace file)
+TRUTH = [("memory-truth.json", "Qwen2.5-0.5B b4 s2048 bf16 AdamW, HF ckpt", QWEN, "qwen2.5-0.5b-hf-b4-s2048"),
+         ("memory-truth.json", "ResNet-50 b32", {"model": "resnet50"}, "resnet50-b32"),
+         ("memory-truth-vgg16-b64.json", "VGG-16 b64", {"model": "vgg16"}, "vgg16-b64"),
+         ("memory-truth-inception_v3-b32.json", "Inception-v3 b32", {"model": "inception_v3"}, "inception_v3-b32"),
+         ("memory-truth-mobilenet_v2-b64.json", "MobileNet-V2 b64", {"model": "mobilenet_v2"}, "mobilenet_v2-b64"),
+         ("memory-truth-googlenet-b32.json", "GoogLeNet b32", {"model": "googlenet"}, "googlenet-b32"),
+         ("memory-truth-densenet121-b32.json", "DenseNet-121 b32", {"model": "densenet121"}, "densenet121-b32")]
+
+
+class Dlsim:
+    def __init__(self, binary, tmp):
+        self.binary, self.tmp, self.n = binary, pathlib.Path(tmp), 0
+
+    def trace(self, name):
+        """The gzipped trace unpacked into the temporary folder (dlsim reads plain JSON)."""
+        out = self.tmp / f"{name}.torchstep.json"
+        if not out.exists():
+            with gzip.open(TRACES / f"{name}.torchstep.json.gz", "rb") as f, open(out, "wb") as g:
+                shutil.copyfileobj(f, g)
+        return out
+
+    def scratch_hw(self):
+        """h200 with the probe's measured cuDNN scratch (validate/torch/conv_scratch_yaml.py), float32 records."""
+        path = self.tmp / "h200-conv-scratch.yaml"
+        if not path.exists():
+            probe = json.loads((DATA / "conv-workspace.json").read_text())
+            path.write_text(conv_scratch_yaml.to_yaml(probe, {"float32"}, base="h200"))
+        return str(path)
+
+    def run(self, keys, batch, hw="h200"):
+        self.n += 1
+        exp = self.tmp / f"exp{self.n}.yaml"
+        doc = {"batch": batch, "hw": hw, "pool": "pytorch-caching", "swap": "none", "concurrency": "serial",
+               "iterations": 3}
+        doc.update(keys)
+        exp.write_text(json.dumps(doc))
+        cmd = [self.binary, "run", str(exp), "--json"]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"memory_fidelity: {' '.join(cmd)} ({json.dumps(doc)}) failed ({r.returncode}): "
+                             f"{r.stderr.strip()}")
+        return json.loads(r.stdout)
+
+
+def mib(b):
+    return f"{b / MIB:,.0f}"
+
+
+def pct(p, m):
+    return f"{100.0 * (p / m - 1):+.1f} %"
+
+
+def truth_case(path, trace):
+    """The measured case of `path` whose model and batch are the trace's (name-bB...)."""
+    name, rest = trace.split("-b", 1) if not trace.startswith("qwen") else ("Qwen2.5-0.5B", trace.split("-b", 1)[1])
+    batch = int(rest.split("-")[0])
+    for c in json.loads((DATA / path).read_text())["cases"]:
+        if c.get("status") == "ok" and c["case"]["batch"] == batch and name in c["case"]["spec"]:
+            return c
+    raise SystemExit(f"memory_fidelity: {DATA / path}: no measured case of {name} at batch {batch}")
+
+
+def category(frame):
+    """What a live block at the measured peak is, from the frame torch_memory_truth.py grouped it under."""
+    if frame.startswith("workspace:"):
+        return "cublas workspace" if "cublas" in frame.lower() or "Blas" in frame else "cudnn workspace"
+    if frame.startswith("autograd:"):
+        return "backward outputs"
+    if frame.startswith(("sgd.py", "adam.py", "optimizer.py")):
+        return "optimizer (state, foreach temporaries)"
+    return "forward, parameters, inputs (no finer frame)"
+
+
+def live_breakdown(snapshot):
+    out = {}
+    for g in snapshot["live_at_peak_by_frame"]:
+        k = category(g["frame"])
+        out[k] = out.get(k, 0) + g["bytes"]
+    return out
+
+
+def comparison(dlsim):
+    rows, notes = [], []
+    for path, label, keys, trace in TRUTH:
+        c = truth_case(path, trace)
+        batch, m = c["case"]["batch"], c["measured"]
+        zoo = dlsim.run(keys, batch)
+        # The trace carries its precision, optimizer and checkpointing.
+        tr = dlsim.run({"model": str(dlsim.trace(trace))}, batch)
+        res, alloc = m["max_memory_reserved"], m["max_memory_allocated"]
+        rows.append(f"| {label} | {mib(res)} | {mib(zoo['peak_reserved_bytes'])} ({pct(zoo['peak_reserved_bytes'], res)})"
+                    f" | {mib(tr['peak_reserved_bytes'])} ({pct(tr['peak_reserved_bytes'], res)}) | {mib(alloc)} | "
+                    f"{mib(zoo['peak_live_bytes'])} ({pct(zoo['peak_live_bytes'], alloc)}) | "
+                    f"{mib(tr['peak_live_bytes'])} ({pct(tr['peak_live_bytes'], alloc)}) | "
+                    f"{m['num_device_alloc']} / {zoo['device_mallocs']} / {tr['device_mallocs']} |")
+        s = c["snapshot"]
+        parts = live_breakdown(s)
+        ws = s["workspaces"]
+        # What dlsim's recorded step is meant to hold: the measured peak less what no trace can see.
+        rest = alloc - (m["allocated_bytes.all.peak"] - m["requested_bytes.all.peak"]) - \
+            parts.get("cudnn workspace", 0) - parts.get("cublas workspace", 0)
+        notes.append(f"| {label} | {mib(s['peak_allocated_bytes'])} | "
+                     f"{mib(m['allocated_bytes.all.peak'] - m['requested_bytes.all.peak'])} | "
+                     + " | ".join(mib(parts.get(k, 0)) for k in ("forward, parameters, inputs (no finer frame)",
+                                                                  "backward outputs",
+                                                                  "optimizer (state, foreach temporaries)",
+                                                                  "cudnn workspace", "cublas workspace"))
+                     + f" | {mib(ws['max_bytes'])} | {mib(m['inactive_split_bytes.all.peak'])} | "
+                       f"{mib(res - alloc)} | {mib(zoo['peak_reserved_bytes'] - zoo['peak_live_bytes'])} | "
+                       f"{mib(rest)} | {mib(tr['peak_live_bytes'])} ({pct(tr['peak_live_bytes'], rest)}) |")
+    table = ["MiB. dlsim's error against the measurement in brackets. Segments: cudaMalloc calls measured / zoo / "
+             "traced.", "",
+             "| case | measured reserved | dlsim zoo | dlsim traced | measured allocated | dlsim zoo live | "
+             "dlsim traced live | segments |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"] + rows
+    live = ["What is live at the measured peak of allocated bytes (the snapshot of the 2 measured steps), MiB, by "
+            "the frame that allocated it (`forward, parameters, inputs`: every block whose stack named no finer "
+            "frame); the allocator's rounding at the peak; the largest cuDNN workspace (convolution or attention) "
+            "of the measured steps; the allocator's "
+            "largest inactive split bytes; reserved less allocated, measured and dlsim's zoo graph.", "",
+            "| case | live at peak | 512-B rounding (allocated - requested peaks) | forward, parameters, inputs | backward outputs | optimizer | cuDNN workspace "
+            "| cuBLAS workspace | largest cuDNN workspace | inactive split (measured) | reserved - allocated "
+            "(measured) | reserved - live (dlsim zoo) | allocated less rounding and workspaces at the peak | "
+            "dlsim traced live |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + notes
+    return "\n".join(table), "\n".join(live)
+
+
+def step_profiles(dlsim):
+    recs = json.loads((DATA / "step-profiles.json").read_text())["records"]
+    rows, errs = [], {"zr": [], "tr": [], "za": [], "ta": []}
+    for r in recs:
+        name, b = r["case"].rsplit("-b", 1)
+        batch = int(b)
+        zoo = dlsim.run({"model": name}, batch)
+        tr = dlsim.run({"model": str(dlsim.trace(r["case"]))}, batch)
+        res, alloc = r["max_memory_reserved_bytes"], r["max_memory_allocated_bytes"]
+        for key, p, mm in (("zr", zoo["peak_reserved_bytes"], res), ("tr", tr["peak_reserved_bytes"], res),
+                           ("za", zoo["peak_live_bytes"], alloc), ("ta", tr["peak_live_bytes"], alloc)):
+            errs[key].append(p / mm - 1)
+        rows.append(f"| {r['case']} | {mib(res)} | {mib(zoo['peak_reserved_bytes'])} "
+                    f"({pct(zoo['peak_reserved_bytes'], res)}) | {mib(tr['peak_reserved_bytes'])} "
+                    f"({pct(tr['peak_reserved_bytes'], res)}) | {mib(alloc)} | {mib(zoo['peak_live_bytes'])} "
+                    f"({pct(zoo['peak_live_bytes'], alloc)}) | {mib(tr['peak_live_bytes'])} "
+                    f"({pct(tr['peak_live_bytes'], alloc)}) |")
+
+    def mape(e):
+        return f"{100.0 * sum(abs(x) for x in e) / len(e):.1f} % (signed mean {100.0 * sum(e) / len(e):+.1f} %)"
+    return "\n".join(["MiB, over 10 eager steps (fp32, SGD momentum). dlsim's error in brackets.", "",
+                      "| case | measured reserved | dlsim zoo | dlsim traced | measured allocated | dlsim zoo live | "
+                      "dlsim traced live |", "|---|---:|---:|---:|---:|---:|---:|"] + rows +
+                     ["", f"Mean absolute error, reserved: zoo {mape(errs['zr'])}, traced {mape(errs['tr'])}; "
+                          f"allocated: zoo {mape(errs['za'])}, traced {mape(errs['ta'])}."])
+
+
+def with_scratch(dlsim):
+    """Every case again on h200 with the probe's measured scratch: the change it makes, zoo and traced."""
+    cases = [(label, keys, trace, truth_case(path, trace)["case"]["batch"],
+              truth_case(path, trace)["measured"]["max_memory_reserved"],
+              truth_case(path, trace)["measured"]["max_memory_allocated"]) for path, label, keys, trace in TRUTH]
+    have = {t for _, _, t, *_ in cases}
+    for r in json.loads((DATA / "step-profiles.json").read_text())["records"]:
+        if r["case"] not in have:
+            name, b = r["case"].rsplit("-b", 1)
+            cases.append((r["case"], {"model": name}, r["case"], int(b), r["max_memory_reserved_bytes"],
+                          r["max_memory_allocated_bytes"]))
+    rows = []
+    errs = {k: [] for k in ("zr", "zr2", "tr", "tr2")}
+    for label, keys, trace, batch, res, alloc in cases:
+        z, z2 = dlsim.run(keys, batch), dlsim.run(keys, batch, dlsim.scratch_hw())
+        t, t2 = dlsim.run({"model": str(dlsim.trace(trace))}, batch), \
+            dlsim.run({"model": str(dlsim.trace(trace))}, batch, dlsim.scratch_hw())
+        for k, p in (("zr", z), ("zr2", z2), ("tr", t), ("tr2", t2)):
+            errs[k].append(p["peak_reserved_bytes"] / res - 1)
+        rows.append(f"| {label} | {mib(res)} | {pct(z['peak_reserved_bytes'], res)} | "
+                    f"{mib(z2['peak_reserved_bytes'])} ({pct(z2['peak_reserved_bytes'], res)}) | "
+                    f"{pct(t['peak_reserved_bytes'], res)} | "
+                    f"{mib(t2['peak_reserved_bytes'])} ({pct(t2['peak_reserved_bytes'], res)}) | {mib(alloc)} | "
+                    f"{mib(z2['peak_live_bytes'])} ({pct(z2['peak_live_bytes'], alloc)}) | "
+                    f"{mib(t2['peak_live_bytes'])} ({pct(t2['peak_live_bytes'], alloc)}) |")
+
+    def mae(e):
+        return f"{100.0 * sum(abs(x) for x in e) / len(e):.1f} %"
+    return "\n".join(["MiB; dlsim's error against the measurement in brackets. `h200`: the shipped file (its zoo "
+                      "graphs charge 1/8 of a convolution's input + output bytes, at most 64 MiB, recorded steps "
+                      "nothing); `+ scratch`: the same file with the probe's fp32 records as `conv_scratch` "
+                      "(validate/torch/conv_scratch_yaml.py).", "",
+                      "| case | measured reserved | zoo, h200 | zoo + scratch | traced, h200 | traced + scratch | "
+                      "measured allocated | zoo + scratch, live | traced + scratch, live |",
+                      "|---|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows +
+                     ["", f"Mean absolute error of reserved over the {len(cases)} cases: zoo {mae(errs['zr'])} -> "
+                          f"{mae(errs['zr2'])} with the scratch; traced {mae(errs['tr'])} -> {mae(errs['tr2'])}."])
+
+
+def conv_out(x, r, stride, pad):
+    return (x + 2 * pad - r) // stride + 1
+
+
+def pair(v):
+    return v[0] if isinstance(v, list) else v
+
+
+def workspaces():
+    """What the probe measured per pass, fp32 NCHW at batch 32, against dlsim's zoo rule (1/8 of the forward
+    op's input + output bytes, at most 64 MiB)."""
+    recs = json.loads((DATA / "conv-workspace.json").read_text())["records"]
+    rows, big = [], []
+    for p in ("conv_fwd", "conv_dgrad", "conv_wgrad"):
+        sel = [r for r in recs if r["op"] == p and r["dtype"] == "float32"]
+        n = len(sel)
+        measured, rule = 0, 0
+        over_rule, over_cap, zero = 0, 0, 0
+        for r in sel:
+            s, pd = pair(r["stride"]), pair(r["pad"])
+            oh, ow = conv_out(r["h"], r["r"], s, pd), conv_out(r["w"], r["s"], s, pd)
+            io = 4 * r["n"] * (r["c"] * r["h"] * r["w"] + r["k"] * oh * ow)
+            h = min(HEURISTIC_CAP, io // 8)
+            measured += r["scratch_bytes"]
+            rule += h
+            over_rule += r["scratch_bytes"] > h
+            over_cap += r["scratch_bytes"] > HEURISTIC_CAP
+            zero += r["scratch_bytes"] == 0
+            big.append((r["scratch_bytes"], p, r, h))
+        largest = max(r["scratch_bytes"] for r in sel)
+        rows.append(f"| {p.split('_')[1]} | {n} | {zero} | {over_rule} | {over_cap} | {mib(measured)} | {mib(rule)} | "
+                    f"{measured / rule:.2f} | {mib(largest)} |")
+    big.sort(key=lambda t: (-t[0], t[1], t[2]["src"]))
+    top = [f"| {p.split('_')[1]} | {r['src'].split(':')[-1]} | {r['c']}x{r['h']}x{r['w']} -> {r['k']}, "
+           f"{r['r']}x{r['s']} s{pair(r['stride'])} | {mib(s)} | {mib(h)} |" for s, p, r, h in big[:10]]
+    return "\n".join(["fp32 NCHW (TF32 on), batch 32, cuDNN's heuristics (benchmark off). MiB.", "",
+                      "| pass | shapes | no scratch | above dlsim's rule | above 64 MiB | measured, sum | dlsim's rule, "
+                      "sum | ratio | largest |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows +
+                     ["", "The ten largest:", "", "| pass | model | input -> out channels, kernel | measured | "
+                      "dlsim's rule |", "|---|---|---|---:|---:|"] + top)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
+    ap.add_argument("--report", help="rewrite the generated blocks of this markdown file; default: print them")
+    a = ap.parse_args()
+    if not os.access(a.dlsim, os.X_OK):
+        print(f"memory_fidelity: {a.dlsim}: no dlsim binary (scripts/build.sh, or --dlsim PATH)", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="dlsim-memory-fidelity-") as t:
+        dlsim = Dlsim(os.path.abspath(a.dlsim), t)
+        peaks, live = comparison(dlsim)
+        generated = {"truth": peaks, "live-at-peak": live, "step-profiles": step_profiles(dlsim),
+                     "conv-workspace": workspaces(), "with-scratch": with_scratch(dlsim)}
+    command = "validate/torch/memory_fidelity.py" + (f" --report {a.report}" if a.report else "")
+    return host.emit_report(generated, command, a.report)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
