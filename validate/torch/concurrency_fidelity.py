@@ -22,13 +22,10 @@ plan with the policy replaced). Nothing here is fitted: the hardware file is use
 From each run's Chrome trace (its last iteration): the time two or more kernels ran at once, the overlap that
 a concurrent schedule can gain from.
 """
-import argparse
 import functools
 import json
-import os
 import pathlib
 import sys
-import tempfile
 
 import yaml
 
@@ -207,28 +204,19 @@ def spread_rows(ok, failed):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
-    ap.add_argument("--jobs", type=int, default=2, help="dlsim runs at once")
-    ap.add_argument("--report", help="rewrite the generated blocks of this markdown file; default: print them")
-    a = ap.parse_args()
-    if not os.access(a.dlsim, os.X_OK):
-        print(f"concurrency_fidelity: {a.dlsim}: no dlsim binary (scripts/build.sh, or --dlsim PATH)", file=sys.stderr)
-        return 2
-    ok, failed = load_measured()
-    runs = sorted({(m, b, p, launch, hw) for m, b, _, pols in CASES for p in ["serial"] + pols
-                   for _, launch, _ in MODES for hw in ("h200", "h100-ck")})
-    with tempfile.TemporaryDirectory(prefix="dlsim-concurrency-fidelity-") as t:
-        tmp = pathlib.Path(t)
+    def generate(a, binary, tmp):
+        ok, failed = load_measured()
+        runs = sorted({(m, b, p, launch, hw) for m, b, _, pols in CASES for p in ["serial"] + pols
+                       for _, launch, _ in MODES for hw in ("h200", "h100-ck")})
         files = {"h200": HW, "h100-ck": tmp / "h200-h100-concurrent-kernels.yaml"}
         files["h100-ck"].write_text(f"base: {HW}\n" + H100_CONCURRENT_KERNELS)
-        dlsim = Dlsim(os.path.abspath(a.dlsim), ROOT, a.jobs)
+        dlsim = Dlsim(binary, ROOT, a.jobs)
         results = dlsim.parallel([functools.partial(simulate, dlsim, tmp, *r[:4], files[r[4]]) for r in runs])
-    sims = dict(zip(runs, results))
-    generated = {"speedups": "\n".join(speedup_rows(ok, sims)), "memory": "\n".join(memory_rows(ok, sims)),
-                 "measured-spread": "\n".join(spread_rows(ok, failed))}
-    command = "validate/torch/concurrency_fidelity.py" + (f" --report {a.report}" if a.report else "")
-    return host.emit_report(generated, command, a.report)
+        sims = dict(zip(runs, results))
+        return {"speedups": "\n".join(speedup_rows(ok, sims)), "memory": "\n".join(memory_rows(ok, sims)),
+                "measured-spread": "\n".join(spread_rows(ok, failed))}
+    return host.report_main("concurrency_fidelity", __doc__, generate,
+                            [("--jobs", {"type": int, "default": 2, "help": "dlsim runs at once"})])
 
 
 if __name__ == "__main__":

@@ -416,22 +416,36 @@ def commit():
     return r.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def report_main(script, doc, generate, options=()):
+    """The command line of every fidelity report (fit_host_model.py, step_fidelity.py, profile_fidelity.py,
+    memory_fidelity.py, concurrency_fidelity.py): --dlsim (checked before anything runs), --report, and `options`
+    ((flag, argparse keywords) pairs); `generate(args, dlsim_binary, tmp_dir)` returns the generated blocks, which
+    are printed or written into the report with the command that made them (emit_report)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
-    ap.add_argument("--write", action="store_true", help="write each machine's file (fit on all models)")
     ap.add_argument("--report", help="rewrite the generated blocks of this markdown file (made if absent); "
                     "default: print them")
+    for flag, kwargs in options:
+        ap.add_argument(flag, **kwargs)
     a = ap.parse_args()
     if not os.access(a.dlsim, os.X_OK):
-        print(f"fit_host_model: {a.dlsim}: no dlsim binary (scripts/build.sh, or --dlsim PATH)", file=sys.stderr)
+        print(f"{script}: {a.dlsim}: no dlsim binary (scripts/build.sh, or --dlsim PATH)", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory(prefix="dlsim-fit-host-") as tmp:
-        dlsim = Dlsim(os.path.abspath(a.dlsim), tmp)
-        generated = {label: "\n".join(machine_report(dlsim, label, *rest, a.write)) for label, *rest in MACHINES}
-    command = ("validate/torch/fit_host_model.py" + (" --write" if a.write else "") +
-               (f" --report {a.report}" if a.report else ""))
+    with tempfile.TemporaryDirectory(prefix=f"dlsim-{script.replace('_', '-')}-") as tmp:
+        generated = generate(a, os.path.abspath(a.dlsim), pathlib.Path(tmp))
+    # The command as it is worth repeating: the flags that change what is written (store_true ones), --report.
+    flags = "".join(f" {flag}" for flag, kwargs in options
+                    if kwargs.get("action") == "store_true" and getattr(a, flag[2:].replace("-", "_")))
+    command = f"validate/torch/{script}.py{flags}" + (f" --report {a.report}" if a.report else "")
     return emit_report(generated, command, a.report)
+
+
+def main():
+    def generate(a, binary, tmp):
+        dlsim = Dlsim(binary, tmp)
+        return {label: "\n".join(machine_report(dlsim, label, *rest, a.write)) for label, *rest in MACHINES}
+    return report_main("fit_host_model", __doc__, generate,
+                       [("--write", {"action": "store_true", "help": "write each machine's file (fit on all models)"})])
 
 
 def emit_report(generated, command, report):

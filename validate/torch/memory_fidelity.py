@@ -19,15 +19,12 @@ serial, 3 iterations (the peaks are over all of them, as the allocator's are ove
 results/fidelity/data/memory-traces/). Reserved is `peak_reserved_bytes` against max_memory_reserved; allocated is
 `peak_live_bytes` (tensor bytes, no 512-B rounding) against max_memory_allocated. Nothing is fitted here.
 """
-import argparse
 import gzip
 import json
-import os
 import pathlib
 import shutil
 import subprocess
 import sys
-import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -281,20 +278,12 @@ def workspaces():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
-    ap.add_argument("--report", help="rewrite the generated blocks of this markdown file; default: print them")
-    a = ap.parse_args()
-    if not os.access(a.dlsim, os.X_OK):
-        print(f"memory_fidelity: {a.dlsim}: no dlsim binary (scripts/build.sh, or --dlsim PATH)", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="dlsim-memory-fidelity-") as t:
-        dlsim = Dlsim(os.path.abspath(a.dlsim), t)
+    def generate(_, binary, tmp):
+        dlsim = Dlsim(binary, str(tmp))
         peaks, live = comparison(dlsim)
-        generated = {"truth": peaks, "live-at-peak": live, "step-profiles": step_profiles(dlsim),
-                     "conv-workspace": workspaces(), "with-scratch": with_scratch(dlsim)}
-    command = "validate/torch/memory_fidelity.py" + (f" --report {a.report}" if a.report else "")
-    return host.emit_report(generated, command, a.report)
+        return {"truth": peaks, "live-at-peak": live, "step-profiles": step_profiles(dlsim),
+                "conv-workspace": workspaces(), "with-scratch": with_scratch(dlsim)}
+    return host.report_main("memory_fidelity", __doc__, generate)
 
 
 if __name__ == "__main__":

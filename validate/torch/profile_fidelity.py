@@ -16,14 +16,11 @@ wall time and whole-step CUDA-graph replay. Per held-out model M:
 Device time is dlsim's `launch: cuda-graph` iteration against the replay; the eager step is `launch: eager` with
 `sync_every_step: true` against the synchronised eager wall. Pool pytorch-caching, no swap, serial.
 """
-import argparse
 import gzip
 import json
-import os
 import pathlib
 import subprocess
 import sys
-import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -126,20 +123,11 @@ def report(dlsim, tmp, base, base_label, key):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dlsim", default=str(host.ROOT / "build" / "bin" / "dlsim"))
-    ap.add_argument("--report", help="rewrite the generated blocks of this markdown file; default: print them")
-    a = ap.parse_args()
-    if not os.access(a.dlsim, os.X_OK):
-        print(f"profile_fidelity: {a.dlsim}: no dlsim binary (scripts/build.sh, or --dlsim PATH)", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="dlsim-profile-fidelity-") as t:
-        dlsim, tmp = os.path.abspath(a.dlsim), pathlib.Path(t)
-        generated = {"h200": report(dlsim, tmp, "h200", "`h200.yaml`", "shipped"),
-                     "h200-graph-sweep": report(dlsim, tmp, graph_sweep_base(dlsim, tmp),
-                                                "the graph-timed sweep's kernel model (no host section)", "graph")}
-    command = "validate/torch/profile_fidelity.py" + (f" --report {a.report}" if a.report else "")
-    return host.emit_report(generated, command, a.report)
+    def generate(_, dlsim, tmp):
+        return {"h200": report(dlsim, tmp, "h200", "`h200.yaml`", "shipped"),
+                "h200-graph-sweep": report(dlsim, tmp, graph_sweep_base(dlsim, tmp),
+                                           "the graph-timed sweep's kernel model (no host section)", "graph")}
+    return host.report_main("profile_fidelity", __doc__, generate)
 
 
 if __name__ == "__main__":

@@ -22,13 +22,10 @@ the eager wall. Every dlsim run: pool pytorch-caching, no swap, serial, 2 iterat
 eager with `sync_every_step: true` (the host waits for the GPU at each step's end, as the measured steps did),
 cuda-graph without (the replays were timed back to back).
 """
-import argparse
 import json
-import os
 import pathlib
 import subprocess
 import sys
-import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -142,21 +139,13 @@ def other_machine_report(dlsim, label, profile_file, variant):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
-    ap.add_argument("--report", help="rewrite the generated blocks of this markdown file; default: print them")
-    a = ap.parse_args()
-    if not os.access(a.dlsim, os.X_OK):
-        print(f"step_fidelity: {a.dlsim}: no dlsim binary (scripts/build.sh, or --dlsim PATH)", file=sys.stderr)
-        return 2
-    with tempfile.TemporaryDirectory(prefix="dlsim-step-fidelity-") as t:
-        tmp = pathlib.Path(t)
-        dlsim = host.Dlsim(os.path.abspath(a.dlsim), tmp)
+    def generate(_, binary, tmp):
+        dlsim = host.Dlsim(binary, tmp)
         generated = {label: "\n".join(machine_report(dlsim, tmp, label, *rest)) for label, *rest in MACHINES}
         generated.update({label: "\n".join(other_machine_report(dlsim, label, *rest))
                           for label, *rest in OTHER_MACHINES})
-    command = "validate/torch/step_fidelity.py" + (f" --report {a.report}" if a.report else "")
-    return host.emit_report(generated, command, a.report)
+        return generated
+    return host.report_main("step_fidelity", __doc__, generate)
 
 
 if __name__ == "__main__":
