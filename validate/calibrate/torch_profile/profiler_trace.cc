@@ -147,7 +147,7 @@ ProfilerTrace profiler_trace_from_text(const std::string& text, const std::strin
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number that overflows (1e999)
     throw ConfigError(file, 0, "", std::string("not a profiler trace: not JSON (") + e.what() + ")");
   }
   // Chrome's two forms: an object with traceEvents (Kineto, PyTorch 2.x), or the list of events alone (its JSON

@@ -71,6 +71,9 @@ TEST_CASE("profiler trace: the fields of the kept events are read") {
 
 TEST_CASE("profiler trace: what is not a trace is refused naming the file and the field") {
   CHECK_THAT(error_of("not json"), Catch::Contains("not a profiler trace: not JSON"));
+  // A number past a double's range (the fuzz target's find: "pid": 11e308) is refused, not thrown past the loader.
+  CHECK_THAT(error_of(R"({"traceEvents": [{"ph": "X", "pid": 11e308}]})"),
+             Catch::Contains("not a profiler trace: not JSON"));
   CHECK_THAT(error_of("\"a string\""), Catch::StartsWith("traceEvents: missing"));
   CHECK_THAT(error_of(R"({"records": []})"), Catch::StartsWith("traceEvents: missing"));
   CHECK_THAT(error_of("[1, 2]"), Catch::StartsWith("traceEvents[0]: must be an object"));  // the array form
