@@ -53,6 +53,39 @@ def step(workload, optimizer):
     optimizer.zero_grad(set_to_none=True)
 
 
+def timed_steps(workload, optimizer, n, sync):
+    """The host clock around each of n steps, each ended by `sync` (a synchronise on a GPU): µs per step."""
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        step(workload, optimizer)
+        sync()
+        times.append((time.perf_counter() - t0) * 1e6)
+    return times
+
+
+def profiled_steps(workload, optimizer, n, device, sync, path):
+    """n steps under torch.profiler (record_shapes; CUDA activities on a GPU), exported to `path` and read back
+    as Chrome's object form {"traceEvents": [...], ...}."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    if device == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+    # A schedule, so that each step is a ProfilerStep#N span: one step waited (not recorded), one warm-up step
+    # (the profiler starts, its events dropped), then the recorded steps.
+    schedule = torch.profiler.schedule(wait=1, warmup=1, active=n, repeat=1)
+    with torch.profiler.profile(activities=activities, record_shapes=True, schedule=schedule) as prof:
+        for _ in range(n + 2):
+            step(workload, optimizer)
+            sync()
+            prof.step()
+    prof.export_chrome_trace(path)
+    with open(path, encoding="utf-8") as f:
+        trace = json.load(f)
+    if isinstance(trace, list):  # PyTorch 1.x writes Chrome's JSON Array Format: the events alone
+        trace = {"traceEvents": trace}
+    return trace
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("spec", metavar="SPEC")
@@ -89,30 +122,8 @@ def main():
     for _ in range(a.warmup):
         step(workload, optimizer)
     sync()
-    times = []
-    for _ in range(a.timed):
-        t0 = time.perf_counter()
-        step(workload, optimizer)
-        sync()
-        times.append((time.perf_counter() - t0) * 1e6)
-
-    activities = [torch.profiler.ProfilerActivity.CPU]
-    if a.device == "cuda":
-        activities.append(torch.profiler.ProfilerActivity.CUDA)
-    # A schedule, so that each step is a ProfilerStep#N span: one step waited (not recorded), one warm-up step
-    # (the profiler starts, its events dropped), then the recorded steps.
-    schedule = torch.profiler.schedule(wait=1, warmup=1, active=a.steps, repeat=1)
-    with torch.profiler.profile(activities=activities, record_shapes=True, schedule=schedule) as prof:
-        for _ in range(a.steps + 2):
-            step(workload, optimizer)
-            sync()
-            prof.step()
-    prof.export_chrome_trace(a.out)
-
-    with open(a.out, encoding="utf-8") as f:
-        trace = json.load(f)
-    if isinstance(trace, list):  # PyTorch 1.x writes Chrome's JSON Array Format: the events alone
-        trace = {"traceEvents": trace}
+    times = timed_steps(workload, optimizer, a.timed, sync)
+    trace = profiled_steps(workload, optimizer, a.steps, a.device, sync, a.out)
     trace["dlsim"] = {
         "unprofiled_step_us": round(statistics.median(times), 1),
         "unprofiled_steps": a.timed,

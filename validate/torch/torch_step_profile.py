@@ -98,7 +98,7 @@ def kernel_stats(events, steps):
 def run_case(name, batch, a):
     import torch
     from model_specs import build_workload
-    from record_profile import fill_random, step
+    from record_profile import fill_random, profiled_steps, step, timed_steps
     torch.manual_seed(0)
     w = build_workload(f"torchvision:{name}", batch, 0, 0)
     cuda = a.device == "cuda"
@@ -111,40 +111,24 @@ def run_case(name, batch, a):
     sync()
     if cuda:
         torch.cuda.reset_peak_memory_stats()
-    times = []
-    for _ in range(a.timed):
-        t0 = time.perf_counter()
-        step(w, opt)
-        sync()
-        times.append((time.perf_counter() - t0) * 1000.0)
+    times = [us / 1000.0 for us in timed_steps(w, opt, a.timed, sync)]
     rec = {"case": f"{name}-b{batch}", "device": torch.cuda.get_device_name() if cuda else "cpu",
            "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
            "eager_wall_ms_median": statistics.median(times), "eager_wall_ms_min": min(times), "eager_steps": a.timed,
            "max_memory_reserved_bytes": torch.cuda.max_memory_reserved() if cuda else None,
            "max_memory_allocated_bytes": torch.cuda.max_memory_allocated() if cuda else None}
 
-    sched = torch.profiler.schedule(wait=1, warmup=1, active=a.profiled, repeat=1)
-    acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if cuda else [])
-    with torch.profiler.profile(activities=acts, record_shapes=True, schedule=sched) as prof:
-        for _ in range(a.profiled + 2):
-            step(w, opt)
-            sync()
-            prof.step()
     if a.trace_dir:
         os.makedirs(a.trace_dir, exist_ok=True)
     tmp = os.path.join(a.trace_dir or "/tmp", f"{name}-b{batch}.json")
-    prof.export_chrome_trace(tmp)
-    with open(tmp, encoding="utf-8") as f:
-        trace = json.load(f)
+    trace = profiled_steps(w, opt, a.profiled, a.device, sync, tmp)
     os.remove(tmp)
-    events = trace.get("traceEvents", []) if isinstance(trace, dict) else trace
+    events = trace["traceEvents"]
     rec["profiled_iterations"] = a.profiled
     (rec["kernels_per_iteration"], rec["gpu_busy_ms_per_iteration"],
      rec["kernel_span_ms_per_iteration"]) = kernel_stats(events, a.profiled)
     rec["host_top_ops"] = top_level_ops(events, a.profiled)[:40]
     if a.trace_dir:
-        if isinstance(trace, list):
-            trace = {"traceEvents": trace}
         trace["dlsim"] = {"unprofiled_step_us": round(statistics.median(times) * 1000.0, 1),
                           "unprofiled_steps": a.timed, "spec": f"torchvision:{name}", "batch": batch,
                           "image_size": 0, "seq_len": 0, "device": rec["device"],
