@@ -179,6 +179,14 @@ def rounded(costs):
     return {k: round(v, 2) for k, v in costs.items()}
 
 
+def step_experiment(model, batch, hw, launch):
+    """The experiment a measured step is compared with: pytorch-caching, no swap, serial, two iterations; eager
+    steps synchronised at their end, as the measured ones were (each followed by a synchronise), CUDA-graph
+    replays back to back, as they were timed (replays between two events)."""
+    return {"model": model, "batch": batch, "hw": str(hw), "pool": "pytorch-caching", "swap": "none",
+            "concurrency": "serial", "iterations": 2, "launch": launch, "sync_every_step": launch == "eager"}
+
+
 class Dlsim:
     def __init__(self, binary, tmp):
         self.binary, self.tmp, self.n = binary, pathlib.Path(tmp), 0
@@ -199,11 +207,7 @@ class Dlsim:
         """`dlsim run --json` (and, with trace, the last iteration's per-op host charge and kernel time, µs)."""
         self.n += 1
         exp = self.tmp / f"exp{self.n}.yaml"
-        # Eager steps synchronised at their end, as the measured ones were (each followed by a synchronise); the
-        # CUDA-graph replays back to back, as they were timed (10 replays between two events).
-        exp.write_text(json.dumps({"model": model, "batch": batch, "hw": str(hw), "pool": "pytorch-caching",
-                                   "swap": "none", "concurrency": "serial", "iterations": 2, "launch": launch,
-                                   "sync_every_step": launch == "eager"}))
+        exp.write_text(json.dumps(step_experiment(model, batch, hw, launch)))
         chrome = self.tmp / f"trace{self.n}.json"
         cmd = [self.binary, "run", str(exp), "--json"] + (["--chrome-trace", str(chrome)] if trace else [])
         r = subprocess.run(cmd, capture_output=True, text=True)

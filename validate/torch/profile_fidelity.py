@@ -35,9 +35,7 @@ _made = [0]
 def experiment(tmp, model, batch, hw="h200", launch="eager"):
     _made[0] += 1
     path = tmp / f"exp{_made[0]}-{model}-b{batch}-{launch}.yaml"
-    path.write_text(json.dumps({"model": model, "batch": batch, "hw": str(hw), "pool": "pytorch-caching",
-                                "swap": "none", "concurrency": "serial", "iterations": 2, "launch": launch,
-                                "sync_every_step": launch == "eager"}))
+    path.write_text(json.dumps(host.step_experiment(model, batch, hw, launch)))
     return path
 
 
