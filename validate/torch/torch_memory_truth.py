@@ -290,7 +290,9 @@ def run_case(c, device, warmup, steps, max_entries):
     stacks = None
     if cuda:
         torch.backends.cudnn.benchmark = False  # PyTorch's default: the plan cuDNN's heuristics pick
-        try:  # C++ frames too: they name the cuDNN/cuBLAS workspaces
+        try:  # C++ frames too: they name the cuDNN/cuBLAS workspaces (--stacks python: faster to symbolise)
+            if c.get("stacks", "all") != "all":
+                raise ValueError("python stacks asked for")
             torch.cuda.memory._record_memory_history(max_entries=max_entries, context="all", stacks="all")
             stacks = "all"
         except (RuntimeError, TypeError, ValueError):
@@ -422,6 +424,8 @@ def parse(argv):
     p.add_argument("--precision", default="fp32", choices=PRECISIONS)
     p.add_argument("--optimizer", default="sgd-momentum", choices=OPTIMIZERS)
     p.add_argument("--checkpointing", default="none", choices=CHECKPOINTING)
+    p.add_argument("--stacks", default="all", choices=["all", "python"],
+                   help="the memory history's stacks: all (C++ frames name the workspaces) or python (faster)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--child-out", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -456,6 +460,7 @@ def main(argv):
         cases = [case(a.spec, a.batch, a.seq_len, a.image_size, a.precision, a.optimizer, a.checkpointing)]
     else:
         cases = [DRY_RUN_CASE] if a.dry_run else DEFAULT_CASES
+    cases = [dict(c, stacks=a.stacks) if a.stacks != "all" else c for c in cases]
     doc = {"meta": {"script": "validate/torch/torch_memory_truth.py", "argv": sys.argv,
                     "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                     "device": a.device, "dry_run": a.dry_run, "warmup_steps": a.warmup, "measured_steps": a.steps,

@@ -44,6 +44,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # then models the zoo does not build (they come in through dlsim import-torch)
 DEFAULT_CASES = ("resnet50:32,mobilenet_v2:64,googlenet:32,inception_v3:32,resnet18:32,vgg16:32,densenet121:32,"
                  "resnet101:32,squeezenet1_1:64,alexnet:128,resnet152:32,efficientnet_b0:32,shufflenet_v2_x1_0:64")
+PRECISIONS = ("fp32", "mixed-bf16")
+OPTIMIZERS = ("sgd-momentum", "adamw")
+
+
+def parse_case(text):
+    """'NAME:BATCH' (a torchvision CNN, fp32, SGD) or 'hf:CONFIG.json:BATCH:SEQ:PRECISION:OPTIMIZER' (a Hugging Face
+    causal LM as import-torch builds it, e.g. mixed-bf16 with AdamW) -> the case dict; ValueError names the fault."""
+    if text.startswith("hf:"):
+        parts = text[3:].rsplit(":", 4)
+        if len(parts) != 5 or parts[3] not in PRECISIONS or parts[4] not in OPTIMIZERS:
+            raise ValueError(f"'{text}': expected hf:CONFIG.json:BATCH:SEQ:PRECISION:OPTIMIZER with PRECISION one of "
+                             f"{', '.join(PRECISIONS)} and OPTIMIZER one of {', '.join(OPTIMIZERS)}")
+        path, batch, seq = parts[0], int(parts[1]), int(parts[2])
+        name = os.path.basename(path).replace(".config.json", "").replace(".json", "")
+        return {"spec": "hf:" + path, "batch": batch, "seq_len": seq, "precision": parts[3], "optimizer": parts[4],
+                "case": f"{name}-b{batch}-s{seq}-{parts[3]}"}
+    name, batch = text.split(":")
+    return {"spec": "torchvision:" + name, "batch": int(batch), "seq_len": 0, "precision": "fp32",
+            "optimizer": "sgd-momentum", "case": f"{name}-b{int(batch)}"}
 
 
 def top_level_ops(events, steps):
@@ -95,16 +114,24 @@ def kernel_stats(events, steps):
     return len(kernels) / steps, busy / 1000.0 / steps, span
 
 
-def run_case(name, batch, a):
+def run_case(c, a):
     import torch
     from model_specs import build_workload
     from record_profile import fill_random, profiled_steps, step, timed_steps
+    from training_step import make_optimizer
     torch.manual_seed(0)
-    w = build_workload(f"torchvision:{name}", batch, 0, 0)
+    w = build_workload(c["spec"], c["batch"], c["seq_len"], 0)
     cuda = a.device == "cuda"
     w.model.to(a.device).train()
     w.inputs = fill_random(w.inputs, a.device)
-    opt = torch.optim.SGD(w.model.parameters(), lr=0.01, momentum=0.9, weight_decay=a.weight_decay, foreach=True)
+    if c["optimizer"] == "sgd-momentum":
+        opt = torch.optim.SGD(w.model.parameters(), lr=0.01, momentum=0.9, weight_decay=a.weight_decay, foreach=True)
+    else:  # the optimizer import-torch's step uses (training_step.make_optimizer)
+        opt = make_optimizer(c["optimizer"], [p for p in w.model.parameters() if p.requires_grad])
+    if c["precision"] == "mixed-bf16":  # autocast around forward and loss, as training_step.run_step does
+        plain_loss = w.loss_fn
+        w.loss_fn = lambda model, inputs: _autocast_loss(torch, plain_loss, model, inputs, a.device)
+    name, batch = c["case"], c["batch"]
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     for _ in range(a.warmup):
         step(w, opt)
@@ -112,7 +139,8 @@ def run_case(name, batch, a):
     if cuda:
         torch.cuda.reset_peak_memory_stats()
     times = [us / 1000.0 for us in timed_steps(w, opt, a.timed, sync)]
-    rec = {"case": f"{name}-b{batch}", "device": torch.cuda.get_device_name() if cuda else "cpu",
+    rec = {"case": name, "spec": c["spec"], "batch": batch, "seq_len": c["seq_len"], "precision": c["precision"],
+           "optimizer": c["optimizer"], "device": torch.cuda.get_device_name() if cuda else "cpu",
            "torch": torch.__version__, "cudnn": torch.backends.cudnn.version(),
            "eager_wall_ms_median": statistics.median(times), "eager_wall_ms_min": min(times), "eager_steps": a.timed,
            "max_memory_reserved_bytes": torch.cuda.max_memory_reserved() if cuda else None,
@@ -120,7 +148,7 @@ def run_case(name, batch, a):
 
     if a.trace_dir:
         os.makedirs(a.trace_dir, exist_ok=True)
-    tmp = os.path.join(a.trace_dir or "/tmp", f"{name}-b{batch}.json")
+    tmp = os.path.join(a.trace_dir or "/tmp", f"{name}.json")
     trace = profiled_steps(w, opt, a.profiled, a.device, sync, tmp)
     os.remove(tmp)
     events = trace["traceEvents"]
@@ -130,9 +158,10 @@ def run_case(name, batch, a):
     rec["host_top_ops"] = top_level_ops(events, a.profiled)[:40]
     if a.trace_dir:
         trace["dlsim"] = {"unprofiled_step_us": round(statistics.median(times) * 1000.0, 1),
-                          "unprofiled_steps": a.timed, "spec": f"torchvision:{name}", "batch": batch,
-                          "image_size": 0, "seq_len": 0, "device": rec["device"],
-                          "threads": torch.get_num_threads(), "optimizer": "sgd-momentum", "weight_decay": a.weight_decay,
+                          "unprofiled_steps": a.timed, "spec": c["spec"], "batch": batch,
+                          "image_size": 0, "seq_len": c["seq_len"], "precision": c["precision"], "device": rec["device"],
+                          "threads": torch.get_num_threads(), "optimizer": c["optimizer"],
+                          "weight_decay": a.weight_decay if c["optimizer"] == "sgd-momentum" else None,
                           "torch": torch.__version__, "python": platform.python_version()}
         with gzip.open(tmp + ".gz", "wt", encoding="utf-8") as f:
             json.dump(trace, f, separators=(",", ":"))
@@ -176,6 +205,11 @@ def run_case(name, batch, a):
     return rec
 
 
+def _autocast_loss(torch, loss_fn, model, inputs, device):
+    with torch.autocast("cuda" if device == "cuda" else "cpu", dtype=torch.bfloat16):
+        return loss_fn(model, inputs)
+
+
 def meta(argv):
     info = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "argv": argv, "python": platform.python_version(), "host": platform.node()}
@@ -197,7 +231,8 @@ def meta(argv):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", help="the JSON file written after every case")
-    ap.add_argument("--cases", default=DEFAULT_CASES, help="MODEL:BATCH,... (torchvision names)")
+    ap.add_argument("--cases", default=DEFAULT_CASES,
+                    help="MODEL:BATCH,... (torchvision names) or hf:CONFIG.json:BATCH:SEQ:PRECISION:OPTIMIZER")
     ap.add_argument("--trace-dir")
     ap.add_argument("--max-seconds", type=float, default=200.0)
     ap.add_argument("--case-timeout", type=float, default=90.0)
@@ -209,16 +244,15 @@ def main():
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--device", default="cuda", help=argparse.SUPPRESS)  # cpu: a check of the child's code alone
     a = ap.parse_args()
-    if a.child:
-        name, batch = a.child.split(":")
-        print(json.dumps(run_case(name, int(batch), a)))
-        return 0
+    try:
+        if a.child:
+            print(json.dumps(run_case(parse_case(a.child), a)))
+            return 0
+        cases = [parse_case(c) for c in a.cases.split(",") if c]
+    except ValueError as e:
+        ap.error(f"--cases: {e} (expected MODEL:BATCH,... or hf:CONFIG.json:BATCH:SEQ:PRECISION:OPTIMIZER)")
     if not a.out:
         ap.error("--out is required")
-    try:
-        cases = [(c.split(":")[0], int(c.split(":")[1])) for c in a.cases.split(",") if c]
-    except (IndexError, ValueError):
-        ap.error(f"--cases '{a.cases}': expected MODEL:BATCH,...")
     import torch
     if not torch.cuda.is_available():
         print("torch_step_profile: torch sees no GPU; nothing measured", file=sys.stderr)
@@ -227,11 +261,11 @@ def main():
         os.makedirs(a.trace_dir, exist_ok=True)
     doc = {"meta": meta(sys.argv), "records": [], "skipped": [], "failed": []}
     start = time.monotonic()
-    for name, batch in cases:
+    for text, c in zip([t for t in a.cases.split(",") if t], cases):
         if time.monotonic() - start > a.max_seconds:
-            doc["skipped"].append(f"{name}:{batch}")
+            doc["skipped"].append(text)
             continue
-        cmd = [sys.executable, os.path.abspath(__file__), "--child", f"{name}:{batch}"]
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", text]
         for k in ("warmup", "timed", "profiled", "replays", "weight_decay"):
             cmd += ["--" + k.replace("_", "-"), str(getattr(a, k))]
         if a.trace_dir:
@@ -245,9 +279,9 @@ def main():
                 rec["seconds"] = round(time.monotonic() - t0, 1)
                 doc["records"].append(rec)
             else:
-                doc["failed"].append({"case": f"{name}:{batch}", "rc": r.returncode, "stderr": r.stderr[-1500:]})
+                doc["failed"].append({"case": text, "rc": r.returncode, "stderr": r.stderr[-1500:]})
         except subprocess.TimeoutExpired:
-            doc["failed"].append({"case": f"{name}:{batch}", "rc": "timeout", "seconds": a.case_timeout})
+            doc["failed"].append({"case": text, "rc": "timeout", "seconds": a.case_timeout})
         with open(a.out, "w", encoding="utf-8") as f:
             json.dump(doc, f, indent=1)
     print(f"{'case':24} {'eager ms':>9} {'replay ms':>9} {'busy ms':>8} {'kernels':>8} {'reserved MiB':>12}")
