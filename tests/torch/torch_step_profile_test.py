@@ -31,7 +31,7 @@ def main():
           and c["seq_len"] == 1024 and c["precision"] == "mixed-bf16" and c["optimizer"] == "adamw"
           and c["case"] == "gpt2-b8-s1024-mixed-bf16", f"hf case parsed as {c}")
     for bad, says in (("hf:x.json:8:1024:fp64:adamw", "PRECISION"), ("hf:x.json:8:1024", "expected hf:"),
-                      ("hf:x.json:eight:1024:fp32:adamw", "eight"), ("resnet50", "")):
+                      ("hf:x.json:eight:1024:fp32:adamw", "eight"), ("resnet50", "MODEL:BATCH"), ("resnet50:0", "MODEL:BATCH")):
         try:
             tsp.parse_case(bad)
             check(False, f"'{bad}' was accepted")

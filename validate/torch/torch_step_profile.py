@@ -56,11 +56,15 @@ def parse_case(text):
         if len(parts) != 5 or parts[3] not in PRECISIONS or parts[4] not in OPTIMIZERS:
             raise ValueError(f"'{text}': expected hf:CONFIG.json:BATCH:SEQ:PRECISION:OPTIMIZER with PRECISION one of "
                              f"{', '.join(PRECISIONS)} and OPTIMIZER one of {', '.join(OPTIMIZERS)}")
+        if not (parts[1].isdigit() and parts[2].isdigit() and int(parts[1]) > 0 and int(parts[2]) > 0):
+            raise ValueError(f"'{text}': BATCH '{parts[1]}' and SEQ '{parts[2]}' must be positive integers")
         path, batch, seq = parts[0], int(parts[1]), int(parts[2])
         name = os.path.basename(path).replace(".config.json", "").replace(".json", "")
         return {"spec": "hf:" + path, "batch": batch, "seq_len": seq, "precision": parts[3], "optimizer": parts[4],
                 "case": f"{name}-b{batch}-s{seq}-{parts[3]}"}
-    name, batch = text.split(":")
+    name, _, batch = text.partition(":")
+    if not name or not batch.isdigit() or int(batch) < 1:
+        raise ValueError(f"'{text}': expected MODEL:BATCH (a torchvision name and a batch of at least 1)")
     return {"spec": "torchvision:" + name, "batch": int(batch), "seq_len": 0, "precision": "fp32",
             "optimizer": "sgd-momentum", "case": f"{name}-b{int(batch)}"}
 
