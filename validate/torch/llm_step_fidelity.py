@@ -39,8 +39,8 @@ LLM = {"precision": "mixed-bf16", "optimizer": "adamw"}
 # profile case -> (label, zoo experiment keys, recorded step)
 CASES = [("Qwen2.5-0.5B-b4-s2048-mixed-bf16", "Qwen2.5-0.5B b4 s2048",
           dict(model="qwen2.5-0.5b", seq_len=2048, **LLM), "qwen2.5-0.5b-b4-s2048"),
-         ("gpt2-b8-s1024-mixed-bf16", "GPT-2 small b8 s1024 (measured: GPT2Model)", dict(model="gpt2-small", seq_len=1024, **LLM),
-          "gpt2-b8-s1024")]
+         ("gpt2-b8-s1024-mixed-bf16", "GPT-2 small b8 s1024 (measured: GPT2Model)",
+          dict(model="gpt2-small", seq_len=1024, **LLM), "gpt2-b8-s1024")]
 
 CLASSES = ["GEMM", "attention", "loss (softmax, NLL)", "optimizer", "casts and copies", "other elementwise, norms, "
            "reductions"]
