@@ -13,10 +13,14 @@ without `capturable` refuses CUDA-graph capture, so the busy time is the only de
 Predicted: `dlsim run --json --chrome-trace` (launch eager, sync_every_step, pool pytorch-caching, no swap, serial,
 2 iterations; fit_host_model.step_experiment) of (a) the zoo preset with the measured precision, optimizer and
 sequence and (b) the fake-tensor recording of the same step (`dlsim import-torch`, results/fidelity/data/
-memory-traces/), on h100-sxm-pytorch (h100-sxm plus PyTorch's eager host), h100-sxm (the harness-calibrated H100)
-and h100-sxm-datasheet (the datasheet's roofline). The step is `iteration_time_us`, the device time
-`device_time_us`; per class, dlsim's kernels of the last iteration from its Chrome trace, by op kind and name,
-against the measured kernels by name (CLASSES below). Nothing is fitted here.
+memory-traces/), on h100-sxm-pytorch (h100-sxm plus PyTorch's eager host), h100-sxm (the harness-calibrated H100),
+h100-sxm-datasheet (the datasheet's roofline) and "sweep fit": `dlsim fit-kernels` of the same H100 lease's
+graph-timed kernel sweep (data/h100-2026-11-27c/kernels-graph.json: GEMMs of random shapes and the CNNs' classifier
+layers, causal SDPA of random shapes, six memory-bound ops at six sizes; no shape of these two models) over
+h100-sxm-datasheet, the file a user makes for a GPU from a sweep and the datasheet. The step is
+`iteration_time_us`, the device time `device_time_us`; per class, dlsim's kernels of the last iteration from its
+Chrome trace, by op kind and name, against the measured kernels by name (CLASSES below). Nothing is fitted to
+these steps.
 """
 import collections
 import gzip
@@ -34,7 +38,8 @@ import fit_host_model as host  # noqa: E402  (step_experiment, report_main)
 ROOT = HERE.parent.parent
 DATA = ROOT / "results" / "fidelity" / "data" / "h100-2026-11-27c"
 TRACES = ROOT / "results" / "fidelity" / "data" / "memory-traces"
-HW = ["h100-sxm-pytorch", "h100-sxm", "h100-sxm-datasheet"]
+HW = ["h100-sxm-pytorch", "h100-sxm", "h100-sxm-datasheet", "sweep fit"]
+SWEEP = DATA / "kernels-graph.json"
 LLM = {"precision": "mixed-bf16", "optimizer": "adamw"}
 # profile case -> (label, zoo experiment keys, recorded step)
 CASES = [("Qwen2.5-0.5B-b4-s2048-mixed-bf16", "Qwen2.5-0.5B b4 s2048",
@@ -102,8 +107,21 @@ class Runner:
                 shutil.copyfileobj(f, g)
         return str(out)
 
+    def hw(self, label):
+        """A hardware name, or for "sweep fit" the file fit-kernels makes from the sweep over the datasheet file."""
+        if label != "sweep fit":
+            return label
+        out = self.tmp / "h100-sweep-fit.yaml"
+        if not out.exists():
+            cmd = [self.binary, "fit-kernels", str(SWEEP), "--hw", "h100-sxm-datasheet", "--out", str(out)]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise SystemExit(f"llm_step_fidelity: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+        return str(out)
+
     def run(self, keys, batch, hw):
         """The run's JSON and {class: (µs, kernels)} of its last iteration."""
+        hw = self.hw(hw)
         self.n += 1
         doc = host.step_experiment(keys["model"], batch, hw, "eager")
         doc.update(keys)
@@ -153,10 +171,11 @@ def steps(runner):
                             f"({pct(res['device_time_us'], busy)}) | {ms(res['host_time_us'])} ({res['bound']}) | "
                             f"{sum(per[1].values()):,.0f} |")
         mus, mn = measured_kernels(case)
-        cols = [("zoo", "h100-sxm-pytorch"), ("traced", "h100-sxm-pytorch"), ("zoo", "h100-sxm-datasheet")]
+        cols = [("zoo", "h100-sxm-pytorch"), ("traced", "h100-sxm-pytorch"), ("zoo", "h100-sxm-datasheet"),
+                ("zoo", "sweep fit")]
         lines = [f"**{label}**: ms per step (kernels per step); dlsim's error against the measured class in brackets.",
-                 "", "| class | measured | zoo, h100-sxm(-pytorch) | traced, h100-sxm(-pytorch) | zoo, datasheet |",
-                 "|---|---:|---:|---:|---:|"]
+                 "", "| class | measured | zoo, h100-sxm(-pytorch) | traced, h100-sxm(-pytorch) | zoo, datasheet | "
+                 "zoo, sweep fit |", "|---|---:|---:|---:|---:|---:|"]
         for c in CLASSES + ["total"]:
             m = sum(mus.values()) if c == "total" else mus[c]
             mk = sum(mn.values()) if c == "total" else mn[c]
