@@ -109,6 +109,16 @@ class FrontEndTest(unittest.TestCase):
         params = sum(s["bytes"] for s in d["storages"] if s["kind"] == "parameter")
         self.assertEqual(device_state, 2 * params)
 
+    def test_causal_lms_are_known_by_suffix_or_by_transformers_mapping(self):
+        sys.path.insert(0, HERE)
+        from model_specs import is_causal_lm
+        self.assertTrue(is_causal_lm(["Qwen2ForCausalLM"], None))
+        self.assertTrue(is_causal_lm(["GPT2LMHeadModel"], "GPT2LMHeadModel"))
+        self.assertFalse(is_causal_lm(["GPT2LMHeadModel"], None))
+        self.assertFalse(is_causal_lm(["BertModel"], "BertLMHeadModel"))
+        self.assertFalse(is_causal_lm([], "GPT2LMHeadModel"))
+        self.assertFalse(is_causal_lm([None, 3], None))
+
     def test_bad_specs_name_what_and_where(self):
         cases = [
             ("nonsense", "names nothing"),

@@ -95,6 +95,26 @@ def _read_config(path):
     return config
 
 
+def is_causal_lm(architectures, causal_lm_class):
+    """Whether a config's `architectures` name a causal language model: a name ending in ForCausalLM, or the class
+    transformers' AutoModelForCausalLM builds for the config's model_type (`causal_lm_class`, None where it has none).
+    The second is how the older models are named: GPT-2's config says GPT2LMHeadModel, and without it GPT-2 was
+    built as GPT2Model, trained on the mean of its last hidden state, with no LM head and no loss over the
+    vocabulary."""
+    names = [a for a in architectures if isinstance(a, str)]
+    return any(a.endswith("ForCausalLM") for a in names) or (causal_lm_class is not None and causal_lm_class in names)
+
+
+def _causal_lm_class(model_type):
+    """The class name AutoModelForCausalLM builds for `model_type` in the installed transformers, or None."""
+    try:
+        from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+    except ImportError:
+        return None
+    name = MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(model_type)
+    return name if isinstance(name, str) else None
+
+
 def _huggingface(path, batch, seq_len):
     config_dict = _read_config(path)
     try:
@@ -111,7 +131,7 @@ def _huggingface(path, batch, seq_len):
         raise SpecError(f"hf:{path}: field 'model_type': transformers {transformers.__version__} does not know "
                         f"'{model_type}' ({e})") from None
     archs = config_dict.get("architectures") or []
-    causal = any(isinstance(a, str) and a.endswith("ForCausalLM") for a in archs)
+    causal = is_causal_lm(archs, _causal_lm_class(model_type))
     auto = transformers.AutoModelForCausalLM if causal else transformers.AutoModel
     try:
         model = auto.from_config(config)

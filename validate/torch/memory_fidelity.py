@@ -18,6 +18,9 @@ serial, 3 iterations (the peaks are over all of them, as the allocator's are ove
 (a) the zoo model and (b) the fake-tensor trace of the same step (`dlsim import-torch`, torch 2.11, kept gzipped in
 results/fidelity/data/memory-traces/). Reserved is `peak_reserved_bytes` against max_memory_reserved; allocated is
 `peak_live_bytes` (tensor bytes, no 512-B rounding) against max_memory_allocated. Nothing is fitted here.
+
+The lent H100's cases (results/fidelity/data/h100-2026-11-27c/: Qwen2.5-0.5B without checkpointing with a
+snapshot, and the peaks of 2 LLM and 13 CNN eager steps) are memory_h100.py's, on h100-sxm-pytorch.
 """
 import gzip
 import json
@@ -30,6 +33,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import conv_scratch_yaml  # noqa: E402  (the probe's records as a hardware file's conv_scratch list)
+import memory_h100  # noqa: E402  (the lent H100's cases)
 import fit_host_model as host  # noqa: E402  (emit_report: the generated blocks and their provenance)
 
 DATA = ROOT / "results" / "fidelity" / "data" / "h200-2026-11-27b"
@@ -282,7 +286,8 @@ def main():
         dlsim = Dlsim(binary, str(tmp))
         peaks, live = comparison(dlsim)
         return {"truth": peaks, "live-at-peak": live, "step-profiles": step_profiles(dlsim),
-                "conv-workspace": workspaces(), "with-scratch": with_scratch(dlsim)}
+                "conv-workspace": workspaces(), "with-scratch": with_scratch(dlsim),
+                "h100-qwen": memory_h100.qwen_snapshot(dlsim), "h100-step-profiles": memory_h100.peaks(dlsim)}
     return host.report_main("memory_fidelity", __doc__, generate)
 
 

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""dlsim's step time for Hugging Face causal-LM training against the lent H100's measurement (issue 28), kernel
+class by kernel class; results/fidelity/llm-steps.md is this script's report.
+
+  validate/torch/llm_step_fidelity.py [--dlsim build/bin/dlsim] [--report results/fidelity/llm-steps.md]
+
+Measured (results/fidelity/data/h100-2026-11-27c/, torch_step_profile.py; its README has the commands): Qwen2.5-0.5B
+b4 s2048 and GPT-2 small b8 s1024, random weights, bf16 autocast, fp32 AdamW (foreach), no checkpointing, PyTorch
+2.11, transformers 5.17: the median synchronised eager step over 10 steps, and from the torch.profiler trace of 2
+more steps the GPU's busy time (the sum of the kernels' durations) and every kernel's name and duration. AdamW
+without `capturable` refuses CUDA-graph capture, so the busy time is the only device time there is.
+
+Predicted: `dlsim run --json --chrome-trace` (launch eager, sync_every_step, pool pytorch-caching, no swap, serial,
+2 iterations; fit_host_model.step_experiment) of (a) the zoo preset with the measured precision, optimizer and
+sequence and (b) the fake-tensor recording of the same step (`dlsim import-torch`, results/fidelity/data/
+memory-traces/), on h100-sxm-pytorch (h100-sxm plus PyTorch's eager host), h100-sxm (the harness-calibrated H100),
+h100-sxm-datasheet (the datasheet's roofline) and "sweep fit": `dlsim fit-kernels` of the same H100 lease's
+graph-timed kernel sweep (data/h100-2026-11-27c/kernels-graph.json: GEMMs of random shapes and the CNNs' classifier
+layers, causal SDPA of random shapes, six memory-bound ops at six sizes; no shape of these two models) over
+h100-sxm-datasheet, the file a user makes for a GPU from a sweep and the datasheet. The step is
+`iteration_time_us`, the device time `device_time_us`; per class, dlsim's kernels of the last iteration from its
+Chrome trace, by op kind and name, against the measured kernels by name (CLASSES below). Nothing is fitted to
+these steps.
+"""
+import collections
+import gzip
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import fit_host_model as host  # noqa: E402  (step_experiment, report_main)
+
+ROOT = HERE.parent.parent
+DATA = ROOT / "results" / "fidelity" / "data" / "h100-2026-11-27c"
+TRACES = ROOT / "results" / "fidelity" / "data" / "memory-traces"
+HW = ["h100-sxm-pytorch", "h100-sxm", "h100-sxm-datasheet", "sweep fit"]
+SWEEP = DATA / "kernels-graph.json"
+LLM = {"precision": "mixed-bf16", "optimizer": "adamw"}
+# profile case -> (label, zoo experiment keys, recorded step)
+CASES = [("Qwen2.5-0.5B-b4-s2048-mixed-bf16", "Qwen2.5-0.5B b4 s2048",
+          dict(model="qwen2.5-0.5b", seq_len=2048, **LLM), "qwen2.5-0.5b-b4-s2048"),
+         ("gpt2-b8-s1024-mixed-bf16", "GPT-2 small b8 s1024 (measured: GPT2Model)",
+          dict(model="gpt2-small", seq_len=1024, **LLM), "gpt2-b8-s1024")]
+
+CLASSES = ["GEMM", "attention", "loss (softmax, NLL)", "optimizer", "casts and copies", "other elementwise, norms, "
+           "reductions"]
+# A measured kernel's class by its name (first match).
+MEASURED_RULES = [("attention", r"sdpa|fmha|flash|cudnn::fusion"),
+                  ("GEMM", r"nvjet|gemm|cutlass|xmma|splitKreduce"),
+                  ("loss (softmax, NLL)", r"SoftMax|nll_loss"),
+                  ("optimizer", r"multi_tensor_apply"),
+                  ("casts and copies", r"copy_kernel")]
+
+
+def measured_class(name):
+    for cls, pattern in MEASURED_RULES:
+        if re.search(pattern, name):
+            return cls
+    return CLASSES[-1]
+
+
+def dlsim_class(kind, name):
+    """A dlsim kernel's class by its op kind (the trace event's category) and op name."""
+    if kind.startswith("CrossEntropyLoss") or re.search(r"log_softmax|nll_loss", name):
+        return "loss (softmax, NLL)"
+    # GPT-2's explicit attention: the zoo's ops by their names, the recording's forward ops by their module (its
+    # backward ops carry none, so they count as GEMM and elementwise).
+    if kind.startswith("FlashAttention") or (not kind.startswith(("Linear", "Copy")) and re.search(
+            r"\.attn\.(scale|attn_dropout|softmax|mask|scores|context)|\.attn/", name)):
+        return "attention"
+    if kind == "AdamUpdate" or "_foreach_" in name:
+        return "optimizer"
+    if kind.startswith(("Linear", "MatMul")):
+        return "GEMM"
+    if kind == "Copy":
+        return "casts and copies"
+    return CLASSES[-1]
+
+
+def measured_kernels(case):
+    """{class: (µs per step, kernels per step)} and the step's kernel count, from the profiler trace's 2 steps."""
+    with gzip.open(DATA / "traces" / f"{case}.json.gz", "rt") as f:
+        events = json.load(f)["traceEvents"]
+    steps = 2
+    us, n = collections.Counter(), collections.Counter()
+    for e in events:
+        if e.get("cat") == "kernel":
+            c = measured_class(e["name"])
+            us[c] += e["dur"] / steps
+            n[c] += 1 / steps
+    return us, n
+
+
+class Runner:
+    def __init__(self, binary, tmp):
+        self.binary, self.tmp, self.n = binary, pathlib.Path(tmp), 0
+
+    def trace(self, name):
+        out = self.tmp / f"{name}.torchstep.json"
+        if not out.exists():
+            with gzip.open(TRACES / f"{name}.torchstep.json.gz", "rb") as f, open(out, "wb") as g:
+                shutil.copyfileobj(f, g)
+        return str(out)
+
+    def hw(self, label):
+        """A hardware name, or for "sweep fit" the file fit-kernels makes from the sweep over the datasheet file."""
+        if label != "sweep fit":
+            return label
+        out = self.tmp / "h100-sweep-fit.yaml"
+        if not out.exists():
+            cmd = [self.binary, "fit-kernels", str(SWEEP), "--hw", "h100-sxm-datasheet", "--out", str(out)]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise SystemExit(f"llm_step_fidelity: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+        return str(out)
+
+    def run(self, keys, batch, hw):
+        """The run's JSON and {class: (µs, kernels)} of its last iteration."""
+        hw = self.hw(hw)
+        self.n += 1
+        doc = host.step_experiment(keys["model"], batch, hw, "eager")
+        doc.update(keys)
+        exp, chrome = self.tmp / f"exp{self.n}.yaml", self.tmp / f"trace{self.n}.json"
+        exp.write_text(json.dumps(doc))
+        cmd = [self.binary, "run", str(exp), "--json", "--chrome-trace", str(chrome)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"llm_step_fidelity: {' '.join(cmd)} ({json.dumps(doc)}) failed ({r.returncode}): "
+                             f"{r.stderr.strip()}")
+        result = json.loads(r.stdout)
+        last = result["iterations_completed"] - 1
+        us, n = collections.Counter(), collections.Counter()
+        for e in json.loads(chrome.read_text())["traceEvents"]:
+            if e.get("ph") == "X" and e.get("tid", -1) >= 0 and e.get("cat") not in ("host", "copy", "iteration") \
+                    and e["args"].get("iteration") == last:
+                c = dlsim_class(e["cat"], e["name"])
+                us[c] += e["dur"]
+                n[c] += 1
+        return result, (us, n)
+
+
+def ms(us):
+    return f"{us / 1000.0:,.2f}"
+
+
+def pct(p, m):
+    return f"{100.0 * (p / m - 1):+.1f} %"
+
+
+def steps(runner):
+    """Per case: the measured step against each dlsim source and hardware file."""
+    recs = {r["case"]: r for r in json.loads((DATA / "step-profiles.json").read_text())["records"]}
+    rows, breakdowns = [], []
+    for case, label, keys, trace in CASES:
+        r = recs[case]
+        wall, busy = r["eager_wall_ms_median"] * 1000.0, r["gpu_busy_ms_per_iteration"] * 1000.0
+        kernels = r["kernels_per_iteration"]
+        rows.append(f"| {label} | measured | | {ms(wall)} | {ms(busy)} | | {kernels:,.0f} |")
+        runs = {}
+        for source, k in (("zoo", keys), ("traced", {"model": runner.trace(trace)})):
+            for hw in HW:
+                res, per = runner.run(k, r["batch"], hw)
+                runs[(source, hw)] = per
+                rows.append(f"| | {source} | {hw} | {ms(res['iteration_time_us'])} "
+                            f"({pct(res['iteration_time_us'], wall)}) | {ms(res['device_time_us'])} "
+                            f"({pct(res['device_time_us'], busy)}) | {ms(res['host_time_us'])} ({res['bound']}) | "
+                            f"{sum(per[1].values()):,.0f} |")
+        mus, mn = measured_kernels(case)
+        cols = [("zoo", "h100-sxm-pytorch"), ("traced", "h100-sxm-pytorch"), ("zoo", "h100-sxm-datasheet"),
+                ("zoo", "sweep fit")]
+        lines = [f"**{label}**: ms per step (kernels per step); dlsim's error against the measured class in brackets.",
+                 "", "| class | measured | zoo, h100-sxm(-pytorch) | traced, h100-sxm(-pytorch) | zoo, datasheet | "
+                 "zoo, sweep fit |", "|---|---:|---:|---:|---:|---:|"]
+        for c in CLASSES + ["total"]:
+            m = sum(mus.values()) if c == "total" else mus[c]
+            mk = sum(mn.values()) if c == "total" else mn[c]
+            cells = []
+            for col in cols:
+                us, n = runs[col]
+                p = sum(us.values()) if c == "total" else us[c]
+                pk = sum(n.values()) if c == "total" else n[c]
+                cells.append(f"{ms(p)} ({pk:,.0f}; {pct(p, m) if m else 'n/a'})")
+            lines.append(f"| {c} | {ms(m)} ({mk:,.0f}) | " + " | ".join(cells) + " |")
+        breakdowns.append("\n".join(lines))
+    table = ["ms per step on the H100; dlsim's error against the measurement in brackets: the eager step against the "
+             "measured synchronised eager step, the device time against the GPU's busy time. Host: dlsim's host "
+             "time per step, and which of host and device bounds its step. Kernels: per step (dlsim: kernels of "
+             "its last iteration).", "",
+             "| case | dlsim model | hardware file | eager step | device time | host (bound) | kernels |",
+             "|---|---|---|---:|---:|---:|---:|"] + rows
+    return "\n".join(table), "\n\n".join(breakdowns)
+
+
+def main():
+    def generate(_, binary, tmp):
+        table, classes = steps(Runner(binary, tmp))
+        return {"steps": table, "classes": classes}
+    return host.report_main("llm_step_fidelity", __doc__, generate)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
