@@ -48,6 +48,8 @@ std::vector<ScheduledSwap> singa_schedule(const SingaTrace& trace, const std::ve
         x.in_start = over + 1;
         x.stall_ns += std::max<TimeNs>(0, time_at(x.in_start) + copy.in(x.c.bytes) - t_need);
       }
+    } else {
+      x.exposed_ns = std::max<TimeNs>(0, time_at(x.in_start) + copy.in(x.c.bytes) - t_need);
     }
     for (int j = x.in_start; j < x.c.d; ++j) load[static_cast<size_t>(j)] += b;
     next_start = x.in_start;

@@ -31,6 +31,10 @@ struct ScheduledSwap {
   int out_start = 0, out_end = 0;  // indices: copy issued, copy synchronised and block freed
   int in_start = 0;                // index: block allocated and copy issued (synchronised at c.d)
   TimeNs stall_ns = 0;             // SINGA's overhead for this variable (stick-to-limit only)
+  // no-overhead: how late the swap-in completes against the index that needs it, on the profiled timeline (0 when
+  // the transfer hides; above 0 when the swap-out ended too late, or the serial H2D stream was busy, to start it
+  // early enough)
+  TimeNs exposed_ns = 0;
 };
 
 std::vector<ScheduledSwap> singa_schedule(const SingaTrace& trace, const std::vector<SwapCandidate>& chosen,

@@ -42,8 +42,8 @@ SwapResult SingaSwap::plan(const SwapContext& ctx) {
   const SingaSelection sel = singa_select(trace, cands, singa_ranking(cands, o_.rank), limit);
   const auto sched = singa_schedule(trace, sel.chosen, copy, o_.mode, limit);
 
-  TimeNs stall = 0;
-  int dropped = 0;
+  TimeNs stall = 0, exposed = 0;
+  int dropped = 0, not_hidden = 0;
   for (const ScheduledSwap& x : sched) {
     stall += x.stall_ns;
     const int r_pos = trace.at(x.c.r).pos, d_pos = trace.at(x.c.d).pos;
@@ -57,6 +57,8 @@ SwapResult SingaSwap::plan(const SwapContext& ctx) {
       ++dropped;
       continue;
     }
+    exposed += x.exposed_ns;
+    not_hidden += x.exposed_ns > 0;
     out.plan.actions.push_back(a);
   }
   out.report = {{"peak_index", trace.peak_index()},
@@ -67,6 +69,8 @@ SwapResult SingaSwap::plan(const SwapContext& ctx) {
                 {"ideal_peak_bytes", sel.ideal_peak},
                 {"selection_met_limit", sel.met},
                 {"singa_overhead_us", static_cast<double>(stall) / 1000.0},
+                {"profiled_exposed_us", static_cast<double>(exposed) / 1000.0},
+                {"profiled_not_hidden", not_hidden},
                 {"copy_out_ns_per_byte", copy.out_ns_per_byte},
                 {"copy_out_latency_us", copy.out_latency_ns / 1000.0},
                 {"copy_in_ns_per_byte", copy.in_ns_per_byte},

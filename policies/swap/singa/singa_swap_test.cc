@@ -142,6 +142,9 @@ TEST_CASE("SINGA's no-overhead schedule hides transfers behind the profile, so t
   CHECK(s[0].in_start == 15);
   CHECK(s[1].in_start == 19);
   CHECK(s[0].stall_ns + s[1].stall_ns == 0);
+  // t1's swap-in hides on the profiled timeline; t2's cannot (its swap-out ends at 19, after it had to be back)
+  CHECK(s[0].exposed_ns == 0);
+  CHECK(s[1].exposed_ns > 0);
 
   SingaSwap policy(options("doa", "no-overhead", 25));
   const SwapResult r = policy.plan({m.g, m.schedule, m.profile, TestLink(), 1 << 30, nullptr});
@@ -155,6 +158,9 @@ TEST_CASE("SINGA's no-overhead schedule hides transfers behind the profile, so t
   CHECK(a.in_issue_after == 9);
   CHECK(a.in_needed_by == 12);
   CHECK(r.report["dropped_no_absence"] == 1);
+  // what the plan keeps hides on the profile it was built from: nothing exposed (t2's exposure left with it)
+  CHECK(r.report["profiled_not_hidden"] == 0);
+  CHECK(r.report["profiled_exposed_us"] == 0.0);
   CHECK(r.target_bytes == 25 * kMiB);
   CHECK(ProgramLoad(m.g, m.schedule.order).peak_with(r.plan, m.schedule.stream_of) == 30 * kMiB + kMiB / 4);  // D still runs with t1 on board
 }
