@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""dlsim's stream-concurrency speed-ups and memory beside PyTorch's on the lent H200 (issue 30, items 2-3);
-results/concurrency/pytorch-h200.md is this script's report.
+"""dlsim's stream-concurrency speed-ups and memory beside PyTorch's on a lent H200 or H100 (issue 30, items 2-3);
+results/concurrency/pytorch-h200.md and pytorch-h100.md are this script's reports.
 
-  validate/torch/concurrency_fidelity.py [--dlsim build/bin/dlsim] [--jobs 2]
-                                         [--report results/concurrency/pytorch-h200.md]
+  validate/torch/concurrency_fidelity.py [--dlsim build/bin/dlsim] [--jobs 2] [--gpu h200|h100]
+                                         [--report results/concurrency/pytorch-GPU.md]
 
-Measured (results/fidelity/data/h200-2026-11-27b/, torch_concurrency_reference.py, PyTorch 2.11): torchvision
+Measured (results/fidelity/data/h200-2026-11-27b/ and h100-2026-11-27c/, torch_concurrency_reference.py,
+PyTorch 2.11, the same command on both): torchvision
 Inception-v3 at batch 8 and 32 and GoogLeNet at 32, serial and with every inception block's branches on side
 streams (`branch-streams`, 5 streams), and ResNet-50 at 32 serial and with each convolution's weight gradient on
 a side stream (`dgrad-wgrad`, 2 streams); each in eager mode (the host's clock around a step and its synchronize:
@@ -14,13 +15,20 @@ a synchronize: `device_ms_median`); `max_memory_reserved`/`max_memory_allocated`
 taken within one measurement file (one run of the script), serial's row against the schedule's.
 
 Predicted: the plans of configs/validation/concurrency/ (model, batch, policy, pool pytorch-caching, no swap,
-their 3 iterations) with `hw: h200` (the kernel model fitted to PyTorch's kernels on the H200 and PyTorch's eager
-host, hw/eager_host_model.h), once with `launch: eager` and once with `launch: cuda-graph`, both with
+their 3 iterations) with the GPU's PyTorch hardware file (GPUS below: `h200`, the kernel model fitted to PyTorch's
+kernels on the H200, or `h100-sxm-pytorch`, the H100 calibrated to the project's harness with its fitted
+concurrent_kernels; both with PyTorch's eager host fitted on that machine, hw/eager_host_model.h), once with
+`launch: eager` and once with `launch: cuda-graph`, both with
 `sync_every_step: true` (each measured step and each replay was followed by a synchronize). GoogLeNet's plan is
 `critical-path`; the measured schedule is branch-parallel, so dlsim's `branch-streams` runs too (the serial
 plan with the policy replaced). Nothing here is fitted: the hardware file is used as shipped.
 From each run's Chrome trace (its last iteration): the time two or more kernels ran at once, the overlap that
-a concurrent schedule can gain from.
+a concurrent schedule can gain from. Each run is repeated on the file with another `concurrent_kernels:` laid over
+it (a diagnostic column): the H100's fitted constants on the H200, the [A] defaults on the H100.
+
+With --gpu h100 the report also sets both GPUs' measured speed-ups side by side, checks the graph rows'
+`replay_matches_serial_eager` against how far two eager runs drift apart, and refits the two concurrent_kernels
+constants on both GPUs' graph speed-ups with a leave-one-model-out error (concurrent_kernels_refit.py).
 """
 import functools
 import json
@@ -33,17 +41,31 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT / "scripts"))
+import concurrent_kernels_refit as refit  # noqa: E402
 import fit_host_model as host  # noqa: E402  (emit_report: the generated blocks and their provenance)
 from studies.dlsim import Dlsim  # noqa: E402  (the one way the studies run dlsim)
 
-DATA = ROOT / "results" / "fidelity" / "data" / "h200-2026-11-27b"
+DATA_ROOT = ROOT / "results" / "fidelity" / "data"
 MEASURED = ["concurrency.json", "concurrency-resnet50-rerun.json"]
 PLANS = ROOT / "configs" / "validation" / "concurrency"
-HW = "h200"
-# A diagnostic, not a fit: the H200 file has no `concurrent_kernels:` section, so it runs on the defaults
-# (co_run_slowdown 0, gemm_blocks_per_sm 2, both [A]); the H100 file's values were fitted by `dlsim calibrate` to
-# concurrent-convolution micro-benchmarks on a real H100 (the same GH100 die). Each run is repeated with them.
+# Per GPU: its measurements, the hardware file dlsim runs, and the diagnostic overlay (its column's name and text).
+# The H100's file is h100-sxm-pytorch: its concurrent_kernels are h100-sxm.yaml's (base:), the ones `dlsim calibrate`
+# fitted to concurrent-convolution micro-benchmarks on a real H100, and its host is PyTorch's, fitted on the H100
+# machine (h100-sxm.yaml alone would price the eager rows with the harness's host). On the H100 the diagnostic is
+# the [A] defaults, what the fitted constants change; on the H200 it is the H100's constants, which h200.yaml now
+# carries itself (the column equals dlsim's; kept so the H200 report regenerates as it was written).
 H100_CONCURRENT_KERNELS = "concurrent_kernels:\n  gemm_blocks_per_sm: 1\n  co_run_slowdown: 0.312\n"
+DEFAULT_CONCURRENT_KERNELS = "concurrent_kernels:\n  gemm_blocks_per_sm: 2\n  co_run_slowdown: 0\n"
+GPUS = {
+    "h200": {"name": "H200", "data": DATA_ROOT / "h200-2026-11-27b", "hw": "h200",
+             "diag": ("H100's concurrent_kernels", H100_CONCURRENT_KERNELS,
+                      "the H100 file's fitted `concurrent_kernels` (`gemm_blocks_per_sm: 1`, `co_run_slowdown: 0.312`) "
+                      "in place of the defaults")},
+    "h100": {"name": "H100", "data": DATA_ROOT / "h100-2026-11-27c", "hw": "h100-sxm-pytorch",
+             "diag": ("the defaults' concurrent_kernels", DEFAULT_CONCURRENT_KERNELS,
+                      "the [A] defaults (`gemm_blocks_per_sm: 2`, `co_run_slowdown: 0`) in place of the fitted "
+                      "`concurrent_kernels`")},
+}
 MODES = [("eager", "eager", "host_ms_median"), ("graph", "cuda-graph", "device_ms_median")]
 # (model, batch, the measured concurrent schedule, dlsim's policies set beside it: the first is the same kind of
 # schedule, the others the plan's own where it differs)
@@ -54,11 +76,11 @@ CASES = [("inception_v3", 8, "branch-streams", ["branch-streams"]),
 MIB = 2 ** 20
 
 
-def load_measured():
+def load_measured(data_dir):
     """{file: {(model, batch, schedule, mode): row}} of the rows that ran, and the rows that did not."""
     ok, failed = {}, []
     for name in MEASURED:
-        data = json.loads((DATA / name).read_text())
+        data = json.loads((pathlib.Path(data_dir) / name).read_text())
         ok[name] = {}
         for r in data["rows"]:
             key = (r["model"], r["batch"], r["schedule"], r["mode"])
@@ -123,40 +145,39 @@ def pct(e):
     return f"{100.0 * e:+.1f} %"
 
 
-def speedup_rows(ok, sims):
+def speedup_rows(ok, sims, gpu):
     lines = ["| model | batch | measured schedule | dlsim policy | mode | measured serial ms | measured ms | "
              "measured speed-up | dlsim serial ms | dlsim ms | dlsim speed-up | speed-up error | dlsim bound "
-             "(host / device busy ms) | dlsim kernels overlapped ms (serial → policy) | dlsim speed-up, H100's "
-             "concurrent_kernels | dlsim kernels per step |",
+             "(host / device busy ms) | dlsim kernels overlapped ms (serial → policy) | dlsim speed-up, "
+             f"{gpu['diag'][0]} | dlsim kernels per step |",
              "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
     for model, batch, schedule, policies in CASES:
         for mode, launch, field in MODES:
             _, m_serial, m_sched = measured_pair(ok, model, batch, schedule, mode)
             ms_serial, ms_sched = m_serial[field], m_sched[field]
             m_up = ms_serial / ms_sched
-            s_serial = sims[(model, batch, "serial", launch, "h200")]
+            s_serial = sims[(model, batch, "serial", launch, "base")]
             for policy in policies:
-                s = sims[(model, batch, policy, launch, "h200")]
+                s = sims[(model, batch, policy, launch, "base")]
                 d_serial, d_sched = s_serial["iteration_time_us"] / 1000.0, s["iteration_time_us"] / 1000.0
                 d_up = d_serial / d_sched
-                h100_ck = (sims[(model, batch, "serial", launch, "h100-ck")]["iteration_time_us"] /
-                           sims[(model, batch, policy, launch, "h100-ck")]["iteration_time_us"])
+                diag = (sims[(model, batch, "serial", launch, "diag")]["iteration_time_us"] /
+                        sims[(model, batch, policy, launch, "diag")]["iteration_time_us"])
                 lines.append(
                     f"| {model} | {batch} | {schedule} | {policy}{'' if plan(model, batch, policy)[1] else ' ¹'} | "
                     f"{mode} | {ms_serial:.2f} | {ms_sched:.2f} | {m_up:.3f}× | {d_serial:.2f} | {d_sched:.2f} | "
                     f"{d_up:.3f}× | {pct(d_up / m_up - 1)} | {s['bound']} ({s['host_time_us'] / 1000.0:.1f} / "
                     f"{s['device_time_us'] / 1000.0:.1f}) | {s_serial['overlap_ms']:.2f} → {s['overlap_ms']:.2f} | "
-                    f"{h100_ck:.3f}× | {s['kernels']} |")
+                    f"{diag:.3f}× | {s['kernels']} |")
     lines += ["", "Measured: eager `host_ms_median`, graph `device_ms_median` (one replay). dlsim: `iteration_time_us` "
-              "on `h200`; *bound* and the busy times are `run --json`'s `bound`, `host_time_us` and "
+              f"on `{gpu['hw']}`; *bound* and the busy times are `run --json`'s `bound`, `host_time_us` and "
               "`device_time_us`; the overlap is from the run's Chrome trace. Speed-up error: dlsim's speed-up over "
-              "the measured one, less 1. Last column, a diagnostic: the same runs on `h200` with the H100 file's "
-              "fitted `concurrent_kernels` (`gemm_blocks_per_sm: 1`, `co_run_slowdown: 0.312`) in place of the "
-              "defaults. ¹ no plan of its own: the serial plan with `concurrency: branch-streams`."]
+              f"the measured one, less 1. Last column, a diagnostic: the same runs on `{gpu['hw']}` with "
+              f"{gpu['diag'][2]}. ¹ no plan of its own: the serial plan with `concurrency: branch-streams`."]
     return lines
 
 
-def memory_rows(ok, sims):
+def memory_rows(ok, sims, gpu):
     lines = ["| model | batch | schedule (dlsim policy) | mode | measured reserved MiB | dlsim reserved MiB | error | "
              "measured Δ reserved over serial MiB | dlsim Δ MiB | measured allocated MiB | dlsim peak live MiB | "
              "error |",
@@ -167,11 +188,11 @@ def memory_rows(ok, sims):
                 _, m_serial, m_sched = measured_pair(ok, model, batch, schedule, mode)
                 m = m_serial if sched == "serial" else m_sched
                 for policy in pols:
-                    s = sims[(model, batch, policy, launch, "h200")]
+                    s = sims[(model, batch, policy, launch, "base")]
                     mr, ma = m["max_reserved_bytes"], m["max_allocated_bytes"]
                     dr, dl = s["peak_reserved_bytes"], s["peak_live_bytes"]
                     if sched != "serial":
-                        ds = sims[(model, batch, "serial", launch, "h200")]["peak_reserved_bytes"]
+                        ds = sims[(model, batch, "serial", launch, "base")]["peak_reserved_bytes"]
                         delta = (f"{(mr - m_serial['max_reserved_bytes']) / MIB:+,.0f} | {(dr - ds) / MIB:+,.0f}")
                     else:
                         delta = "- | -"
@@ -180,7 +201,8 @@ def memory_rows(ok, sims):
                                  f"{pct(dr / mr - 1)} | {delta} | {ma / MIB:,.0f} | {dl / MIB:,.0f} | "
                                  f"{pct(dl / ma - 1)} |")
     lines += ["", "Measured: `torch.cuda.max_memory_reserved()` / `max_memory_allocated()` after the warm-up (graph "
-              "rows: over the capture and the replays, the eager warm-up's blocks still cached). dlsim on `h200`: "
+              "rows: over the capture and the replays, the eager warm-up's blocks still cached). "
+              f"dlsim on `{gpu['hw']}`: "
               "`peak_reserved_bytes` and `peak_live_bytes` (the live tensors' bytes, without the allocator's "
               "512-byte rounding that `allocated` counts). Δ: the schedule's reserved less serial's, same mode."]
     return lines
@@ -203,20 +225,129 @@ def spread_rows(ok, failed):
     return lines
 
 
+def measured_speedup(ok, model, batch, schedule, mode):
+    field = dict((m, f) for m, _, f in MODES)[mode]
+    _, serial, sched = measured_pair(ok, model, batch, schedule, mode)
+    return serial[field] / sched[field]
+
+
+def gpu_rows(measured):
+    """Both GPUs' measured speed-ups, the same schedules and software. measured: {gpu: (ok, failed)}."""
+    names = [GPUS[g]["name"] for g in measured]
+    lines = ["| model | batch | schedule | mode | " + " | ".join(f"{n} serial ms | {n} ms | {n} speed-up" for n in names)
+             + f" | {names[-1]} speed-up / {names[0]}'s |",
+             "|---|---:|---|---|" + "---:|" * (3 * len(names) + 1)]
+    for model, batch, schedule, _ in CASES:
+        for mode, _, field in MODES:
+            cells, ups = [], []
+            for g, (ok, _) in measured.items():
+                _, serial, sched = measured_pair(ok, model, batch, schedule, mode)
+                ups.append(serial[field] / sched[field])
+                cells += [f"{serial[field]:.2f}", f"{sched[field]:.2f}", f"{ups[-1]:.3f}×"]
+            lines.append(f"| {model} | {batch} | {schedule} | {mode} | " + " | ".join(cells) +
+                         f" | {pct(ups[-1] / ups[0] - 1)} |")
+    lines += ["", "Eager: `host_ms_median`; graph: `device_ms_median`; each speed-up within one measurement file "
+              "(ResNet-50's from the rerun file on both GPUs)."]
+    return lines
+
+
+def replay_rows(measured):
+    """The graph rows' `replay_matches_serial_eager` (the first replay's loss against serial eager's loss at the
+    same step, 1e-3 relative) beside how far two eager runs of the same model drift apart by that step: the
+    schedule's eager run against serial's on the same GPU, and serial's on this GPU against serial's on the
+    first. A replay that drifts no further than two eager runs do is not a wrong replay."""
+    lines = ["| GPU | model | batch | schedule | replay_matches_serial_eager | replay vs serial eager | schedule eager "
+             "vs serial eager | serial eager vs the other GPU's | first step's grad norm, graph row vs eager row |",
+             "|---|---|---:|---|---|---:|---:|---:|---:|"]
+    other = {g: next(o for o in measured if o != g) for g in measured} if len(measured) > 1 else {}
+    for g, (ok, _) in measured.items():
+        for model, batch, schedule, _ in CASES:
+            for sched in ("serial", schedule):
+                name, serial_e, _ = measured_pair(ok, model, batch, "serial", "eager")
+                rows = ok[name]
+                graph, eager = rows.get((model, batch, sched, "graph")), rows.get((model, batch, sched, "eager"))
+                if not graph or "replay_rel_diff_vs_serial_eager" not in graph:
+                    continue
+                step = graph["warmup"]
+                loss_at = serial_e["loss_trace"][step]
+                drift_self = abs(eager["loss_trace"][step] / loss_at - 1) if eager else None
+                o_ok = measured[other[g]][0] if g in other else None
+                o_name = measured_pair(o_ok, model, batch, "serial", "eager")[0] if o_ok else None
+                o_loss = o_ok[o_name][(model, batch, "serial", "eager")]["loss_trace"][step] if o_ok else None
+                drift_gpu = abs(loss_at / o_loss - 1) if o_loss else None
+                # The same first step (from the same seed and weights) taken twice in one process: eager's, graph's.
+                grad = (abs(graph["first_step"]["grad_norm"] / eager["first_step"]["grad_norm"] - 1)
+                        if eager else None)
+                fmt = (lambda v: "-" if v is None else f"{v:.1e}")
+                lines.append(f"| {GPUS[g]['name']} | {model} | {batch} | {sched} | "
+                             f"{graph['replay_matches_serial_eager']} | {fmt(graph['replay_rel_diff_vs_serial_eager'])}"
+                             f" | {fmt(drift_self) if sched != 'serial' else '-'} | {fmt(drift_gpu)} | {fmt(grad)} |")
+    lines += ["", f"Relative differences of the loss at step `warmup` (the 6th step from the same seed and weights: "
+              f"the first replay's, or the eager runs' `loss_trace`). Last column: the first step, taken eagerly before "
+              f"each mode's measurement in one process, the graph row's against the eager row's. The other GPU's: serial eager on this GPU against serial eager on the other, same step."]
+    return lines
+
+
+def refit_rows(dlsim, tmp, measured):
+    """concurrent_kernels_refit's table: each GPU's graph speed-ups simulated over the grid of the two constants."""
+    cases = [(g, m, b, sched, pols[0]) for g in measured for m, b, sched, pols in CASES]
+    files = {}
+    for g in measured:
+        for point in refit.GRID + (("defaults",),):
+            path = tmp / f"refit-{g}-{'-'.join(map(str, point))}.yaml"
+            path.write_text(f"base: {GPUS[g]['hw']}\n" + DEFAULT_CONCURRENT_KERNELS if point == ("defaults",)
+                            else refit.overlay(GPUS[g]["hw"], *point))
+            files[(g, point)] = path
+    runs = ([(g, m, b, "serial", None) for g, m, b, _, _ in cases] +
+            [(g, m, b, "serial", refit.GRID[-1]) for g, m, b, _, _ in cases] +  # serial must not depend on them
+            [(g, m, b, p, pt) for g, m, b, _, p in cases for pt in refit.GRID + (("defaults",),)])
+
+    def one(g, m, b, policy, point):
+        exp, _ = plan(m, b, policy)
+        exp.update(hw=str(files[(g, point)]) if point else GPUS[g]["hw"], launch="cuda-graph", sync_every_step=True)
+        return dlsim.json(["run"], exp)["iteration_time_us"]
+    times = dict(zip(runs, dlsim.parallel([functools.partial(one, *r) for r in runs])))
+    simulated, meas, shipped, defaults = {}, {}, {}, {}
+    for g, m, b, sched, policy in cases:
+        serial = times[(g, m, b, "serial", None)]
+        if times[(g, m, b, "serial", refit.GRID[-1])] != serial:
+            raise SystemExit(f"concurrency_fidelity: {m} b{b} serial on {g} depends on concurrent_kernels")
+        key = (g, m, b)
+        simulated[key] = {pt: serial / times[(g, m, b, policy, pt)] for pt in refit.GRID}
+        defaults[key] = serial / times[(g, m, b, policy, ("defaults",))]
+        meas[key] = measured_speedup(measured[g][0], m, b, sched, "graph")
+    for g, m, b, sched, policy in cases:  # the shipped files' constants: the base runs of the speed-up table
+        exp, _ = plan(m, b, policy)
+        exp.update(hw=GPUS[g]["hw"], launch="cuda-graph", sync_every_step=True)
+        shipped[(g, m, b)] = times[(g, m, b, "serial", None)] / dlsim.json(["run"], exp)["iteration_time_us"]
+    held = yaml.safe_load(H100_CONCURRENT_KERNELS)["concurrent_kernels"]["gemm_blocks_per_sm"]  # both files'
+    return refit.report_rows(simulated, meas, shipped, defaults, held_per_sm=held, model_of=lambda k: k[1],
+                             label_of=lambda k: f"{GPUS[k[0]]['name']} | {k[1]} | {k[2]}")
+
+
 def main():
     def generate(a, binary, tmp):
-        ok, failed = load_measured()
+        gpu = GPUS[a.gpu]
+        ok, failed = load_measured(gpu["data"])
         runs = sorted({(m, b, p, launch, hw) for m, b, _, pols in CASES for p in ["serial"] + pols
-                       for _, launch, _ in MODES for hw in ("h200", "h100-ck")})
-        files = {"h200": HW, "h100-ck": tmp / "h200-h100-concurrent-kernels.yaml"}
-        files["h100-ck"].write_text(f"base: {HW}\n" + H100_CONCURRENT_KERNELS)
+                       for _, launch, _ in MODES for hw in ("base", "diag")})
+        files = {"base": gpu["hw"], "diag": tmp / f"{gpu['hw']}-diagnostic-concurrent-kernels.yaml"}
+        files["diag"].write_text(f"base: {gpu['hw']}\n" + gpu["diag"][1])
         dlsim = Dlsim(binary, ROOT, a.jobs)
         results = dlsim.parallel([functools.partial(simulate, dlsim, tmp, *r[:4], files[r[4]]) for r in runs])
         sims = dict(zip(runs, results))
-        return {"speedups": "\n".join(speedup_rows(ok, sims)), "memory": "\n".join(memory_rows(ok, sims)),
-                "measured-spread": "\n".join(spread_rows(ok, failed))}
+        out = {"speedups": "\n".join(speedup_rows(ok, sims, gpu)), "memory": "\n".join(memory_rows(ok, sims, gpu)),
+               "measured-spread": "\n".join(spread_rows(ok, failed))}
+        if a.gpu == "h100":  # the later GPU's report also holds what needs both
+            both = {g: load_measured(GPUS[g]["data"]) for g in ("h200", "h100")}
+            out["gpus"] = "\n".join(gpu_rows(both))
+            out["replay-check"] = "\n".join(replay_rows(both))
+            out["refit"] = "\n".join(refit_rows(dlsim, tmp, both))
+        return out
     return host.report_main("concurrency_fidelity", __doc__, generate,
-                            [("--jobs", {"type": int, "default": 2, "help": "dlsim runs at once"})])
+                            [("--jobs", {"type": int, "default": 2, "help": "dlsim runs at once"}),
+                             ("--gpu", {"choices": sorted(GPUS), "default": "h200", "in_command": True,
+                                        "help": "whose measurements and hardware file (default h200)"})])
 
 
 if __name__ == "__main__":

@@ -424,13 +424,14 @@ def report_main(script, doc, generate, options=()):
     """The command line of every fidelity report (fit_host_model.py, step_fidelity.py, profile_fidelity.py,
     memory_fidelity.py, concurrency_fidelity.py): --dlsim (checked before anything runs), --report, and `options`
     ((flag, argparse keywords) pairs); `generate(args, dlsim_binary, tmp_dir)` returns the generated blocks, which
-    are printed or written into the report with the command that made them (emit_report)."""
+    are printed or written into the report with the command that made them (emit_report). An option whose
+    keywords hold `in_command: True` changes what is written, and its value goes into the command."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
     ap.add_argument("--report", help="rewrite the generated blocks of this markdown file (made if absent); "
                     "default: print them")
     for flag, kwargs in options:
-        ap.add_argument(flag, **kwargs)
+        ap.add_argument(flag, **{k: v for k, v in kwargs.items() if k != "in_command"})
     a = ap.parse_args()
     if not os.access(a.dlsim, os.X_OK):
         print(f"{script}: {a.dlsim}: no dlsim binary (scripts/build.sh, or --dlsim PATH)", file=sys.stderr)
@@ -440,6 +441,8 @@ def report_main(script, doc, generate, options=()):
     # The command as it is worth repeating: the flags that change what is written (store_true ones), --report.
     flags = "".join(f" {flag}" for flag, kwargs in options
                     if kwargs.get("action") == "store_true" and getattr(a, flag[2:].replace("-", "_")))
+    flags += "".join(f" {flag} {getattr(a, flag[2:].replace('-', '_'))}" for flag, kwargs in options
+                     if kwargs.get("in_command"))
     command = f"validate/torch/{script}.py{flags}" + (f" --report {a.report}" if a.report else "")
     return emit_report(generated, command, a.report)
 
