@@ -173,10 +173,22 @@ def machine_report(dlsim, tmp, label, profile_file, shipped, datasheet, variant)
     return out
 
 
-def graph_sweep_report(dlsim, tmp, label, profile_file, sweep_file, datasheet):
-    """Leave one model out with the kernel model fitted to the GPU's own graph-timed sweep (each kernel's device
-    time alone, so no fitted device fixed cost on top) less the held-out model's records, the host fitted on the
-    other models' profiles."""
+def with_replay_fixed_cost(path):
+    """The fitted file at `path` with kernel_model.fixed_includes_dispatch set: the device's fixed cost per kernel
+    (fitted to the replays, fit_host_model.with_device_fixed) then replaces each fitted class's own fixed cost."""
+    text = path.read_text()
+    if "\n  tile:" not in text:
+        raise SystemExit(f"step_fidelity: {path}: no kernel_model tile line to set fixed_includes_dispatch beside")
+    out = path.with_name(path.stem + "-replay-fixed.yaml")
+    out.write_text(text.replace("\n  tile:", "\n  fixed_includes_dispatch: true\n  tile:", 1))
+    return out
+
+
+def graph_sweep_report(dlsim, tmp, label, profile_file, sweep_file, datasheet, replay_fixed=False):
+    """Leave one model out with the kernel model fitted to the GPU's own graph-timed sweep less the held-out model's
+    records, the host fitted on the other models' profiles. The sweep times each kernel's device time alone, so its
+    classes' fixed costs are the device's and none is fitted on top; with `replay_fixed`, one fixed cost per kernel
+    fitted to the other models' replays replaces them (as for the event-timed sweep)."""
     profiles = host.load_profiles(host.DATA / profile_file)
     models = list(profiles)
     rows, dev, eager = [], [], []
@@ -184,6 +196,8 @@ def graph_sweep_report(dlsim, tmp, label, profile_file, sweep_file, datasheet):
         model, batch = host.CASES[held]
         p = profiles[held]
         kernels_hw, dropped = fit_kernels(dlsim, tmp, datasheet, held, sweep_file)
+        if replay_fixed:
+            kernels_hw = with_replay_fixed_cost(kernels_hw)
         others = [n for n in models if n != held]
         base, fixed_us = host.with_device_fixed(dlsim, str(kernels_hw), profiles, others)
         _, _, costs = host.fit(dlsim, str(base), profiles, others)
@@ -194,9 +208,12 @@ def graph_sweep_report(dlsim, tmp, label, profile_file, sweep_file, datasheet):
         rows.append(f"| {held} | {replay:.2f} | {g:.2f} ({pct(err(g, replay))}) | {wall:.2f} | "
                     f"{e:.2f} ({pct(err(e, wall))}) | {bound} | "
                     f"{'none' if fixed_us is None else f'{fixed_us:.2f}'} | {dropped} |")
+    fixed = ("; its classes' fixed costs replaced by one per kernel fitted to the other models' replays "
+             "(`fixed_includes_dispatch: true` set in the fitted file)" if replay_fixed else
+             "; its classes' own fixed costs, none fitted on top")
     return [f"Leave one model out on the {label.upper()} machine with the kernel model fitted onto `{datasheet}.yaml` "
-            f"from `{pathlib.Path(sweep_file).relative_to(ROOT)}` (graph-timed) less the held-out model's records, the "
-            "host fitted on the other models' profiles. ms per step.", "",
+            f"from `{pathlib.Path(sweep_file).relative_to(ROOT)}` (graph-timed) less the held-out model's records"
+            f"{fixed}; the host fitted on the other models' profiles. ms per step.", "",
             "| model | replay ms | dlsim cuda-graph | eager ms | dlsim eager | bound | device fixed µs fitted | "
             "sweep records left out |", "|---|---:|---:|---:|---:|---|---:|---:|"] + \
         rows + ["", f"Device time MAPE {mape(dev)}; eager step MAPE {mape(eager)}.", ""]
@@ -227,9 +244,9 @@ def main():
         generated = {label: "\n".join(machine_report(dlsim, tmp, label, *rest)) for label, *rest in MACHINES}
         generated.update({label: "\n".join(other_machine_report(dlsim, label, *rest))
                           for label, *rest in OTHER_MACHINES})
-        generated["h100-graph-sweep"] = "\n".join(graph_sweep_report(
+        generated["h100-graph-sweep"] = "\n".join(line for replay_fixed in (False, True) for line in graph_sweep_report(
             dlsim, tmp, "h100", "h100-2026-11-27c/step-profiles.json",
-            host.DATA / "h100-2026-11-27c" / "kernels-graph.json", "h100-sxm-datasheet"))
+            host.DATA / "h100-2026-11-27c" / "kernels-graph.json", "h100-sxm-datasheet", replay_fixed))
         generated["cross"] = "\n".join(line for label, *rest in CROSS
                                        for line in cross_report(dlsim, tmp, label, *rest))
         return generated
