@@ -88,8 +88,8 @@ def cross_report(dlsim, tmp, label, profile_file, sweep, datasheet, donor):
         rows.append(f"| {name} | {replay:.2f} | {g:.2f} ({pct(err(g, replay))}) | {wall:.2f} | "
                     f"{e:.2f} ({pct(err(e, wall))}) | {bound} |")
     return [f"#### {label.upper()} ({profiles[next(iter(profiles))]['device']}) predicted from `{donor}.yaml`", "",
-            f"`{datasheet}.yaml` with the kernel model `dlsim fit-kernels` fits to `{pathlib.Path(sweep).relative_to(ROOT)}`, "
-            f"and `{donor}.yaml`'s fitted sections over it. ms per step.", "",
+            f"`{datasheet}.yaml` with the kernel model `dlsim fit-kernels` fits to "
+            f"`{pathlib.Path(sweep).relative_to(ROOT)}`, and `{donor}.yaml`'s fitted sections over it. ms per step.", "",
             "| model | replay ms | dlsim cuda-graph | eager ms | dlsim eager | bound |", "|---|---:|---:|---:|---:|---|"] + \
         rows + ["", f"Device time MAPE {mape(dev)}; eager step MAPE {mape(eager)}.", ""]
 
