@@ -4,9 +4,11 @@ each model left out of everything fitted (results/fidelity.md is this script's r
 
   validate/torch/step_fidelity.py [--dlsim build/bin/dlsim] [--report results/fidelity.md]
 
-Measured (results/fidelity/data/<machine>-pytorch-step-profiles.json): PyTorch 2.11 fp32 training steps of
-ResNet-50 b32, MobileNet-V2 b64 and GoogLeNet b32 on the H100 and H200 machines: the eager wall time per
-synchronised step and the replay of the whole step captured in a CUDA graph (the device alone).
+Measured (torch_step_profile.py on the lent GPUs: results/fidelity/data/h100-2026-11-27c/step-profiles.json, 13
+torchvision CNNs on an H100; h200-2026-11-27b/step-profiles.json, 11 on an H200): PyTorch 2.11 fp32 training
+steps, the eager wall time per synchronised step and the replay of the whole step captured in a CUDA graph (the
+device alone). The zoo's CNNs run as the zoo builds them; the two it lacks (EfficientNet-B0, ShuffleNet V2) as
+`dlsim import-torch` records them (fit_host_model.py's CASES).
 
 Predicted, per machine and held-out model M:
 - before: the hardware files issue 28 started from (h100-sxm.yaml, calibrated on dlsim's own harness; the H200's
@@ -16,7 +18,13 @@ Predicted, per machine and held-out model M:
   datasheet file (the H100's kernel model is the H200 sweep's, carried over to the H100's peaks and bandwidth: the
   same GH100 die; nothing measured on the H100 goes into it), and the eager host model fitted
   (validate/torch/fit_host_model.py's method) to that machine's profiles of the two other models;
-- after, as shipped: h100-sxm-pytorch.yaml and h200.yaml, fitted on everything (in-sample; for the record).
+- after, as shipped: h100-sxm-pytorch.yaml and h200.yaml, fitted on everything (in-sample; for the record);
+- the GPU nobody measured: each GPU's models predicted with the other GPU's fitted constants (the device's fixed
+  cost per kernel, the host section, the concurrency constants) over a kernel model fitted onto this GPU's
+  datasheet file from the other GPU's sweep: what a user who has measured one GPU has for the other;
+- the H100's own graph-timed sweep as the kernel base (results/fidelity/data/h100-2026-11-27c/kernels-graph.json),
+  left one model out as above;
+- the shipped files on another machine of the same GPU kind (the shared profiles: no fit, a prediction).
 Device time is `dlsim run`'s cuda-graph iteration against the replay; the eager step its eager iteration against
 the eager wall. Every dlsim run: pool pytorch-caching, no swap, serial, 2 iterations (the second's),
 eager with `sync_every_step: true` (the host waits for the GPU at each step's end, as the measured steps did),
@@ -34,23 +42,69 @@ import fit_host_model as host  # noqa: E402  (the host model's fit, shared)
 
 SWEEP = ROOT / "results" / "fidelity" / "h200-2026-11-27-kernels.json"
 # (label, profiles, shipped file, datasheet file the kernel model is fitted onto, the shipped PyTorch variant)
-MACHINES = [("h100", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm", "h100-sxm-datasheet",
+MACHINES = [("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm", "h100-sxm-datasheet",
              "h100-sxm-pytorch"),
             ("h200", "h200-2026-11-27b/step-profiles.json", "h200-datasheet", "h200-datasheet", "h200")]
 # Another machine of the same kind: the shipped file (fitted on the machine above) against profiles measured on it.
-OTHER_MACHINES = [("h200-other", "h200-2026-11-27-pytorch-step-profiles.json", "h200")]
+OTHER_MACHINES = [("h200-other", "h200-2026-11-27-pytorch-step-profiles.json", "h200"),
+                  ("h100-other", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm-pytorch")]
+# The GPU nobody measured: (label, the profiles predicted, the sweep the kernel model is fitted to, this GPU's
+# datasheet file, the file whose fitted constants are carried over). The H200's constants sit over the H200 sweep's
+# kernel model; the H100's shipped file has the harness's kernel table under it, which does not carry over, so its
+# host goes over the H100's graph-timed sweep (its fixed costs the device's own: no fitted fixed cost needed).
+CROSS = [("h100", "h100-2026-11-27c/step-profiles.json", SWEEP, "h100-sxm-datasheet", "h200"),
+         ("h200", "h200-2026-11-27b/step-profiles.json",
+          host.DATA / "h100-2026-11-27c" / "kernels-graph.json", "h200-datasheet", "h100-sxm-pytorch")]
 
 
-def fit_kernels(dlsim, tmp, base, held):
+def carried_file(dlsim, tmp, label, sweep, datasheet, donor):
+    """A hardware file for a GPU nobody measured: the kernel model fitted (`dlsim fit-kernels`) to `sweep` onto
+    this GPU's `datasheet` file, and over it every fitted section of the shipped file `donor` (its device fixed cost,
+    host section and concurrency constants; its own base and description dropped)."""
+    kernels = tmp / f"{datasheet}-from-{pathlib.Path(sweep).stem}.yaml"
+    cmd = [dlsim.binary, "fit-kernels", str(sweep), "--hw", datasheet, "--out", str(kernels)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"step_fidelity: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+    text = host.hw_path(donor).read_text()
+    kept = [line for line in text.splitlines() if not line.startswith(("base:", "description:", "#"))]
+    out = tmp / f"{label}-carried-from-{donor}.yaml"
+    out.write_text(f"base: {kernels}\n" + "\n".join(kept) + "\n")
+    return out
+
+
+def cross_report(dlsim, tmp, label, profile_file, sweep, datasheet, donor):
+    """This GPU's models predicted with the other GPU's fitted constants (carried_file): no measurement of this
+    GPU in the file but its datasheet."""
+    profiles = host.load_profiles(host.DATA / profile_file)
+    hw = carried_file(dlsim, tmp, label, sweep, datasheet, donor)
+    rows, dev, eager = [], [], []
+    for name, p in profiles.items():
+        model, batch = host.CASES[name]
+        e, g, bound = times(dlsim, model, batch, hw)
+        replay, wall = p["graph_replay_ms_median"], p["eager_wall_ms_median"]
+        dev.append(err(g, replay))
+        eager.append(err(e, wall))
+        rows.append(f"| {name} | {replay:.2f} | {g:.2f} ({pct(err(g, replay))}) | {wall:.2f} | "
+                    f"{e:.2f} ({pct(err(e, wall))}) | {bound} |")
+    return [f"#### {label.upper()} ({profiles[next(iter(profiles))]['device']}) predicted from `{donor}.yaml`", "",
+            f"`{datasheet}.yaml` with the kernel model `dlsim fit-kernels` fits to "
+            f"`{pathlib.Path(sweep).relative_to(ROOT)}`, and `{donor}.yaml`'s fitted sections over it. ms per step.", "",
+            "| model | replay ms | dlsim cuda-graph | eager ms | dlsim eager | bound |", "|---|---:|---:|---:|---:|---|"] + \
+        rows + ["", f"Device time MAPE {mape(dev)}; eager step MAPE {mape(eager)}.", ""]
+
+
+def fit_kernels(dlsim, tmp, base, held, sweep_file=SWEEP):
     """A hardware file: `base` with the kernel model fitted to the sweep less the records of `held`'s layers."""
-    sweep = json.loads(SWEEP.read_text())
+    sweep = json.loads(pathlib.Path(sweep_file).read_text())
     name = held.rsplit("-", 1)[0]
     kept = [r for r in sweep["records"] if r.get("src") != f"model:{name}"]
     dropped = len(sweep["records"]) - len(kept)
     sweep["records"] = kept
-    path = tmp / f"sweep-no-{name}.json"
+    stem = pathlib.Path(sweep_file).stem
+    path = tmp / f"{stem}-no-{name}.json"
     path.write_text(json.dumps(sweep))
-    out = tmp / f"{base}-fitted-no-{name}.yaml"
+    out = tmp / f"{base}-{stem}-no-{name}.yaml"
     cmd = [dlsim.binary, "fit-kernels", str(path), "--hw", base, "--out", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -119,6 +173,52 @@ def machine_report(dlsim, tmp, label, profile_file, shipped, datasheet, variant)
     return out
 
 
+def with_replay_fixed_cost(path):
+    """The fitted file at `path` with kernel_model.fixed_includes_dispatch set: the device's fixed cost per kernel
+    (fitted to the replays, fit_host_model.with_device_fixed) then replaces each fitted class's own fixed cost."""
+    text = path.read_text()
+    if "\n  tile:" not in text:
+        raise SystemExit(f"step_fidelity: {path}: no kernel_model tile line to set fixed_includes_dispatch beside")
+    out = path.with_name(path.stem + "-replay-fixed.yaml")
+    out.write_text(text.replace("\n  tile:", "\n  fixed_includes_dispatch: true\n  tile:", 1))
+    return out
+
+
+def graph_sweep_report(dlsim, tmp, label, profile_file, sweep_file, datasheet, replay_fixed=False):
+    """Leave one model out with the kernel model fitted to the GPU's own graph-timed sweep less the held-out model's
+    records, the host fitted on the other models' profiles. The sweep times each kernel's device time alone, so its
+    classes' fixed costs are the device's and none is fitted on top; with `replay_fixed`, one fixed cost per kernel
+    fitted to the other models' replays replaces them (as for the event-timed sweep)."""
+    profiles = host.load_profiles(host.DATA / profile_file)
+    models = list(profiles)
+    rows, dev, eager = [], [], []
+    for held in models:
+        model, batch = host.CASES[held]
+        p = profiles[held]
+        kernels_hw, dropped = fit_kernels(dlsim, tmp, datasheet, held, sweep_file)
+        if replay_fixed:
+            kernels_hw = with_replay_fixed_cost(kernels_hw)
+        others = [n for n in models if n != held]
+        base, fixed_us = host.with_device_fixed(dlsim, str(kernels_hw), profiles, others)
+        _, _, costs = host.fit(dlsim, str(base), profiles, others)
+        e, g, bound = times(dlsim, model, batch, dlsim.hw_file(str(base), costs))
+        replay, wall = p["graph_replay_ms_median"], p["eager_wall_ms_median"]
+        dev.append(err(g, replay))
+        eager.append(err(e, wall))
+        rows.append(f"| {held} | {replay:.2f} | {g:.2f} ({pct(err(g, replay))}) | {wall:.2f} | "
+                    f"{e:.2f} ({pct(err(e, wall))}) | {bound} | "
+                    f"{'none' if fixed_us is None else f'{fixed_us:.2f}'} | {dropped} |")
+    fixed = ("; its classes' fixed costs replaced by one per kernel fitted to the other models' replays "
+             "(`fixed_includes_dispatch: true` set in the fitted file)" if replay_fixed else
+             "; its classes' own fixed costs, none fitted on top")
+    return [f"Leave one model out on the {label.upper()} machine with the kernel model fitted onto `{datasheet}.yaml` "
+            f"from `{pathlib.Path(sweep_file).relative_to(ROOT)}` (graph-timed) less the held-out model's records"
+            f"{fixed}; the host fitted on the other models' profiles. ms per step.", "",
+            "| model | replay ms | dlsim cuda-graph | eager ms | dlsim eager | bound | device fixed µs fitted | "
+            "sweep records left out |", "|---|---:|---:|---:|---:|---|---:|---:|"] + \
+        rows + ["", f"Device time MAPE {mape(dev)}; eager step MAPE {mape(eager)}.", ""]
+
+
 def other_machine_report(dlsim, label, profile_file, variant):
     """The shipped file on the same GPU kind in another VM (another host CPU): no fit, a prediction."""
     profiles = host.load_profiles(host.DATA / profile_file)
@@ -144,6 +244,11 @@ def main():
         generated = {label: "\n".join(machine_report(dlsim, tmp, label, *rest)) for label, *rest in MACHINES}
         generated.update({label: "\n".join(other_machine_report(dlsim, label, *rest))
                           for label, *rest in OTHER_MACHINES})
+        generated["h100-graph-sweep"] = "\n".join(line for replay_fixed in (False, True) for line in graph_sweep_report(
+            dlsim, tmp, "h100", "h100-2026-11-27c/step-profiles.json",
+            host.DATA / "h100-2026-11-27c" / "kernels-graph.json", "h100-sxm-datasheet", replay_fixed))
+        generated["cross"] = "\n".join(line for label, *rest in CROSS
+                                       for line in cross_report(dlsim, tmp, label, *rest))
         return generated
     return host.report_main("step_fidelity", __doc__, generate)
 
