@@ -18,6 +18,8 @@ cudnn.benchmark off and TF32 for convolutions only (PyTorch's defaults). Per cas
       top-level aten ops, their CPU time including children): from --profiled steps under torch.profiler
   graph_replay_ms_median / _min   the whole step captured in one torch.cuda.CUDAGraph (warm-up on a side stream,
       as PyTorch's documentation does it), each of --replays replays timed with CUDA events: the device alone
+      (Adam/AdamW rebuilt with capturable=True for the capture, named in graph_optimizer: PyTorch refuses to
+      capture it otherwise; the H100 lease of 2026-11-27 predates this and has no LLM replay)
   graph_replay_pipelined_ms   --replays replays back to back between two events, over --replays
 With --trace-dir, the profiler's Chrome trace of each case is written there (gzip), with the top-level object
 "dlsim" that validate/torch/record_profile.py adds (the unprofiled step's median among it), so that
@@ -173,6 +175,14 @@ def run_case(c, a):
     if not cuda:
         return rec
     try:  # the whole step in one CUDA graph: warm-up on a side stream, then capture (PyTorch's documented recipe)
+        if c["optimizer"] != "sgd-momentum":
+            # Adam(W) refuses capture unless capturable=True (its step count then lives on the device), which is
+            # what a user who captures the step sets; SGD captures as it is.
+            import inspect
+            accepted = inspect.signature(type(opt).__init__).parameters
+            kwargs = {k: v for k, v in opt.defaults.items() if k in accepted}
+            opt = type(opt)(opt.param_groups[0]["params"], **{**kwargs, "capturable": True})
+            rec["graph_optimizer"] = f"{type(opt).__name__}(capturable=True)"
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):
