@@ -52,7 +52,7 @@ std::vector<ScheduledSwap> singa_schedule(const SingaTrace& trace, const std::ve
       x.exposed_ns = std::max<TimeNs>(0, time_at(x.in_start) + copy.in(x.c.bytes) - t_need);
     }
     for (int j = x.in_start; j < x.c.d; ++j) load[static_cast<size_t>(j)] += b;
-    next_start = x.in_start;
+    next_start = std::min(next_start, x.in_start);
   }
   std::sort(s.begin(), s.end(), [](const ScheduledSwap& a, const ScheduledSwap& b) { return a.c.r < b.c.r; });
   return s;
