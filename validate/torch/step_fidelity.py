@@ -78,20 +78,10 @@ def cross_report(dlsim, tmp, label, profile_file, sweep, datasheet, donor):
     GPU in the file but its datasheet."""
     profiles = host.load_profiles(host.DATA / profile_file)
     hw = carried_file(dlsim, tmp, label, sweep, datasheet, donor)
-    rows, dev, eager = [], [], []
-    for name, p in profiles.items():
-        model, batch = host.CASES[name]
-        e, g, bound = times(dlsim, model, batch, hw)
-        replay, wall = p["graph_replay_ms_median"], p["eager_wall_ms_median"]
-        dev.append(err(g, replay))
-        eager.append(err(e, wall))
-        rows.append(f"| {name} | {replay:.2f} | {g:.2f} ({pct(err(g, replay))}) | {wall:.2f} | "
-                    f"{e:.2f} ({pct(err(e, wall))}) | {bound} |")
     return [f"#### {label.upper()} ({profiles[next(iter(profiles))]['device']}) predicted from `{donor}.yaml`", "",
             f"`{datasheet}.yaml` with the kernel model `dlsim fit-kernels` fits to "
-            f"`{pathlib.Path(sweep).relative_to(ROOT)}`, and `{donor}.yaml`'s fitted sections over it. ms per step.", "",
-            "| model | replay ms | dlsim cuda-graph | eager ms | dlsim eager | bound |", "|---|---:|---:|---:|---:|---|"] + \
-        rows + ["", f"Device time MAPE {mape(dev)}; eager step MAPE {mape(eager)}.", ""]
+            f"`{pathlib.Path(sweep).relative_to(ROOT)}`, and `{donor}.yaml`'s fitted sections over it. ms per step.",
+            ""] + prediction_table(dlsim, profiles, hw)
 
 
 def fit_kernels(dlsim, tmp, base, held, sweep_file=SWEEP):
@@ -222,19 +212,23 @@ def graph_sweep_report(dlsim, tmp, label, profile_file, sweep_file, datasheet, r
 def other_machine_report(dlsim, label, profile_file, variant):
     """The shipped file on the same GPU kind in another VM (another host CPU): no fit, a prediction."""
     profiles = host.load_profiles(host.DATA / profile_file)
+    return [f"`{variant}.yaml`, fitted on the machine above, predicting the same models measured on another "
+            f"{profiles[next(iter(profiles))]['device']} machine (`{profile_file}`, shared data): same GPU kind, "
+            "another VM and host CPU. ms per step.", ""] + prediction_table(dlsim, profiles, variant)
+
+
+def prediction_table(dlsim, profiles, hw):
+    """Each profiled model run once on `hw` (no fit): the table of measured and predicted times, and the MAPEs."""
     rows, dev, eager = [], [], []
     for name, p in profiles.items():
         model, batch = host.CASES[name]
-        e, g, bound = times(dlsim, model, batch, variant)
+        e, g, bound = times(dlsim, model, batch, hw)
         replay, wall = p["graph_replay_ms_median"], p["eager_wall_ms_median"]
         dev.append(err(g, replay))
         eager.append(err(e, wall))
         rows.append(f"| {name} | {replay:.2f} | {g:.2f} ({pct(err(g, replay))}) | {wall:.2f} | "
                     f"{e:.2f} ({pct(err(e, wall))}) | {bound} |")
-    return [f"`{variant}.yaml`, fitted on the machine above, predicting the same models measured on another "
-            f"{profiles[next(iter(profiles))]['device']} machine (`{profile_file}`, shared data): same GPU kind, "
-            "another VM and host CPU. ms per step.", "",
-            "| model | replay ms | dlsim cuda-graph | eager ms | dlsim eager | bound |", "|---|---:|---:|---:|---:|---|"] + \
+    return ["| model | replay ms | dlsim cuda-graph | eager ms | dlsim eager | bound |", "|---|---:|---:|---:|---:|---|"] + \
         rows + ["", f"Device time MAPE {mape(dev)}; eager step MAPE {mape(eager)}.", ""]
 
 
