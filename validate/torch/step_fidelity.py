@@ -228,8 +228,8 @@ def prediction_table(dlsim, profiles, hw):
         eager.append(err(e, wall))
         rows.append(f"| {name} | {replay:.2f} | {g:.2f} ({pct(err(g, replay))}) | {wall:.2f} | "
                     f"{e:.2f} ({pct(err(e, wall))}) | {bound} |")
-    return ["| model | replay ms | dlsim cuda-graph | eager ms | dlsim eager | bound |", "|---|---:|---:|---:|---:|---|"] + \
-        rows + ["", f"Device time MAPE {mape(dev)}; eager step MAPE {mape(eager)}.", ""]
+    return ["| model | replay ms | dlsim cuda-graph | eager ms | dlsim eager | bound |",
+            "|---|---:|---:|---:|---:|---|"] + rows + ["", f"Device time MAPE {mape(dev)}; eager step MAPE {mape(eager)}.", ""]
 
 
 def main():
