@@ -27,17 +27,17 @@ import gzip
 import json
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import fit_host_model as host  # noqa: E402  (step_experiment, report_main)
+import memory_fidelity  # noqa: E402  (unpacked_trace: the recorded steps it compares too)
+from fit_host_model import pct  # noqa: E402
 
 ROOT = HERE.parent.parent
 DATA = ROOT / "results" / "fidelity" / "data" / "h100-2026-11-27c"
-TRACES = ROOT / "results" / "fidelity" / "data" / "memory-traces"
 HW = ["h100-sxm-pytorch", "h100-sxm", "h100-sxm-datasheet", "sweep fit"]
 SWEEP = DATA / "kernels-graph.json"
 LLM = {"precision": "mixed-bf16", "optimizer": "adamw"}
@@ -101,11 +101,7 @@ class Runner:
         self.binary, self.tmp, self.n = binary, pathlib.Path(tmp), 0
 
     def trace(self, name):
-        out = self.tmp / f"{name}.torchstep.json"
-        if not out.exists():
-            with gzip.open(TRACES / f"{name}.torchstep.json.gz", "rb") as f, open(out, "wb") as g:
-                shutil.copyfileobj(f, g)
-        return str(out)
+        return str(memory_fidelity.unpacked_trace(self.tmp, name))
 
     def hw(self, label):
         """A hardware name, or for "sweep fit" the file fit-kernels makes from the sweep over the datasheet file."""
@@ -146,10 +142,6 @@ class Runner:
 
 def ms(us):
     return f"{us / 1000.0:,.2f}"
-
-
-def pct(p, m):
-    return f"{100.0 * (p / m - 1):+.1f} %"
 
 
 def steps(runner):

@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE))
 import conv_scratch_yaml  # noqa: E402  (the probe's records as a hardware file's conv_scratch list)
 import memory_h100  # noqa: E402  (the lent H100's cases)
 import fit_host_model as host  # noqa: E402  (emit_report: the generated blocks and their provenance)
+from fit_host_model import pct  # noqa: E402  (the signed error of a prediction, as every report prints it)
 
 DATA = ROOT / "results" / "fidelity" / "data" / "h200-2026-11-27b"
 TRACES = ROOT / "results" / "fidelity" / "data" / "memory-traces"
@@ -54,17 +55,21 @@ TRUTH = [("memory-truth.json", "Qwen2.5-0.5B b4 s2048 bf16 AdamW, HF ckpt", QWEN
          ("memory-truth-densenet121-b32.json", "DenseNet-121 b32", {"model": "densenet121"}, "densenet121-b32")]
 
 
+def unpacked_trace(tmp, name):
+    """data/memory-traces/NAME.torchstep.json.gz unpacked into the folder `tmp` (dlsim reads plain JSON), once."""
+    out = pathlib.Path(tmp) / f"{name}.torchstep.json"
+    if not out.exists():
+        with gzip.open(TRACES / f"{name}.torchstep.json.gz", "rb") as f, open(out, "wb") as g:
+            shutil.copyfileobj(f, g)
+    return out
+
+
 class Dlsim:
     def __init__(self, binary, tmp):
         self.binary, self.tmp, self.n = binary, pathlib.Path(tmp), 0
 
     def trace(self, name):
-        """The gzipped trace unpacked into the temporary folder (dlsim reads plain JSON)."""
-        out = self.tmp / f"{name}.torchstep.json"
-        if not out.exists():
-            with gzip.open(TRACES / f"{name}.torchstep.json.gz", "rb") as f, open(out, "wb") as g:
-                shutil.copyfileobj(f, g)
-        return out
+        return unpacked_trace(self.tmp, name)
 
     def scratch_hw(self):
         """h200 with the probe's measured cuDNN scratch (validate/torch/conv_scratch_yaml.py), float32 records."""
@@ -91,10 +96,6 @@ class Dlsim:
 
 def mib(b):
     return f"{b / MIB:,.0f}"
-
-
-def pct(p, m):
-    return f"{100.0 * (p / m - 1):+.1f} %"
 
 
 def truth_case(path, trace):

@@ -11,6 +11,8 @@ import json
 import pathlib
 import re
 
+from fit_host_model import pct  # memory_fidelity.py puts validate/torch/ on the path before importing this
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "results" / "fidelity" / "data" / "h100-2026-11-27c"
 HW = "h100-sxm-pytorch"
@@ -32,10 +34,6 @@ NOT_IN_ZOO = {"efficientnet_b0", "shufflenet_v2_x1_0"}
 
 def mib(b):
     return f"{b / MIB:,.0f}"
-
-
-def pct(p, m):
-    return f"{100.0 * (p / m - 1):+.1f} %"
 
 
 def case_of(record):
