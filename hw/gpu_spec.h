@@ -47,6 +47,11 @@ struct ConcurrencySpec {
   // How much each other kernel resident at the same time slows a kernel (L2, instruction issue, memory latency):
   // rate = 1 / (1 + co_run_slowdown * sum over the others of min(1, its share of the slots / this one's)).
   double co_run_slowdown = 0.0;
+  // How much a host<->device copy moving data slows every running kernel: rate = 1 / (1 + copy_slowdown * the
+  // copy directions moving data at that moment). A copy engine's DMA reads or writes HBM and L2 beside the
+  // kernels; on an H200 running swap plans, kernels that overlapped a copy took 6-13 % longer than the same
+  // kernels without swapping (eager; the others 0-2 % longer): results/swap/README.md, "On a real GPU".
+  double copy_slowdown = 0.0;
   // Launch path under CUDA Graphs (experiment key launch: cuda-graph): one cudaGraphLaunch per iteration, and a
   // small cost per kernel node as the graph's work is fed to the GPU.
   TimeNs graph_launch_ns = 10000;

@@ -255,7 +255,7 @@ void read_conv_workspace(const YamlMap& top, GpuSpec& g) {
 // `concurrent_kernels:` (optional, every key optional with ConcurrencySpec's default).
 void read_concurrency(const YamlMap& m, GpuSpec& g) {
   m.check_keys({"max_connections", "gemm_blocks_per_sm", "elementwise_blocks_per_sm", "hbm_share_fraction",
-                "co_run_slowdown", "graph_launch_us", "graph_node_us", "launch_queue_depth"});
+                "co_run_slowdown", "copy_slowdown", "graph_launch_us", "graph_node_us", "launch_queue_depth"});
   ConcurrencySpec& c = g.concurrency;
   if (m.has("max_connections")) c.max_connections = static_cast<int>(get_int_in_range(m, "max_connections", 1, 32));
   if (m.has("gemm_blocks_per_sm"))
@@ -271,6 +271,11 @@ void read_concurrency(const YamlMap& m, GpuSpec& g) {
     c.co_run_slowdown = m.get_double("co_run_slowdown");
     if (!(c.co_run_slowdown >= 0 && c.co_run_slowdown <= 10))
       m.fail("co_run_slowdown", "must be in [0, 10], got " + format_number(c.co_run_slowdown));
+  }
+  if (m.has("copy_slowdown")) {
+    c.copy_slowdown = m.get_double("copy_slowdown");
+    if (!(c.copy_slowdown >= 0 && c.copy_slowdown <= 10))
+      m.fail("copy_slowdown", "must be in [0, 10], got " + format_number(c.copy_slowdown));
   }
   if (m.has("graph_launch_us")) c.graph_launch_ns = get_time_us(m, "graph_launch_us");
   if (m.has("graph_node_us")) c.graph_node_ns = get_time_us(m, "graph_node_us");

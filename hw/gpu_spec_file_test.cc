@@ -338,7 +338,8 @@ TEST_CASE("concurrent_kernels: optional, [A] defaults, each key range-checked wi
       "  co_run_slowdown: 0.2\n"        // 37
       "  graph_launch_us: 7.5\n"        // 38
       "  graph_node_us: 0.25\n"         // 39
-      "  launch_queue_depth: 64\n";     // 40
+      "  launch_queue_depth: 64\n"      // 40
+      "  copy_slowdown: 0.075\n";       // 41
   TempFile full("full.yaml", kValid + block);
   const ConcurrencySpec c = load_gpu_spec(full.path()).concurrency;
   CHECK(c.max_connections == 4);
@@ -349,6 +350,8 @@ TEST_CASE("concurrent_kernels: optional, [A] defaults, each key range-checked wi
   CHECK(c.graph_launch_ns == 7500);
   CHECK(c.graph_node_ns == 250);
   CHECK(c.launch_queue_depth == 64);
+  CHECK(c.copy_slowdown == 0.075);
+  CHECK(d.concurrency.copy_slowdown == 0.0);  // [A] off unless a file measured it
   CHECK(d.concurrency.launch_queue_depth == 1024);  // [A] about a thousand per stream
 
   struct Bad {
@@ -371,6 +374,8 @@ TEST_CASE("concurrent_kernels: optional, [A] defaults, each key range-checked wi
       {"graph_launch_us: 7.5", "graph_launch_us: -1", "concurrent_kernels.graph_launch_us", 38, "must not be negative"},
       {"graph_node_us: 0.25", "graph_node_us: fast", "concurrent_kernels.graph_node_us", 39, "expected"},
       {"launch_queue_depth: 64", "launch_queue_depth: 64\n  streams: 3", "concurrent_kernels.streams", 41, "max_connections"},
+      {"copy_slowdown: 0.075", "copy_slowdown: -0.5", "concurrent_kernels.copy_slowdown", 41,
+       "must be in [0, 10], got -0.5"},
       {"launch_queue_depth: 64", "launch_queue_depth: -1", "concurrent_kernels.launch_queue_depth", 40, "out of range"},
   };
   for (const Bad& b : bad) {

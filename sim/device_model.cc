@@ -311,6 +311,8 @@ void DeviceModel::schedule_kernels() {
   }
   const double shared = std::max(gpu_.hbm_bandwidth * cs.hbm_share_fraction, largest);
   const double oversubscribed = shared > 0 ? std::max(1.0, demand / shared) : 1.0;
+  // Copies moving data slow every kernel alike (GpuSpec's concurrency.copy_slowdown), per direction busy.
+  const double copying = 1.0 + cs.copy_slowdown * static_cast<double>(copy_directions_busy());
   double occupancy = 0;
   for (uint32_t slot : resident_kernels_) {
     Activity& a = acts_[slot];
@@ -330,7 +332,7 @@ void DeviceModel::schedule_kernels() {
           others += std::min(1.0, static_cast<double>(acts_[other].resident) * acts_[other].block_share /
                                       (static_cast<double>(a.resident) * a.block_share));
     const double co_run = 1.0 + cs.co_run_slowdown * others;
-    const double rate = 1.0 / ((1.0 + a.memory_bound * (oversubscribed - 1.0)) * co_run);
+    const double rate = 1.0 / ((1.0 + a.memory_bound * (oversubscribed - 1.0)) * co_run * copying);
     double next = a.waves.front().v_end;
     for (const Wave& w : a.waves) next = std::min(next, w.v_end);
     if (rate == a.rate && next == a.event_v) continue;  // its pending event still holds
@@ -386,8 +388,22 @@ void DeviceModel::join_group(uint32_t slot) {
   Activity& a = acts_[slot];
   a.last = now_;
   a.rate = 0;  // forces a completion event at the re-solve
+  const int busy_before = copy_directions_busy();
   members_[a.group].push_back(slot);
   resolve_group(a.group);
+  copies_changed(busy_before);
+}
+
+int DeviceModel::copy_directions_busy() const {
+  int busy = 0;
+  for (const std::vector<uint32_t>& m : members_) busy += m.empty() ? 0 : 1;
+  return busy;
+}
+
+// The kernels' rates depend on how many copy directions move data (copy_slowdown): solve them again when that
+// changed. Without a copy slowdown nothing is re-solved, so a file without one runs exactly as before.
+void DeviceModel::copies_changed(int busy_before) {
+  if (gpu_.concurrency.copy_slowdown > 0 && copy_directions_busy() != busy_before) schedule_kernels();
 }
 
 // Brings every copy's remaining work up to date, solves the rates, and re-keys the completion of each copy
@@ -433,9 +449,11 @@ void DeviceModel::finish_activity(uint32_t slot) {
   if (a.kernel) {
     schedule_kernels();
   } else if (!a.host) {
+    const int busy_before = copy_directions_busy();
     std::vector<uint32_t>& m = members_[a.group];
     m.erase(std::find(m.begin(), m.end(), slot));
     resolve_group(a.group);
+    copies_changed(busy_before);
   }
   Connection& conn = connections_[static_cast<size_t>(stream_connection_[static_cast<size_t>(a.stream)])];
   conn.busy = false;

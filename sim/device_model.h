@@ -18,7 +18,8 @@
 //   standalone demand is its bytes over its time, in proportion to its resident blocks; when the demands exceed
 //   concurrency.hbm_share_fraction of the peak, a kernel slows in proportion to how memory-bound it is, its
 //   demand over that bandwidth), and a general slowdown per co-resident kernel (concurrency.co_run_slowdown, in
-//   full from one that holds at least as many slots, in proportion from a smaller one).
+//   full from one that holds at least as many slots, in proportion from a smaller one), and the copies: each
+//   copy direction moving data slows every kernel by concurrency.copy_slowdown (DMA traffic in HBM and L2).
 //   A kernel's progress is counted in standalone nanoseconds; rates and completions are solved again only when
 //   the resident set or a kernel's blocks change (a wave starts or ends), and a changed completion event
 //   replaces the old one through a generation counter.
@@ -171,6 +172,8 @@ class DeviceModel {
   void schedule_kernels();  // dispatch blocks to free slots, solve the rates, re-key the completions
   void join_group(uint32_t slot);
   void resolve_group(int g);
+  int copy_directions_busy() const;        // copy groups with a copy in flight (one with a single engine)
+  void copies_changed(int busy_before);    // re-solves the kernels' rates when copy_slowdown applies
   void finish_activity(uint32_t slot);
   void command_done(int stream, int iteration);
   void set_occupancy(double occupancy);

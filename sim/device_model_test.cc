@@ -243,6 +243,44 @@ TEST_CASE("device model: each co-resident kernel slows the others by co_run_slow
   }
 }
 
+TEST_CASE("device model: a copy moving data slows the kernels beside it by copy_slowdown, per direction busy") {
+  Graph g;
+  GpuSpec spec = fake_gpu();
+  const OpId k = grid_op(g, "k", 1000, 100);
+  const TensorId out = tensor(g, "out", 300), in = tensor(g, "in", 300);
+  SECTION("without a copy slowdown a copy does not touch the kernel") {
+    Bench d(g, 3, spec);
+    d.device.enqueue(0, d.launch(k));
+    d.device.enqueue(1, {CmdKind::CopyOut, 0, -1, out, -1, 0});
+    d.drain();
+    CHECK(record(d.trace, k).end == 1000);
+  }
+  SECTION("one direction busy") {
+    spec.concurrency.copy_slowdown = 0.25;
+    Bench d(g, 3, spec);
+    d.device.enqueue(0, d.launch(k));
+    d.device.enqueue(1, {CmdKind::CopyOut, 0, -1, out, -1, 0});
+    d.drain();
+    // The copy pays its 500 ns latency, then moves its 300 bytes from 500 to 800: the kernel runs alone to 500
+    // (500 ns done), at 1 / 1.25 to 800 (240 more), and the last 260 alone: it ends at 1060. The copy itself is
+    // not slowed.
+    CHECK(record(d.trace, k).end == 1060);
+    REQUIRE(d.trace.copies.size() == 1);
+    CHECK(d.trace.copies[0].end == 800);
+  }
+  SECTION("both directions busy count twice") {
+    spec.concurrency.copy_slowdown = 0.25;
+    Bench d(g, 3, spec);
+    d.device.enqueue(0, d.launch(k));
+    d.device.enqueue(1, {CmdKind::CopyOut, 0, -1, out, -1, 0});
+    d.device.enqueue(2, {CmdKind::CopyIn, 0, -1, in, -1, 0});
+    d.drain();
+    // Both copies move data from 500 to 800 on their own engines: the kernel at 1 / 1.5 does 200 ns of work
+    // there, 500 before and the last 300 after: it ends at 1100.
+    CHECK(record(d.trace, k).end == 1100);
+  }
+}
+
 TEST_CASE("device model: nine streams over eight connections show the false dependency") {
   Graph g;
   std::vector<OpId> k;
