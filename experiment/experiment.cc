@@ -51,7 +51,7 @@ const std::vector<std::string>& experiment_keys() {
                                                 "image_size",    "seq_len", "optimizer", "precision",
                                                 "tf32",          "memory_format", "kernels",
                                                 "launch",        "max_graph_nodes", "attention",
-                                                "sync_every_step"};
+                                                "sync_every_step", "run_hw"};
   return keys;
 }
 
@@ -73,6 +73,21 @@ std::string beside_if_missing(const std::string& path, const std::string& file) 
   if (p.is_absolute() || file.empty() || std::filesystem::exists(p)) return path;
   const auto beside = std::filesystem::path(file).parent_path() / p;
   return std::filesystem::exists(beside) ? beside.string() : path;
+}
+
+// A hardware file named by `key`: a shipped name or a path (relative as beside_if_missing), which must exist.
+std::string read_hw_file(const YamlMap& m, const std::string& key, const std::string& file) {
+  std::string hw = m.get_string(key);
+  if (!is_hw_path(hw)) {
+    auto names = list_hw_names();
+    if (std::find(names.begin(), names.end(), hw) == names.end())
+      m.fail(key, "unknown hardware '" + hw + "'; valid: " + join(names) + ", or " + kHwPathText);
+  } else {
+    hw = beside_if_missing(hw, file);
+    if (!std::filesystem::exists(hw)) m.fail(key, "hardware file '" + hw + "' not found");
+    if (std::filesystem::is_directory(hw)) m.fail(key, "'" + hw + "' is a folder, not a hardware file");
+  }
+  return hw;
 }
 
 // Every key of an override mapping, at any depth, is a name: the merge into the hardware file goes by name, and a
@@ -177,16 +192,10 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.seq_len = m.get_int("seq_len", 0);
   if (e.seq_len < 0) m.fail("seq_len", "must be positive (or 0 for the model's default)");
 
-  e.hw = m.get_string("hw");
-  if (!is_hw_path(e.hw)) {
-    auto names = list_hw_names();
-    if (std::find(names.begin(), names.end(), e.hw) == names.end())
-      m.fail("hw", "unknown hardware '" + e.hw + "'; valid: " + join(names) + ", or " + kHwPathText);
-  } else {
-    e.hw = beside_if_missing(e.hw, file);
-    if (!std::filesystem::exists(e.hw)) m.fail("hw", "hardware file '" + e.hw + "' not found");
-    if (std::filesystem::is_directory(e.hw)) m.fail("hw", "'" + e.hw + "' is a folder, not a hardware file");
-  }
+  e.hw = read_hw_file(m, "hw", file);
+  // The plan (graph, schedule, swaps) is made for `hw`; the simulation may run it on another GPU's file, as a
+  // plan made for one GPU runs on another in the harness (results/swap/README.md, "On a real GPU").
+  if (m.has("run_hw")) e.run_hw = read_hw_file(m, "run_hw", file);
 
   if (m.has("hw_override")) {  // merged into the hardware file and checked now, so that a sweep fails early
     e.hw_override = m.get("hw_override");
@@ -205,6 +214,8 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
       throw ConfigError(file, m.line_of("hw_override"), "hw_override", hardware_error_under_override(err));
     }
   }
+
+  if (!e.run_hw.empty()) load_hardware(e.run_hw, e.hw_override);  // its errors now, not mid-sweep
 
   e.pool = read_policy(m, "pool", pool_registry());
   e.swap = read_policy(m, "swap", swap_registry());

@@ -41,6 +41,9 @@ struct Experiment {
   std::string model_label() const;
   std::string hw;             // configs/hw name or path to a .yaml file (relative: as for model)
   YAML::Node hw_override;     // a mapping merged into the hardware file (hw/hardware.h); null: none
+  // The hardware file the simulation runs on, when not `hw` (empty): the graph, schedule and swap plan are made
+  // for `hw` and run unchanged on this one (hw_override merged into both).
+  std::string run_hw;
   // "h100-sxm", or "h100-sxm+pcie.h2d_pinned_gb_per_s=25" naming every override exactly (experiment/hw_override_label.h)
   std::string hw_label() const;
   PolicyChoice pool;

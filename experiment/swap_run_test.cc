@@ -115,6 +115,29 @@ TEST_CASE("an experiment overrides hardware fields: a slower link makes the same
   }
 }
 
+TEST_CASE("run_hw: the plan made for hw runs unchanged on another file, without the figures of hw's own runs") {
+  const std::string base =
+      "{model: resnet18, batch: 32, hw: h100-sxm, pool: cnmem, concurrency: serial, iterations: 2,"
+      " swap: {name: fastest-under-limit, limit_fraction: 0.7}";
+  const auto planned_here = run_json(base + "}");
+  const auto same_file = run_json(base + ", run_hw: h100-sxm}");
+  const auto elsewhere = run_json(base + ", run_hw: titan-x-pcie3}");
+  // On its own file the run is the plain run, bar the figures left out.
+  CHECK(same_file["iteration_time_us"] == planned_here["iteration_time_us"]);
+  CHECK(same_file["run_hw"] == "h100-sxm");
+  CHECK_FALSE(planned_here.contains("run_hw"));
+  // The same plan (the same transfers) on a slower GPU and link takes longer.
+  CHECK(elsewhere["swap_transfers"] == planned_here["swap_transfers"]);
+  CHECK(elsewhere["swap_out_bytes"] == planned_here["swap_out_bytes"]);
+  CHECK(elsewhere["iteration_time_us"].get<double>() > planned_here["iteration_time_us"].get<double>());
+  for (const char* key : {"no_swap_iteration_time_us", "stall_us", "overhead"}) {
+    CHECK(planned_here.contains(key));
+    CHECK_FALSE(elsewhere.contains(key));
+  }
+  CHECK_THROWS_WITH(swap_experiment(base + ", run_hw: no-such-gpu}"),
+                    Catch::Contains("test.yaml") && Catch::Contains("run_hw") && Catch::Contains("unknown hardware"));
+}
+
 TEST_CASE("swapping composes with the planning pools: they plan on the swapped iteration") {
   for (const char* pool : {"smartpool", "planned"}) {
     INFO(pool);
