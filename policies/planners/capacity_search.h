@@ -15,8 +15,12 @@
 //   max(floor(s), o): prune when that plus the unplaced bytes in s exceeds the capacity. floor(s) only rises
 //   where a buffer is placed, so this is checked over the placed buffer's sections (a segment tree of the
 //   unplaced bytes per section) plus o + the largest unplaced total anywhere.
+// * Raised stack (ours): after placing c with top t, in each section of the buffers it raised, the unplaced
+//   buffers that cannot start below t must fit between t and the capacity.
 // * Dynamic ordering: candidates are tried by minimum offset, then by a static priority (MiniMalloc's
-//   preorderings: width, area and largest section total in three different orders), and the search restarts
+//   preorderings, preorder.h: width, area and largest section total in three different orders). Each part of
+//   a dynamic decomposition gets a fresh preorder (MiniMalloc's SubSolve), its T taken over the bytes still
+//   unplaced, so the buffers of its most crowded remaining sections come first. The search restarts
 //   round-robin over the three priorities with a node limit that doubles (2n, 4n, ...), as MiniMalloc does,
 //   so one unlucky order does not eat the whole budget. Our addition: jittered restarts (each priority order
 //   slightly and deterministically perturbed, a new perturbation each time, with a slowly growing node limit)
@@ -30,12 +34,17 @@
 
 #include "policies/planners/conflict_graph.h"
 #include "policies/planners/dsa_instance.h"
+#include "policies/planners/preorder.h"
 
 namespace dlsim {
 
-// The static priority among buffers with equal minimum offsets (W = lifetime width, A = area, T = largest
-// live-bytes total among the buffer's sections; each descending, then input order).
-enum class Preorder { RoundRobin, WidthAreaTotal, TotalAreaWidth, TotalWidthArea };
+// The search's rules that are not needed for completeness, each on by default. Switching one off (tests,
+// benchmarks) shows what it saves: a search that runs to its end reaches the same outcome either way, though
+// it may find a different placement.
+struct SearchRules {
+  bool raised_stack = true;    // the raised buffers' stack must fit above the new top
+  bool part_preorder = true;   // each part of a decomposition ordered afresh by its unplaced bytes
+};
 
 struct SearchLimits {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
@@ -52,10 +61,11 @@ struct SearchResult {
 
 // `graph` must be build_conflict_graph(buffers, ...) and complete.
 SearchResult search_capacity(const std::vector<DsaBuffer>& buffers, const ConflictGraph& graph, uint64_t capacity,
-                             const SearchLimits& limits, Preorder preorder = Preorder::RoundRobin);
+                             const SearchLimits& limits, Preorder preorder = Preorder::RoundRobin,
+                             const SearchRules& rules = {});
 
 // Convenience: builds the graph first (Stopped when the deadline passes while building).
 SearchResult search_capacity(const std::vector<DsaBuffer>& buffers, uint64_t capacity, const SearchLimits& limits,
-                             Preorder preorder = Preorder::RoundRobin);
+                             Preorder preorder = Preorder::RoundRobin, const SearchRules& rules = {});
 
 }  // namespace dlsim

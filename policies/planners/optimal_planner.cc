@@ -225,7 +225,8 @@ const ParamBindings<OptimalOptions>& OptimalOptions::parameters() {
 void register_optimal_planner(PlannerRegistry& r) {
   r.add({"optimal",
          "exact search over canonical placements (MiniMalloc's algorithm: section inference, dominance, "
-         "unplaced floors, round-robin preorders); proves optimality or reports the gap",
+         "unplaced floors, dynamic decomposition with a fresh preorder per part, round-robin preorders; plus a "
+         "raised-stack test and jittered restarts); proves optimality or reports the gap",
          OptimalOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<Planner> {
            return std::make_unique<OptimalPlanner>(OptimalOptions::parameters().from_params(p));
          }});

@@ -1,6 +1,5 @@
 #include <catch2/catch.hpp>
 
-#include <functional>
 #include <limits>
 
 #include "common/config_error.h"
@@ -9,33 +8,12 @@
 #include "policies/planners/load.h"
 #include "policies/planners/optimal_planner.h"
 #include "policies/planners/placement_checker.h"
+#include "policies/planners/testing/brute_force_optimum.h"
 
 using namespace dlsim;
+using dlsim::testing::brute_force_optimum;
 
 namespace {
-
-// The optimal height by exhaustive enumeration of offsets in [0, limit) for tiny instances.
-uint64_t brute_force_optimum(const std::vector<DsaBuffer>& b, uint64_t limit) {
-  std::vector<uint64_t> off(b.size(), 0);
-  uint64_t best = limit;
-  std::function<void(size_t, uint64_t)> go = [&](size_t i, uint64_t h) {
-    if (h >= best) return;
-    if (i == b.size()) {
-      best = h;
-      return;
-    }
-    for (uint64_t o = 0; o + b[i].size <= best; ++o) {
-      bool ok = true;
-      for (size_t j = 0; j < i && ok; ++j)
-        ok = !lifetimes_overlap(b[i], b[j]) || o + b[i].size <= off[j] || off[j] + b[j].size <= o;
-      if (!ok) continue;
-      off[i] = o;
-      go(i + 1, std::max(h, o + b[i].size));
-    }
-  };
-  go(0, 0);
-  return best;
-}
 
 std::vector<DsaBuffer> random_tiny(uint64_t seed) {
   uint64_t s = seed * 2654435761u + 1;
