@@ -7,7 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "policies/planners/capacity_search.h"
+#include "policies/planners/conflict_graph.h"
+#include "policies/planners/dsa_instance.h"
+#include "policies/planners/preorder.h"
+#include "policies/planners/search_types.h"
 #include "policies/planners/rank_min_tree.h"
 #include "policies/planners/section_tree.h"
 

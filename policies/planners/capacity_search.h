@@ -28,36 +28,14 @@
 // Temporal decomposition is done by the caller (optimal_planner: parts of the instance no buffer crosses).
 //
 // Exploration order depends only on the input; with a node limit and no deadline the outcome is deterministic.
-#include <chrono>
-#include <cstdint>
 #include <vector>
 
 #include "policies/planners/conflict_graph.h"
 #include "policies/planners/dsa_instance.h"
 #include "policies/planners/preorder.h"
+#include "policies/planners/search_types.h"
 
 namespace dlsim {
-
-// The search's rules that are not needed for completeness, each on by default. Switching one off (tests,
-// benchmarks) shows what it saves: a search that runs to its end reaches the same outcome either way, though
-// it may find a different placement.
-struct SearchRules {
-  bool raised_stack = true;    // the raised buffers' stack must fit above the new top
-  bool part_preorder = true;   // each part of a decomposition ordered afresh by its unplaced bytes
-};
-
-struct SearchLimits {
-  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
-  uint64_t node_limit = 0;  // 0: none
-};
-
-enum class SearchOutcome { Found, Infeasible, Stopped };
-
-struct SearchResult {
-  SearchOutcome outcome = SearchOutcome::Stopped;
-  std::vector<uint64_t> offsets;  // when Found, all tops <= capacity
-  uint64_t nodes = 0;
-};
 
 // `graph` must be build_conflict_graph(buffers, ...) and complete.
 SearchResult search_capacity(const std::vector<DsaBuffer>& buffers, const ConflictGraph& graph, uint64_t capacity,
