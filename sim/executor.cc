@@ -173,6 +173,7 @@ void Engine::end_of_section() {
     iter_start_[static_cast<size_t>(iteration_)] = now_;
     occupancy_at_start_[static_cast<size_t>(iteration_)] = device_.occupancy_integral(now_);
     graph_launch_due_ = opt_.launch == LaunchMode::CudaGraph;
+    ctx_.pool.iteration_begin(iteration_);
   } else if (phase_ == Phase::Iterations) {
     phase_ = Phase::Teardown;
     iteration_ = opt_.iterations;

@@ -332,7 +332,7 @@ TEST_CASE("out of memory stops the run and says where") {
   CHECK(run.pool.iteration_ends == std::vector<int>{0});
 }
 
-TEST_CASE("iterations run back to back and the pool hears of each end") {
+TEST_CASE("iterations run back to back and the pool hears of each begin and end") {
   Graph g;
   const OpId k0 = op(g, "k0", {}, {}, 1000);
   const OpId k1 = op(g, "k1", {}, {}, 1000);
@@ -347,6 +347,7 @@ TEST_CASE("iterations run back to back and the pool hears of each end") {
   CHECK(run.op(k0, 2).start == 4100);
   CHECK(run.r.trace.iterations[1].start == 200);  // the host ran ahead: it issued iteration 1 at 200
   CHECK(run.r.trace.iterations[1].end == 4100);
+  CHECK(run.pool.iteration_begins == std::vector<int>{0, 1, 2});
   CHECK(run.pool.iteration_ends == std::vector<int>{0, 1, 2});
   CHECK(run.r.total_ns == 6100);
   CHECK(run.r.events_processed > 0);

@@ -65,6 +65,7 @@ class LoggingPool : public PoolPolicy {
   std::string name() const override { return inner_.name(); }
   std::optional<DevPtr> allocate(const AllocRequest& req) override;
   void deallocate(DevPtr p) override;
+  void iteration_begin(int iteration) override { inner_.iteration_begin(iteration); }
   void iteration_end(int iteration) override { inner_.iteration_end(iteration); }
   const PoolStats& stats() const override { return inner_.stats(); }
   nlohmann::json report() const override { return inner_.report(); }

@@ -19,10 +19,19 @@ std::optional<DevPtr> PlannedPool::allocate(const AllocRequest& req) {
     return p;
   }
   std::optional<DevPtr> p;
-  if (cursor_ < slots_.size() && slots_[cursor_].size == req.bytes) {
-    const Slot& s = slots_[cursor_];
+  if (told_iteration_begin_) {
+    if (position_ < slot_at_.size() && slot_at_[position_] >= 0) {
+      const Slot& s = slots_[static_cast<size_t>(slot_at_[position_])];
+      if (s.size == req.bytes) p = arena_.take_slot(s.offset, s.extent, req.bytes);
+    }
+    if (!p) p = arena_.fallback(req.bytes);
+    if (p) ++position_;  // a request the device refused is not one of the iteration's Mallocs
+    return p;
+  }
+  if (position_ < slots_.size() && slots_[position_].size == req.bytes) {  // the next planned slot, by size
+    const Slot& s = slots_[position_];
     p = arena_.take_slot(s.offset, s.extent, req.bytes);
-    if (p) ++cursor_;
+    if (p) ++position_;
   }
   if (!p) p = arena_.fallback(req.bytes);
   return p;
@@ -33,6 +42,14 @@ void PlannedPool::deallocate(DevPtr p) {
   if (profiling_) profile_.push_back({false, p, 0});
 }
 
+void PlannedPool::iteration_begin(int iteration) {
+  if (profiling_ && iteration == 0) {
+    profile_begin_ = profile_.size();
+    told_iteration_begin_ = true;
+  }
+  position_ = 0;
+}
+
 void PlannedPool::iteration_end(int /*iteration*/) {
   if (profiling_) {
     profiling_ = false;
@@ -41,22 +58,24 @@ void PlannedPool::iteration_end(int /*iteration*/) {
     profile_.shrink_to_fit();
     fallbacks_before_plan_ = arena_.fallbacks();
   }
-  cursor_ = 0;
+  position_ = 0;
 }
 
 void PlannedPool::make_plan() {
   std::map<DevPtr, size_t> open;                 // pointer -> index of its pending Malloc in profile_
-  std::map<size_t, size_t> freed_at;             // Malloc index -> Free index
+  std::map<size_t, size_t> freed_at;             // the iteration's Malloc index -> its Free's index
   for (size_t i = 0; i < profile_.size(); ++i) {
     if (profile_[i].is_malloc) {
       open[profile_[i].ptr] = i;
       ++profile_mallocs_;
     } else if (auto it = open.find(profile_[i].ptr); it != open.end()) {
-      freed_at[it->second] = i;
+      // A setup block freed here (a swapped weight's first residency) is no Malloc of the iteration's.
+      if (it->second >= profile_begin_) freed_at[it->second] = i;
+      else ++setup_freed_;
       open.erase(it);
     }
   }
-  persistent_ = open.size();
+  for (const auto& [ptr, m] : open) ++(m >= profile_begin_ ? crossing_ : persistent_);
   std::vector<DsaBuffer> buffers;
   for (const auto& [m, f] : freed_at) {
     DsaBuffer b;
@@ -79,10 +98,16 @@ void PlannedPool::make_plan() {
     return;
   }
   size_t k = 0;
-  for (const auto& [m, f] : freed_at) {
-    slots_.push_back({profile_[m].size, buffers[k].size, r.offsets[k]});
-    ++k;
+  for (size_t i = profile_begin_; i < profile_.size(); ++i) {
+    if (!profile_[i].is_malloc) continue;
+    if (!freed_at.count(i)) {
+      slot_at_.push_back(-1);
+      continue;
+    }
+    slots_.push_back({profile_[i].size, buffers[k].size, r.offsets[k]});
+    slot_at_.push_back(static_cast<int64_t>(k++));
   }
+  if (!told_iteration_begin_) slot_at_.clear();
 }
 
 nlohmann::json PlannedPool::report() const {
@@ -92,7 +117,9 @@ nlohmann::json PlannedPool::report() const {
   if (reservation_failed_) j["pool_reservation_failed"] = true;
   j["profiled_mallocs"] = profile_mallocs_;
   j["planned_buffers"] = slots_.size();
-  j["unplanned_live_at_boundary"] = persistent_;
+  j["unplanned_live_at_boundary"] = persistent_ + crossing_;
+  j["crossing_residencies"] = crossing_;           // the iteration's Mallocs still live at its end
+  j["setup_blocks_freed_in_iteration"] = setup_freed_;
   j["load_bytes"] = load_;
   j["planned_height_bytes"] = height_;
   j["height_over_load"] = load_ ? static_cast<double>(height_) / static_cast<double>(load_) : 0.0;

@@ -73,6 +73,7 @@ class CheckedPool : public PoolPolicy {
   std::string name() const override { return pool_->name(); }
   std::optional<DevPtr> allocate(const AllocRequest& req) override;
   void deallocate(DevPtr p) override;
+  void iteration_begin(int iteration) override { pool_->iteration_begin(iteration); }
   void iteration_end(int iteration) override { pool_->iteration_end(iteration); }
   const PoolStats& stats() const override { return pool_->stats(); }
   nlohmann::json report() const override { return pool_->report(); }

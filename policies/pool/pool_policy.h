@@ -74,8 +74,12 @@ class PoolPolicy {
   // nullopt: out of memory after whatever the real allocator does first (free cached blocks and retry...).
   virtual std::optional<DevPtr> allocate(const AllocRequest& req) = 0;
   virtual void deallocate(DevPtr p) = 0;
-  // The executor calls this between training iterations (0-based index of the iteration just finished).
-  // Pools that learn from the iteration structure without being told (smartpool) must not rely on it.
+  // The executor calls this before each training iteration (0-based; iteration 0's after setup) and
+  // iteration_end after it. A pool that learns the iteration's allocations (planned) starts its profile at
+  // iteration_begin(0), so that a setup block freed inside the iteration (a swapped weight's first residency)
+  // is not taken for one of the iteration's own. Pools that learn from the iteration structure without being
+  // told (smartpool) must not rely on either.
+  virtual void iteration_begin(int /*iteration*/) {}
   virtual void iteration_end(int /*iteration*/) {}
   virtual const PoolStats& stats() const = 0;
   // Pool-specific figures for reports (e.g. smartpool: pattern found at, fallbacks). May be empty.

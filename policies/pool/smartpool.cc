@@ -53,9 +53,11 @@ void SmartPool::after_op() {
   if (r.length == 0) return;
   detected_ = true;
   detected_at_ = index_ - 1;
+  detected_start_ = r.start;
   iteration_ = r;
+  iteration_.start = quietest_phase(trace_, r);
   const uint64_t now = index_ - 1;
-  switch_at_ = now + r.length - (now - r.start) % r.length;
+  switch_at_ = now + r.length - (now - iteration_.start) % r.length;
 }
 
 nlohmann::json SmartPool::report() const {
@@ -66,6 +68,7 @@ nlohmann::json SmartPool::report() const {
     j["pattern_found_at_op"] = detected_at_;
     j["iteration_length"] = iteration_.length;
     j["iteration_start_op"] = iteration_.start;
+    j["first_repeat_start_op"] = detected_start_;
     j["switch_at_op"] = switch_at_;
   }
   j["planned"] = switched_ && !reservation_failed_;

@@ -3,8 +3,9 @@
 // sections 2, 3, 8, 9), which learns the iteration without being told (it ignores iteration_end()).
 // - Warm-up: every request is a cudaMalloc/cudaFree and is appended to a trace (sizes and pointers only).
 // - Detection at op indices 299, 599, 1199, 2399, ... (a checkpoint of 300 doubling after each test), see
-//   smartpool_pattern.h; once accepted (length L > 100), the pool switches at the next iteration boundary
-//   `now + L - (now - start) mod L`.
+//   smartpool_pattern.h; once accepted (length L > 100), its start moves to the rotation with the fewest bytes
+//   live (quietest_phase: the iteration boundary, where SINGA keeps the first repeat's phase), and the pool
+//   switches at the next boundary `now + L - (now - start) mod L`.
 // - Planning at the switch (smartpool_plan.h): offsets for one iteration, one cudaMalloc for the whole pool.
 // - Afterwards, the Malloc at position k = (index - start) mod L of the iteration gets its planned slot if the
 //   size matches and the slot's bytes are free; a cross-iteration block whose slot is busy gets its backup
@@ -54,6 +55,7 @@ class SmartPool : public PoolPolicy {
   uint64_t tests_ = 0;
   bool detected_ = false;
   uint64_t detected_at_ = 0;    // op index of the successful test
+  uint64_t detected_start_ = 0; // where the first repeat started, before quietest_phase moved it
   Repeat iteration_;
   uint64_t switch_at_ = 0;
   bool switched_ = false;

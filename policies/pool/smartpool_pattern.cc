@@ -1,5 +1,6 @@
 #include "policies/pool/smartpool_pattern.h"
 
+#include <algorithm>
 #include <map>
 
 namespace dlsim {
@@ -39,6 +40,28 @@ Repeat detect_iteration(const std::vector<TraceOp>& ops, const PatternParams& p)
   if (inner.length > p.verify_length) r = inner;
   if (r.length <= p.min_length) return {};
   return r;
+}
+
+size_t quietest_phase(const std::vector<TraceOp>& ops, const Repeat& r) {
+  std::map<DevPtr, uint64_t> open;  // pointer -> size of its pending Malloc
+  uint64_t live = 0;
+  size_t best = r.start;
+  uint64_t best_live = 0;
+  const size_t end = std::min(ops.size(), r.start + r.length);
+  for (size_t i = 0; i < end; ++i) {
+    if (i == r.start || (i > r.start && live < best_live)) {  // live: the bytes live before op i
+      best = i;
+      best_live = live;
+    }
+    if (ops[i].is_malloc) {
+      open[ops[i].ptr] = ops[i].size;
+      live += ops[i].size;
+    } else if (auto it = open.find(ops[i].ptr); it != open.end()) {
+      live -= it->second;
+      open.erase(it);
+    }
+  }
+  return best;
 }
 
 }  // namespace dlsim

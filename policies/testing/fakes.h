@@ -63,12 +63,13 @@ inline GpuSpec fake_gpu() {
   return s;
 }
 
-// Base for the fake pools: counts allocations and the iteration_end calls.
+// Base for the fake pools: counts allocations and the iteration_begin and iteration_end calls.
 class FakePoolBase : public PoolPolicy {
  public:
   const PoolStats& stats() const override { return stats_; }
+  void iteration_begin(int i) override { iteration_begins.push_back(i); }
   void iteration_end(int i) override { iteration_ends.push_back(i); }
-  std::vector<int> iteration_ends;
+  std::vector<int> iteration_begins, iteration_ends;
 
  protected:
   PoolStats stats_;

@@ -15,7 +15,7 @@ struct TraceShape {
   int tensors = 60;              // per iteration; each allocation frees the one allocated 3 steps before
   bool cross_iteration = false;  // one tensor allocated at step 50, freed at step 10 of the next iteration
   int extra_alloc_iteration = -1;  // an allocation outside the pattern (size 777) in this iteration
-  bool call_iteration_end = true;
+  bool call_iteration_end = true;  // and iteration_begin
 };
 
 // Ops per steady iteration (Malloc and Free both count).
@@ -34,6 +34,7 @@ void run_trace(PoolPolicy& pool, const TraceShape& s, Hook on_iteration_start) {
   bool cross_live = false;
   for (int it = 0; it < s.iterations; ++it) {
     on_iteration_start(it);
+    if (s.call_iteration_end) pool.iteration_begin(it);
     std::vector<DevPtr> live;
     DevPtr extra = 0;
     for (int i = 0; i < s.tensors; ++i) {

@@ -32,6 +32,7 @@ class RecordingPool : public PoolPolicy {
     live_.erase(it);
     inner_->deallocate(p);
   }
+  void iteration_begin(int iteration) override { inner_->iteration_begin(iteration); }
   void iteration_end(int iteration) override { inner_->iteration_end(iteration); }
   const PoolStats& stats() const override { return inner_->stats(); }
   nlohmann::json report() const override { return inner_->report(); }

@@ -128,6 +128,7 @@ bool Executor::eager_iteration(int i, std::vector<std::pair<OpRecord, Span>>& op
   DLSIM_CK(cudaEventRecord(whole.begin, streams_[0]), "iteration start");
   // Every stream starts after the iteration's start event, so the span covers all of them.
   for (size_t s = 1; s < streams_.size(); ++s) DLSIM_CK(cudaStreamWaitEvent(streams_[s], whole.begin, 0), "");
+  pool_->iteration_begin(i);
   const bool ok = execute(translation_.program.iteration, measured ? it : -2, measured, ops, copies);
   for (size_t s = 1; s < streams_.size(); ++s) {
     cudaEvent_t e = events_.make(false);
@@ -162,6 +163,7 @@ bool Executor::graph_iterations() {
   DLSIM_CK(cudaStreamBeginCapture(streams_[0], cudaStreamCaptureModeRelaxed), "beginning the capture");
   record(whole.begin, streams_[0], "iteration start");
   for (size_t s = 1; s < streams_.size(); ++s) DLSIM_CK(cudaStreamWaitEvent(streams_[s], whole.begin, 0), "");
+  pool_->iteration_begin(translation_.warmup);
   const bool ok = execute(translation_.program.iteration, 0, true, gops, gcopies);
   for (size_t s = 1; s < streams_.size(); ++s) {
     cudaEvent_t e = events_.make(false);
