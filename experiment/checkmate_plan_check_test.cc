@@ -65,3 +65,50 @@ TEST_CASE("checkmate's plans on random graphs, with copies and without, pass the
   CHECK(with_copies > 3);
   CHECK(with_reruns > 10);
 }
+
+// The coarse path (remat_coarsening.h, checkmate_coarse.h): plans solved on graphs of a few segments and lowered to the
+// ops are Programs the lowering accepts, that run on the fakes at the peak the planner counted, and that pass the
+// independent checker (each replay re-runs whole segments, in order, reading what their first run read).
+TEST_CASE("checkmate's plans lowered from a coarse graph pass the independent checker") {
+  int checked = 0, with_reruns = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const RandomRematGraph rg(seed);
+    const Graph& g = rg.g;
+    const Schedule s = serial_schedule_of(g);
+    IterationProfile prof;
+    prof.order = s.order;
+    TimeNs t = 0;
+    for (TimeNs d : rg.op_ns) {
+      prof.op_start.push_back(t);
+      prof.op_end.push_back(t += d);
+    }
+    prof.iteration_ns = t;
+    prof.peak_live_bytes = ProgramLoad(g, s.order).peak();
+    TestLink link;
+    const SwapContext ctx{g, s, prof, link, uint64_t{1} << 40, nullptr};
+    for (double f : {0.8, 0.6}) {
+      for (int nodes : {4, 7}) {
+        CheckmateOptions o;
+        o.limit.fraction = f;
+        o.time_limit_s = 20;
+        o.coarsen = CheckmateCoarsen::Always;
+        o.coarse_nodes = nodes;
+        o.compare_baselines = false;
+        const SwapResult r = CheckmateSwap(o).plan(ctx);
+        if (r.plan.empty()) continue;
+        INFO("seed " << seed << " fraction " << f << " nodes " << nodes);
+        const Program p = lower(g, s, r.plan);
+        const RunResult run = run_on_fakes(g, p, 2);
+        const SwapCheck check = check_swapped_run(g, p, run.trace, 0);
+        CHECK(run.peak_live_bytes == ProgramLoad(g, s.order).peak_with(r.plan, s.stream_of));
+        CHECK(run.peak_live_bytes == r.report["planned_peak_bytes"].get<uint64_t>());
+        for (const std::string& problem : check.problems) UNSCOPED_INFO(problem);
+        CHECK(check.ok());
+        ++checked;
+        if (!r.plan.recomputations.empty()) ++with_reruns;
+      }
+    }
+  }
+  CHECK(checked > 10);
+  CHECK(with_reruns > 10);
+}

@@ -63,7 +63,8 @@ void check_zoo_part(size_t part, size_t parts) {
                                  ", hw: h100-sxm, pool: cnmem, concurrency: serial, iterations: 2, swap: " + swap + "}";
         INFO(yaml);
         const Experiment e = experiment_from_yaml(YAML::Load(yaml), "zoo");
-        // Refused by design: `every` on a model without blocks; checkmate above 130 ops (its MILP in CI's time).
+        // Refused by design: `every` on a model without blocks. Checkmate above max_ops (130) is solved on a coarse
+        // graph, seconds to a minute per run: its runs are the benchmark's (experiment/checkmate_coarse_benchmark.cc).
         if ((swap.find("checkpoint") != std::string::npos && training.blocks.empty()) ||
             (swap.find("checkmate") != std::string::npos && training.ops().size() > 130)) {
           if (training.blocks.empty() && swap.find("checkpoint") != std::string::npos)

@@ -85,6 +85,8 @@ double work_cap(const std::string& name) {
   if (name == "simulations") return 12;
   if (name == "time_limit_s") return 0.02;
   if (name == "max_ops") return 60;  // checkmate: CBC's root LP of a larger MILP runs for minutes whatever its limit
+  if (name == "coarse_nodes") return 12;  // checkmate's coarse graph, likewise
+  if (name == "solver_nodes") return 50;
   return 0;
 }
 

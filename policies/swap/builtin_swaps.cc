@@ -69,7 +69,8 @@ const SwapRegistry& swap_registry() {
              return std::make_unique<CapuchinSwap>(CapuchinOptions::parameters().from_params(p));
            }});
     r.add({"checkmate", "Checkmate (Jain et al. 2020): the recomputation plan of least re-run time under a memory budget, "
-                        "from its MILP solved by CBC (coinor-cbc) with a time limit, or its LP rounding",
+                        "from its MILP solved by CBC (coinor-cbc) with a time limit, or its LP rounding; a large graph "
+                        "on a coarse graph of segments; never worse than dtr, capuchin or checkpoint at the budget",
            CheckmateOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
              return std::make_unique<CheckmateSwap>(CheckmateOptions::parameters().from_params(p));
            }});

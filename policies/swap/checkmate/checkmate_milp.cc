@@ -214,24 +214,18 @@ CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes, con
       for (int v : freeable) {
         const RematProblem::Value& x = p.values[static_cast<size_t>(v)];
         if (x.bytes == 0) continue;
-        Expr hz;  // hazards: (1 - R_t_k) + S_{t+1}_v + R_t_j of each later op j of stage t that reads v
-        double kappa = 1;
-        w.r(hz, t, k, -1);
-        hz.constant += 1;
-        if (w.has_s(t + 1, v)) {
-          w.s(hz, t + 1, v, 1);
-          ++kappa;
-        }
-        if (w.has_o(t, v)) {  // a copy to the host reads it through the stage
-          w.o(hz, t, v, 1);
-          ++kappa;
-        }
+        // hazards, each 0 or 1: (1 - R_t_k), S_{t+1}_v, R_t_j of each later op j of stage t that reads v, ...
+        std::vector<Expr> hazards(1);
+        w.r(hazards[0], t, k, -1);
+        hazards[0].constant += 1;
+        if (w.has_s(t + 1, v)) w.s(hazards.emplace_back(), t + 1, v, 1);
+        if (w.has_o(t, v)) w.o(hazards.emplace_back(), t, v, 1);  // a copy to the host reads it through the stage
         if (k < t && x.maker != k) {
           // Read by a re-run but not made in this stage: the lowering frees what a replay did not make only after
           // an op of the order (program/lower.h), so it goes after a re-run only when the stage made it again.
-          hz.constant += 1;
-          w.r(hz, t, x.maker, -1);
-          ++kappa;
+          Expr& h = hazards.emplace_back();
+          h.constant += 1;
+          w.r(h, t, x.maker, -1);
         }
         std::vector<int> later;
         for (int j : x.users)
@@ -240,18 +234,26 @@ CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes, con
           if (m > k && f < t && w.has_r(t, m)) later.push_back(m);
         std::sort(later.begin(), later.end());
         later.erase(std::unique(later.begin(), later.end()), later.end());
-        for (int j : later) {  // kappa: the most hazards there can be, op t's constant 1 included
-          w.r(hz, t, j, 1);
-          ++kappa;
+        for (int j : later) w.r(hazards.emplace_back(), t, j, 1);
+        Expr hz;
+        for (const Expr& h : hazards) {
+          for (const auto& [var, c] : h.terms) hz.add(var, c);
+          hz.constant += h.constant;
         }
         const std::string f = F(t, v, k);
-        binaries.push_back(f);
         Expr lo = hz;  // F + hazards >= 1
         lo.add(f, 1);
         w.constraint(lo, ">=", 1);
-        Expr hi = hz;  // kappa F + hazards <= kappa
-        hi.add(f, kappa);
-        w.constraint(hi, "<=", kappa);
+        // F + hazard <= 1 for each hazard, where the paper has one kappa F + hazards <= kappa (kappa the number of
+        // hazards, the sum of these): the same plans, a much tighter relaxation (CBC proves a coarse ResNet-152 of 40
+        // nodes optimal in seconds with these rows, and not in minutes without).
+        binaries.push_back(f);
+        for (const Expr& h : hazards) {
+          if (h.terms.empty() && h.constant == 0) continue;
+          Expr hi = h;
+          hi.add(f, 1);
+          w.constraint(hi, "<=", 1);
+        }
       }
       prev_freeable = std::move(freeable);
     }

@@ -10,7 +10,8 @@
 // S_{t+1}_v <= S_t_v + R_t_m (only what is in memory can be kept); U_t_k follows the ops of stage t in order
 // (+ the values the op makes, - the values freed after the op before), with U_t_k + workspace_k R_t_k <=
 // budget - base_t; F_t_v_k = 1 exactly when op k runs in stage t, v is not kept into t+1 and no later op of
-// stage t reads it (the paper's linearisation with the hazard count), and, where k is a re-run, the stage made v
+// stage t reads it (F + hazards >= 1, and F + h <= 1 for each hazard h: tighter than the paper's single row with
+// the hazard count, the same plans), and, where k is a re-run, the stage made v
 // again (one hazard more than the paper: dlsim's lowering frees a value a replay did not make only after an op of
 // the order, so a plan freeing it mid-replay would peak above what the MILP counted; random graphs found it).
 // Objective: the time of the re-runs.

@@ -6,7 +6,10 @@
 #include "common/atomic_file.h"
 #include "common/config_error.h"
 #include "policies/swap/core/cbc_solver.h"
+#include "policies/swap/checkmate/checkmate_baselines.h"
+#include "policies/swap/checkmate/checkmate_coarse.h"
 #include "policies/swap/checkmate/checkmate_milp.h"
+#include "policies/swap/checkmate/checkmate_rounding.h"
 #include "policies/swap/core/program_load.h"
 #include "policies/swap/checkmate/remat_problem.h"
 
@@ -16,71 +19,74 @@ const ParamBindings<CheckmateOptions>& CheckmateOptions::parameters() {
   using O = CheckmateOptions;
   static const auto b = ParamBindings<O>()
       .add_all(&O::limit, MemoryLimit::parameters())
-      .add("time_limit_s", &O::time_limit_s, "CBC's time limit in seconds (the best plan found by then, with its gap)",
+      .add("time_limit_s", &O::time_limit_s,
+           "CBC's time limit in seconds of elapsed time (the best plan found by then, with its gap); on a coarse graph "
+           "the whole plan's, its solves and the baselines' plans included",
            ParamCheck::in_range(0.01, 86400))
-      .add("max_ops", &O::max_ops, "the most ops of a graph the MILP is built for", ParamCheck::in_range(1, 100000))
+      .add("max_ops", &O::max_ops,
+           "the most ops of a graph the MILP is built for op by op: a larger graph is solved on a coarse graph of "
+           "coarse_nodes nodes (coarsen: auto) or refused (coarsen: never)",
+           ParamCheck::in_range(1, 100000))
+      .add("coarse_nodes", &O::coarse_nodes,
+           "the most nodes of the coarse graph: contiguous segments of the issue order, each re-run whole (the MILP "
+           "grows with the square of its nodes; 40 solves in seconds to a minute here)",
+           ParamCheck::in_range(2, 100000))
+      .add_choice("coarsen", &O::coarsen,
+                  ParamChoices<CheckmateCoarsen>{{"auto", CheckmateCoarsen::Auto}, {"always", CheckmateCoarsen::Always},
+                                                 {"never", CheckmateCoarsen::Never}},
+                  "auto (a graph above max_ops is coarsened), always (every graph is, into segments of one op when it "
+                  "has at most coarse_nodes ops) or never (a graph above max_ops is an error)")
+      .add("solver_nodes", &O::solver_nodes,
+           "on a coarse graph, CBC stops after this many branch-and-bound nodes (0: none), so that the plan is the "
+           "same on any machine that does not reach time_limit_s first",
+           ParamCheck::in_range(0, 100000000))
       .add_choice("solve", &O::lp_rounding, ParamChoices<bool>{{"milp", false}, {"lp-rounding", true}},
                   "milp (the exact MILP, stopped at the time limit) or lp-rounding (the LP relaxation, rounded)")
       .add("swap", &O::swap,
            "the MILP may also copy values to host memory and back over the link, beside recomputing them")
+      .add("compare_baselines", &O::compare_baselines,
+           "set the plan beside dtr's, capuchin's and checkpoint's at the same budget and run theirs when it is better "
+           "(the report's `baselines` and `baseline_chosen`)")
       .add("model_file", &O::model_file,
            "also write the MILP in CPLEX LP format to this file, for another solver or a look (empty: no file)")
       .rule([](const O& o) {
         if (o.swap && o.lp_rounding)
           throw ConfigError("", 0, "swap", "swap: true is solved by the exact MILP only; use solve: milp (the rounding "
                                            "keeps or re-runs values, it has no rule for copies)");
+        if (o.swap && o.coarsen == CheckmateCoarsen::Always)
+          throw ConfigError("", 0, "swap",
+                            "swap: true is solved on the op-level graph only; use coarsen: auto or never");
       });
   return b;
 }
 
-namespace {
-
-// The paper's deterministic rounding: keep what the relaxation keeps at least `theta` (S* >= theta), then each
-// stage re-runs exactly the ops its computation needs that are not kept, recursively; values of ops that cannot
-// be re-run are kept.
-RematSchedule round_relaxation(const RematProblem& p, const std::map<std::string, double>& lp, double theta) {
-  const auto n = static_cast<size_t>(p.n);
-  const size_t nv = p.values.size();
-  const RematSchedule frac = checkmate_schedule(p, lp, theta);
-  RematSchedule s;
-  s.recompute.assign(n, {});
-  s.keep.assign(n, std::vector<char>(nv, 0));
-  std::vector<char> held_prev(nv, 0);  // in memory during stage t-1
-  for (size_t t = 0; t < n; ++t) {
-    for (size_t v = 0; v < nv; ++v) {
-      const RematProblem::Value& x = p.values[v];
-      const bool can = held_prev[v] && x.maker < static_cast<int>(t) && x.need >= static_cast<int>(t);
-      // A value whose maker cannot be re-run through the end of its need (an input rewritten by then) stays.
-      s.keep[t][v] = can && (frac.keep[t][v] || !p.can_rerun(x.maker, std::max(x.need, static_cast<int>(t))));
-    }
-    std::vector<char> run(n, 0);
-    run[t] = 1;
-    for (size_t j = t + 1; j-- > 0;) {  // descending: an op's inputs come before it
-      if (!run[j]) continue;
-      for (int v : j == t ? p.reads[j] : p.rerun_reads(static_cast<int>(j), static_cast<int>(t)))
-        if (!s.keep[t][static_cast<size_t>(v)]) run[static_cast<size_t>(p.values[static_cast<size_t>(v)].maker)] = 1;
-    }
-    for (size_t i = 0; i < t; ++i)
-      if (run[i]) s.recompute[t].push_back(static_cast<int>(i));
-    for (size_t v = 0; v < nv; ++v) held_prev[v] = s.keep[t][v] || run[static_cast<size_t>(p.values[v].maker)];
-  }
-  return s;
-}
-
-}  // namespace
 
 SwapResult CheckmateSwap::plan(const SwapContext& ctx) {
-  const Graph& g = ctx.graph;
   const std::vector<OpId>& order = ctx.schedule.order;
-  if (static_cast<int>(order.size()) > o_.max_ops)
+  const bool coarse = o_.coarsen == CheckmateCoarsen::Always ||
+                      (o_.coarsen == CheckmateCoarsen::Auto && static_cast<int>(order.size()) > o_.max_ops);
+  if (!coarse && static_cast<int>(order.size()) > o_.max_ops)
     throw ConfigError("", 0, "max_ops", "the graph has " + std::to_string(order.size()) + " ops, above max_ops " +
                                             std::to_string(o_.max_ops) + " (the MILP grows with the square of the ops; "
-                                            "raise max_ops to try, or use a heuristic such as checkpoint or dtr)");
+                                            "raise max_ops to try, set coarsen: auto, or use a heuristic such as "
+                                            "checkpoint or dtr)");
+  if (coarse && o_.swap)
+    throw ConfigError("", 0, "swap", "the graph has " + std::to_string(order.size()) + " ops, above max_ops " +
+                                         std::to_string(o_.max_ops) + ", and swap: true is solved on the op-level "
+                                         "graph only, not on a coarse one: raise max_ops, or set swap: false");
   std::vector<double> ns(order.size(), 0.0);
   for (size_t i = 0; i < order.size() && i < ctx.profile.op_end.size(); ++i)
     ns[i] = static_cast<double>(ctx.profile.op_end[i] - ctx.profile.op_start[i]);
-  const RematProblem prob = RematProblem::build(g, order, ns);
   const uint64_t budget = o_.limit.resolve(ctx.profile.peak_live_bytes, ctx.device_capacity);
+  SwapResult out = coarse ? plan_coarse(ctx, o_, budget, ns) : plan_exact(ctx, budget, ns);
+  if (o_.compare_baselines) keep_the_best_of_baselines(ctx, budget, out);
+  return out;
+}
+
+SwapResult CheckmateSwap::plan_exact(const SwapContext& ctx, uint64_t budget, const std::vector<double>& ns) const {
+  const Graph& g = ctx.graph;
+  const std::vector<OpId>& order = ctx.schedule.order;
+  const RematProblem prob = RematProblem::build(g, order, ns);
   CheckmateSwapCosts copies;
   if (o_.swap)
     for (const RematProblem::Value& v : prob.values) {
@@ -162,30 +168,15 @@ SwapResult CheckmateSwap::plan(const SwapContext& ctx) {
     sched = checkmate_schedule(prob, r.values);
     out.plan = plan_from(prob, sched);
   } else {
-    // Rounding at 1/2 can keep both halves of a split and miss the budget: the thresholds from 1/2 up to keeping
-    // nothing that can be re-run are tried, and the cheapest plan within the budget wins (else the lowest peak).
     const ProgramLoad load(g, order);
-    double best_cost = 0;
-    uint64_t best_peak = 0;
-    bool have = false, best_fits = false;
-    for (double theta : {0.5, 0.6, 0.7, 0.8, 0.9, 0.99, 1.01}) {
-      RematSchedule cand = round_relaxation(prob, r.values, theta);
+    RoundedPlan best = round_relaxation_best(prob, r.values, budget, [&](const RematSchedule& cand) {
       SwapPlan p = plan_from(prob, cand);
       const uint64_t peak = load.peak_with(p, ctx.schedule.stream_of);
-      double cost = 0;
-      for (size_t t = 0; t < cand.recompute.size(); ++t)
-        for (int i : cand.recompute[t]) cost += prob.rerun_cost(i, static_cast<int>(t));
-      const bool fits = peak <= budget;
-      if (!have || (fits && (!best_fits || cost < best_cost)) || (!fits && !best_fits && peak < best_peak)) {
-        have = true;
-        best_fits = fits;
-        best_cost = cost;
-        best_peak = peak;
-        sched = std::move(cand);
-        out.plan = std::move(p);
-        out.report["rounding_threshold"] = theta;
-      }
-    }
+      return std::make_pair(std::move(p), peak);
+    });
+    sched = std::move(best.schedule);
+    out.plan = std::move(best.plan);
+    out.report["rounding_threshold"] = best.threshold;
   }
   // The plan's time by the MILP's own account: the re-runs, and the copies each stage's ops do not cover.
   double rerun_us = 0, stall_us = 0;

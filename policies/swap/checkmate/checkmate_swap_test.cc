@@ -28,6 +28,7 @@ SwapResult plan_at(const Graph& g, const std::vector<TimeNs>& ns, int64_t limit_
   o.limit.bytes = static_cast<uint64_t>(limit_bytes);
   o.lp_rounding = solve == "lp-rounding";
   o.swap = swap;
+  o.compare_baselines = false;  // the MILP's own plan (checkmate_baselines_test.cc sets it beside the others')
   return CheckmateSwap(o).plan(ctx);
 }
 
@@ -202,7 +203,7 @@ TEST_CASE("checkmate: swap: true with lp-rounding is an error naming the key") {
   CHECK_THROWS_WITH(CheckmateOptions::parameters().from_params(p), Catch::Contains("solve: milp"));
 }
 
-TEST_CASE("checkmate: a graph above max_ops is an error naming the parameter") {
+TEST_CASE("checkmate: a graph above max_ops is an error naming the parameter with coarsen: never, else coarsened") {
   Graph g;
   const TensorId x = add_tensor(g, "x", 1000), y = add_tensor(g, "y", 1000);
   add_op(g, "A", {x}, {y});
@@ -213,7 +214,15 @@ TEST_CASE("checkmate: a graph above max_ops is an error naming the parameter") {
   SwapContext ctx{g, s, prof, link, uint64_t{1} << 40, nullptr};
   CheckmateOptions o;
   o.max_ops = 1;
+  o.coarsen = CheckmateCoarsen::Never;
   CHECK_THROWS_WITH(CheckmateSwap(o).plan(ctx), Catch::Contains("above max_ops 1"));
+  o.coarsen = CheckmateCoarsen::Auto;
+  o.compare_baselines = false;
+  const SwapResult r = CheckmateSwap(o).plan(ctx);  // the limit is the device: nothing to plan
+  CHECK(r.report["coarse"]["chunks"] == 2);
+  CHECK(r.report["solver"] == "none");
+  o.swap = true;
+  CHECK_THROWS_WITH(CheckmateSwap(o).plan(ctx), Catch::Contains("swap: true is solved on the op-level graph only"));
 }
 
 // A plan is only as good as its promise: on random forward/backward graphs (testing/random_remat_graph.h), every

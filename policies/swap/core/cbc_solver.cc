@@ -33,7 +33,7 @@ std::string read_all(const fs::path& p) {
 }  // namespace
 
 MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool relax,
-                          const std::map<std::string, double>* start) {
+                          const std::map<std::string, double>* start, int max_nodes) {
   if (find_program("cbc").empty())
     throw SolverError("the CBC solver ('cbc') is not installed: install Debian's coinor-cbc (apt-get install coinor-cbc)");
   // The model, the start and the solution in a folder removed however this ends (a signal included: the solver
@@ -52,7 +52,8 @@ MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool
   }
   char limit[32];
   std::snprintf(limit, sizeof limit, "%g", time_limit_s);
-  std::vector<std::string> args = {"cbc", model.string(), "threads", "1", "sec", limit};
+  // The limit in elapsed seconds (CBC counts CPU seconds by default, which on a busy machine is a fraction of the wait).
+  std::vector<std::string> args = {"cbc", model.string(), "threads", "1", "timeMode", "elapsed", "sec", limit};
   if (start) {  // CBC reads a MIP start in its own solution file's form: a status line, then index, name, value
     const fs::path st = dir.path() / "start.txt";
     std::ofstream out(st);
@@ -65,6 +66,7 @@ MilpResult solve_with_cbc(const std::string& lp_model, double time_limit_s, bool
     }
     args.insert(args.end(), {"mipstart", st.string()});
   }
+  if (max_nodes > 0 && !relax) args.insert(args.end(), {"maxNodes", std::to_string(max_nodes)});
   if (relax) args.push_back("initialSolve");
   else args.push_back("solve");
   args.insert(args.end(), {"solution", sol.string()});
