@@ -13,7 +13,7 @@
 // every machine; a solve stopped by `time_limit_s` instead is reported (`deterministic: false`).
 #include <vector>
 
-#include "policies/swap/checkmate/checkmate_swap.h"
+#include "policies/swap/checkmate/checkmate_options.h"
 #include "policies/swap/core/swap_policy.h"
 
 namespace dlsim {
