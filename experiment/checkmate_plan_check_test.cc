@@ -18,21 +18,29 @@
 using namespace dlsim;
 using namespace dlsim::testing;
 
+namespace {
+// The profile of `rg`'s ops run back to back in `s`'s order, each for its op_ns.
+IterationProfile serial_profile_of(const RandomRematGraph& rg, const Schedule& s) {
+  IterationProfile prof;
+  prof.order = s.order;
+  TimeNs t = 0;
+  for (TimeNs d : rg.op_ns) {
+    prof.op_start.push_back(t);
+    prof.op_end.push_back(t += d);
+  }
+  prof.iteration_ns = t;
+  prof.peak_live_bytes = ProgramLoad(rg.g, s.order).peak();
+  return prof;
+}
+}  // namespace
+
 TEST_CASE("checkmate's plans on random graphs, with copies and without, pass the independent checker") {
   int checked = 0, with_copies = 0, with_reruns = 0;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     const RandomRematGraph rg(seed);
     const Graph& g = rg.g;
     const Schedule s = serial_schedule_of(g);
-    IterationProfile prof;
-    prof.order = s.order;
-    TimeNs t = 0;
-    for (TimeNs d : rg.op_ns) {
-      prof.op_start.push_back(t);
-      prof.op_end.push_back(t += d);
-    }
-    prof.iteration_ns = t;
-    prof.peak_live_bytes = ProgramLoad(g, s.order).peak();
+    const IterationProfile prof = serial_profile_of(rg, s);
     TestLink link;
     const SwapContext ctx{g, s, prof, link, uint64_t{1} << 40, nullptr};
     for (double f : {0.8, 0.6, 0.45}) {
@@ -75,15 +83,7 @@ TEST_CASE("checkmate's plans lowered from a coarse graph pass the independent ch
     const RandomRematGraph rg(seed);
     const Graph& g = rg.g;
     const Schedule s = serial_schedule_of(g);
-    IterationProfile prof;
-    prof.order = s.order;
-    TimeNs t = 0;
-    for (TimeNs d : rg.op_ns) {
-      prof.op_start.push_back(t);
-      prof.op_end.push_back(t += d);
-    }
-    prof.iteration_ns = t;
-    prof.peak_live_bytes = ProgramLoad(g, s.order).peak();
+    const IterationProfile prof = serial_profile_of(rg, s);
     TestLink link;
     const SwapContext ctx{g, s, prof, link, uint64_t{1} << 40, nullptr};
     for (double f : {0.8, 0.6}) {
