@@ -13,6 +13,8 @@
 #   STEP_CASES     torch_step_profile.py --cases (default: its own list of 13 CNNs)
 #   STEP_SECONDS   the step profiles' budget (170)       SWEEP_SECONDS  the graph-timed sweep's budget (38)
 #   MEMORY_ARGS    torch_memory_truth.py's case arguments (default: its own list)
+#   CONCURRENCY_CASES  torch_concurrency_reference.py --cases (default: its own list)
+#   CONCURRENCY_SECONDS  the concurrency reference's budget (110)
 #   SKIP           parts to leave out, space-separated names (e.g. "concurrency conv-workspace")
 set -u
 : "${OUT:?set OUT to the folder for the results}"
@@ -58,8 +60,9 @@ if [ -f validate/torch/torch_memory_truth.py ]; then
     --case-timeout 50 ${MEMORY_ARGS:-}
 fi
 if [ -f validate/torch/torch_concurrency_reference.py ]; then
-  part 130 concurrency $py validate/torch/torch_concurrency_reference.py --out "$OUT/concurrency.json" --child-timeout 45 \
-    --max-seconds 110
+  part $((${CONCURRENCY_SECONDS:-110} + 20)) concurrency $py validate/torch/torch_concurrency_reference.py \
+    --out "$OUT/concurrency.json" --child-timeout 45 --max-seconds "${CONCURRENCY_SECONDS:-110}" \
+    ${CONCURRENCY_CASES:+--cases "$CONCURRENCY_CASES"}
 fi
 if [ -n "$shapes" ]; then
   part 35 conv-workspace $py validate/torch/conv_workspace_probe.py --shapes "$shapes" \

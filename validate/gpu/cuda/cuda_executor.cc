@@ -160,6 +160,7 @@ bool Executor::graph_iterations() {
   std::vector<std::pair<CopyRecord, Span>> gcopies;
   Span whole{events_.make(true), events_.make(true)};
   capturing_ = true;
+  held_.capture_begin();
   DLSIM_CK(cudaStreamBeginCapture(streams_[0], cudaStreamCaptureModeRelaxed), "beginning the capture");
   record(whole.begin, streams_[0], "iteration start");
   for (size_t s = 1; s < streams_.size(); ++s) DLSIM_CK(cudaStreamWaitEvent(streams_[s], whole.begin, 0), "");
@@ -174,6 +175,8 @@ bool Executor::graph_iterations() {
   cudaGraph_t graph = nullptr;
   DLSIM_CK(cudaStreamEndCapture(streams_[0], &graph), "ending the capture");
   capturing_ = false;
+  // The frees held during the capture end with it, unwaited: their events are graph nodes (held_frees.h).
+  held_.capture_end([&](const HeldFrees<FreeMark>::Hold& h) { pool_->deallocate(h.addr); });
   DLSIM_CK(cudaDeviceSynchronize(), "after the capture");
   device_synchronized();
   pool_->iteration_end(translation_.warmup);

@@ -10,32 +10,26 @@ cudaEvent_t Executor::record_free_event(int stream) {
   return e;
 }
 
-bool Executor::held_free_done(const HeldFree& h) {
-  for (size_t i = 1; i < h.marks.size(); ++i) {
-    const cudaError_t q = cudaEventQuery(h.marks[i].event);
-    if (q == cudaErrorNotReady) return false;
-    DLSIM_CK(q, "querying a held free's event");
-  }
-  return true;
-}
-
-// PyTorch's process_events at every allocation (nothing while a capture is under way: captured events cannot be
-// queried; the memory then returns after the capture).
+// PyTorch's process_events at every allocation, or its synchronize_and_free_events (wait); nothing while a capture
+// is under way (held_frees.h says why).
 void Executor::release_held(bool wait) {
-  if (capturing_) return;
-  size_t kept = 0;
-  for (size_t i = 0; i < held_.size(); ++i) {
-    HeldFree& h = held_[i];
-    if (wait)
-      for (const FreeMark& m : h.marks) DLSIM_CK(cudaEventSynchronize(m.event), "waiting for a held free's event");
-    if (wait || held_free_done(h)) {
-      pool_->deallocate(h.addr);
-      freed_.add(h.addr, h.bytes, h.marks);
-    } else if (kept++ != i) {
-      held_[kept - 1] = std::move(h);  // never onto itself: that empties the waits
-    }
+  auto release = [&](const HeldFrees<FreeMark>::Hold& h) {
+    pool_->deallocate(h.addr);
+    freed_.add(h.addr, h.bytes, h.marks);
+  };
+  if (wait) {
+    held_.release_all(
+        [](const FreeMark& m) { DLSIM_CK(cudaEventSynchronize(m.event), "waiting for a held free's event"); }, release);
+    return;
   }
-  held_.resize(kept);
+  held_.release_completed(
+      [](const FreeMark& m) {
+        const cudaError_t q = cudaEventQuery(m.event);
+        if (q == cudaErrorNotReady) return false;
+        DLSIM_CK(q, "querying a held free's event");
+        return true;
+      },
+      release);
 }
 
 void Executor::free_memory(TensorId t) {
@@ -45,15 +39,16 @@ void Executor::free_memory(TensorId t) {
     pool_->deallocate(addr);
     return;
   }
-  HeldFree h{addr, g_.tensor(t).bytes, {{alloc_stream_[ti], record_free_event(alloc_stream_[ti])}}};
-  for (int16_t u : used_on_[ti]) h.marks.push_back({u, record_free_event(u)});
+  const uint64_t bytes = g_.tensor(t).bytes;
+  std::vector<FreeMark> marks{{alloc_stream_[ti], record_free_event(alloc_stream_[ti])}};
+  for (int16_t u : used_on_[ti]) marks.push_back({u, record_free_event(u)});
   used_on_[ti].clear();
-  if (h.marks.size() > 1 && pool_->holds_frees_for_other_streams()) {
-    held_.push_back(std::move(h));
+  if (marks.size() > 1 && pool_->holds_frees_for_other_streams()) {
+    held_.hold(addr, bytes, std::move(marks));
     return;
   }
   pool_->deallocate(addr);
-  freed_.add(h.addr, h.bytes, h.marks);
+  freed_.add(addr, bytes, marks);
 }
 
 void Executor::order_after_freed(DevPtr addr, uint64_t bytes, int stream) {

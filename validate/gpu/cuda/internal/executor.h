@@ -16,6 +16,7 @@
 #include "validate/gpu/arena_device_memory.h"
 #include "validate/gpu/cuda/cuda_check.h"
 #include "validate/gpu/cuda/device_info.h"
+#include "validate/gpu/held_frees.h"
 #include "validate/gpu/cuda/kernels.h"
 #include "validate/gpu/cuda/op_runner.h"
 #include "validate/gpu/op_translation.h"
@@ -100,15 +101,10 @@ class Executor {
   std::vector<std::optional<DevPtr>> addr_;  // by TensorId
   // Memory across streams, as the simulator does it (sim/executor.h): frees held for the streams RecordStream
   // named, and the event a stream-blind pool's reuse on another stream waits for. Only with several streams.
-  struct HeldFree {
-    DevPtr addr = 0;
-    uint64_t bytes = 0;
-    std::vector<FreeMark> marks;  // the allocation stream's first
-  };
   bool multi_stream_ = false;
   std::vector<int16_t> alloc_stream_;          // by TensorId
   std::vector<std::vector<int16_t>> used_on_;  // by TensorId: streams named by RecordStream
-  std::vector<HeldFree> held_;
+  HeldFrees<FreeMark> held_;
   FreedRanges<std::vector<FreeMark>> freed_;
   RecycledEvents free_events_;
   cudaEvent_t base_ = nullptr;
@@ -142,7 +138,6 @@ class Executor {
     DLSIM_CK(capturing_ ? cudaEventRecordWithFlags(e, s, cudaEventRecordExternal) : cudaEventRecord(e, s), ctx);
   }
   cudaEvent_t record_free_event(int stream);
-  bool held_free_done(const HeldFree& h);
   void release_held(bool wait);  // wait: synchronize on every held free first; else only the completed ones
   void free_memory(TensorId t);
   void order_after_freed(DevPtr addr, uint64_t bytes, int stream);
