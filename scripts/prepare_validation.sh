@@ -30,9 +30,12 @@ for exp in ${CONFIGS:-configs/validation/*.yaml}; do
   fi
 done
 cp build/bin/dlsim-cuda "$out/" 2>/dev/null || echo "note: build/bin/dlsim-cuda not built (CUDA off?)"
-# The GPU machine's image has CUDA, cuDNN and cuBLAS but not Debian's yaml-cpp: carry the library beside it.
+# The GPU machine's image has CUDA, cuDNN and cuBLAS but not Debian's yaml-cpp, ONNX and protobuf (the ONNX
+# importer comes in with the workloads library): carry those libraries beside it, and the binary without its
+# debugging symbols (a third of its size; the device tool carries at most 64 MiB).
 if [[ -f $out/dlsim-cuda ]]; then
+  strip "$out/dlsim-cuda"
   mkdir -p "$out/lib"
-  ldd "$out/dlsim-cuda" | awk '/yaml-cpp/ {print $3}' | xargs -r -I{} cp -L {} "$out/lib/"
+  ldd "$out/dlsim-cuda" | awk '/yaml-cpp|onnx|protobuf/ {print $3}' | xargs -r -I{} cp -L {} "$out/lib/"
 fi
 echo "prepared $(ls -d "$out"/*/ | wc -l) experiments in $out/"
