@@ -7,6 +7,7 @@
 #include "policies/swap/checkmate/checkmate_swap.h"
 #include "policies/swap/core/program_load.h"
 #include "policies/swap/testing/back_to_back_profile.h"
+#include "policies/swap/testing/remat_graphs.h"
 #include "policies/swap/testing/swap_graphs.h"
 #include "policies/concurrency/concurrency_policy.h"
 
@@ -15,26 +16,13 @@ using namespace dlsim::testing;
 
 namespace {
 
-// pos 0 A: x -> a (100 kB, 3 us), 1 B: a -> b (100 kB), 2 C: b -> c (10 kB), 3 Cb, 4 Bb (a, g2), 5 Ab (x, g1).
-// No saving: 211 kB. At 205 kB the optimum re-runs A before Bb (3 us).
+// CheckmateChain (remat_graphs.h): no saving, 211 kB; at 205 kB the optimum re-runs A before Bb (3 us).
 struct ChainForBaselines {
-  Graph g;
-  Schedule s;
-  IterationProfile prof;
+  CheckmateChain chain;
+  const Graph& g = chain.g;
+  Schedule s = serial_schedule_of(g);
+  IterationProfile prof = profile_of(g, s, chain.ns);
   TestLink link;
-  ChainForBaselines() {
-    const TensorId x = add_tensor(g, "x", 1000), a = add_tensor(g, "a", 100000), b = add_tensor(g, "b", 100000),
-                   c = add_tensor(g, "c", 10000), g2 = add_tensor(g, "g2", 10000), g1 = add_tensor(g, "g1", 1000),
-                   g0 = add_tensor(g, "g0", 1000);
-    const OpId A = add_op(g, "A", {x}, {a});
-    const OpId B = add_op(g, "B", {a}, {b});
-    const OpId C = add_op(g, "C", {b}, {c});
-    add_op(g, "Cb", {b}, {g2}, Phase::Backward, C);
-    add_op(g, "Bb", {a, g2}, {g1}, Phase::Backward, B);
-    add_op(g, "Ab", {x, g1}, {g0}, Phase::Backward, A);
-    s = serial_schedule_of(g);
-    prof = profile_of(g, s, {3000, 1000, 1000, 1000, 1000, 1000});
-  }
   SwapContext ctx() const { return {g, s, prof, link, uint64_t{1} << 40, nullptr}; }
 };
 

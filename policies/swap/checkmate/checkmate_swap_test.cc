@@ -9,6 +9,7 @@
 #include "policies/swap/core/program_load.h"
 #include "policies/swap/testing/back_to_back_profile.h"
 #include "policies/swap/testing/random_remat_graph.h"
+#include "policies/swap/testing/remat_graphs.h"
 #include "policies/swap/testing/swap_graphs.h"
 #include "policies/concurrency/concurrency_policy.h"
 
@@ -57,17 +58,9 @@ TEST_CASE("checkmate on a chain: the one recomputation that fits the budget, and
   // Without recomputation: 211 kB during C (x 1k, a, b, c) and during Cb (x, a, b, g2). Budget 205 kB: a cannot be
   // in memory in stages 2 and 3, so it goes after B (stage 1, its last holder) and A runs again before Bb (stage 4):
   // one re-run of A, 3 us. B itself needs x, a and b at once (201 kB): 200 kB is below what any plan reaches.
-  Graph g;
-  const TensorId x = add_tensor(g, "x", 1000), a = add_tensor(g, "a", 100000), b = add_tensor(g, "b", 100000),
-                 c = add_tensor(g, "c", 10000), g2 = add_tensor(g, "g2", 10000), g1 = add_tensor(g, "g1", 1000),
-                 g0 = add_tensor(g, "g0", 1000);
-  const OpId A = add_op(g, "A", {x}, {a});
-  const OpId B = add_op(g, "B", {a}, {b});
-  const OpId C = add_op(g, "C", {b}, {c});
-  add_op(g, "Cb", {b}, {g2}, Phase::Backward, C);
-  add_op(g, "Bb", {a, g2}, {g1}, Phase::Backward, B);
-  add_op(g, "Ab", {x, g1}, {g0}, Phase::Backward, A);
-  const std::vector<TimeNs> ns = {3000, 1000, 1000, 1000, 1000, 1000};
+  const CheckmateChain chain;  // remat_graphs.h
+  const Graph& g = chain.g;
+  const std::vector<TimeNs>& ns = chain.ns;
 
   const SwapResult r = plan_at(g, ns, 205000);
   CHECK(r.report["status"] == "optimal");

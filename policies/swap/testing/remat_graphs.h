@@ -56,6 +56,28 @@ struct Chain4 {
 };
 
 // Live bytes per position under `plan`, as the simulator's executor counts them (program_load.h), on one stream.
+// Checkmate's hand-worked chain (checkmate_swap_test.cc, checkmate_baselines_test.cc): three layers and their
+// backward pass, A the slow one.
+//   pos 0 A: x -> a (100 kB, 3 us)  pos 3 Cb: b -> g2 (10 kB)
+//   pos 1 B: a -> b (100 kB)        pos 4 Bb: (a, g2) -> g1
+//   pos 2 C: b -> c (10 kB)         pos 5 Ab: (x, g1) -> g0
+// Without recomputation: 211 kB during C (x 1 kB, a, b, c) and during Cb (x, a, b, g2).
+struct CheckmateChain {
+  Graph g;
+  std::vector<TimeNs> ns = {3000, 1000, 1000, 1000, 1000, 1000};  // by position
+  CheckmateChain() {
+    const TensorId x = add_tensor(g, "x", 1000), a = add_tensor(g, "a", 100000), b = add_tensor(g, "b", 100000),
+                   c = add_tensor(g, "c", 10000), g2 = add_tensor(g, "g2", 10000), g1 = add_tensor(g, "g1", 1000),
+                   g0 = add_tensor(g, "g0", 1000);
+    const OpId A = add_op(g, "A", {x}, {a});
+    const OpId B = add_op(g, "B", {a}, {b});
+    const OpId C = add_op(g, "C", {b}, {c});
+    add_op(g, "Cb", {b}, {g2}, Phase::Backward, C);
+    add_op(g, "Bb", {a, g2}, {g1}, Phase::Backward, B);
+    add_op(g, "Ab", {x, g1}, {g0}, Phase::Backward, A);
+  }
+};
+
 inline std::vector<uint64_t> live_bytes_with(const Graph& g, const std::vector<OpId>& order, const SwapPlan& plan) {
   const ProgramLoad load(g, order);
   const std::vector<int> one_stream(g.ops().size(), 0);
