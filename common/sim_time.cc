@@ -4,24 +4,18 @@
 #include <sstream>
 
 #include "common/config_error.h"
+#include "common/strings.h"
 
 namespace dlsim {
 
-namespace {
-std::string text(double v) {
-  std::ostringstream o;
-  o << v;
-  return o.str();
-}
-}  // namespace
-
 int64_t checked_duration_ns(double ns, const std::string& file, const std::string& key, const std::string& what) {
   if (std::isnan(ns) || ns < 0)
-    throw ConfigError(file, 0, key, what + " has no valid duration (" + text(ns) + " ns) under this value");
+    throw ConfigError(file, 0, key, what + " has no valid duration (" + significant(ns) + " ns) under this value");
   if (ns > static_cast<double>(kMaxDurationNs))
     throw ConfigError(file, 0, key,
-                      what + " would take " + text(ns / 1e9) + " s, above dlsim's limit of 1e15 ns (about 11.6 days) "
-                             "for one kernel, copy or host call: the value is too extreme to simulate");
+                      what + " would take " + significant(ns / 1e9) +
+                          " s, above dlsim's limit of 1e15 ns (about 11.6 days) for one kernel, copy or host call: the "
+                          "value is too extreme to simulate");
   return static_cast<int64_t>(std::llround(ns));
 }
 

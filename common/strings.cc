@@ -20,6 +20,12 @@ std::string fixed(double v, int digits) {
   return o.str();
 }
 
+std::string significant(double v, int digits) {
+  std::ostringstream o;
+  o << std::setprecision(digits) << v;
+  return o.str();
+}
+
 std::string mib(uint64_t bytes) { return fixed(static_cast<double>(bytes) / (1024.0 * 1024.0), 1); }
 
 std::vector<std::string> split(const std::string& s, char sep) {

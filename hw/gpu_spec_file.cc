@@ -31,21 +31,15 @@ constexpr uint64_t kBytesPerMiB = uint64_t{1} << 20;
 
 TimeNs us_to_ns(double us) { return static_cast<TimeNs>(std::llround(us * 1000.0)); }
 
-std::string format_number(double v) {
-  std::ostringstream o;
-  o << v;  // shortest readable form ("1.5", "1e+12"), same on every run
-  return o.str();
-}
-
 double get_positive(const YamlMap& m, const std::string& key) {
   double v = m.get_double(key);
-  if (!(v > 0)) m.fail(key, "must be positive, got " + format_number(v));
+  if (!(v > 0)) m.fail(key, "must be positive, got " + significant(v));
   return v;
 }
 
 double get_non_negative(const YamlMap& m, const std::string& key) {
   double v = m.get_double(key);
-  if (v < 0) m.fail(key, "must not be negative, got " + format_number(v));
+  if (v < 0) m.fail(key, "must not be negative, got " + significant(v));
   return v;
 }
 
@@ -54,7 +48,7 @@ double get_non_negative(const YamlMap& m, const std::string& key) {
 TimeNs get_time_us(const YamlMap& m, const std::string& key) {
   const double v = get_non_negative(m, key);
   if (v > kMaxDurationUs)
-    m.fail(key, "must be at most 1e12 us (about 11.6 days, dlsim's limit for one duration), got " + format_number(v));
+    m.fail(key, "must be at most 1e12 us (about 11.6 days, dlsim's limit for one duration), got " + significant(v));
   return us_to_ns(v);
 }
 
@@ -265,17 +259,17 @@ void read_concurrency(const YamlMap& m, GpuSpec& g) {
   if (m.has("hbm_share_fraction")) {
     c.hbm_share_fraction = m.get_double("hbm_share_fraction");
     if (!(c.hbm_share_fraction > 0 && c.hbm_share_fraction <= 1))
-      m.fail("hbm_share_fraction", "must be in (0, 1], got " + format_number(c.hbm_share_fraction));
+      m.fail("hbm_share_fraction", "must be in (0, 1], got " + significant(c.hbm_share_fraction));
   }
   if (m.has("co_run_slowdown")) {
     c.co_run_slowdown = m.get_double("co_run_slowdown");
     if (!(c.co_run_slowdown >= 0 && c.co_run_slowdown <= 10))
-      m.fail("co_run_slowdown", "must be in [0, 10], got " + format_number(c.co_run_slowdown));
+      m.fail("co_run_slowdown", "must be in [0, 10], got " + significant(c.co_run_slowdown));
   }
   if (m.has("copy_slowdown")) {
     c.copy_slowdown = m.get_double("copy_slowdown");
     if (!(c.copy_slowdown >= 0 && c.copy_slowdown <= 10))
-      m.fail("copy_slowdown", "must be in [0, 10], got " + format_number(c.copy_slowdown));
+      m.fail("copy_slowdown", "must be in [0, 10], got " + significant(c.copy_slowdown));
   }
   if (m.has("graph_launch_us")) c.graph_launch_ns = get_time_us(m, "graph_launch_us");
   if (m.has("graph_node_us")) c.graph_node_ns = get_time_us(m, "graph_node_us");

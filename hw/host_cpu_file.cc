@@ -1,4 +1,5 @@
 #include "hw/host_cpu_file.h"
+#include "common/strings.h"
 
 #include <cmath>
 #include <vector>
@@ -9,17 +10,11 @@ namespace dlsim {
 
 namespace {
 
-std::string host_cpu_number(double v) {
-  std::ostringstream o;
-  o << v;
-  return o.str();
-}
-
 // A per-op or per-step host cost in µs. At most 1e6 µs (a second): the measured costs are tens of µs to a few ms,
 // so a larger one is a typo, and a million ops at that bound still fit the simulated clock.
 TimeNs host_cost_ns(const YamlMap& m, const std::string& key) {
   const double v = m.get_double(key);
-  if (!(v >= 0 && v <= 1e6)) m.fail(key, "must be in [0, 1e6] us, got " + host_cpu_number(v));
+  if (!(v >= 0 && v <= 1e6)) m.fail(key, "must be in [0, 1e6] us, got " + significant(v));
   return static_cast<TimeNs>(std::llround(v * 1000.0));
 }
 
@@ -55,7 +50,7 @@ void read_host_cpu(const YamlMap& m, GpuSpec& g) {
   if (m.has("adam_gb_per_s")) {
     const double v = m.get_double("adam_gb_per_s");
     // 1 MB/s .. 1 PB/s: a rate outside is a typo, and a step at 1 MB/s still fits the clock for 10^5 x Llama-70B.
-    if (!(v >= 1e-3 && v <= 1e6)) m.fail("adam_gb_per_s", "must be in [0.001, 1e6] GB/s, got " + host_cpu_number(v));
+    if (!(v >= 1e-3 && v <= 1e6)) m.fail("adam_gb_per_s", "must be in [0.001, 1e6] GB/s, got " + significant(v));
     g.host_adam_bytes_per_s = v * 1e9;
   }
   if (m.has("pytorch_eager")) g.eager_host = read_pytorch_eager(m.get_map("pytorch_eager"));

@@ -1,4 +1,5 @@
 #include "hw/fitted/fitted_kernels_yaml.h"
+#include "common/strings.h"
 
 #include <iomanip>
 #include <sstream>
@@ -8,17 +9,11 @@ namespace {
 
 constexpr double kMaxCoefficient = 1e6;
 
-std::string fitted_number_text(double v) {
-  std::ostringstream o;
-  o << std::setprecision(6) << v;
-  return o.str();
-}
-
 double read_coefficient(const YamlMap& m, const std::string& key, double max_value) {
   if (!m.has(key)) return 0;
   const double v = m.get_double(key);
   if (!(v >= 0 && v <= max_value))
-    m.fail(key, "must be in [0, " + fitted_number_text(max_value) + "], got " + fitted_number_text(v));
+    m.fail(key, "must be in [0, " + significant(max_value) + "], got " + significant(v));
   return v;
 }
 
@@ -58,12 +53,12 @@ FittedKernels fitted_kernels_from_yaml(const YamlMap& section) {
   if (section.has("fixed_includes_dispatch")) f.fixed_includes_dispatch = section.get_bool("fixed_includes_dispatch");
   if (section.has("tile")) {
     f.tile = section.get_double("tile");
-    if (!(f.tile >= 1 && f.tile <= 4096)) section.fail("tile", "must be in [1, 4096], got " + fitted_number_text(f.tile));
+    if (!(f.tile >= 1 && f.tile <= 4096)) section.fail("tile", "must be in [1, 4096], got " + significant(f.tile));
   }
   if (section.has("min_split_k")) {
     f.min_split_k = section.get_double("min_split_k");
     if (!(f.min_split_k >= 1 && f.min_split_k <= 1e9))
-      section.fail("min_split_k", "must be in [1, 1e9], got " + fitted_number_text(f.min_split_k));
+      section.fail("min_split_k", "must be in [1, 1e9], got " + significant(f.min_split_k));
   }
   if (!section.has("classes")) section.fail("classes", "missing: the fitted classes (dlsim fit-kernels writes them)");
   const YamlMap classes = section.get_map("classes");
@@ -83,13 +78,13 @@ std::string fitted_kernels_to_yaml(const FittedKernels& f) {
     << "  fitted_from: " << fitted_yaml_quoted(f.fitted_from) << '\n';
   if (!f.timing.empty()) o << "  timing: " << fitted_yaml_quoted(f.timing) << '\n';
   if (f.fixed_includes_dispatch) o << "  fixed_includes_dispatch: true\n";
-  o << "  tile: " << fitted_number_text(f.tile) << '\n'
-    << "  min_split_k: " << fitted_number_text(f.min_split_k) << '\n'
+  o << "  tile: " << significant(f.tile) << '\n'
+    << "  min_split_k: " << significant(f.min_split_k) << '\n'
     << "  classes:\n";
   for (const auto& [name, c] : f.classes)
-    o << "    " << name << ": {fixed_us: " << fitted_number_text(c.fixed_us)
-      << ", flop_scale: " << fitted_number_text(c.flop_scale) << ", wave_scale: " << fitted_number_text(c.wave_scale)
-      << ", byte_scale: " << fitted_number_text(c.byte_scale) << ", records: " << c.records << "}\n";
+    o << "    " << name << ": {fixed_us: " << significant(c.fixed_us)
+      << ", flop_scale: " << significant(c.flop_scale) << ", wave_scale: " << significant(c.wave_scale)
+      << ", byte_scale: " << significant(c.byte_scale) << ", records: " << c.records << "}\n";
   return o.str();
 }
 

@@ -171,12 +171,6 @@ std::vector<std::string> wrap(const std::string& text, size_t width) {
   return lines;
 }
 
-std::string fmt(double v, int digits = 3) {
-  std::ostringstream o;
-  o << std::setprecision(digits) << v;
-  return o.str();
-}
-
 std::string pct(double ratio) { return fixed((ratio - 1.0) * 100.0, 1) + " %"; }
 
 double mape(const std::vector<double>& ratios) {
@@ -195,7 +189,7 @@ void write_hw_file(const std::string& hw, const ClassEfficiencies& e, bool occup
   for (const auto& [k, v] : overrides(e, occupancy)) {
     if (k == "occupancy_scaling") continue;
     const double d = std::get<double>(v);
-    if (d > 0) values.emplace_back(k, fmt(d));
+    if (d > 0) values.emplace_back(k, significant(d, 3));
   }
   const std::string text = with_calibrated_block(buf.str(), comment, values, path);
   write_file_atomically(path, text);
@@ -351,7 +345,7 @@ void print_summary(const Regression& r, Predictions& pr, std::ostream& out) {
         << "\n";
   for (const auto& [gpu, f] : r.fits) {
     out << gpu << " fitted:";
-    for (const auto& [k, v] : f.values) out << " " << k << "=" << fmt(v) << (f.fitted.at(k) ? "" : "(tied)");
+    for (const auto& [k, v] : f.values) out << " " << k << "=" << significant(v, 3) << (f.fitted.at(k) ? "" : "(tied)");
     out << "\n";
   }
 }
@@ -430,7 +424,8 @@ void write_report(const std::string& path, const nlohmann::json& rows, const nlo
   f << "\n| GPU | fitted efficiencies (tied: taken from the convolutions, no data of their own) |\n|---|---|\n";
   for (const auto& [gpu, fv] : fits) {
     f << "| " << gpu << " | ";
-    for (const auto& [k, v] : fv.values) f << k << " " << fmt(v) << (fv.fitted.at(k) ? "" : " (tied)") << "; ";
+    for (const auto& [k, v] : fv.values)
+      f << k << " " << significant(v, 3) << (fv.fitted.at(k) ? "" : " (tied)") << "; ";
     f << "|\n";
   }
   write_file_atomically(path, f.str(), "--report");

@@ -27,12 +27,6 @@ struct Expr {
   void add(const std::string& v, double c) { terms[v] += c; }
 };
 
-std::string num(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.10g", v);
-  return buf;
-}
-
 class Writer {
  public:
   Writer(const RematProblem& p, const CheckmateSwapCosts* swap) : p_(p), swap_(swap) {}
@@ -71,8 +65,8 @@ class Writer {
     if (e.terms.empty()) return;  // constant: holds by construction
     out_ << " c" << ++rows_ << ":";
     for (const auto& [v, c] : e.terms)
-      if (c != 0) out_ << (c < 0 ? " - " : " + ") << num(std::abs(c)) << ' ' << v;
-    out_ << ' ' << sense << ' ' << num(rhs - e.constant) << '\n';
+      if (c != 0) out_ << (c < 0 ? " - " : " + ") << significant(std::abs(c), 10) << ' ' << v;
+    out_ << ' ' << sense << ' ' << significant(rhs - e.constant, 10) << '\n';
   }
   std::ostringstream& out() { return out_; }
   int rows() const { return rows_; }
@@ -130,7 +124,7 @@ CheckmateModel checkmate_model(const RematProblem& p, uint64_t budget_bytes, con
   std::ostringstream head;
   head << "\\ Checkmate MILP: " << n << " stages, " << nv << " values, budget " << budget_bytes << " bytes\nMinimize\n obj:";
   if (objective.terms.empty()) head << " 0 R_none";
-  for (const auto& [v, c] : objective.terms) head << " + " << num(c) << ' ' << v;
+  for (const auto& [v, c] : objective.terms) head << " + " << significant(c, 10) << ' ' << v;
   head << "\nSubject To\n";
 
   for (int t = 0; t < n; ++t) {

@@ -7,15 +7,10 @@
 #include "hw/fitted/op_kernel_shapes.h"
 #include "hw/op_signature.h"
 #include "validate/calibrate/calibrate.h"
+#include "common/strings.h"
 
 namespace dlsim {
 namespace {
-
-std::string kernel_fit_number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
 
 // The fitted class that prices every kernel of the op (the first kernel's class names it), or "" when the fitted
 // model does not price it.
@@ -127,14 +122,14 @@ std::string kernel_corrections_yaml(const KernelProfileFit& f) {
   if (!f.corrected.classes.empty()) {
     out += "kernel_model:\n  classes:\n";
     for (const auto& [name, c] : f.corrected.classes)
-      out += "    " + name + ": {fixed_us: " + kernel_fit_number(c.fixed_us) + ", flop_scale: " +
-             kernel_fit_number(c.flop_scale) + ", wave_scale: " + kernel_fit_number(c.wave_scale) +
-             ", byte_scale: " + kernel_fit_number(c.byte_scale) + ", records: " + std::to_string(c.records) + "}\n";
+      out += "    " + name + ": {fixed_us: " + significant(c.fixed_us) + ", flop_scale: " +
+             significant(c.flop_scale) + ", wave_scale: " + significant(c.wave_scale) +
+             ", byte_scale: " + significant(c.byte_scale) + ", records: " + std::to_string(c.records) + "}\n";
   }
   if (!f.roofline_kinds.empty()) {
     out += "roofline:\n  op_class_scale:\n";
     for (const auto& [kind, c] : f.roofline_kinds)
-      out += std::string("    ") + to_string(kind) + ": " + kernel_fit_number(c.scale) + "\n";
+      out += std::string("    ") + to_string(kind) + ": " + significant(c.scale) + "\n";
     if (!f.roofline_paths.empty()) {
       out += "  op_class_scale_path:\n";
       for (const auto& [kind, p] : f.roofline_paths)

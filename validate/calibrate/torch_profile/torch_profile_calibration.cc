@@ -15,17 +15,12 @@
 #include "hw/hardware.h"
 #include "validate/calibrate/torch_profile/host_profile_fit.h"
 #include "validate/calibrate/torch_profile/kernel_profile_fit.h"
+#include "common/strings.h"
 
 namespace dlsim {
 namespace {
 
 constexpr size_t kProfileListed = 10;  // unmatched ops named per trace
-
-std::string profile_fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
 
 // What `base:` says: the shipped name when --hw is a shipped file, else its path from the written file's folder.
 std::string profile_base_text(const std::string& hw, const std::string& out) {
@@ -100,7 +95,7 @@ void profile_check_matched(const MatchedProfile& p) {
     throw ConfigError(p.trace->file, 0, "traceEvents",
                       std::to_string(unmatched) + " of its " + std::to_string(host_ops) + " top-level host ops match "
                       "no op of " + p.graph->name + " at batch " + std::to_string(p.graph->batch) +
-                      " (more than " + profile_fixed(100 * kMaxUnmatchedShare, 0) + " %: a trace of another model or "
+                      " (more than " + fixed(100 * kMaxUnmatchedShare, 0) + " %: a trace of another model or "
                       "batch?); the first:" + first);
 }
 
@@ -147,27 +142,27 @@ int run_torch_profile_calibration(const TorchProfileOptions& o, std::ostream& re
   const KernelProfileFit kernels = fit_kernels_from_profiles(profiles, hw);
 
   report << "host_cpu.pytorch_eager, from " << host.steps << " step(s):\n"
-         << "  the profiled steps' host time " << profile_fixed(host.profiled_host_us / 1e3, 3)
+         << "  the profiled steps' host time " << fixed(host.profiled_host_us / 1e3, 3)
          << " ms per step (ProfilerStep spans less the waits for the GPU)";
   if (host.overhead_measured)
-    report << "; without the profiler " << profile_fixed(host.target_host_us / 1e3, 3) << " ms (the trace's "
-           << "unprofiled step time: the profiler's overhead factor " << profile_fixed(host.overhead_factor, 3)
+    report << "; without the profiler " << fixed(host.target_host_us / 1e3, 3) << " ms (the trace's "
+           << "unprofiled step time: the profiler's overhead factor " << fixed(host.overhead_factor, 3)
            << ")\n";
   else
     report << "; no step time without the profiler in every trace (record_profile.py adds it): the fitted costs "
               "keep the profiler's overhead\n";
-  report << "  scale " << profile_fixed(host.scale, 4) << " on the ops' mean profiled costs; dlsim's host time "
-         << "with the fitted section: " << profile_fixed(host.predicted_host_us / 1e3, 3) << " ms per step\n";
+  report << "  scale " << fixed(host.scale, 4) << " on the ops' mean profiled costs; dlsim's host time "
+         << "with the fitted section: " << fixed(host.predicted_host_us / 1e3, 3) << " ms per step\n";
   for (size_t i = 0; i < profiles.size(); ++i)
-    report << "  " << profiles[i].trace->file << ": measured " << profile_fixed(host.per_trace[i].first / 1e3, 3)
-           << " ms per step, dlsim " << profile_fixed(host.per_trace[i].second / 1e3, 3) << " ms ("
-           << profile_fixed(100.0 * (host.per_trace[i].second / host.per_trace[i].first - 1), 1) << " %)\n";
+    report << "  " << profiles[i].trace->file << ": measured " << fixed(host.per_trace[i].first / 1e3, 3)
+           << " ms per step, dlsim " << fixed(host.per_trace[i].second / 1e3, 3) << " ms ("
+           << fixed(100.0 * (host.per_trace[i].second / host.per_trace[i].first - 1), 1) << " %)\n";
   report << "  key                        samples  profiled us   fitted us   --hw file us  source\n";
   for (const std::string& k : eager_host_keys()) {
     const HostKeyFit& f = host.keys.at(k);
     char line[256];
     std::snprintf(line, sizeof line, "  %-26s %7zu %12.2f %11.2f %14s  %s\n", k.c_str(), f.samples, f.profiled_us,
-                  f.fitted_us, base ? profile_fixed(eager_host_key_us(*base, k), 2).c_str() : "-", f.source.c_str());
+                  f.fitted_us, base ? fixed(eager_host_key_us(*base, k), 2).c_str() : "-", f.source.c_str());
     report << line;
   }
   if (kernels.empty()) {
@@ -179,19 +174,19 @@ int run_torch_profile_calibration(const TorchProfileOptions& o, std::ostream& re
            << (kernels.table_ops ? ", " + std::to_string(kernels.table_ops) + " ops priced by kernel_times left alone" : "")
            << "\n";
     for (const auto& [cls, c] : kernels.fitted_classes)
-      report << "  kernel_model class " << cls << ": " << c.samples << " ops, measured " << profile_fixed(c.measured_us, 1)
-             << " us against " << profile_fixed(c.predicted_us, 1) << " us predicted, scale " << profile_fixed(c.scale, 4) << "\n";
+      report << "  kernel_model class " << cls << ": " << c.samples << " ops, measured " << fixed(c.measured_us, 1)
+             << " us against " << fixed(c.predicted_us, 1) << " us predicted, scale " << fixed(c.scale, 4) << "\n";
     for (const auto& [kind, c] : kernels.roofline_kinds)
       report << "  roofline.op_class_scale." << to_string(kind) << ": " << c.samples << " ops, measured "
-             << profile_fixed(c.measured_us, 1) << " us against " << profile_fixed(c.predicted_us, 1)
-             << " us predicted, factor " << profile_fixed(c.scale, 4) << " on the single-efficiency roofline\n";
+             << fixed(c.measured_us, 1) << " us against " << fixed(c.predicted_us, 1)
+             << " us predicted, factor " << fixed(c.scale, 4) << " on the single-efficiency roofline\n";
   }
 
   std::ostringstream y;
   y << "# Written by dlsim calibrate --torch-profile from";
   for (const std::string& t : o.traces) y << " " << t;
   y << " (" << host.steps << " profiled steps), starting from " << o.hw << ".\n"
-    << "# host_cpu.pytorch_eager: the matched ops' mean host costs times " << profile_fixed(host.scale, 4)
+    << "# host_cpu.pytorch_eager: the matched ops' mean host costs times " << fixed(host.scale, 4)
     << (host.overhead_measured ? ", so that dlsim's host time per step is the step's measured without the profiler.\n"
                                : ", so that dlsim's host time per step is the profiled step's (profiler overhead in).\n");
   if (!kernels.empty()) y << "# Kernel corrections: the median of measured over predicted per class, from the traces' kernels.\n";
