@@ -161,6 +161,7 @@ void Engine::end_of_section() {
   host_done_[tally_index(iteration_)] = 1;
   if (phase_ == Phase::Iterations) {
     maybe_close_iteration(iteration_);
+    release_captured_frees();  // the capture ends with the host's issue of the iteration
     ctx_.pool.iteration_end(iteration_);
   }
   if (phase_ == Phase::Setup || (phase_ == Phase::Iterations && iteration_ + 1 < opt_.iterations)) {
@@ -206,7 +207,7 @@ bool Engine::host_wait_over() const {
     case HostWait::Event: return device_.records_done(wait_event_) >= wait_record_;
     case HostWait::QueueRoom: return device_.queued(wait_stream_) < ctx_.gpu.concurrency.launch_queue_depth;
     case HostWait::HeldFrees:
-      return std::all_of(held_.begin(), held_.end(), [&](const HeldFree& h) { return held_free_done(h); });
+      return std::all_of(held_.begin(), held_.end(), [&](const HeldFree& h) { return h.captured || held_free_done(h); });
   }
   return false;
 }
@@ -338,9 +339,10 @@ bool Engine::do_alloc(const Command& c) {
   const DeviceCallCounts before = DeviceCallCounts::read(d);
   release_done_frees();
   const std::optional<DevPtr> p = ctx_.pool.allocate(AllocRequest{bytes, c.stream});
-  if (!p && !held_.empty()) {
+  if (!p && waitable_frees_held()) {
     // PyTorch, before it gives up, synchronizes on the events of every held block (release_cached_blocks ->
     // synchronize_and_free_events) and tries again: the host waits for the streams, then reissues the Alloc.
+    // A captured hold's events are not there to wait on: it does not come back before the iteration ends.
     wait_ = HostWait::HeldFrees;
     reissue_ = true;
     in_alloc_call_ = true;
@@ -388,7 +390,8 @@ bool Engine::do_free(const Command& c) {
   for (int16_t u : used_on_[ti]) marks.push_back(mark(u));
   used_on_[ti].clear();
   if (marks.size() > 1 && ctx_.pool.holds_frees_for_other_streams()) {  // back once those streams are past it
-    held_.push_back(HeldFree{addr_[ti], bytes, std::move(marks)});
+    const bool captured = opt_.launch == LaunchMode::CudaGraph && phase_ == Phase::Iterations;
+    held_.push_back(HeldFree{addr_[ti], bytes, std::move(marks), captured});
     return true;
   }
   give_back(addr_[ti], bytes, std::move(marks));
@@ -422,12 +425,29 @@ bool Engine::held_free_done(const HeldFree& h) const {
   return std::all_of(h.marks.begin() + 1, h.marks.end(), [&](const StreamMark& m) { return mark_done(m); });
 }
 
+bool Engine::waitable_frees_held() const {
+  return std::any_of(held_.begin(), held_.end(), [](const HeldFree& h) { return !h.captured; });
+}
+
 // PyTorch's process_events, at the start of every allocation: held memory whose streams are past it returns to
-// the pool (in free order).
+// the pool (in free order). A captured hold waits for its iteration's end.
 void Engine::release_done_frees() {
   size_t kept = 0;
   for (size_t i = 0; i < held_.size(); ++i) {
-    if (held_free_done(held_[i])) give_back(held_[i].addr, held_[i].bytes, std::move(held_[i].marks));
+    if (!held_[i].captured && held_free_done(held_[i]))
+      give_back(held_[i].addr, held_[i].bytes, std::move(held_[i].marks));
+    else if (kept++ != i) held_[kept - 1] = std::move(held_[i]);  // never onto itself: that empties the waits
+  }
+  held_.resize(kept);
+}
+
+// The end of a captured iteration (the host has issued all of it): its holds return to the pool without a wait, as
+// dlsim-cuda ends them at cudaStreamEndCapture. Their marks stay with the memory, so a later owner on another
+// stream still waits for the streams that used it (order_after_freed): the device may not be past them yet.
+void Engine::release_captured_frees() {
+  size_t kept = 0;
+  for (size_t i = 0; i < held_.size(); ++i) {
+    if (held_[i].captured) give_back(held_[i].addr, held_[i].bytes, std::move(held_[i].marks));
     else if (kept++ != i) held_[kept - 1] = std::move(held_[i]);  // never onto itself: that empties the waits
   }
   held_.resize(kept);

@@ -23,9 +23,13 @@
 //     each of those streams, and the memory returns to the pool at the first Alloc after all have completed
 //     (PyTorch's insert_events/process_events). An Alloc the pool refuses while memory is held makes the host
 //     wait for every held free's events, return them, and try once more (synchronize_and_free_events), and
-//     only then is out of memory. Pools that follow a placement made in advance (planned, smartpool:
-//     PoolPolicy::holds_frees_for_other_streams) get the memory back at once instead, and the next owner's
-//     stream waits for those streams (below), as MXNet's engine orders a planned block's reuse after its readers;
+//     only then is out of memory. Under launch: cuda-graph an iteration is issued as it is captured: a hold made
+//     then lasts until the host has issued the whole iteration, whatever the device has done, and an allocation
+//     refused meanwhile cannot wait for it (PyTorch defers a captured free's events until the capture ends;
+//     dlsim-cuda, validate/gpu/held_frees.h, does the same). Pools that follow a placement made in advance
+//     (planned, smartpool: PoolPolicy::holds_frees_for_other_streams) get the memory back at once instead, and
+//     the next owner's stream waits for those streams (below), as MXNet's engine orders a planned block's reuse
+//     after its readers;
 //   - memory reused on another stream than its last owner's streams (a pool not kept per stream, as cnmem's
 //     root, or a planned slot) gets the event a framework would insert: the new owner's stream waits until each
 //     of those streams has passed the old owner's Free. PyTorch's per-stream pools never need it.

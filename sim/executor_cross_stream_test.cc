@@ -40,15 +40,19 @@ struct Result {
 
 // ExactCachePool hands a freed block to the next request of its size, whatever the stream: the stream-blind
 // pool that makes every hazard below visible.
-Result run(const Graph& g, const Program& p, uint64_t capacity = 64 * kMiB) {
+// `host_ns`: what issuing each launch costs the host (eager: launch_overhead_ns; a graph: graph_node_ns).
+Result run(const Graph& g, const Program& p, uint64_t capacity = 64 * kMiB, SimOptions options = SimOptions{},
+           TimeNs host_ns = 0) {
   VirtualDeviceMemory dev(capacity);
   ExactCachePool pool(dev);
   GpuSpec gpu = fake_gpu();
+  gpu.launch_overhead_ns = host_ns;
+  if (host_ns > 0) gpu.concurrency.graph_node_ns = host_ns;
   AttrKernels kernels;
   LinearLink link(1.0, 1.0, 500);
   SimContext ctx{g, gpu, kernels, link, pool, dev};
   Result out;
-  out.r = simulate(p, ctx, SimOptions{});
+  out.r = simulate(p, ctx, options);
   out.problems = check_memory_reuse(g, p, out.r.trace);
   return out;
 }
@@ -136,6 +140,51 @@ TEST_CASE("an allocation refused while memory is held waits for the holding stre
   const Result oom = run(g, p, 3 * kMiB / 2);
   CHECK(oom.r.trace.oom);
   CHECK(oom.r.trace.oom_where.find("alloc of tensor 'y'") != std::string::npos);
+}
+
+TEST_CASE("under launch: cuda-graph a hold lasts until the iteration's end as a captured free's events do") {
+  SideRead s;
+  const OpId pad = op(s.g, "pad", {}, {}, 1000, 10);
+  Program p = s.program(true);
+  // A launch between a's free and b's allocation: the host, at 20 us a launch, is slower than the device, so the
+  // read of a on stream 1 (10 us) is over when b is allocated.
+  auto at = std::find_if(p.iteration.begin(), p.iteration.end(),
+                         [&](const Command& c) { return c.kind == CmdKind::Alloc && c.tensor == s.b; });
+  p.iteration.insert(at, launch(pad, 0));
+  SimOptions eager;
+  eager.iterations = 2;
+  SimOptions graph = eager;
+  graph.launch = LaunchMode::CudaGraph;
+
+  // Eagerly the hold ends at b's allocation (process_events): b takes a's memory.
+  const Result e = run(s.g, p, 64 * kMiB, eager, 20000);
+  CHECK(e.problems.empty());
+  CHECK(e.mem(s.b, MemAction::Alloc).address == e.mem(s.a, MemAction::Alloc).address);
+  CHECK(e.r.peak_reserved_bytes == kMiB);
+
+  // Captured, the hold's events cannot be queried: b takes fresh memory although stream 1 is long past a...
+  const Result g = run(s.g, p, 64 * kMiB, graph, 20000);
+  CHECK(g.problems.empty());
+  CHECK(g.op(s.read_a).end < g.mem(s.b, MemAction::Alloc).time);
+  CHECK(g.mem(s.b, MemAction::Alloc).address != g.mem(s.a, MemAction::Alloc).address);
+  // ...and the hold ends with the iteration: the second iteration finds both blocks cached and maps nothing more.
+  CHECK(g.r.iterations_completed == 2);
+  CHECK(g.r.peak_reserved_bytes == 2 * kMiB);
+  CHECK(g.r.device_malloc_calls == 2);
+  int second = 0;
+  for (const MemRecord& m : g.r.trace.mem)
+    if (m.iteration == 1 && m.action == MemAction::Alloc) {
+      ++second;
+      CHECK(m.reserved_after == 2 * kMiB);
+    }
+  CHECK(second == 2);
+
+  // An allocation refused during the capture cannot wait for a captured hold (PyTorch cannot synchronize on its
+  // events either): out of memory, where eagerly the host waits for stream 1 and retries.
+  const Result oom = run(s.g, p, 3 * kMiB / 2, graph, 20000);
+  CHECK(oom.r.trace.oom);
+  CHECK(oom.r.trace.oom_where.find("iteration 0, alloc of tensor 'b'") != std::string::npos);
+  CHECK_FALSE(run(s.g, p, 3 * kMiB / 2, eager, 20000).r.trace.oom);
 }
 
 TEST_CASE("memory a stream-blind pool moves to another stream is used only after the old owner's free") {

@@ -45,10 +45,14 @@ using FreeMarks = std::vector<StreamMark>;
 
 // Memory a Free gave up while other streams may still touch it (RecordStream): it returns to the pool when
 // every mark but the allocation stream's has completed (PyTorch's insert_events / process_events).
+// Under launch: cuda-graph an iteration is issued as it is captured: a hold made then is `captured`, its events
+// would be graph nodes that cannot be queried or waited on, so it lasts until the iteration's end whatever the
+// device has done (PyTorch defers such a free's events until the capture ends; validate/gpu/held_frees.h).
 struct HeldFree {
   DevPtr addr = 0;
   uint64_t bytes = 0;
   FreeMarks marks;
+  bool captured = false;
 };
 
 class Engine : private DeviceListener {
@@ -67,7 +71,9 @@ class Engine : private DeviceListener {
   StreamMark mark(int stream);  // records the stream's marker event now
   bool mark_done(const StreamMark& m) const;
   bool held_free_done(const HeldFree& h) const;
+  bool waitable_frees_held() const;  // a hold an allocation may wait for (not captured) exists
   void release_done_frees();  // hands every held free whose streams are past it to the pool
+  void release_captured_frees();  // the iteration's end under launch: cuda-graph: its holds go back
   void give_back(DevPtr addr, uint64_t bytes, FreeMarks marks);  // pool.deallocate + the range's marks
   void order_after_freed(DevPtr addr, uint64_t bytes, int stream);  // waits of `stream` for earlier owners
   bool charge_device_calls(const DeviceCallCounts& before);
