@@ -1,9 +1,11 @@
 """The tables of README.md from the concurrency sweeps (concurrency-<model>.yaml): iteration time, speed-up over
 serial and peak memory of every concurrency policy per model, batch and GPU, the ideal (critical path, infinite
 SMs) and serial bounds beside them, the graph's width (`dlsim model --parallelism`), the bound checks, and dlsim's
-numbers beside the published ones (IOS, MXNet #14006, SPAA'20). The README's prose quotes these tables: re-read
-it when the device model or a hardware file's `concurrent_kernels:` block changes them."""
+numbers beside the published ones (IOS, MXNet #14006, SPAA'20), and the speed-ups PyTorch's own concurrent
+schedules measured on a lent H200 over the batch beside the simulated ones. The README's prose quotes these
+tables: re-read it when the device model or a hardware file's `concurrent_kernels:` block changes them."""
 import functools
+import json
 
 MIB = 2 ** 20
 MODELS = ["googlenet", "inception_v3", "resnet50", "densenet121", "squeezenet1_1", "bert-base", "vgg16"]
@@ -162,6 +164,70 @@ class Tables:
             + "; ".join(vgg) + " |"])
 
 
+# PyTorch's concurrent schedules measured on a lent H200 (validate/torch/torch_concurrency_reference.py; each
+# folder's README says how): (model, batch, the schedule, whose name is also dlsim's policy of the same kind, the
+# measurement file under results/fidelity/data/ that holds it and serial's). validate/torch/concurrency_fidelity.py
+# sets the same rows beside dlsim in full (pytorch-h200.md); here they stand beside the sweeps' trend over the batch.
+H200_MEASURED = [("inception_v3", 1, "branch-streams", "h200-2026-11-28/concurrency.json"),
+                 ("inception_v3", 8, "branch-streams", "h200-2026-11-27b/concurrency.json"),
+                 ("inception_v3", 32, "branch-streams", "h200-2026-11-27b/concurrency.json"),
+                 ("inception_v3", 128, "branch-streams", "h200-2026-11-28/concurrency.json"),
+                 ("googlenet", 32, "branch-streams", "h200-2026-11-27b/concurrency.json"),
+                 ("googlenet", 128, "branch-streams", "h200-2026-11-28/concurrency-b128.json"),
+                 ("resnet50", 32, "dgrad-wgrad", "h200-2026-11-27b/concurrency-resnet50-rerun.json"),
+                 ("resnet50", 128, "dgrad-wgrad", "h200-2026-11-28/concurrency-b128.json")]
+MEASURED_MODES = [("eager", "eager", "host_ms_median"), ("graph", "cuda-graph", "device_ms_median")]
+IOS_PUBLISHED = {1: "1.57×", 128: "1.06×"}  # IOS over sequential, Inception-v3, V100, inference (the table above)
+
+
+def measured_h200(study, t):
+    """The H200's measured speed-ups of PyTorch's concurrent schedules (eager and CUDA graph) beside dlsim on the
+    same experiments as pytorch-h200.md's (hw h200, 3 iterations, a synchronize after each step), the sweeps'
+    speed-ups of the same policy on the H100 and V100 files (eager launch), the sweep's ios on the V100, and IOS's
+    published figure where there is one."""
+    rows = {}
+    for m, b, sched, path in H200_MEASURED:
+        data = json.loads((study.root / "results" / "fidelity" / "data" / path).read_text())
+        for r in data["rows"]:
+            if r["model"] == m and r["batch"] == b and r.get("status") == "ok":
+                rows[(m, b, r["schedule"], r["mode"])] = r
+    dl = study.dlsim
+    runs = [(m, b, pol, launch) for m, b, sched, _ in H200_MEASURED for pol in ("serial", sched)
+            for _, launch, _ in MEASURED_MODES]
+    sims = dict(zip(runs, dl.parallel([functools.partial(dl.json, ["run"], {
+        "model": m, "batch": b, "hw": "h200", "pool": "pytorch-caching", "swap": "none", "concurrency": pol,
+        "iterations": 3, "launch": launch, "sync_every_step": True}) for m, b, pol, launch in runs])))
+    fmt = lambda x: "-" if x is None else f"{x:.3f}×"  # noqa: E731
+    out = ["| model | batch | schedule (PyTorch's; dlsim's policy of the same kind) | measured: PyTorch, training, "
+           "H200, eager | measured: PyTorch, training, H200, CUDA graph | dlsim as pytorch-h200.md, h200, eager | "
+           "dlsim as pytorch-h200.md, h200, CUDA graph | dlsim sweep, same policy, h100-sxm | dlsim sweep, same "
+           "policy, v100-sxm2-16gb | dlsim sweep, ios, v100-sxm2-16gb | IOS published (ios, inference, V100) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m, b, sched, _ in H200_MEASURED:
+        cells = []
+        for mode, _, field in MEASURED_MODES:
+            key = (m, b, "serial", mode), (m, b, sched, mode)
+            missing = [k for k in key if k not in rows]
+            if missing:
+                raise SystemExit(f"concurrency: no measured {missing[0]} in {H200_MEASURED}")
+            cells.append(fmt(rows[key[0]][field] / rows[key[1]][field]))
+        for _, launch, _ in MEASURED_MODES:
+            cells.append(fmt(sims[(m, b, "serial", launch)]["iteration_time_us"] /
+                             sims[(m, b, sched, launch)]["iteration_time_us"]))
+        cells += [fmt(t.speedup(m, hw, b, sched)) for hw in GPUS]
+        cells.append(fmt(t.speedup(m, "v100-sxm2-16gb", b, "ios")))
+        cells.append(IOS_PUBLISHED.get(b, "-") if m == "inception_v3" else "-")
+        out.append(f"| {m} | {b} | {sched} | " + " | ".join(cells) + " |")
+    out += ["", "Measured: PyTorch 2.11 training steps (fp32, SGD) on the lent H200, each speed-up serial's median "
+            "over the schedule's within one measurement file (eager: the host's clock around a synchronised step; "
+            "graph: one replay of the whole step captured in a CUDA graph); the files: "
+            + ", ".join(sorted({f"`{p}`" for *_, p in H200_MEASURED})) + " under `results/fidelity/data/`. dlsim "
+            "h200: the same model, batch and policy on `h200` (PyTorch's kernels and eager host fitted on that "
+            "machine), pool pytorch-caching, 3 iterations, `sync_every_step: true`, `launch: eager` or "
+            "`cuda-graph`. Sweep: this study's tables above (`launch: eager`, the harness's host, 6 iterations)."]
+    return "\n".join(out)
+
+
 def generate(study):
     t = Tables(study)
     for m in MODELS:
@@ -169,3 +235,4 @@ def generate(study):
     study.block("checks", t.checks())
     study.block("width", t.width())
     study.block("published", t.published())
+    study.block("measured-h200", measured_h200(study, t))

@@ -6,29 +6,33 @@ results/concurrency/pytorch-h200.md and pytorch-h100.md are this script's report
                                          [--report results/concurrency/pytorch-GPU.md]
 
 Measured (results/fidelity/data/h200-2026-11-27b/ and h100-2026-11-27c/, torch_concurrency_reference.py,
-PyTorch 2.11, the same command on both): torchvision
-Inception-v3 at batch 8 and 32 and GoogLeNet at 32, serial and with every inception block's branches on side
-streams (`branch-streams`, 5 streams), and ResNet-50 at 32 serial and with each convolution's weight gradient on
-a side stream (`dgrad-wgrad`, 2 streams); each in eager mode (the host's clock around a step and its synchronize:
-`host_ms_median`) and captured whole into one CUDA graph (CUDA events around one replay, each replay followed by
-a synchronize: `device_ms_median`); `max_memory_reserved`/`max_memory_allocated` after the warm-up. A speed-up is
-taken within one measurement file (one run of the script), serial's row against the schedule's.
+PyTorch 2.11, the same command on both): torchvision Inception-v3 at batch 8 and 32 and GoogLeNet at 32, serial
+and with every inception block's branches on side streams (`branch-streams`, 5 streams), and ResNet-50 at 32
+serial and with each convolution's weight gradient on a side stream (`dgrad-wgrad`, 2 streams); on the H200 also
+(h200-2026-11-28/, the same script and software) Inception-v3 at batch 1 and 128 and GoogLeNet and ResNet-50 at
+128 (H200_CASES). Each in eager mode (the host's clock around a step and its synchronize: `host_ms_median`) and
+captured whole into one CUDA graph (CUDA events around one replay, each replay followed by a synchronize:
+`device_ms_median`); `max_memory_reserved`/`max_memory_allocated` after the warm-up. A speed-up is taken within
+one measurement file (one run of the script), serial's row against the schedule's.
 
 Predicted: the plans of configs/validation/concurrency/ (model, batch, policy, pool pytorch-caching, no swap,
 their 3 iterations) with the GPU's PyTorch hardware file (GPUS below: `h200`, the kernel model fitted to PyTorch's
 kernels on the H200, or `h100-sxm-pytorch`, the H100 calibrated to the project's harness with its fitted
 concurrent_kernels; both with PyTorch's eager host fitted on that machine, hw/eager_host_model.h), once with
-`launch: eager` and once with `launch: cuda-graph`, both with
-`sync_every_step: true` (each measured step and each replay was followed by a synchronize). GoogLeNet's plan is
-`critical-path`; the measured schedule is branch-parallel, so dlsim's `branch-streams` runs too (the serial
-plan with the policy replaced). Nothing here is fitted: the hardware file is used as shipped.
+`launch: eager` and once with `launch: cuda-graph`, both with `sync_every_step: true` (each measured step and
+each replay was followed by a synchronize). GoogLeNet's plan is `critical-path`; the measured schedule is
+branch-parallel, so dlsim's `branch-streams` runs too (the serial plan with the policy replaced). GoogLeNet and
+ResNet-50 have plans at batch 32 only: at 128 dlsim runs the batch-32 plans with `batch: 128` (the plans differ
+in nothing else). Nothing here is fitted: the hardware file is used as shipped.
 From each run's Chrome trace (its last iteration): the time two or more kernels ran at once, the overlap that
 a concurrent schedule can gain from. Each run is repeated on the file with another `concurrent_kernels:` laid over
 it (a diagnostic column): the H100's fitted constants on the H200, the [A] defaults on the H100.
 
-With --gpu h100 the report also sets both GPUs' measured speed-ups side by side, checks the graph rows'
-`replay_matches_serial_eager` against how far two eager runs drift apart, and refits the two concurrent_kernels
-constants on both GPUs' graph speed-ups with a leave-one-model-out error (concurrent_kernels_refit.py).
+The graph rows' `replay_matches_serial_eager` is checked against how far two eager runs drift apart (the
+replay-check block: the H200's own cases in its report, the cases both GPUs measured in the H100's). With
+--gpu h100 the report also sets both GPUs' measured speed-ups side by side (the cases both measured), and refits
+the two concurrent_kernels constants on both GPUs' graph speed-ups with a leave-one-model-out error
+(concurrent_kernels_refit.py).
 """
 import functools
 import json
@@ -46,7 +50,6 @@ import fit_host_model as host  # noqa: E402  (emit_report: the generated blocks 
 from studies.dlsim import Dlsim  # noqa: E402  (the one way the studies run dlsim)
 
 DATA_ROOT = ROOT / "results" / "fidelity" / "data"
-MEASURED = ["concurrency.json", "concurrency-resnet50-rerun.json"]
 PLANS = ROOT / "configs" / "validation" / "concurrency"
 # Per GPU: its measurements, the hardware file dlsim runs, and the diagnostic overlay (its column's name and text).
 # The H100's file is h100-sxm-pytorch: its concurrent_kernels are h100-sxm.yaml's (base:), the ones `dlsim calibrate`
@@ -56,31 +59,47 @@ PLANS = ROOT / "configs" / "validation" / "concurrency"
 # carries itself (the column equals dlsim's; kept so the H200 report regenerates as it was written).
 H100_CONCURRENT_KERNELS = "concurrent_kernels:\n  gemm_blocks_per_sm: 1\n  co_run_slowdown: 0.312\n"
 DEFAULT_CONCURRENT_KERNELS = "concurrent_kernels:\n  gemm_blocks_per_sm: 2\n  co_run_slowdown: 0\n"
+# (model, batch, the measured concurrent schedule, dlsim's policies set beside it: the first is the same kind of
+# schedule, the others the plan's own where it differs). CASES: what both GPUs measured (the H100 report's
+# comparisons of the two); H200_CASES: all the H200 measured, the batch sweep of issue 30 item 4 included.
+CASES = [("inception_v3", 8, "branch-streams", ["branch-streams"]),
+         ("inception_v3", 32, "branch-streams", ["branch-streams"]),
+         ("googlenet", 32, "branch-streams", ["branch-streams", "critical-path"]),
+         ("resnet50", 32, "dgrad-wgrad", ["dgrad-wgrad"])]
+H200_CASES = [("inception_v3", 1, "branch-streams", ["branch-streams"])] + CASES[:2] + [
+    ("inception_v3", 128, "branch-streams", ["branch-streams"]), CASES[2],
+    ("googlenet", 128, "branch-streams", ["branch-streams", "critical-path"]), CASES[3],
+    ("resnet50", 128, "dgrad-wgrad", ["dgrad-wgrad"])]
+# Each GPU's measurement files, oldest first (a later file's rows supersede an earlier one's: the ResNet-50 rerun).
+H200_FILES = [("h200-2026-11-27b", "concurrency.json"), ("h200-2026-11-27b", "concurrency-resnet50-rerun.json"),
+              ("h200-2026-11-28", "concurrency.json"), ("h200-2026-11-28", "concurrency-b128.json")]
+H100_FILES = [("h100-2026-11-27c", "concurrency.json"), ("h100-2026-11-27c", "concurrency-resnet50-rerun.json")]
 GPUS = {
-    "h200": {"name": "H200", "data": DATA_ROOT / "h200-2026-11-27b", "hw": "h200",
+    "h200": {"name": "H200", "files": H200_FILES, "cases": H200_CASES, "hw": "h200",
              "diag": ("H100's concurrent_kernels", H100_CONCURRENT_KERNELS,
                       "the H100 file's fitted `concurrent_kernels` (`gemm_blocks_per_sm: 1`, `co_run_slowdown: 0.312`) "
                       "in place of the defaults")},
-    "h100": {"name": "H100", "data": DATA_ROOT / "h100-2026-11-27c", "hw": "h100-sxm-pytorch",
+    "h100": {"name": "H100", "files": H100_FILES, "cases": CASES, "hw": "h100-sxm-pytorch",
              "diag": ("the defaults' concurrent_kernels", DEFAULT_CONCURRENT_KERNELS,
                       "the [A] defaults (`gemm_blocks_per_sm: 2`, `co_run_slowdown: 0`) in place of the fitted "
                       "`concurrent_kernels`")},
 }
 MODES = [("eager", "eager", "host_ms_median"), ("graph", "cuda-graph", "device_ms_median")]
-# (model, batch, the measured concurrent schedule, dlsim's policies set beside it: the first is the same kind of
-# schedule, the others the plan's own where it differs)
-CASES = [("inception_v3", 8, "branch-streams", ["branch-streams"]),
-         ("inception_v3", 32, "branch-streams", ["branch-streams"]),
-         ("googlenet", 32, "branch-streams", ["branch-streams", "critical-path"]),
-         ("resnet50", 32, "dgrad-wgrad", ["dgrad-wgrad"])]
 MIB = 2 ** 20
 
 
-def load_measured(data_dir):
-    """{file: {(model, batch, schedule, mode): row}} of the rows that ran, and the rows that did not."""
+def file_labels(files):
+    """Each measurement file's name in the tables: the file's name where all lie in one folder, else folder/name."""
+    one = len({folder for folder, _ in files}) == 1
+    return [name if one else f"{folder}/{name}" for folder, name in files]
+
+
+def load_measured(files):
+    """{file label: {(model, batch, schedule, mode): row}} of the rows that ran (in `files`' order), and the rows
+    that did not."""
     ok, failed = {}, []
-    for name in MEASURED:
-        data = json.loads((pathlib.Path(data_dir) / name).read_text())
+    for (folder, file), name in zip(files, file_labels(files)):
+        data = json.loads((DATA_ROOT / folder / file).read_text())
         ok[name] = {}
         for r in data["rows"]:
             key = (r["model"], r["batch"], r["schedule"], r["mode"])
@@ -93,22 +112,32 @@ def load_measured(data_dir):
 
 def measured_pair(ok, model, batch, schedule, mode):
     """(file, serial row, schedule row) from the file that holds both: a speed-up within one process."""
-    for name in reversed(MEASURED):  # a rerun supersedes the first call's rows
-        rows = ok[name]
+    for name, rows in reversed(ok.items()):  # a rerun supersedes the first call's rows
         if (model, batch, schedule, mode) in rows and (model, batch, "serial", mode) in rows:
             return name, rows[(model, batch, "serial", mode)], rows[(model, batch, schedule, mode)]
     raise SystemExit(f"concurrency_fidelity: no measured {model} b{batch} serial and {schedule} ({mode}) in one file")
 
 
+PLAN_BATCH = 32  # the batch of every model's plans; the batch sweep's other batches have Inception-v3's alone
+
+
 def plan(model, batch, policy):
-    """The validation plan as an experiment dict; a policy without a plan of its own is the serial plan with
-    `concurrency` replaced (GoogLeNet's branch-streams)."""
-    path = PLANS / f"{model}-b{batch}-{policy}.yaml"
+    """The validation plan as an experiment dict, and its footnote marks: a policy without a plan of its own is
+    the serial plan with `concurrency` replaced (GoogLeNet's branch-streams, ¹), a batch without plans is the
+    model's batch-32 plan with `batch` replaced (GoogLeNet and ResNet-50 at 128, ²)."""
+    marks = ""
+    if not (PLANS / f"{model}-b{batch}-serial.yaml").exists():
+        at, marks = PLAN_BATCH, "²"
+    else:
+        at = batch
+    path = PLANS / f"{model}-b{at}-{policy}.yaml"
     own = path.exists()
-    exp = yaml.safe_load((path if own else PLANS / f"{model}-b{batch}-serial.yaml").read_text())
+    exp = yaml.safe_load((path if own else PLANS / f"{model}-b{at}-serial.yaml").read_text())
     if not own:
         exp["concurrency"] = policy
-    return exp, own
+        marks = "¹" + marks
+    exp["batch"] = batch
+    return exp, marks
 
 
 def overlap_ms(trace_path):
@@ -151,7 +180,8 @@ def speedup_rows(ok, sims, gpu):
              "(host / device busy ms) | dlsim kernels overlapped ms (serial → policy) | dlsim speed-up, "
              f"{gpu['diag'][0]} | dlsim kernels per step |",
              "|---|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
-    for model, batch, schedule, policies in CASES:
+    marks = set()
+    for model, batch, schedule, policies in gpu["cases"]:
         for mode, launch, field in MODES:
             _, m_serial, m_sched = measured_pair(ok, model, batch, schedule, mode)
             ms_serial, ms_sched = m_serial[field], m_sched[field]
@@ -163,8 +193,10 @@ def speedup_rows(ok, sims, gpu):
                 d_up = d_serial / d_sched
                 diag = (sims[(model, batch, "serial", launch, "diag")]["iteration_time_us"] /
                         sims[(model, batch, policy, launch, "diag")]["iteration_time_us"])
+                mark = plan(model, batch, policy)[1]
+                marks.update(mark)
                 lines.append(
-                    f"| {model} | {batch} | {schedule} | {policy}{'' if plan(model, batch, policy)[1] else ' ¹'} | "
+                    f"| {model} | {batch} | {schedule} | {policy}{' ' + mark if mark else ''} | "
                     f"{mode} | {ms_serial:.2f} | {ms_sched:.2f} | {m_up:.3f}× | {d_serial:.2f} | {d_sched:.2f} | "
                     f"{d_up:.3f}× | {pct(d_up / m_up - 1)} | {s['bound']} ({s['host_time_us'] / 1000.0:.1f} / "
                     f"{s['device_time_us'] / 1000.0:.1f}) | {s_serial['overlap_ms']:.2f} → {s['overlap_ms']:.2f} | "
@@ -173,7 +205,9 @@ def speedup_rows(ok, sims, gpu):
               f"on `{gpu['hw']}`; *bound* and the busy times are `run --json`'s `bound`, `host_time_us` and "
               "`device_time_us`; the overlap is from the run's Chrome trace. Speed-up error: dlsim's speed-up over "
               f"the measured one, less 1. Last column, a diagnostic: the same runs on `{gpu['hw']}` with "
-              f"{gpu['diag'][2]}. ¹ no plan of its own: the serial plan with `concurrency: branch-streams`."]
+              f"{gpu['diag'][2]}. ¹ no plan of its own: the serial plan with `concurrency: branch-streams`." +
+              (f" ² no plans at this batch: the model's batch-{PLAN_BATCH} plans (serial's and the policy's) with "
+               "`batch` replaced." if "²" in marks else "")]
     return lines
 
 
@@ -182,7 +216,7 @@ def memory_rows(ok, sims, gpu):
              "measured Δ reserved over serial MiB | dlsim Δ MiB | measured allocated MiB | dlsim peak live MiB | "
              "error |",
              "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for model, batch, schedule, policies in CASES:
+    for model, batch, schedule, policies in gpu["cases"]:
         for sched, pols in (("serial", ["serial"]), (schedule, policies)):
             for mode, launch, _ in MODES:
                 _, m_serial, m_sched = measured_pair(ok, model, batch, schedule, mode)
@@ -208,10 +242,50 @@ def memory_rows(ok, sims, gpu):
     return lines
 
 
+def warmup_run(dlsim, model, batch, policy, steps, hw):
+    """dlsim's run of the measured warm-up: `steps` eager steps with no synchronize between them."""
+    exp, _ = plan(model, batch, policy)
+    exp.update(hw=str(hw), launch="eager", sync_every_step=False, iterations=steps)
+    return dlsim.json(["run"], exp)
+
+
+def warmup_rows(ok, sims, warm, gpu):
+    """The reserved bytes the measured warm-up leaves cached beside dlsim's run of it. The reference's warm-up
+    (torch_concurrency_reference.py: the checked first step, then `warmup - 1` steps) synchronizes only after the
+    first step and at its end, and `reset_peak_memory_stats()` after it sets the peak to what is reserved then, so
+    both modes' measured peaks hold what an unsynchronised warm-up left cached (the graph rows' warm-up runs
+    eagerly on a side stream before the capture). warm: {(model, batch, policy): dlsim's warm-up run}."""
+    lines = ["| model | batch | schedule (dlsim policy) | measured Δ reserved eager MiB | graph MiB | dlsim Δ, a "
+             "synchronize after each step MiB | dlsim Δ, warm-up without MiB | dlsim warm-up: host / device busy "
+             "ms | dlsim reserved, warm-up without MiB | measured reserved eager MiB |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for model, batch, schedule, policies in gpu["cases"]:
+        policy = policies[0]
+        deltas = []
+        for mode, _, _ in MODES:
+            _, m_serial, m_sched = measured_pair(ok, model, batch, schedule, mode)
+            deltas.append((m_sched["max_reserved_bytes"] - m_serial["max_reserved_bytes"]) / MIB)
+        synced = (sims[(model, batch, policy, "eager", "base")]["peak_reserved_bytes"] -
+                  sims[(model, batch, "serial", "eager", "base")]["peak_reserved_bytes"]) / MIB
+        w, w_serial = warm[(model, batch, policy)], warm[(model, batch, "serial")]
+        unsynced = (w["peak_reserved_bytes"] - w_serial["peak_reserved_bytes"]) / MIB
+        label = schedule if policy == schedule else f"{schedule} ({policy})"
+        lines.append(f"| {model} | {batch} | {label} | {deltas[0]:+,.0f} | {deltas[1]:+,.0f} | {synced:+,.0f} | "
+                     f"{unsynced:+,.0f} | {w['host_time_us'] / 1000.0:.1f} / {w['device_time_us'] / 1000.0:.1f} | "
+                     f"{w['peak_reserved_bytes'] / MIB:,.0f} | "
+                     f"{measured_pair(ok, model, batch, schedule, 'eager')[2]['max_reserved_bytes'] / MIB:,.0f} |")
+    lines += ["", "Δ: the schedule's peak reserved less serial's. Measured: as in the table above. dlsim on "
+              f"`{gpu['hw']}`: with a synchronize after each step, the runs of the table above; without, `launch: "
+              "eager`, `sync_every_step: false` and as many steps as the measured warm-up (`warmup`), serial's "
+              "and the policy's alike. Host / device busy: the policy's warm-up run's `host_time_us` and "
+              "`device_time_us` (the steady-state, last step's)."]
+    return lines
+
+
 def spread_rows(ok, failed):
     lines = ["| file | model | batch | schedule | eager median ms | eager min ms | graph median ms | graph min ms |",
              "|---|---|---:|---|---:|---:|---:|---:|"]
-    for name in MEASURED:
+    for name in ok:
         keys = sorted({k[:3] for k in ok[name]}, key=lambda k: (k[0], k[1], k[2] != "serial", k[2]))
         for model, batch, schedule in keys:
             cells = []
@@ -251,17 +325,26 @@ def gpu_rows(measured):
     return lines
 
 
-def replay_rows(measured):
+def rel(a, b):
+    """|a / b - 1|; 0 where both are 0 (Inception-v3 at batch 1 learns its one fixed batch: the loss is exactly 0
+    from the 5th step on)."""
+    return abs(a / b - 1) if b else (0.0 if a == 0 else float("inf"))
+
+
+def replay_rows(measured, cases):
     """The graph rows' `replay_matches_serial_eager` (the first replay's loss against serial eager's loss at the
     same step, 1e-3 relative) beside how far two eager runs of the same model drift apart by that step: the
-    schedule's eager run against serial's on the same GPU, and serial's on this GPU against serial's on the
-    first. A replay that drifts no further than two eager runs do is not a wrong replay."""
+    schedule's eager run against serial's on the same GPU, and, where two GPUs are given, serial's on this GPU
+    against serial's on the other. A replay that drifts no further than two eager runs do is not a wrong replay."""
+    two = len(measured) > 1
+    other_cell = (lambda v: f" {v} |") if two else (lambda v: "")
     lines = ["| GPU | model | batch | schedule | replay_matches_serial_eager | replay vs serial eager | schedule eager "
-             "vs serial eager | serial eager vs the other GPU's | first step's grad norm, graph row vs eager row |",
-             "|---|---|---:|---|---|---:|---:|---:|---:|"]
-    other = {g: next(o for o in measured if o != g) for g in measured} if len(measured) > 1 else {}
+             "vs serial eager |" + other_cell("serial eager vs the other GPU's") +
+             " first step's grad norm, graph row vs eager row |",
+             "|---|---|---:|---|---|---:|---:|" + ("---:|" if two else "") + "---:|"]
+    other = {g: next(o for o in measured if o != g) for g in measured} if two else {}
     for g, (ok, _) in measured.items():
-        for model, batch, schedule, _ in CASES:
+        for model, batch, schedule, _ in cases:
             for sched in ("serial", schedule):
                 name, serial_e, _ = measured_pair(ok, model, batch, "serial", "eager")
                 rows = ok[name]
@@ -270,21 +353,24 @@ def replay_rows(measured):
                     continue
                 step = graph["warmup"]
                 loss_at = serial_e["loss_trace"][step]
-                drift_self = abs(eager["loss_trace"][step] / loss_at - 1) if eager else None
+                drift_self = rel(eager["loss_trace"][step], loss_at) if eager else None
                 o_ok = measured[other[g]][0] if g in other else None
                 o_name = measured_pair(o_ok, model, batch, "serial", "eager")[0] if o_ok else None
                 o_loss = o_ok[o_name][(model, batch, "serial", "eager")]["loss_trace"][step] if o_ok else None
-                drift_gpu = abs(loss_at / o_loss - 1) if o_loss else None
+                drift_gpu = rel(loss_at, o_loss) if o_loss else None
                 # The same first step (from the same seed and weights) taken twice in one process: eager's, graph's.
                 grad = (abs(graph["first_step"]["grad_norm"] / eager["first_step"]["grad_norm"] - 1)
                         if eager else None)
                 fmt = (lambda v: "-" if v is None else f"{v:.1e}")
                 lines.append(f"| {GPUS[g]['name']} | {model} | {batch} | {sched} | "
                              f"{graph['replay_matches_serial_eager']} | {fmt(graph['replay_rel_diff_vs_serial_eager'])}"
-                             f" | {fmt(drift_self) if sched != 'serial' else '-'} | {fmt(drift_gpu)} | {fmt(grad)} |")
-    lines += ["", f"Relative differences of the loss at step `warmup` (the 6th step from the same seed and weights: "
-              f"the first replay's, or the eager runs' `loss_trace`). Last column: the first step, taken eagerly before "
-              f"each mode's measurement in one process, the graph row's against the eager row's. The other GPU's: serial eager on this GPU against serial eager on the other, same step."]
+                             f" | {fmt(drift_self) if sched != 'serial' else '-'} |" + other_cell(fmt(drift_gpu)) +
+                             f" {fmt(grad)} |")
+    lines += ["", "Relative differences of the loss at step `warmup` (the 6th step from the same seed and weights: "
+              "the first replay's, or the eager runs' `loss_trace`). Last column: the first step, taken eagerly before "
+              "each mode's measurement in one process, the graph row's against the eager row's." +
+              (" The other GPU's: serial eager on this GPU against serial eager on the other, same step." if two
+               else "")]
     return lines
 
 
@@ -328,8 +414,8 @@ def refit_rows(dlsim, tmp, measured):
 def main():
     def generate(a, binary, tmp):
         gpu = GPUS[a.gpu]
-        ok, failed = load_measured(gpu["data"])
-        runs = sorted({(m, b, p, launch, hw) for m, b, _, pols in CASES for p in ["serial"] + pols
+        ok, failed = load_measured(gpu["files"])
+        runs = sorted({(m, b, p, launch, hw) for m, b, _, pols in gpu["cases"] for p in ["serial"] + pols
                        for _, launch, _ in MODES for hw in ("base", "diag")})
         files = {"base": gpu["hw"], "diag": tmp / f"{gpu['hw']}-diagnostic-concurrent-kernels.yaml"}
         files["diag"].write_text(f"base: {gpu['hw']}\n" + gpu["diag"][1])
@@ -338,10 +424,20 @@ def main():
         sims = dict(zip(runs, results))
         out = {"speedups": "\n".join(speedup_rows(ok, sims, gpu)), "memory": "\n".join(memory_rows(ok, sims, gpu)),
                "measured-spread": "\n".join(spread_rows(ok, failed))}
+        if a.gpu == "h200":  # the H100's report checks the cases both GPUs measured, this one all of its own
+            out["replay-check"] = "\n".join(replay_rows({"h200": (ok, failed)}, gpu["cases"]))
+            steps = {measured_pair(ok, m, b, s, "eager")[1]["warmup"] for m, b, s, _ in gpu["cases"]}
+            if len(steps) != 1:
+                raise SystemExit(f"concurrency_fidelity: the measurements' warm-ups differ ({sorted(steps)} steps)")
+            warmup = steps.pop()
+            warm_keys = sorted({(m, b, p) for m, b, _, pols in gpu["cases"] for p in ("serial", pols[0])})
+            warm = dict(zip(warm_keys, dlsim.parallel([functools.partial(warmup_run, dlsim, *k, warmup, gpu["hw"])
+                                                       for k in warm_keys])))
+            out["memory-warmup"] = "\n".join(warmup_rows(ok, sims, warm, gpu))
         if a.gpu == "h100":  # the later GPU's report also holds what needs both
-            both = {g: load_measured(GPUS[g]["data"]) for g in ("h200", "h100")}
+            both = {g: load_measured(GPUS[g]["files"]) for g in ("h200", "h100")}
             out["gpus"] = "\n".join(gpu_rows(both))
-            out["replay-check"] = "\n".join(replay_rows(both))
+            out["replay-check"] = "\n".join(replay_rows(both, CASES))
             out["refit"] = "\n".join(refit_rows(dlsim, tmp, both))
         return out
     return host.report_main("concurrency_fidelity", __doc__, generate,
