@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""dlsim's step time for Hugging Face causal-LM training against the lent H100's measurement (issue 28), kernel
-class by kernel class; results/fidelity/llm-steps.md is this script's report.
+"""dlsim's step time for Hugging Face causal-LM training against the lent H100's and H200's measurements (issue 28),
+kernel class by kernel class; results/fidelity/llm-steps.md is this script's report.
 
   validate/torch/llm_step_fidelity.py [--dlsim build/bin/dlsim] [--report results/fidelity/llm-steps.md]
 
@@ -21,6 +21,14 @@ h100-sxm-datasheet, the file a user makes for a GPU from a sweep and the datashe
 `iteration_time_us`, the device time `device_time_us`; per class, dlsim's kernels of the last iteration from its
 Chrome trace, by op kind and name, against the measured kernels by name (CLASSES below). Nothing is fitted to
 these steps.
+
+The lent H200 (results/fidelity/data/h200-2026-11-28/, the same script and software): GPT-2 small as the causal LM
+(GPT2LMHeadModel) b8 s1024 and Qwen2.5-0.5B b4 s2048, measured as above plus the whole-step CUDA-graph replay (AdamW
+rebuilt with capturable=True), a second device-time measurement beside the busy time; the profiler traces are in
+traces.tar. dlsim as above on h200 (h200-fitted plus PyTorch's eager host fitted on an H200 machine), h200-fitted
+(the kernel model fitted to an event-timed PyTorch sweep on an H200), h200-datasheet and "sweep fit" (fit-kernels
+of h200-2026-11-27b/kernels-graph.json, a graph-timed sweep of the earlier H200 lease, over h200-datasheet); the
+recorded GPT-2 is the causal LM's (data/memory-traces/gpt2-lm-b8-s1024).
 """
 import collections
 import gzip
@@ -29,6 +37,7 @@ import pathlib
 import re
 import subprocess
 import sys
+import tarfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -37,15 +46,46 @@ import memory_fidelity  # noqa: E402  (unpacked_trace: the recorded steps it com
 from fit_host_model import pct  # noqa: E402
 
 ROOT = HERE.parent.parent
-DATA = ROOT / "results" / "fidelity" / "data" / "h100-2026-11-27c"
-HW = ["h100-sxm-pytorch", "h100-sxm", "h100-sxm-datasheet", "sweep fit"]
-SWEEP = DATA / "kernels-graph.json"
+FIDELITY = ROOT / "results" / "fidelity" / "data"
 LLM = {"precision": "mixed-bf16", "optimizer": "adamw"}
-# profile case -> (label, zoo experiment keys, recorded step)
-CASES = [("Qwen2.5-0.5B-b4-s2048-mixed-bf16", "Qwen2.5-0.5B b4 s2048",
-          dict(model="qwen2.5-0.5b", seq_len=2048, **LLM), "qwen2.5-0.5b-b4-s2048"),
-         ("gpt2-b8-s1024-mixed-bf16", "GPT-2 small b8 s1024 (measured: GPT2Model)",
-          dict(model="gpt2-small", seq_len=1024, **LLM), "gpt2-b8-s1024")]
+QWEN = ("Qwen2.5-0.5B-b4-s2048-mixed-bf16", "Qwen2.5-0.5B b4 s2048", dict(model="qwen2.5-0.5b", seq_len=2048, **LLM),
+        "qwen2.5-0.5b-b4-s2048")
+
+
+class Machine:
+    """One lease's measurement and the hardware files dlsim runs for it: cases are (profile case, label, zoo
+    experiment keys, recorded step), columns the (source, hardware) runs of the class table and their headers."""
+
+    def __init__(self, name, data, hw, sweep, sweep_base, cases, columns, headers, replay):
+        self.name, self.data, self.hw, self.sweep, self.sweep_base = name, data, hw, sweep, sweep_base
+        self.cases, self.columns, self.headers, self.replay = cases, columns, headers, replay
+
+    def kernels_trace(self, case):
+        """The profiler trace's events of a case: traces/CASE.json.gz, loose or in traces.tar."""
+        member = f"traces/{case}.json.gz"
+        if (self.data / member).exists():
+            with gzip.open(self.data / member, "rt") as f:
+                return json.load(f)["traceEvents"]
+        with tarfile.open(self.data / "traces.tar") as t:
+            return json.loads(gzip.decompress(t.extractfile(member).read()))["traceEvents"]
+
+
+H100 = Machine("H100", FIDELITY / "h100-2026-11-27c",
+               ["h100-sxm-pytorch", "h100-sxm", "h100-sxm-datasheet", "sweep fit"],
+               FIDELITY / "h100-2026-11-27c" / "kernels-graph.json", "h100-sxm-datasheet",
+               [QWEN, ("gpt2-b8-s1024-mixed-bf16", "GPT-2 small b8 s1024 (measured: GPT2Model)",
+                       dict(model="gpt2-small", seq_len=1024, **LLM), "gpt2-b8-s1024")],
+               [("zoo", "h100-sxm-pytorch"), ("traced", "h100-sxm-pytorch"), ("zoo", "h100-sxm-datasheet"),
+                ("zoo", "sweep fit")],
+               ["zoo, h100-sxm(-pytorch)", "traced, h100-sxm(-pytorch)", "zoo, datasheet", "zoo, sweep fit"], False)
+# The H200 lease measured GPT-2 as the causal LM (GPT2LMHeadModel), and the whole-step graph replay of both.
+H200 = Machine("H200", FIDELITY / "h200-2026-11-28", ["h200", "h200-fitted", "h200-datasheet", "sweep fit"],
+               FIDELITY / "h200-2026-11-27b" / "kernels-graph.json", "h200-datasheet",
+               [QWEN, ("gpt2-b8-s1024-mixed-bf16", "GPT-2 small b8 s1024 (causal LM)",
+                       dict(model="gpt2-small", seq_len=1024, **LLM), "gpt2-lm-b8-s1024")],
+               [("zoo", "h200"), ("traced", "h200"), ("zoo", "h200-fitted"), ("zoo", "h200-datasheet"),
+                ("zoo", "sweep fit")],
+               ["zoo, h200", "traced, h200", "zoo, h200-fitted", "zoo, datasheet", "zoo, sweep fit"], True)
 
 CLASSES = ["GEMM", "attention", "loss (softmax, NLL)", "optimizer", "casts and copies", "other elementwise, norms, "
            "reductions"]
@@ -82,13 +122,11 @@ def dlsim_class(kind, name):
     return CLASSES[-1]
 
 
-def measured_kernels(case):
+def measured_kernels(machine, case):
     """{class: (µs per step, kernels per step)} and the step's kernel count, from the profiler trace's 2 steps."""
-    with gzip.open(DATA / "traces" / f"{case}.json.gz", "rt") as f:
-        events = json.load(f)["traceEvents"]
     steps = 2
     us, n = collections.Counter(), collections.Counter()
-    for e in events:
+    for e in machine.kernels_trace(case):
         if e.get("cat") == "kernel":
             c = measured_class(e["name"])
             us[c] += e["dur"] / steps
@@ -103,21 +141,22 @@ class Runner:
     def trace(self, name):
         return str(memory_fidelity.unpacked_trace(self.tmp, name))
 
-    def hw(self, label):
-        """A hardware name, or for "sweep fit" the file fit-kernels makes from the sweep over the datasheet file."""
+    def hw(self, label, machine):
+        """A hardware name, or for "sweep fit" the file fit-kernels makes from the machine's sweep over its
+        datasheet file."""
         if label != "sweep fit":
             return label
-        out = self.tmp / "h100-sweep-fit.yaml"
+        out = self.tmp / f"{machine.name.lower()}-sweep-fit.yaml"
         if not out.exists():
-            cmd = [self.binary, "fit-kernels", str(SWEEP), "--hw", "h100-sxm-datasheet", "--out", str(out)]
+            cmd = [self.binary, "fit-kernels", str(machine.sweep), "--hw", machine.sweep_base, "--out", str(out)]
             r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode != 0:
                 raise SystemExit(f"llm_step_fidelity: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
         return str(out)
 
-    def run(self, keys, batch, hw):
+    def run(self, keys, batch, hw, machine):
         """The run's JSON and {class: (µs, kernels)} of its last iteration."""
-        hw = self.hw(hw)
+        hw = self.hw(hw, machine)
         self.n += 1
         doc = host.step_experiment(keys["model"], batch, hw, "eager")
         doc.update(keys)
@@ -144,54 +183,67 @@ def ms(us):
     return f"{us / 1000.0:,.2f}"
 
 
-def steps(runner):
+def step_table(machine, rows):
+    """The step table: the H100's (no replay) or with the graph replay as a second device-time measurement."""
+    lead = (f"ms per step on the {machine.name}; dlsim's error against the measurement in brackets: the eager step "
+            "against the measured synchronised eager step, the device time against the GPU's busy time")
+    if not machine.replay:
+        return [lead + ". Host: dlsim's host time per step, and which of host and device bounds its step. Kernels: "
+                "per step (dlsim: kernels of its last iteration).", "",
+                "| case | dlsim model | hardware file | eager step | device time | host (bound) | kernels |",
+                "|---|---|---|---:|---:|---:|---:|"] + rows
+    return [lead + " and against the whole-step CUDA-graph replay (AdamW rebuilt capturable). Host: dlsim's host "
+            "time per step, and which of host and device bounds its step. Kernels: per step (dlsim: kernels of its "
+            "last iteration; measured: of the profiled eager step).", "",
+            "| case | dlsim model | hardware file | eager step | device time (vs busy) | graph replay | "
+            "host (bound) | kernels |", "|---|---|---|---:|---:|---:|---:|---:|"] + rows
+
+
+def steps(runner, machine):
     """Per case: the measured step against each dlsim source and hardware file."""
-    recs = {r["case"]: r for r in json.loads((DATA / "step-profiles.json").read_text())["records"]}
+    recs = {r["case"]: r for r in json.loads((machine.data / "step-profiles.json").read_text())["records"]}
     rows, breakdowns = [], []
-    for case, label, keys, trace in CASES:
+    for case, label, keys, trace in machine.cases:
         r = recs[case]
         wall, busy = r["eager_wall_ms_median"] * 1000.0, r["gpu_busy_ms_per_iteration"] * 1000.0
+        replay = r.get("graph_replay_ms_median", 0.0) * 1000.0
         kernels = r["kernels_per_iteration"]
-        rows.append(f"| {label} | measured | | {ms(wall)} | {ms(busy)} | | {kernels:,.0f} |")
+        rows.append(f"| {label} | measured | | {ms(wall)} | {ms(busy)} | " + (f"{ms(replay)} | " if machine.replay
+                                                                             else "") + f"| {kernels:,.0f} |")
         runs = {}
         for source, k in (("zoo", keys), ("traced", {"model": runner.trace(trace)})):
-            for hw in HW:
-                res, per = runner.run(k, r["batch"], hw)
+            for hw in machine.hw:
+                res, per = runner.run(k, r["batch"], hw, machine)
                 runs[(source, hw)] = per
+                dev = res["device_time_us"]
                 rows.append(f"| | {source} | {hw} | {ms(res['iteration_time_us'])} "
-                            f"({pct(res['iteration_time_us'], wall)}) | {ms(res['device_time_us'])} "
-                            f"({pct(res['device_time_us'], busy)}) | {ms(res['host_time_us'])} ({res['bound']}) | "
-                            f"{sum(per[1].values()):,.0f} |")
-        mus, mn = measured_kernels(case)
-        cols = [("zoo", "h100-sxm-pytorch"), ("traced", "h100-sxm-pytorch"), ("zoo", "h100-sxm-datasheet"),
-                ("zoo", "sweep fit")]
+                            f"({pct(res['iteration_time_us'], wall)}) | {ms(dev)} ({pct(dev, busy)}) | "
+                            + (f"{pct(dev, replay)} | " if machine.replay else "") +
+                            f"{ms(res['host_time_us'])} ({res['bound']}) | {sum(per[1].values()):,.0f} |")
+        mus, mn = measured_kernels(machine, case)
         lines = [f"**{label}**: ms per step (kernels per step); dlsim's error against the measured class in brackets.",
-                 "", "| class | measured | zoo, h100-sxm(-pytorch) | traced, h100-sxm(-pytorch) | zoo, datasheet | "
-                 "zoo, sweep fit |", "|---|---:|---:|---:|---:|---:|"]
+                 "", "| class | measured | " + " | ".join(machine.headers) + " |",
+                 "|---|---:|" + "---:|" * len(machine.headers)]
         for c in CLASSES + ["total"]:
             m = sum(mus.values()) if c == "total" else mus[c]
             mk = sum(mn.values()) if c == "total" else mn[c]
             cells = []
-            for col in cols:
+            for col in machine.columns:
                 us, n = runs[col]
                 p = sum(us.values()) if c == "total" else us[c]
                 pk = sum(n.values()) if c == "total" else n[c]
                 cells.append(f"{ms(p)} ({pk:,.0f}; {pct(p, m) if m else 'n/a'})")
             lines.append(f"| {c} | {ms(m)} ({mk:,.0f}) | " + " | ".join(cells) + " |")
         breakdowns.append("\n".join(lines))
-    table = ["ms per step on the H100; dlsim's error against the measurement in brackets: the eager step against the "
-             "measured synchronised eager step, the device time against the GPU's busy time. Host: dlsim's host "
-             "time per step, and which of host and device bounds its step. Kernels: per step (dlsim: kernels of "
-             "its last iteration).", "",
-             "| case | dlsim model | hardware file | eager step | device time | host (bound) | kernels |",
-             "|---|---|---|---:|---:|---:|---:|"] + rows
-    return "\n".join(table), "\n\n".join(breakdowns)
+    return "\n".join(step_table(machine, rows)), "\n\n".join(breakdowns)
 
 
 def main():
     def generate(_, binary, tmp):
-        table, classes = steps(Runner(binary, tmp))
-        return {"steps": table, "classes": classes}
+        runner = Runner(binary, tmp)
+        table, classes = steps(runner, H100)
+        h200_table, h200_classes = steps(runner, H200)
+        return {"steps": table, "classes": classes, "h200-steps": h200_table, "h200-classes": h200_classes}
     return host.report_main("llm_step_fidelity", __doc__, generate)
 
 

@@ -20,7 +20,8 @@ results/fidelity/data/memory-traces/). Reserved is `peak_reserved_bytes` against
 `peak_live_bytes` (tensor bytes, no 512-B rounding) against max_memory_allocated. Nothing is fitted here.
 
 The lent H100's cases (results/fidelity/data/h100-2026-11-27c/: Qwen2.5-0.5B without checkpointing with a
-snapshot, and the peaks of 2 LLM and 13 CNN eager steps) are memory_h100.py's, on h100-sxm-pytorch.
+snapshot, and the peaks of 2 LLM and 13 CNN eager steps) are memory_h100.py's, on h100-sxm-pytorch; GPT-2 small as a
+causal LM on the lent H200 of 2026-11-28 (results/fidelity/data/h200-2026-11-28/) is memory_h200_lm.py's, on h200.
 """
 import gzip
 import json
@@ -34,6 +35,7 @@ ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import conv_scratch_yaml  # noqa: E402  (the probe's records as a hardware file's conv_scratch list)
 import memory_h100  # noqa: E402  (the lent H100's cases)
+import memory_h200_lm  # noqa: E402  (GPT-2 as a causal LM on the lent H200 of 2026-11-28)
 import fit_host_model as host  # noqa: E402  (emit_report: the generated blocks and their provenance)
 from fit_host_model import pct  # noqa: E402  (the signed error of a prediction, as every report prints it)
 
@@ -288,7 +290,8 @@ def main():
         peaks, live = comparison(dlsim)
         return {"truth": peaks, "live-at-peak": live, "step-profiles": step_profiles(dlsim),
                 "conv-workspace": workspaces(), "with-scratch": with_scratch(dlsim),
-                "h100-qwen": memory_h100.qwen_snapshot(dlsim), "h100-step-profiles": memory_h100.peaks(dlsim)}
+                "h100-qwen": memory_h100.qwen_snapshot(dlsim), "h100-step-profiles": memory_h100.peaks(dlsim),
+                "h200-gpt2": memory_h200_lm.gpt2(dlsim)}
     return host.report_main("memory_fidelity", __doc__, generate)
 
 

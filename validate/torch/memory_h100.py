@@ -121,20 +121,25 @@ def qwen_snapshot(dlsim):
                  f"({pct(zoo['peak_live_bytes'], alloc)}) | {mib(tr['peak_live_bytes'])} "
                  f"({pct(tr['peak_live_bytes'], alloc)}) | {m['num_device_alloc']} / {zoo['device_mallocs']} / "
                  f"{tr['device_mallocs']} | {mib(m['inactive_split_bytes.all.peak'])} |"]
-    frames = sorted(s["live_at_peak_by_frame"], key=lambda g: (-g["bytes"], g["frame"]))
-    measured = [f"| {frame_group(g['frame'])} | {g['blocks']} | {mib(g['bytes'])} |" for g in frames]
-    op, live, count = traced_live_at_peak(dlsim.trace(trace))
-    recorded = [f"| {k} | {count[k]} | {mib(v)} |" for k, v in sorted(live.items(), key=lambda kv: (-kv[1], kv[0]))
-                if v >= 16 * MIB]
-    small = sum(v for v in live.values() if v < 16 * MIB)
     return "\n".join(
         ["MiB. dlsim's error against the measurement in brackets. Segments: cudaMalloc calls measured / zoo / traced.",
          "", "| case | measured reserved | dlsim zoo | dlsim traced | measured allocated | dlsim zoo live | "
          "dlsim traced live | segments | inactive split (measured) |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        + peak_rows +
-        ["", f"Live at the measured peak of allocated bytes ({mib(s['peak_allocated_bytes'])} MiB in "
-             f"{s['live_blocks_at_peak']} blocks), by the first frame of each block's Python stack:", "",
-         "| frame | blocks | MiB |", "|---|---:|---:|"] + measured +
-        ["", f"Live at the recorded step's own peak (at `{op}`, {mib(sum(live.values()))} MiB), by the aten op and "
-             f"module that allocated each storage (layer index dropped; {mib(small)} MiB in groups under 16 MiB not "
-             "listed):", "", "| allocated by | storages | MiB |", "|---|---:|---:|"] + recorded)
+        + peak_rows + live_tables(s, dlsim.trace(trace)))
+
+
+def live_tables(snapshot, trace_path):
+    """What is live at the measured peak, by the first frame of each block's stack, and at the recorded step's own
+    peak, by the aten op and module that allocated each storage: the lines of both tables."""
+    frames = sorted(snapshot["live_at_peak_by_frame"], key=lambda g: (-g["bytes"], g["frame"]))
+    measured = [f"| {frame_group(g['frame'])} | {g['blocks']} | {mib(g['bytes'])} |" for g in frames]
+    op, live, count = traced_live_at_peak(trace_path)
+    recorded = [f"| {k} | {count[k]} | {mib(v)} |" for k, v in sorted(live.items(), key=lambda kv: (-kv[1], kv[0]))
+                if v >= 16 * MIB]
+    small = sum(v for v in live.values() if v < 16 * MIB)
+    return (["", f"Live at the measured peak of allocated bytes ({mib(snapshot['peak_allocated_bytes'])} MiB in "
+                 f"{snapshot['live_blocks_at_peak']} blocks), by the first frame of each block's Python stack:", "",
+             "| frame | blocks | MiB |", "|---|---:|---:|"] + measured +
+            ["", f"Live at the recorded step's own peak (at `{op}`, {mib(sum(live.values()))} MiB), by the aten op "
+                 f"and module that allocated each storage (layer index dropped; {mib(small)} MiB in groups under 16 "
+                 "MiB not listed):", "", "| allocated by | storages | MiB |", "|---|---:|---:|"] + recorded)

@@ -13,7 +13,7 @@ Recorded per case: torch.cuda.memory_stats()'s peaks (reserved, allocated, reque
 counts), max_memory_reserved/allocated, and a memory-history snapshot (_record_memory_history, C++ and Python
 stacks when this PyTorch has them) from which come (a) the peak of allocated bytes over the measured steps and
 what is live there, grouped by the frame that made it and the 30 largest blocks, and (b) the blocks allocated by
-cuDNN/cuBLAS workspaces (which the fake-tensor trace cannot see).
+cuDNN/cuBLAS workspaces (which the fake-tensor trace cannot see). --stacks none records no history: the peaks alone.
 
 Each case runs in a fresh process: the allocator, cuDNN's plans and cuBLAS's handles start empty, as in the
 user's own run, and a case that dies (OOM, timeout, crash) cannot spoil the next. The JSON is rewritten after
@@ -290,6 +290,8 @@ def run_case(c, device, warmup, steps, max_entries):
     stacks = None
     if cuda:
         torch.backends.cudnn.benchmark = False  # PyTorch's default: the plan cuDNN's heuristics pick
+    # --stacks none: no memory history, the peaks alone (to tell whether the history is what a failing step trips on)
+    if cuda and c.get("stacks", "all") != "none":
         try:  # C++ frames too: they name the cuDNN/cuBLAS workspaces (--stacks python: faster to symbolise)
             if c.get("stacks", "all") != "all":
                 raise ValueError("python stacks asked for")
@@ -328,7 +330,7 @@ def run_case(c, device, warmup, steps, max_entries):
     result["warmup_seconds"] = t1 - t0
     result["measured"] = stats_of(torch) if cuda else None
     result["snapshot"] = None
-    if cuda:
+    if cuda and stacks is not None:
         t2 = time.perf_counter()
         snap = torch.cuda.memory._snapshot()
         torch.cuda.memory._record_memory_history(enabled=None)
@@ -424,8 +426,9 @@ def parse(argv):
     p.add_argument("--precision", default="fp32", choices=PRECISIONS)
     p.add_argument("--optimizer", default="sgd-momentum", choices=OPTIMIZERS)
     p.add_argument("--checkpointing", default="none", choices=CHECKPOINTING)
-    p.add_argument("--stacks", default="all", choices=["all", "python"],
-                   help="the memory history's stacks: all (C++ frames name the workspaces) or python (faster)")
+    p.add_argument("--stacks", default="all", choices=["all", "python", "none"],
+                   help="the memory history's stacks: all (C++ frames name the workspaces), python (faster) or none "
+                        "(no history: the peaks alone, no snapshot)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--child-out", help=argparse.SUPPRESS)
     a = p.parse_args(argv)

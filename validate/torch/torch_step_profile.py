@@ -21,6 +21,8 @@ cudnn.benchmark off and TF32 for convolutions only (PyTorch's defaults). Per cas
       (Adam/AdamW rebuilt with capturable=True for the capture, named in graph_optimizer: PyTorch refuses to
       capture it otherwise; the H100 lease of 2026-11-27 predates this and has no LLM replay)
   graph_replay_pipelined_ms   --replays replays back to back between two events, over --replays
+  graph_kernels_per_replay, graph_busy_ms_per_replay   with --trace-dir: --profiled replays under torch.profiler
+      (their trace CASE.replay.json.gz beside the step's): what the captured step runs, kernel by kernel
 With --trace-dir, the profiler's Chrome trace of each case is written there (gzip), with the top-level object
 "dlsim" that validate/torch/record_profile.py adds (the unprofiled step's median among it), so that
 `dlsim calibrate --torch-profile` reads it after gunzip.
@@ -214,9 +216,31 @@ def run_case(c, a):
         e1.synchronize()
         rec.update(graph_replay_ms_median=statistics.median(replays), graph_replay_ms_min=min(replays),
                    graph_replay_pipelined_ms=e0.elapsed_time(e1) / a.replays, graph_replays=a.replays)
+        if a.trace_dir:
+            replay_trace = os.path.join(a.trace_dir, f"{name}.replay.json")
+            rec.update(profiled_replays(torch, graph, a.profiled, sync, replay_trace))
     except Exception as e:  # noqa: BLE001  (a capture that fails is a result, recorded as such)
         rec["graph_error"] = f"{type(e).__name__}: {e}"[:500]
     return rec
+
+
+def profiled_replays(torch, graph, n, sync, path):
+    """n replays of the captured step under torch.profiler (CUDA activity), their trace written to path + .gz: the
+    replay's own kernels, which need not be the eager step's (a capturable optimizer; Hugging Face models take their
+    static mask path while a stream captures: validate/torch/hf_capture_path.py). Kernels and busy time per replay."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                            torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(n):
+            graph.replay()
+        sync()
+    prof.export_chrome_trace(path)
+    with open(path, encoding="utf-8") as f:
+        trace = json.load(f)
+    os.remove(path)
+    with gzip.open(path + ".gz", "wt", encoding="utf-8") as f:
+        json.dump(trace, f, separators=(",", ":"))
+    kernels, busy, _ = kernel_stats(trace["traceEvents"], n)
+    return {"graph_kernels_per_replay": kernels, "graph_busy_ms_per_replay": busy, "graph_profiled_replays": n}
 
 
 def _autocast_loss(torch, loss_fn, model, inputs, device):
