@@ -75,7 +75,8 @@ std::string OpTranslation::describe() const {
   if (!y_dims.empty()) o << " y", dims(y_dims);
   if (needs_workspace)
     o << " conv k=" << conv.k << " r=" << conv.r << " s=" << conv.s << " stride=" << conv.stride_h << "x"
-      << conv.stride_w << " pad=" << conv.pad_h << "x" << conv.pad_w << " groups=" << conv.groups;
+      << conv.stride_w << " pad=" << conv.pad_h << "x" << conv.pad_w << " groups=" << conv.groups
+      << (conv.channels_last ? " nhwc" : "") << (dtype == DType::F32 && !conv.tf32 ? " no-tf32" : "");
   if (pool.ceil_mode) o << " ceil_mode";
   if (pool.adaptive) o << " adaptive";
   return o.str();

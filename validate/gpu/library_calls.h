@@ -43,6 +43,10 @@ struct ConvShape {
   int64_t p = 0, q = 0;                // output height and width
   int64_t pad_h = 0, pad_w = 0, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, groups = 1;
   bool bias = false;
+  // How the operands lie in memory: NHWC (PyTorch's channels_last, attr channels_last) for x, y and the filters
+  // alike, else NCHW. The shape fields above stay logical NCHW either way.
+  bool channels_last = false;
+  bool tf32 = true;  // an fp32 convolution may run on TF32 tensor cores (attr tf32: cudnn.allow_tf32)
 };
 
 struct PoolShape {

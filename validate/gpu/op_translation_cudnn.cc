@@ -28,6 +28,8 @@ ConvShape conv_shape(const Graph& g, const Op& fwd) {
   c.pad_w = attr(g, fwd, Attr::pad_w);
   c.dil_h = c.dil_w = fwd.attr(Attr::dilation);  // 1 when unset; checked below through the output shape
   c.bias = fwd.inputs.size() > 2;
+  c.channels_last = fwd.attr(Attr::channels_last) != 0;
+  c.tf32 = fwd.attr(Attr::tf32) != 0;
   if (c.bias && g.tensor(fwd.inputs[2]).shape != std::vector<int64_t>{c.k}) fail(g, fwd, "bias is not of K elements");
   const int64_t p = (c.h + 2 * c.pad_h - c.dil_h * (c.r - 1) - 1) / c.stride_h + 1;
   const int64_t q = (c.w + 2 * c.pad_w - c.dil_w * (c.s - 1) - 1) / c.stride_w + 1;

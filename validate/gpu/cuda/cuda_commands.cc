@@ -15,7 +15,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: dlsim-cuda devices\n"
     "       dlsim-cuda run PLAN.json --out TRACE.json [--report REPORT.json] [--warmup N] [--iterations N] [--check]\n"
-    "                 [--workspace graph|any] [--cuda-graph]\n"
+    "                 [--workspace graph|any] [--cuda-graph] [--cudnn-api graph|legacy]\n"
     "       dlsim-cuda microbench --out MICRO.json [--quick]\n"
     "       dlsim-cuda selftest       (our kernels against CPU references; exit 1 when one fails)\n";
 
@@ -62,6 +62,12 @@ int main_with_args(const std::vector<std::string>& args, std::ostream& out, std:
       if (v == "graph") run_options.workspace = WorkspaceRule::Graph;
       else if (v == "any") run_options.workspace = WorkspaceRule::Any;
       else throw ConfigError("command line", 0, "--workspace", "expected 'graph' or 'any', got '" + v + "'");
+    }
+    else if (args[i] == "--cudnn-api") {
+      const std::string& v = value();
+      if (v == "graph") run_options.cudnn_api = CudnnApi::Graph;
+      else if (v == "legacy") run_options.cudnn_api = CudnnApi::Legacy;
+      else throw ConfigError("command line", 0, "--cudnn-api", "expected 'graph' or 'legacy', got '" + v + "'");
     }
     else if (plan_path.empty() && args[i][0] != '-') plan_path = args[i];
     else throw ConfigError("command line", 0, args[i], std::string("unknown argument\n") + kUsage);

@@ -19,6 +19,8 @@
 
 namespace dlsim::cuda {
 
+const char* to_string(CudnnApi a) { return a == CudnnApi::Graph ? "graph" : "legacy"; }
+
 namespace cuda_internal {
 
 void Executor::setup_device() {
@@ -53,6 +55,7 @@ void Executor::setup_device() {
   DLSIM_CK(cudnnCreate(&dnn_), "");
   DLSIM_CK(cublasCreate(&blas_), "");
   DLSIM_CK(cublasSetMathMode(blas_, CUBLAS_DEFAULT_MATH), "");  // PyTorch's default: no TF32 for matmuls
+  if (cudnn_api_ == CudnnApi::Graph) conv_plans_ = std::make_unique<GraphConvCache>(cudnn_backend(), dnn_);
   base_ = events_.make(true);
   addr_.assign(g_.tensors().size(), std::nullopt);
   multi_stream_ = translation_.program.num_streams > 1;
@@ -67,7 +70,7 @@ void Executor::prepare_ops() {
   side_.resize(g_.ops().size());
   uint64_t seed = 1;
   for (const Op& op : g_.ops()) {
-    auto r = std::make_unique<OpRunner>(g_, translate_op(g_, op), dnn_, blas_);
+    auto r = std::make_unique<OpRunner>(g_, translate_op(g_, op), dnn_, blas_, conv_plans_.get());
     // The graph's workspace tensor bounds the algorithm; without one (or under WorkspaceRule::Any), any workspace,
     // allocated through the pool.
     r->prepare(op.workspace != kNoTensor && rule_ == WorkspaceRule::Graph ? g_.tensor(op.workspace).bytes : UINT64_MAX);
@@ -204,6 +207,32 @@ bool Executor::graph_iterations() {
   return true;
 }
 
+nlohmann::json Executor::conv_report() const {
+  nlohmann::json algos = nlohmann::json::object();
+  for (const auto& r : runners_) {
+    if (r->workspace_bytes() == 0 && r->algorithm().empty()) continue;
+    const Op& op = g_.op(r->translation().op);
+    nlohmann::json cands = nlohmann::json::array();
+    nlohmann::json a = {{"algorithm", r->algorithm()},
+                        {"api", to_string(cudnn_api_)},
+                        {"workspace_bytes", r->workspace_bytes()},
+                        {"graph_workspace_bytes", op.workspace != kNoTensor ? g_.tensor(op.workspace).bytes : 0},
+                        {"signature", op_signature(g_, op)}};
+    if (const GraphConvPlan* p = r->graph_plan()) {
+      // [source, engine tag, verdict, workspace bytes] per configuration looked at, in order
+      for (const EngineTrial& t : p->choice().trials)
+        cands.push_back({to_string(t.source), t.tag, to_string(t.verdict), t.workspace});
+      a["engine"] = p->engine();
+      a["graph"] = p->spec().key();
+    } else {
+      for (const auto& c : r->candidates()) cands.push_back({c.algo, c.status, c.memory});  // [algo, cudnnStatus_t, bytes]
+    }
+    a["heuristics"] = cands;  // best first
+    algos[op.name] = a;
+  }
+  return algos;
+}
+
 GpuRun Executor::run() {
   setup_device();
   prepare_ops();
@@ -230,18 +259,7 @@ GpuRun Executor::run() {
     rec.start = event_ns(sp.begin), rec.end = event_ns(sp.end);
     trace_.copies.push_back(rec);
   }
-  nlohmann::json algos = nlohmann::json::object();
-  for (const auto& r : runners_)
-    if (r->workspace_bytes() > 0 || !r->algorithm().empty()) {
-      const Op& op = g_.op(r->translation().op);
-      nlohmann::json cands = nlohmann::json::array();
-      for (const auto& c : r->candidates()) cands.push_back({c.algo, c.status, c.memory});
-      algos[op.name] = {{"algorithm", r->algorithm()},
-                        {"workspace_bytes", r->workspace_bytes()},
-                        {"graph_workspace_bytes", op.workspace != kNoTensor ? g_.tensor(op.workspace).bytes : 0},
-                        {"signature", op_signature(g_, op)},
-                        {"heuristics", cands}};  // [algo, cudnnStatus_t, workspace bytes], best first
-    }
+  const nlohmann::json algos = conv_report();
   const PoolStats& ps = pool_->stats();
   GpuRun out;
   out.report = {{"device", trace_.device}, {"pool", translation_.pool}, {"pool_report", pool_->report()},
@@ -252,7 +270,9 @@ GpuRun Executor::run() {
                 {"device_malloc_calls", mem_->malloc_calls()}, {"side_buffer_bytes", side_bytes_},
                 {"warmup", translation_.warmup}, {"iterations", translation_.iterations},
                 {"workspace_rule", rule_ == WorkspaceRule::Graph ? "graph" : "any"},
-                {"timing", graph_ ? "cuda-graph replays" : "eager"}, {"conv_algorithms", algos}};
+                {"timing", graph_ ? "cuda-graph replays" : "eager"}, {"cudnn_api", to_string(cudnn_api_)},
+                {"cudnn_version", cudnnGetVersion()}, {"conv_plans", conv_plans_ ? conv_plans_->size() : 0},
+                {"conv_algorithms", algos}};
   if (host_launch_iterations_ > 0) {
     // Host time inside the launch calls, per measured eager iteration: where it exceeds an op's device time, the
     // op's span (and the iteration) measure the host, not the GPU.
@@ -267,9 +287,10 @@ GpuRun Executor::run() {
     out.report["host_launch_ns_per_iteration_by_kind"] = by_kind;
   }
   for (cudaStream_t s : streams_) cudaStreamDestroy(s);
+  runners_.clear();  // the graph API's plans go before the handle they were built on
+  conv_plans_.reset();
   cudnnDestroy(dnn_);
   cublasDestroy(blas_);
-  runners_.clear();
   cudaFree(arena_);
   out.trace = std::move(trace_);
   return out;

@@ -54,14 +54,18 @@ int unary_code(Pointwise f, const std::string& ctx) {
 
 }  // namespace
 
-OpRunner::OpRunner(const Graph& g, OpTranslation plan, cudnnHandle_t dnn, cublasHandle_t blas)
-    : g_(g), translation_(std::move(plan)), dnn_(dnn), blas_(blas) {
+OpRunner::OpRunner(const Graph& g, OpTranslation plan, cudnnHandle_t dnn, cublasHandle_t blas,
+                   GraphConvCache* conv_plans)
+    : g_(g), translation_(std::move(plan)), dnn_(dnn), blas_(blas), conv_plans_(conv_plans) {
   ctx_ = "op " + std::to_string(translation_.op) + " '" + g.op(translation_.op).name + "'";
   if (translation_.lib != KernelLib::Cudnn) return;
   const cudnnDataType_t dt = dnn_type(translation_.dtype);
+  // A channels_last convolution's tensors and filters are NHWC in memory (its bias add and bias gradient too).
+  const cudnnTensorFormat_t format =
+      translation_.needs_workspace && translation_.conv.channels_last ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
   auto make4 = [&](cudnnTensorDescriptor_t& d, const std::vector<int64_t>& s) {
     DLSIM_CK(cudnnCreateTensorDescriptor(&d), ctx_);
-    DLSIM_CK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, dt, ci(s[0]), ci(s[1]), ci(s[2]), ci(s[3])), ctx_);
+    DLSIM_CK(cudnnSetTensor4dDescriptor(d, format, dt, ci(s[0]), ci(s[1]), ci(s[2]), ci(s[3])), ctx_);
   };
   make4(x_, translation_.x_dims);
   make4(y_, translation_.y_dims);
@@ -70,12 +74,16 @@ OpRunner::OpRunner(const Graph& g, OpTranslation plan, cudnnHandle_t dnn, cublas
   if (translation_.needs_workspace) {
     const ConvShape& c = translation_.conv;
     DLSIM_CK(cudnnCreateFilterDescriptor(&w_), ctx_);
-    DLSIM_CK(cudnnSetFilter4dDescriptor(w_, dt, CUDNN_TENSOR_NCHW, ci(c.k), ci(c.c / c.groups), ci(c.r), ci(c.s)), ctx_);
+    DLSIM_CK(cudnnSetFilter4dDescriptor(w_, dt, format, ci(c.k), ci(c.c / c.groups), ci(c.r), ci(c.s)), ctx_);
     DLSIM_CK(cudnnCreateConvolutionDescriptor(&conv_), ctx_);
     DLSIM_CK(cudnnSetConvolution2dDescriptor(conv_, ci(c.pad_h), ci(c.pad_w), ci(c.stride_h), ci(c.stride_w),
                                              ci(c.dil_h), ci(c.dil_w), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT), ctx_);
     DLSIM_CK(cudnnSetConvolutionGroupCount(conv_, ci(c.groups)), ctx_);
-    DLSIM_CK(cudnnSetConvolutionMathType(conv_, translation_.dtype == DType::F32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH), ctx_);
+    // fp32: DEFAULT_MATH lets cuDNN use TF32 tensor cores (PyTorch's cudnn.allow_tf32), FMA_MATH keeps it off.
+    const cudnnMathType_t math = translation_.dtype != DType::F32 ? CUDNN_TENSOR_OP_MATH
+                                 : c.tf32                         ? CUDNN_DEFAULT_MATH
+                                                                  : CUDNN_FMA_MATH;
+    DLSIM_CK(cudnnSetConvolutionMathType(conv_, math), ctx_);
     if (c.bias) make4(aux_, {1, c.k, 1, 1});
   } else if (first == KernelCall::BatchNormForwardTraining || first == KernelCall::BatchNormBackward) {
     DLSIM_CK(cudnnCreateTensorDescriptor(&aux_), ctx_);
@@ -116,6 +124,14 @@ OpRunner::~OpRunner() {
 void OpRunner::prepare(uint64_t limit) {
   if (!translation_.needs_workspace) return;
   const KernelCall call = translation_.steps.front().call;
+  if (conv_plans_) {  // the graph API: the convolution is the translation's first step
+    const ConvGraphSpec spec = conv_graph_spec(translation_, 0);
+    graph_ = conv_plans_->get(spec, limit, ctx_);
+    graph_operands_ = conv_operands(spec.pass);
+    ws_bytes_ = graph_->workspace_bytes();
+    algo_name_ = std::string(to_string(spec.pass)) + ":" + graph_->engine();
+    return;
+  }
   constexpr int kMax = 16;
   int found = 0;
   auto pick = [&](const auto* perf, const char* what) {
@@ -159,6 +175,12 @@ void OpRunner::launch(cudaStream_t s, const Resolve& ptr, void* ws) {
     auto bin = [&](size_t slot) { return Buf{in(slot), st.args.in.at(slot).dtype == DType::BF16}; };
     auto bout = [&](size_t slot) { return Buf{out(slot), st.args.out.at(slot).dtype == DType::BF16}; };
     const float a = static_cast<float>(st.alpha), b = static_cast<float>(st.beta), one = 1.f;
+    if (graph_ && i == 0) {  // the convolution, through its execution plan
+      auto operand = [&](const ConvOperand& o) { return ptr(i, o.out, o.slot); };
+      graph_->execute(dnn_, operand(graph_operands_[0]), operand(graph_operands_[1]), operand(graph_operands_[2]), ws,
+                      ctx_);
+      continue;
+    }
     switch (st.call) {
       case KernelCall::ConvForward:
         DLSIM_CK(cudnnConvolutionForward(dnn_, &a, x_, in(0), w_, in(1), conv_,

@@ -9,6 +9,7 @@
 
 #include "validate/gpu/cuda/cuda_check.h"
 #include "validate/gpu/cuda/kernels.h"
+#include "validate/gpu/cuda/selftest_conv.h"
 
 namespace dlsim::cuda {
 
@@ -58,11 +59,13 @@ double rel_error(const std::vector<float>& got, const std::vector<double>& ref) 
 struct Report {
   std::ostream& out;
   int failed = 0;
-  void operator()(const std::string& name, double err) {
-    const bool ok = err < kTolerance;
+  void operator()(const std::string& name, double err, double tolerance = kTolerance) {
+    const bool ok = err < tolerance;
     failed += !ok;
     out << (ok ? "  ok    " : "  FAIL  ") << std::left << std::setw(48) << name << std::right << " rel. error "
-        << std::scientific << std::setprecision(2) << err << std::defaultfloat << "\n";
+        << std::scientific << std::setprecision(2) << err;
+    if (tolerance != kTolerance) out << " (tolerance " << tolerance << ")";
+    out << std::defaultfloat << "\n";
   }
 };
 
@@ -157,6 +160,9 @@ int run_selftest(std::ostream& out) {
     column_sums_case(report, rng, r, c);
   for (auto [r, c] : {std::pair<int64_t, int64_t>{2048, 768}, {5, 1000}, {300, 33}}) layer_norm_case(report, rng, r, c);
   optimizer_case(report, rng, 100003);
+  out << "cuDNN convolutions as runs issue them, legacy and graph API (tolerances: selftest_conv.h)\n";
+  run_conv_selftest([&](const std::string& name, const std::vector<float>& got, const std::vector<double>& ref,
+                        double tol) { report(name, rel_error(got, ref), tol); });
   out << (report.failed ? std::to_string(report.failed) + " case(s) FAILED\n" : "all passed\n");
   return report.failed;
 }

@@ -73,7 +73,8 @@ struct Span {
 class Executor {
  public:
   Executor(const ProgramFile& plan, std::ostream& log, const RunOptions& o)
-      : translation_(plan), g_(plan.graph), log_(log), check_(o.check), rule_(o.workspace), graph_(o.cuda_graph) {}
+      : translation_(plan), g_(plan.graph), log_(log), check_(o.check), rule_(o.workspace), graph_(o.cuda_graph),
+        cudnn_api_(o.cudnn_api) {}
   GpuRun run();
 
  private:
@@ -83,6 +84,7 @@ class Executor {
   bool check_;
   WorkspaceRule rule_;
   bool graph_;
+  CudnnApi cudnn_api_;
   bool capturing_ = false;
   std::vector<double> host_launch_ns_;  // by OpId: host time in launch calls over the measured eager iterations
   int host_launch_iterations_ = 0;
@@ -94,6 +96,7 @@ class Executor {
   Events events_;
   cudnnHandle_t dnn_ = nullptr;
   cublasHandle_t blas_ = nullptr;
+  std::unique_ptr<GraphConvCache> conv_plans_;      // the graph API's execution plans (null: legacy API)
   std::vector<std::unique_ptr<OpRunner>> runners_;  // by OpId
   std::vector<std::vector<std::vector<std::unique_ptr<DeviceBuffer>>>> side_;  // [op][step][slot] (in then out)
   std::map<TensorId, std::unique_ptr<HostBuffer>> host_;
@@ -147,6 +150,7 @@ class Executor {
   bool graph_iterations();
   void setup_device();
   void prepare_ops();
+  nlohmann::json conv_report() const;  // report.json's conv_algorithms: per convolution op, what cuDNN runs
   void fill(TensorId t, cudaStream_t s, uint64_t seed);
   // Runs one command list; returns false on out of memory (the trace says where).
   bool execute(const std::vector<Command>& cmds, int iteration, bool record,
