@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """harness_concurrency.py's summary of a trace on hand-made ones: the iteration, kernel, overlap and idle medians
 over the iterations after the first, the tarball's layout as --extract reads it, the simulator's Chrome trace read
-back, the shipped concurrent_kernels constants the calibrated files carry, and the committed summary's shape.
+back, the shipped concurrent_kernels constants the calibrated files carry, each cuDNN API run's own files, and the committed summaries' shape.
 No GPU, no dlsim: a second."""
 import io
 import json
