@@ -10,6 +10,12 @@ peaks, captured in a CUDA graph and eager, 2 warm-ups and 5 measured iterations.
   harness_concurrency.py [--dlsim build/bin/dlsim] [--write]   # the tables (Markdown; --write: into
                                                 # concurrency.md's "generated: tables" block)
 
+That is the first measurement, convolutions through cuDNN's legacy calls. `--api graph` takes the second, the same
+plans with cuDNN's graph API (dlsim-cuda's default since a9cb265; harness-concurrency-graph-api.tar.xz beside the
+first): --extract writes data/harness-concurrency-graph-api.json, and --write fits its two hardware files into a
+temporary directory from the committed tarball before simulating (580 KB each, so not committed; --calibrate
+--api graph writes them into data/, which .gitignore keeps out) and fills the "generated: tables graph-api" block.
+
 --extract keeps, per plan and launch mode, what the comparison needs, over the measured iterations after the first
 (it still warms up): the median iteration time, the median per-iteration sums of kernel time, of the time two or
 more kernels ran at once (kernel overlap) and of the time no kernel ran inside the iteration (device idle: the
@@ -36,9 +42,22 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
-DATA = os.path.join(HERE, "data", "harness-concurrency.json")
 REPORT = os.path.join(HERE, "concurrency.md")
-TARBALL = "results/fidelity/data/h200-2026-11-28/harness-concurrency.tar.xz"
+# The two measurements of the same plans, by the cuDNN API dlsim-cuda's convolutions went through (its
+# --cudnn-api): the legacy calls (the first run) and the graph API (its default since a9cb265). Each has its
+# tarball, its committed summary and its generated block in concurrency.md. The legacy run's calibrated files are
+# committed (data/h200-harness-conc-{graph,eager}.yaml); the graph API's are not (580 KB each): --write fits them
+# into a temporary directory from the committed tarball each time (deterministic: dlsim calibrate is).
+APIS = {
+    "legacy": {"tarball": "results/fidelity/data/h200-2026-11-28/harness-concurrency.tar.xz",
+               "data": os.path.join(HERE, "data", "harness-concurrency.json"),
+               "hw": "h200-harness-conc-{mode}.yaml", "block": "tables", "committed_hw": True},
+    "graph": {"tarball": "results/fidelity/data/h200-2026-11-28/harness-concurrency-graph-api.tar.xz",
+              "data": os.path.join(HERE, "data", "harness-concurrency-graph-api.json"),
+              "hw": "h200-harness-conc-graph-api-{mode}.yaml", "block": "tables graph-api", "committed_hw": False},
+}
+DATA = APIS["legacy"]["data"]
+TARBALL = APIS["legacy"]["tarball"]
 CONFIGS = os.path.join(ROOT, "configs", "validation", "concurrency")
 # Each concurrent plan by its experiment's name in configs/validation/concurrency/, with its serial twin.
 PLANS = {}
@@ -53,8 +72,9 @@ MODES = ["graph", "eager"]
 WARMUP, ITERATIONS = 2, 5  # what the measured runs did (the tarball's reports say so too)
 
 
-def hw_file(mode):
-    return os.path.join(HERE, "data", f"h200-harness-conc-{mode}.yaml")
+def hw_file(mode, api="legacy", directory=None):
+    """The harness-calibrated H200 file of a launch mode for an API's run: in data/ unless `directory` is given."""
+    return os.path.join(directory or os.path.join(HERE, "data"), APIS[api]["hw"].format(mode=mode))
 
 
 # --- the traces -------------------------------------------------------------------------------------------------
@@ -114,9 +134,10 @@ def _members(tarball):
     return out
 
 
-def extract(tarball):
+def extract(tarball, api="legacy"):
     members = _members(tarball)
-    result = {"source": TARBALL + " (PLAN/{trace,report}.{graph,eager}.json)",
+    result = {"source": APIS[api]["tarball"] + " (PLAN/{trace,report}.{graph,eager}.json)",
+              "cudnn_api": api,
               "device": "NVIDIA H200 (dlsim-cuda, plans of configs/validation/concurrency/ made with hw: h100-sxm)",
               "plans": {}}
     with tarfile.open(tarball) as tar:
@@ -195,7 +216,7 @@ def _dlsim(dlsim, args, what, ok=(0,)):
     return p.stdout
 
 
-def calibrate(tarball, dlsim):
+def calibrate(tarball, dlsim, api="legacy", directory=None):
     members = _members(tarball)
     ck = shipped_concurrent_kernels()
     with tempfile.TemporaryDirectory() as tmp, tarfile.open(tarball) as tar:
@@ -225,9 +246,10 @@ def calibrate(tarball, dlsim):
             header = (
                 f"# The H200 as dlsim-cuda ran the concurrency plans of configs/validation/concurrency/ ({mode}: "
                 f"dlsim-cuda run{' --cuda-graph' if mode == 'graph' else ''}\n"
-                f"# on a lent H200, 2026-11-28; {TARBALL}):\n"
+                f"# on a lent H200, 2026-11-28, convolutions through cuDNN's {api} API; {APIS[api]['tarball']}):\n"
                 f"# kernel times are the SERIAL plans' ({', '.join(SERIAL)}),\n"
-                "# fitted by results/validation/h200/harness_concurrency.py --calibrate, which for each runs\n"
+                f"# fitted by results/validation/h200/harness_concurrency.py --calibrate --api {api}, which for each"
+                " runs\n"
                 "#   dlsim validate configs/validation/concurrency/PLAN.yaml --out DIR --warmup 2 --iterations 5"
                 "   (plan.json; no GPU)\n"
                 f"#   cp PLAN/trace.{mode}.json DIR/trace.cuda.json; cp PLAN/report.{mode}.json DIR/report.cuda.json\n"
@@ -237,9 +259,9 @@ def calibrate(tarball, dlsim):
                     "concurrent_kernels:\n" + "".join(f"  {k}: {v}\n" for k, v in ck.items()))
             if "\nconcurrent_kernels:" in body:
                 sys.exit(f"dlsim calibrate wrote concurrent_kernels into {out}; this script expects it not to")
-            with open(hw_file(mode), "w") as f:
+            with open(hw_file(mode, api, directory), "w") as f:
                 f.write(header + body + tail)
-            print(f"wrote {hw_file(mode)}")
+            print(f"wrote {hw_file(mode, api, directory)}", file=sys.stderr)
 
 
 # --- the simulation and the tables ------------------------------------------------------------------------------
@@ -249,13 +271,13 @@ def calibrate(tarball, dlsim):
 CO_RUN_REFIT = 0.60
 
 
-def simulate(dlsim, plan, mode, co_run_slowdown=None):
+def simulate(dlsim, plan, mode, co_run_slowdown=None, hw=None):
     """The plan's experiment on the harness-calibrated H200 file for `mode`: its --json result and trace summary."""
     with open(os.path.join(CONFIGS, plan + ".yaml")) as f:
         lines = [l for l in f.read().splitlines() if not l.startswith(("run_hw:", "launch:", "sync_every_step:"))]
     # Made for the experiment's own hw (h100-sxm), as the plans that ran were; run on the H200 file. The harness
     # synchronises the device after every iteration (and every replay), so the simulated host waits too.
-    lines += [f"run_hw: {hw_file(mode)}", "launch: " + ("cuda-graph" if mode == "graph" else "eager"),
+    lines += [f"run_hw: {hw or hw_file(mode)}", "launch: " + ("cuda-graph" if mode == "graph" else "eager"),
               "sync_every_step: true"]
     if co_run_slowdown is not None:
         lines.append(f"hw_override: {{concurrent_kernels: {{co_run_slowdown: {co_run_slowdown}}}}}")
@@ -290,12 +312,22 @@ def rows(data, sims, mode):
     return out
 
 
-def tables(dlsim):
-    with open(DATA) as f:
+def tables(dlsim, api="legacy"):
+    with open(APIS[api]["data"]) as f:
         data = json.load(f)
-    sims = {(p, mode): simulate(dlsim, p, mode) for mode in MODES for p in SERIAL + list(PLANS)}
-    refit = {(p, mode): simulate(dlsim, p, mode, CO_RUN_REFIT)["iteration_ms"]
-             for mode in MODES for p in SERIAL + list(PLANS)}
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = None
+        if not APIS[api]["committed_hw"]:  # fitted here, from the committed tarball, into a directory thrown away
+            directory = tmp
+            calibrate(os.path.join(ROOT, APIS[api]["tarball"]), dlsim, api, directory)
+        hw = {mode: hw_file(mode, api, directory) for mode in MODES}
+        sims = {(p, mode): simulate(dlsim, p, mode, hw=hw[mode]) for mode in MODES for p in SERIAL + list(PLANS)}
+        refit = {(p, mode): simulate(dlsim, p, mode, CO_RUN_REFIT, hw=hw[mode])["iteration_ms"]
+                 for mode in MODES for p in SERIAL + list(PLANS)}
+    print_tables(data, sims, refit)
+
+
+def print_tables(data, sims, refit):
     mib = lambda b: b / 2**20  # noqa: E731
     for mode in MODES:
         print(f"### {'CUDA graph (launch: cuda-graph)' if mode == 'graph' else 'eager (launch: eager)'}\n")
@@ -348,31 +380,34 @@ def tables(dlsim):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--extract", metavar="TARBALL", help="summarise the harness traces into " + DATA)
+    ap.add_argument("--api", choices=sorted(APIS), default="legacy",
+                    help="which measurement: dlsim-cuda's convolutions through cuDNN's legacy calls or graph API")
+    ap.add_argument("--extract", metavar="TARBALL", help="summarise the harness traces into the API's data JSON")
     ap.add_argument("--calibrate", metavar="TARBALL", help="fit the per-mode hardware files to the serial runs")
     ap.add_argument("--dlsim", default=os.path.join(ROOT, "build", "bin", "dlsim"))
     ap.add_argument("--write", action="store_true", help="write the tables into concurrency.md's generated block")
     a = ap.parse_args()
+    out = APIS[a.api]["data"]
     if a.extract:
-        result = extract(a.extract)
-        os.makedirs(os.path.dirname(DATA), exist_ok=True)
-        with open(DATA, "w") as f:
+        result = extract(a.extract, a.api)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out, "w") as f:
             json.dump(result, f, indent=1, sort_keys=True)
             f.write("\n")
-        print(f"wrote {DATA}")
+        print(f"wrote {out}")
         return
     if a.calibrate:
-        calibrate(a.calibrate, a.dlsim)
+        calibrate(a.calibrate, a.dlsim, a.api)
         return
     if not a.write:
-        tables(a.dlsim)
+        tables(a.dlsim, a.api)
         return
     text = io.StringIO()
     with contextlib.redirect_stdout(text):
-        tables(a.dlsim)
+        tables(a.dlsim, a.api)
     with open(REPORT) as f:
         doc = f.read()
-    begin, end = "<!-- generated: tables -->\n", "<!-- end generated -->"
+    begin, end = f"<!-- generated: {APIS[a.api]['block']} -->\n", "<!-- end generated -->"
     i = doc.index(begin) + len(begin)
     j = doc.index(end, i)
     with open(REPORT, "w") as f:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """harness_concurrency.py's summary of a trace on hand-made ones: the iteration, kernel, overlap and idle medians
 over the iterations after the first, the tarball's layout as --extract reads it, the simulator's Chrome trace read
-back, the shipped concurrent_kernels constants the calibrated files carry, and the committed summary's shape.
+back, the shipped concurrent_kernels constants the calibrated files carry, each cuDNN API run's own files, and the committed summaries' shape.
 No GPU, no dlsim: a second."""
 import io
 import json
@@ -113,19 +113,46 @@ class Extract(unittest.TestCase):
             self.assertIn("no trace for", str(e.exception))
 
 
+class Apis(unittest.TestCase):
+    def test_each_api_has_its_own_files(self):
+        self.assertEqual(sorted(hc.APIS), ["graph", "legacy"])
+        for key in ("tarball", "data", "block"):
+            self.assertNotEqual(hc.APIS["legacy"][key], hc.APIS["graph"][key])
+        self.assertEqual(hc.hw_file("eager"), hc.hw_file("eager", "legacy"))
+        self.assertTrue(hc.hw_file("graph", "graph").endswith("data/h200-harness-conc-graph-api-graph.yaml"))
+        self.assertEqual(hc.hw_file("eager", "graph", "/tmp/x"), "/tmp/x/h200-harness-conc-graph-api-eager.yaml")
+        for api in hc.APIS:  # the tarballs the summaries came from are committed
+            self.assertTrue(os.path.exists(os.path.join(hc.ROOT, hc.APIS[api]["tarball"])), api)
+
+    def test_extract_records_the_api(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "runs.tar.xz")
+            with tarfile.open(path, "w:xz") as tar:
+                for plan in hc.SERIAL + list(hc.PLANS):
+                    data = json.dumps(_trace(3, PATTERN)).encode()
+                    info = tarfile.TarInfo(f"{plan}/trace.graph.json")
+                    info.size = len(data)
+                    tar.addfile(info, io.BytesIO(data))
+            out = hc.extract(path, "graph")
+            self.assertEqual(out["cudnn_api"], "graph")
+            self.assertTrue(out["source"].startswith(hc.APIS["graph"]["tarball"]))
+
+
 class Committed(unittest.TestCase):
     def test_summary_has_every_plan_in_both_modes(self):
-        with open(hc.DATA) as f:
-            d = json.load(f)
-        for plan in hc.SERIAL + list(hc.PLANS):
-            for mode in hc.MODES:
-                s = d["plans"][plan][mode]
-                self.assertEqual(s["iterations"], hc.ITERATIONS - 1)
-                self.assertGreater(s["peak_reserved_bytes"], s["peak_live_bytes"] // 2)
-                self.assertFalse(s["oom"])
-            self.assertEqual(d["plans"][plan]["graph"]["timing"], "cuda-graph replays")
-        for plan in hc.SERIAL:
-            self.assertEqual(d["plans"][plan]["graph"]["overlap_ms"], 0.0)  # one stream: nothing overlaps
+        for api in hc.APIS:
+            with open(hc.APIS[api]["data"]) as f:
+                d = json.load(f)
+            self.assertEqual(d["cudnn_api"], api)
+            for plan in hc.SERIAL + list(hc.PLANS):
+                for mode in hc.MODES:
+                    s = d["plans"][plan][mode]
+                    self.assertEqual(s["iterations"], hc.ITERATIONS - 1)
+                    self.assertGreater(s["peak_reserved_bytes"], s["peak_live_bytes"] // 2)
+                    self.assertFalse(s["oom"])
+                self.assertEqual(d["plans"][plan]["graph"]["timing"], "cuda-graph replays")
+            for plan in hc.SERIAL:
+                self.assertEqual(d["plans"][plan]["graph"]["overlap_ms"], 0.0)  # one stream: nothing overlaps
 
     def test_calibrated_files_carry_the_shipped_constants(self):
         ck = hc.shipped_concurrent_kernels()
