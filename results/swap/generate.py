@@ -1,10 +1,13 @@
 """The tables and figures of README.md from the swap sweeps, plus the runs they need besides: our optimizer at the
 memory of each baseline that takes no limit (same-memory.csv), `dlsim fit --memory-at-overhead`, and `dlsim fit`
 per model and policy (fit.json); the Pareto figures pareto-<model>.png."""
+import contextlib
 import csv
 import functools
+import io
 import json
 import re
+import sys
 
 MODELS = [("vgg16", 64), ("resnet50", 64), ("inception_v3", 64), ("bert-base", 32), ("gpt2-small", 8)]
 GIB = 2 ** 30
@@ -291,6 +294,21 @@ def planning_pools(study):
     return "\n".join(out)
 
 
+def real_gpu(study):
+    """Section 9: the validation swap plans as dlsim-cuda ran them on the H200, beside dlsim, as
+    swap_time_fidelity.py prints them (its --readme writes the same block by hand): regenerated here so that a change
+    that moves the simulated side fails the study's check."""
+    sys.path.insert(0, str(study.root / "results" / "swap"))
+    try:
+        import swap_time_fidelity
+    finally:
+        sys.path.pop(0)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        swap_time_fidelity.tables(study.dlsim.binary)
+    return text.getvalue()
+
+
 def generate(study):
     study.block("singa", singa_table(study.rows("swap-singa-cifar")))
     study.block("vdnn", vdnn_table(study.rows("swap-vdnn-titanx")))
@@ -299,3 +317,4 @@ def generate(study):
     study.block("memory-at-overhead", memory_at_overhead(study))
     study.block("fit", fits(study))
     study.block("planning-pools", planning_pools(study))
+    study.block("real-gpu", real_gpu(study))
