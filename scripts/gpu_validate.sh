@@ -22,19 +22,7 @@ mkdir -p "$out/res"
 log=$out/log.txt
 exec > >(tee -a "$log") 2>&1
 has() { [[ ",$stages," == *",$1,"* ]]; }
-left() { local l=$((deadline - SECONDS)); echo $((l < 0 ? 0 : l)); }
-# bounded SECS CMD...: runs CMD with a timeout of min(SECS, time left); skips it when nothing is left.
-bounded() {
-  local t=$1; shift
-  local l; l=$(left)
-  (( l < 5 )) && { echo "skipped (deadline): $*"; return 124; }
-  timeout $((t < l ? t : l)) "$@"
-}
-
-# cuDNN and cuBLAS come from the Python wheels that PyTorch brought (namespace packages: __path__, not __file__).
-libs=$(python3 -c 'import nvidia.cudnn, nvidia.cublas; print(list(nvidia.cudnn.__path__)[0]+"/lib:"+list(nvidia.cublas.__path__)[0]+"/lib")' 2>/dev/null)
-export LD_LIBRARY_PATH=${libs}:$run_dir/lib:${LD_LIBRARY_PATH:-}
-cuda=$run_dir/dlsim-cuda
+source "$(dirname "$0")/device/gpu_run_env.sh"  # left, bounded, cuda and the library path
 here=$(cd "$(dirname "$0")" && pwd)
 echo "== $(date -u +%FT%TZ) on $(hostname); LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,power.limit,temperature.gpu \

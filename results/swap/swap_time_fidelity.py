@@ -34,6 +34,9 @@ import sys
 import tarfile
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *[os.pardir] * 2, "scripts"))
+from studies import blocks  # noqa: E402  (the generated blocks of a README, as scripts/regenerate.py writes them)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DATA = os.path.join(HERE, "data", "h200-harness-swap.json")
@@ -210,11 +213,9 @@ def main():
     readme = os.path.join(HERE, "README.md")
     with open(readme) as f:
         doc = f.read()
-    begin, end = "<!-- generated: real-gpu -->\n", "<!-- end generated -->"
-    i = doc.index(begin) + len(begin)
-    j = doc.index(end, i)
+    doc = blocks.replace(doc, readme, {"real-gpu": text.getvalue()})
     with open(readme, "w") as f:
-        f.write(doc[:i] + "\n" + text.getvalue() + doc[j:])
+        f.write(doc)
     print(f"wrote {readme}")
 
 

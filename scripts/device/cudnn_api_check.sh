@@ -16,17 +16,7 @@ out=$2
 deadline=${DEADLINE:-200}
 mkdir -p "$out/res"
 exec > >(tee -a "$out/log.txt") 2>&1
-left() { local l=$((deadline - SECONDS)); echo $((l < 0 ? 0 : l)); }
-bounded() {  # bounded SECS CMD...: CMD with a timeout of min(SECS, time left); skipped when nothing is left
-  local t=$1; shift
-  local l; l=$(left)
-  (( l < 5 )) && { echo "skipped (deadline): $*"; return 124; }
-  timeout $((t < l ? t : l)) "$@"
-}
-# cuDNN and cuBLAS from PyTorch's wheels, as scripts/gpu_validate.sh finds them.
-libs=$(python3 -c 'import nvidia.cudnn, nvidia.cublas; print(list(nvidia.cudnn.__path__)[0]+"/lib:"+list(nvidia.cublas.__path__)[0]+"/lib")' 2>/dev/null)
-export LD_LIBRARY_PATH=${libs}:$run_dir/lib:${LD_LIBRARY_PATH:-}
-cuda=$run_dir/dlsim-cuda
+source "$(dirname "$0")/gpu_run_env.sh"  # left, bounded, cuda and the library path
 echo "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 ldd "$cuda" | grep -E "cudnn|cublas"
 

@@ -14,7 +14,7 @@ That is the first measurement, convolutions through cuDNN's legacy calls. `--api
 plans with cuDNN's graph API (dlsim-cuda's default since a9cb265; harness-concurrency-graph-api.tar.xz beside the
 first): --extract writes data/harness-concurrency-graph-api.json, and --write fits its two hardware files into a
 temporary directory from the committed tarball before simulating (580 KB each, so not committed; --calibrate
---api graph writes them into data/, which .gitignore keeps out) and fills the "generated: tables graph-api" block.
+--api graph writes them into data/, which .gitignore keeps out) and fills the "generated: tables-graph-api" block.
 
 --extract keeps, per plan and launch mode, what the comparison needs, over the measured iterations after the first
 (it still warms up): the median iteration time, the median per-iteration sums of kernel time, of the time two or
@@ -40,6 +40,9 @@ import sys
 import tarfile
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *[os.pardir] * 3, "scripts"))
+from studies import blocks  # noqa: E402  (the generated blocks of a README, as scripts/regenerate.py writes them)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 REPORT = os.path.join(HERE, "concurrency.md")
@@ -54,7 +57,7 @@ APIS = {
                "hw": "h200-harness-conc-{mode}.yaml", "block": "tables", "committed_hw": True},
     "graph": {"tarball": "results/fidelity/data/h200-2026-11-28/harness-concurrency-graph-api.tar.xz",
               "data": os.path.join(HERE, "data", "harness-concurrency-graph-api.json"),
-              "hw": "h200-harness-conc-graph-api-{mode}.yaml", "block": "tables graph-api", "committed_hw": False},
+              "hw": "h200-harness-conc-graph-api-{mode}.yaml", "block": "tables-graph-api", "committed_hw": False},
 }
 DATA = APIS["legacy"]["data"]
 TARBALL = APIS["legacy"]["tarball"]
@@ -407,11 +410,9 @@ def main():
         tables(a.dlsim, a.api)
     with open(REPORT) as f:
         doc = f.read()
-    begin, end = f"<!-- generated: {APIS[a.api]['block']} -->\n", "<!-- end generated -->"
-    i = doc.index(begin) + len(begin)
-    j = doc.index(end, i)
+    doc = blocks.replace(doc, REPORT, {APIS[a.api]["block"]: text.getvalue()})
     with open(REPORT, "w") as f:
-        f.write(doc[:i] + "\n" + text.getvalue() + doc[j:])
+        f.write(doc)
     print(f"wrote {REPORT}")
 
 
