@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets (fuzz/) with clang and runs one or all of them.
 #   scripts/fuzz.sh [--runs N] [--seconds S] [--build-only] [TARGET|all]
 #     TARGET: experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json model_config_json
-#             fuzz_case_yaml kernel_sweep_json torch_step_json torch_profile_json (default: all)
+#             fuzz_case_yaml kernel_sweep_json torch_step_json torch_profile_json interconnect_yaml (default: all)
 #     --runs N      executions per target (default 20000 when neither limit is given)
 #     --seconds S   at most S seconds per target (with --runs: whichever comes first)
 #     --build-only  build, assemble the seed corpora, run nothing
@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_targets=(experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json model_config_json
-  fuzz_case_yaml kernel_sweep_json torch_step_json torch_profile_json)
+  fuzz_case_yaml kernel_sweep_json torch_step_json torch_profile_json interconnect_yaml)
 runs=
 seconds=
 build_only=0
@@ -72,6 +72,7 @@ seed_files() {
     kernel_sweep_json) dirs=(tests/data/bad-input); pattern='kernel-sweep-*.json' ;;  # and fuzz/corpus's records
     torch_profile_json) dirs=(tests/data/bad-input); pattern='torch-profile-*.json' ;;  # and fuzz/corpus's GPU step
     plan_json|trace_json) ;;  # no such files are committed: fuzz/corpus/ holds small ones dlsim wrote
+    interconnect_yaml) ;;  # no hardware file holds the section yet: fuzz/corpus/ has two
   esac
   local d
   for d in "${dirs[@]}"; do
