@@ -21,8 +21,8 @@ Bytes are counted twice: "logical" sums numel * element size of the tensors; "st
 once (FSDP pads shards and may put several gradients in one buffer). Models: "mlp", Linear(256, 1024) -> ReLU ->
 Linear(1024, 257) in float32 (257 rows do not split evenly, so FSDP's padding shows; the second Linear alone exceeds
 1 MiB, so DDP's first-bucket cap shows), and "llama", Meta-Llama-3-8B's config shrunk (2 layers, hidden 64, 4 heads,
-1 KV head, MLP 176, vocab 512, token ids 1 and 2) where transformers is installed. Outputs carry no addresses or times, so reruns are
-byte-identical. Runs one thread per process.
+1 KV head, MLP 176, vocab 512, token ids 1 and 2) where transformers is installed. Outputs carry no addresses or
+times, so reruns are byte-identical. Runs one thread per process.
 """
 import argparse
 import json
