@@ -13,6 +13,7 @@ import sys
 LAYERS = [
     "common",
     "workloads",
+    "parallel",
     "hw",
     "policies",
     "program",
