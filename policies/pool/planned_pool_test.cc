@@ -11,12 +11,17 @@ using namespace dlsim::testing;
 
 namespace {
 
-nlohmann::json run_planned(const std::string& planner, const TraceShape& shape, uint64_t* late_mallocs) {
-  VirtualDeviceMemory dev(1ull << 32);
+// The registry's `planned` pool with the given planner, as an experiment's `pool: {name: planned, planner: ...}`.
+std::unique_ptr<PoolPolicy> make_planned(const std::string& planner, DeviceMemory& dev) {
   const auto& e = pool_registry().get("planned");
   Params p(e.params);
   p.set("planner", planner);
-  CheckedPool pool(dev, [&](DeviceMemory& d) { return e.factory(p, d); });
+  return e.factory(p, dev);
+}
+
+nlohmann::json run_planned(const std::string& planner, const TraceShape& shape, uint64_t* late_mallocs) {
+  VirtualDeviceMemory dev(1ull << 32);
+  CheckedPool pool(dev, [&](DeviceMemory& d) { return make_planned(planner, d); });
   uint64_t at = 0;
   run_trace(pool, shape, [&](int it) {
     if (it == 1) at = dev.malloc_calls();
@@ -62,10 +67,7 @@ TEST_CASE("planned pool: tensors crossing the boundary and extra requests fall b
 
 TEST_CASE("planned pool rejects an unknown planner") {
   VirtualDeviceMemory dev(1 << 20);
-  const auto& e = pool_registry().get("planned");
-  Params p(e.params);
-  p.set("planner", std::string("nope"));
-  CHECK_THROWS_AS(e.factory(p, dev), ConfigError);
+  CHECK_THROWS_AS(make_planned("nope", dev), ConfigError);
 }
 
 namespace {
@@ -98,10 +100,7 @@ TEST_CASE("planned pool: every planned offset is 256-byte aligned (cuDNN 9 rejec
   for (const std::string planner : {"greedy-by-size", "best-fit", "optimal"}) {
     INFO(planner);
     VirtualDeviceMemory dev(1ull << 32);
-    const auto& e = pool_registry().get("planned");
-    Params p(e.params);
-    p.set("planner", planner);
-    AlignmentProbe probe(e.factory(p, dev));
+    AlignmentProbe probe(make_planned(planner, dev));
     run_trace(probe, TraceShape{}, [](int) {});
     CHECK(probe.served > 600);
     CHECK(probe.misaligned == 0);
@@ -160,10 +159,7 @@ TEST_CASE("planned pool: each residency of a swapped tensor is its own buffer, a
   for (const std::string planner : {"greedy-by-size", "best-fit", "optimal"}) {
     INFO(planner);
     VirtualDeviceMemory dev(1ull << 32);
-    const auto& e = pool_registry().get("planned");
-    Params p(e.params);
-    p.set("planner", planner);
-    CheckedPool pool(dev, [&](DeviceMemory& d) { return e.factory(p, d); });
+    CheckedPool pool(dev, [&](DeviceMemory& d) { return make_planned(planner, d); });
     SwapIterationTrace trace;
     const int iterations = 4;
     trace.run(pool, &pool, iterations);
