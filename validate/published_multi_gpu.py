@@ -9,8 +9,9 @@ error naming the file, the line, the entry and the dotted field. Beyond the sche
     entry gives them;
   - `dlsim.model` is a zoo name of workloads/zoo.cc or "config.json:<Hub repo>", `dlsim.hardware` a configs/hw
     file, and `missing` is empty exactly when the status is `reproducible`;
-  - each `checks` item recomputes a published figure from the others (torchtitan's MFU from tokens/s and the model's
-    shapes, MFU from TFLOP/s, aggregate throughput, ZeRO's model-state bytes, DeepSpeed's estimator) and compares
+  - each `checks` item recomputes a published figure from the others (torchtitan's MFU and Megatron-Bridge's model
+    TFLOP/s from tokens/s and the model's shapes, MFU from TFLOP/s, aggregate throughput, ZeRO's model-state bytes,
+    DeepSpeed's estimator) and compares
     them with the rounding of the printed numbers: both sides are intervals (a printed "5,762" is 5761.5 to
     5762.5) and they must overlap, or must not where the entry says `expect: disagree` and why.
 
@@ -46,7 +47,8 @@ LAYOUT = {"dp": ((INT, NULL), None), "fsdp": ((INT, NULL), None), "zero_stage": 
 TRAINING = {"precision": ((STR, NULL), {"fp32", "fp16", "bf16", "bf16+float8"}),
             "mixed_precision": ((STR, NULL), None),
             "activation_checkpointing": ((STR,), {"none", "full", "selective-op", "selective-layer", "unspecified"}),
-            "local_batch": ((INT, NULL), None), "global_batch": ((INT, NULL), None), "optimizer": ((STR, NULL), None),
+            "local_batch": ((INT, NULL), None), "global_batch": ((INT, NULL), None), "grad_accum": ((INT, NULL), None),
+            "optimizer": ((STR, NULL), None),
             "compile": ((BOOL, NULL), None), "float8": ((BOOL, NULL), None), "async_tp": ((BOOL, NULL), None),
             "other": ((LIST,), None)}
 UNITS = {"tokens_per_s_per_gpu": {"tokens/s"}, "tflops_per_gpu": {"TFLOP/s"}, "mfu": {"%"},
@@ -67,6 +69,7 @@ CHECKS = {  # formula -> its parameters (all required) besides formula, expect a
     "mfu_from_tokens": {"params": ((STR,), {"total", "non_embedding"}), "peak_tflops": ((NUM,), None),
                         "published": ((STR,), None)},
     "mfu_from_tflops": {"peak_tflops": ((NUM,), None)},
+    "tflops_from_tokens": {"params": ((STR,), {"total", "non_embedding"}), "attention": ((STR,), {"full", "causal"})},
     "aggregate_pflops": {},
     "tokens_per_batch": {"published": ((STR,), None), "multiplier": ((INT,), None)},
     "zero_model_states": {"psi": ((NUM,), None), "stage": ((INT,), {0, 1, 2, 3}), "k": ((INT,), None)},
@@ -262,10 +265,12 @@ class Checker:
         ranks = 1
         for d in data:
             ranks *= d
+        accum = tr.get("grad_accum")
         if data and isinstance(tr.get("local_batch"), int) and isinstance(tr.get("global_batch"), int) and \
-                tr["local_batch"] * ranks != tr["global_batch"]:
+                isinstance(accum, int) and tr["local_batch"] * ranks * accum != tr["global_batch"]:
             self.err(nv["training"], entry, "training.global_batch",
-                     f"local_batch {tr['local_batch']} x {ranks} data-parallel ranks is not {tr['global_batch']}")
+                     f"local_batch {tr['local_batch']} x {ranks} data-parallel ranks x grad_accum {accum} is not "
+                     f"{tr['global_batch']}")
 
     def dlsim(self, node, d, entry):
         model, hwname, status, missing = d.get("model"), d.get("hardware"), d.get("status"), d.get("missing")
@@ -369,6 +374,13 @@ def compute(formula, c, p, figures):
         tps, half = fig("tokens_per_s_per_gpu")
         scale = per_token / (c["peak_tflops"] * 1e12) * 100
         return ((tps - half) * scale, (tps + half) * scale), published_or("mfu")
+    if formula == "tflops_from_tokens":  # model TFLOP/s as NVIDIA's Megatron-Bridge tables count them
+        if m["seq_len"] is None:
+            raise KeyError("model.seq_len")
+        attention = (12 if c["attention"] == "full" else 6) * m["layers"] * m["hidden"] * m["seq_len"]
+        per_token = 6 * llama_params(m, c["params"]) + attention
+        tps, half = fig("tokens_per_s_per_gpu")
+        return ((tps - half) * per_token / 1e12, (tps + half) * per_token / 1e12), fig("tflops_per_gpu")
     if formula == "mfu_from_tflops":
         t, half = fig("tflops_per_gpu")
         return ((t - half) / c["peak_tflops"] * 100, (t + half) / c["peak_tflops"] * 100), fig("mfu")

@@ -33,7 +33,7 @@ points:
     model: {name: "Llama 2 13B", arch: llama, params: "13B", layers: 40, hidden: 5120, heads: 40, kv_heads: 40, ffn: 13824, vocab: 32000, seq_len: 4096}
     hardware: {gpu: "A100 80GB", gpu_memory_gb: 80, gpus: 64, gpus_per_node: 8, nodes: 8, intra_node: null, inter_node: null}
     layout: {dp: null, fsdp: 64, zero_stage: 3, tp: 1, pp: 1, cp: 1, sp: false, reshard_after_forward: true, offload: none}
-    training: {precision: bf16, mixed_precision: null, activation_checkpointing: none, local_batch: 2, global_batch: 128, optimizer: AdamW, compile: false, float8: false, async_tp: false, other: []}
+    training: {precision: bf16, mixed_precision: null, activation_checkpointing: none, local_batch: 2, global_batch: 128, grad_accum: 1, optimizer: AdamW, compile: false, float8: false, async_tp: false, other: []}
     software: null
     figures:
       - {quantity: tokens_per_s_per_gpu, value: 2162, unit: tokens/s, as_published: "2162"}
@@ -111,6 +111,10 @@ class Bad(unittest.TestCase):
 
     def test_global_batch_is_local_times_ranks(self):
         self.refused("global_batch: 128", "global_batch: 256", "training.global_batch", "data-parallel ranks")
+
+    def test_accumulated_micro_batches_count(self):
+        text = GOOD.replace("global_batch: 128, grad_accum: 1,", "global_batch: 512, grad_accum: 4,")
+        self.assertEqual(self.errors(text)[1], [])
 
     def test_reproducible_misses_nothing(self):
         self.refused("missing: []}", "missing: [\"pipeline parallel\"]}", "dlsim.missing", "misses nothing")
@@ -195,6 +199,14 @@ class Committed(unittest.TestCase):
         self.assertEqual(pub.llama_params(by_id["tt24a-llama3-8b-64gpu-sel-op"]["model"], "total"), 8030261248)
         self.assertEqual(pub.llama_params(by_id["tt24a-llama2-13b-64gpu-noac"]["model"], "total"), 13015864320)
         self.assertEqual(pub.llama_params(by_id["tt24a-llama3-70b-64gpu-full"]["model"], "total"), 70553706496)
+
+    def test_model_tflops_as_megatron_bridge_counts_them(self):
+        # Llama 3 8B: 6 x 7,504,924,672 + 6 x 32 x 4096 x 8192 = 51.47 GFLOP per token; x 14451 = 743.8 TFLOP/s.
+        p = next(p for p in self.doc["points"] if p["id"] == "mb25-11-llama3-8b-8gpu-fsdp-fp8cs")
+        figs = {f["quantity"]: (f["value"], 0.0, None) for f in p["figures"]}
+        (lo, _), published = pub.compute("tflops_from_tokens", p["checks"][0], p, figs)
+        self.assertAlmostEqual(lo, 743.8, places=1)
+        self.assertEqual(published[0], 744)
 
     def test_mfu_arithmetic_of_a_known_row(self):
         # torchtitan's 8B on 8 H100: (6 x 7,504,924,672 + 12 x 32 x 32 x 128 x 8192) x 5762 / 989e12 = 33.74 %.
