@@ -268,7 +268,7 @@ class Checker:
         accum = tr.get("grad_accum")
         if data and isinstance(tr.get("local_batch"), int) and isinstance(tr.get("global_batch"), int) and \
                 isinstance(accum, int) and tr["local_batch"] * ranks * accum != tr["global_batch"]:
-            self.err(nv["training"], entry, "training.global_batch",
+            self.err(nv["training"].value["global_batch"], entry, "training.global_batch",
                      f"local_batch {tr['local_batch']} x {ranks} data-parallel ranks x grad_accum {accum} is not "
                      f"{tr['global_batch']}")
 

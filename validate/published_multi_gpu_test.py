@@ -30,17 +30,23 @@ points:
     kind: measured
     source: s1
     locator: "table, row 13B"
-    model: {name: "Llama 2 13B", arch: llama, params: "13B", layers: 40, hidden: 5120, heads: 40, kv_heads: 40, ffn: 13824, vocab: 32000, seq_len: 4096}
-    hardware: {gpu: "A100 80GB", gpu_memory_gb: 80, gpus: 64, gpus_per_node: 8, nodes: 8, intra_node: null, inter_node: null}
-    layout: {dp: null, fsdp: 64, zero_stage: 3, tp: 1, pp: 1, cp: 1, sp: false, reshard_after_forward: true, offload: none}
-    training: {precision: bf16, mixed_precision: null, activation_checkpointing: none, local_batch: 2, global_batch: 128, grad_accum: 1, optimizer: AdamW, compile: false, float8: false, async_tp: false, other: []}
+    model: {name: "Llama 2 13B", arch: llama, params: "13B", layers: 40, hidden: 5120, heads: 40, kv_heads: 40,
+            ffn: 13824, vocab: 32000, seq_len: 4096}
+    hardware: {gpu: "A100 80GB", gpu_memory_gb: 80, gpus: 64, gpus_per_node: 8, nodes: 8, intra_node: null,
+               inter_node: null}
+    layout: {dp: null, fsdp: 64, zero_stage: 3, tp: 1, pp: 1, cp: 1, sp: false, reshard_after_forward: true,
+             offload: none}
+    training: {precision: bf16, mixed_precision: null, activation_checkpointing: none, local_batch: 2,
+               global_batch: 128, grad_accum: 1, optimizer: AdamW, compile: false, float8: false, async_tp: false,
+               other: []}
     software: null
     figures:
       - {quantity: tokens_per_s_per_gpu, value: 2162, unit: tokens/s, as_published: "2162"}
       - {quantity: mfu, value: 61.1, unit: "%", as_published: "61.1%"}
     checks:
       - {formula: mfu_from_tokens, params: total, peak_tflops: 312, expect: agree}
-    dlsim: {status: reproducible, model: llama2-13b, hardware: a100-sxm-80gb, layout: "{fsdp: 64}", local_batch: 2, seq_len: 4096, missing: []}
+    dlsim: {status: reproducible, model: llama2-13b, hardware: a100-sxm-80gb, layout: "{fsdp: 64}", local_batch: 2,
+            seq_len: 4096, missing: []}
     notes: ""
 """
 
@@ -110,7 +116,8 @@ class Bad(unittest.TestCase):
         self.refused("zero_stage: 3, tp: 1,", "zero_stage: 3, tp: 2,", "layout", "= 128, not hardware.gpus 64")
 
     def test_global_batch_is_local_times_ranks(self):
-        self.refused("global_batch: 128", "global_batch: 256", "training.global_batch", "data-parallel ranks")
+        self.refused("global_batch: 128", "global_batch: 256", "training.global_batch", "data-parallel ranks",
+                     at="global_batch: 256")
 
     def test_accumulated_micro_batches_count(self):
         text = GOOD.replace("global_batch: 128, grad_accum: 1,", "global_batch: 512, grad_accum: 4,")
@@ -120,7 +127,8 @@ class Bad(unittest.TestCase):
         self.refused("missing: []}", "missing: [\"pipeline parallel\"]}", "dlsim.missing", "misses nothing")
 
     def test_partly_says_what_is_missing(self):
-        self.refused("status: reproducible", "status: partly", "dlsim.missing", "must say what is missing")
+        self.refused("status: reproducible", "status: partly", "dlsim.missing", "must say what is missing",
+                     at="missing: []")
 
     def test_dlsim_model_is_a_zoo_name_or_a_config(self):
         self.refused("model: llama2-13b,", "model: llama2-14b,", "dlsim.model", "neither a zoo name")
