@@ -1,8 +1,8 @@
 #pragma once
 // A collective (all-reduce, all-gather, reduce-scatter, broadcast) over NVLink within a node and the network
 // between nodes, priced the way NCCL's own tuner prices it: time = alpha + bytes / algbw, one alpha-beta pair per
-// algorithm (ring, tree). The foundation of issue 32's "collectives as device work"; nothing in the simulator
-// calls it yet (the next step puts an Interconnect into GpuSpec and a collective op into the program).
+// algorithm (ring, tree). The foundation of issue 32's "collectives as device work": GpuSpec holds the hardware
+// file's Interconnect and NodeSpec, and a collective op of the graph (hw/collective_op.h) is priced with it.
 //
 // Definitions follow nccl-tests (doc/PERFORMANCE.md) and NCCL's tuning model (src/graph/tuning.cc):
 // - bytes S is the buffer nccl-tests reports: all-reduce's and broadcast's buffer, the WHOLE gathered array for
@@ -47,6 +47,18 @@ struct Interconnect {
   double base_latency_s = 0;        // paid once per collective (NCCL's base latency: launch and setup)
   LinkLevel intra;                  // NVLink / NVSwitch within a node
   std::optional<LinkLevel> inter;   // the network between nodes; absent for a single-node machine
+  // Not part of the price: NCCL's channels, one thread block each, so the SMs a collective's kernel holds while it
+  // runs (hw/collective_op.h). NCCL picks the count per machine at init (src/graph/search.cc and connect.cc);
+  // published NCCL_DEBUG=INFO logs of Hopper machines show 16 "coll channels" (8 H800 on NVLink: NVIDIA/nccl#892)
+  // and 24 (H20s over the network: NVIDIA/nccl#1781); no H100 NVLink log was found. 16 when the file does not say.
+  int channels = 16;
+};
+
+// The machine's shape (the hardware file's `node:` section): GPUs of one NVLink/NVSwitch domain, and how many such
+// nodes the cluster has (0: as many as a layout asks for).
+struct NodeSpec {
+  int gpus_per_node = 1;
+  int max_nodes = 0;
 };
 
 struct CollectiveCost {

@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/params.h"
+#include "hw/collective_model.h"
 #include "hw/eager_host_model.h"
 #include "hw/fitted/fitted_kernels.h"
 #include "workloads/graph.h"
@@ -109,6 +110,10 @@ struct GpuSpec {
   // an eager launch costs the host launch_overhead_ns, as before the model existed.
   std::optional<EagerHostSpec> eager_host;
   ConcurrencySpec concurrency;     // the `concurrent_kernels:` block (optional; defaults [A])
+  // The links between GPUs and the machine's shape (`interconnect:` and `node:`, optional, the first needing the
+  // second; hw/interconnect_file.h). Absent: a single GPU, and a collective op is an error naming the file.
+  std::optional<Interconnect> interconnect;
+  std::optional<NodeSpec> node;
   TimeNs malloc_base_ns = 0;       // cudaMalloc: base + per GiB
   double malloc_ns_per_gib = 0;
   TimeNs free_base_ns = 0;         // cudaFree: base + per GiB (plus the device synchronisation it implies)

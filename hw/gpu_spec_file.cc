@@ -15,6 +15,7 @@
 #include "hw/conv_scratch.h"
 #include "hw/cost_model.h"
 #include "hw/host_cpu_file.h"
+#include "hw/interconnect_file.h"
 #include "hw/fitted/fitted_kernels_yaml.h"
 #include "hw/math_path.h"
 #include "workloads/shape.h"
@@ -300,7 +301,7 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path, cons
   YamlMap m(node, path);
   m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "kernel_model", "roofline",
                 "pcie", "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times",
-                "conv_workspace", "conv_scratch", "concurrent_kernels", "host_cpu", "base"});
+                "conv_workspace", "conv_scratch", "concurrent_kernels", "host_cpu", "interconnect", "node", "base"});
   // `base:` is laid under the file when it is loaded (hw/hardware_base.h); one still here was not resolved.
   if (m.has("base"))
     m.fail("base", "a hardware file's base is resolved when the file is loaded; it cannot be set here (an "
@@ -320,6 +321,15 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path, cons
   read_alloc_cost(m.get_map("cudafree"), g.free_base_ns, g.free_ns_per_gib);
   if (m.has("concurrent_kernels")) read_concurrency(m.get_map("concurrent_kernels"), g);
   if (m.has("host_cpu")) read_host_cpu(m.get_map("host_cpu"), g);
+  if (m.has("node")) g.node = read_node(m.get_map("node"));
+  if (m.has("interconnect")) {
+    // The links are priced per node: without the node's size a collective's ring cannot be laid out.
+    if (!g.node) m.fail("interconnect", "needs the node: section (node.gpus_per_node) beside it");
+    g.interconnect = read_interconnect(m.get_map("interconnect"));
+    if (g.node->max_nodes > 1 && !g.interconnect->inter)
+      m.fail("node", "max_nodes " + std::to_string(g.node->max_nodes) +
+                         " spans nodes: interconnect.inter_node must describe the network between them");
+  }
   if (measured) {
     g.kernel_times = measured->kernel_times;
     g.kernel_times_by_batch = measured->kernel_times_by_batch;

@@ -32,12 +32,33 @@ LinkLevel read_level(const YamlMap& m) {
 }  // namespace
 
 Interconnect read_interconnect(const YamlMap& m) {
-  m.check_keys({"base_latency_us", "intra_node", "inter_node"});
+  m.check_keys({"base_latency_us", "intra_node", "inter_node", "channels"});
   Interconnect net;
   net.base_latency_s = latency_s(m, "base_latency_us");
   net.intra = read_level(m.get_map("intra_node"));
   if (m.has("inter_node")) net.inter = read_level(m.get_map("inter_node"));
+  if (m.has("channels")) {
+    // NCCL's MAXCHANNELS is 32 (64 from 2.19 for some paths): more than 64 is a typo.
+    const int64_t c = m.get_int("channels");
+    if (c < 1 || c > 64) m.fail("channels", "must be in [1, 64], got " + std::to_string(c));
+    net.channels = static_cast<int>(c);
+  }
   return net;
+}
+
+NodeSpec read_node(const YamlMap& m) {
+  m.check_keys({"gpus_per_node", "max_nodes"});
+  NodeSpec n;
+  const int64_t g = m.get_int("gpus_per_node");
+  // An NVL72 rack is 72 GPUs in one NVLink domain; 1024 leaves room and still catches a GPU count for a node count.
+  if (g < 1 || g > 1024) m.fail("gpus_per_node", "must be in [1, 1024], got " + std::to_string(g));
+  n.gpus_per_node = static_cast<int>(g);
+  if (m.has("max_nodes")) {
+    const int64_t k = m.get_int("max_nodes");
+    if (k < 1 || k > 1000000) m.fail("max_nodes", "must be in [1, 1000000], got " + std::to_string(k));
+    n.max_nodes = static_cast<int>(k);
+  }
+  return n;
 }
 
 Interconnect interconnect_from_yaml(const YAML::Node& doc, const std::string& file) {

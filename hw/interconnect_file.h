@@ -12,9 +12,12 @@
 //       link_gb_per_s: 50
 //       latency_us: 5
 //       bus_efficiency: 0.8
+//     channels: 24               # optional (16): NCCL's channels, the thread blocks (SMs) a collective holds
+//   node:
+//     gpus_per_node: 8           # GPUs of one NVLink domain
+//     max_nodes: 32              # optional: the most nodes a layout may span; absent: unbounded
 //
-// Standalone for now: GpuSpec does not hold an Interconnect and gpu_spec_file.cc does not call read_interconnect
-// yet; that wiring (and a collective op priced from it) is the next step of issue 32.
+// The hardware loader (hw/gpu_spec_file.cc) reads both into GpuSpec; `interconnect:` needs `node:`.
 #include <string>
 
 #include "common/yaml_reader.h"
@@ -25,6 +28,8 @@ namespace dlsim {
 // Reads the section's mapping `m`; every missing, unknown or out-of-range key is a ConfigError naming the file,
 // the line and the dotted key (interconnect.intra_node.bus_efficiency).
 Interconnect read_interconnect(const YamlMap& m);
+// Reads the `node:` mapping: gpus_per_node in [1, 1024], max_nodes (optional) in [1, 1e6].
+NodeSpec read_node(const YamlMap& m);
 
 // A document holding `interconnect:` and nothing else (the tests' and the fuzz target's entry; the hardware file
 // will call read_interconnect on its own section).

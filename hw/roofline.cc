@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/sim_time.h"
+#include "hw/collective_op.h"
 
 namespace dlsim {
 
@@ -76,6 +77,8 @@ double RooflineCostModel::sm_fraction(const Graph& g, const Op& op) const {
 }
 
 KernelCost RooflineCostModel::cost(const Graph& g, const Op& op) const {
+  // A collective is priced by the interconnect, not by a kernel model (hw/collective_op.h).
+  if (is_collective(op.kind)) return collective_kernel_cost(spec_, op);
   KernelCost c;
   c.sm_fraction = sm_fraction(g, op);
   const Grid gr = grid(g, op);

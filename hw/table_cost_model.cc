@@ -1,6 +1,7 @@
 #include "hw/table_cost_model.h"
 
 #include "common/sim_time.h"
+#include "hw/collective_op.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -37,6 +38,8 @@ KernelCost TableCostModel::with_grid(const Graph& g, const Op& op, TimeNs t) con
 }
 
 KernelCost TableCostModel::cost(const Graph& g, const Op& op) const {
+  // Every model prices a collective from the interconnect alike (hw/collective_op.h).
+  if (is_collective(op.kind)) return collective_kernel_cost(spec(), op);
   const auto& table = spec().kernel_times;
   auto it = table.find(op_signature(g, op));
   if (it != table.end()) {

@@ -8,6 +8,7 @@
 
 #include "policies/swap/core/host_step.h"
 #include "policies/swap/core/program_load.h"
+#include "program/comm_streams.h"
 #include "program/internal/lowerer.h"
 
 namespace dlsim {
@@ -361,7 +362,9 @@ Program Lowerer::run() {
 }  // namespace program_internal
 
 Program lower(const Graph& g, const Schedule& schedule, const SwapPlan& swaps) {
-  return program_internal::Lowerer(g, schedule, swaps).run();
+  if (!has_collectives(g)) return program_internal::Lowerer(g, schedule, swaps).run();
+  const Schedule placed = with_comm_streams(g, schedule);  // collectives on their communication streams
+  return program_internal::Lowerer(g, placed, swaps).run();
 }
 
 }  // namespace dlsim

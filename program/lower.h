@@ -1,8 +1,10 @@
 #pragma once
 // Lowering: a Graph, the concurrency policy's Schedule and the swap policy's SwapPlan -> a Program.
 //
-// Streams: compute streams 0 .. schedule.num_streams-1; with a non-empty swap plan on dedicated copy streams
-// two more, a D2H copy stream (num_streams) and a H2D copy stream (num_streams + 1).
+// Streams: compute streams 0 .. schedule.num_streams-1, then one communication stream per collective stream tag
+// (program/comm_streams.h: each collective op moves there, whatever stream the schedule gave it; they count as
+// compute streams below); with a non-empty swap plan on dedicated copy streams two more, a D2H copy stream
+// (num_streams) and a H2D copy stream (num_streams + 1), num_streams counting the communication streams.
 // setup: Alloc of every persistent tensor on stream 0 (weights, optimizer state, ...). The input batch is
 //   not special: unless its builder made it persistent it is allocated before its first use in each
 //   iteration and freed after its last, like an activation (the data loader's copy is not modelled).

@@ -21,6 +21,7 @@ struct AttrInfo {
 // In the enum's order (op_attributes_test.cc checks it).
 const AttrInfo kAttributes[] = {
     {Attr::adamw, "adamw", false, "AdamW's decoupled weight decay: the Adam step also decays the parameter"},
+    {Attr::algorithm, "algorithm", false, "a collective's NCCL algorithm: 0 ring, 1 tree, 2 auto (the faster)"},
     {Attr::amp_scale_loss, "amp_scale_loss", false, "GradScaler's loss scaling: this Mul scales the loss"},
     {Attr::autograd_clone, "autograd_clone", false, "the clone autograd saves of an in-place ReLU6's input"},
     {Attr::axis, "axis", false, "the axis it works along (softmax, concat, select), non-negative"},
@@ -34,6 +35,8 @@ const AttrInfo kAttributes[] = {
     {Attr::channels, "channels", false, "the channels normalised"},
     {Attr::channels_last, "channels_last", false, "the convolution runs on NHWC tensors (memory_format: nhwc)"},
     {Attr::classes, "classes", false, "classes per row of the logits"},
+    {Attr::comm_stream, "comm_stream", false,
+     "a collective's communication stream tag: collectives of one tag share a stream of their own"},
     {Attr::count_include_pad, "count_include_pad", false, "the average counts the padding"},
     {Attr::dilation, "dilation", false, "the kernel's dilation, both axes"},
     {Attr::dim, "dim", false, "the embedding's width"},
@@ -59,6 +62,8 @@ const AttrInfo kAttributes[] = {
     {Attr::lrn_size, "lrn_size", false, "LRN's window, in channels"},
     {Attr::m, "m", false, "rows of a matrix product's result"},
     {Attr::macs, "macs", false, "multiply-accumulates the forward op performs"},
+    {Attr::message_bytes, "message_bytes", false,
+     "a collective's buffer as nccl-tests counts it: all-reduce's, or the whole gathered array"},
     {Attr::multi_tensor, "multi_tensor", false, "one optimizer step over every parameter (apex's multi_tensor_apply)"},
     {Attr::n, "n", false, "columns of a matrix product's result"},
     {Attr::n_rep, "n_rep", false, "how many times repeat_kv repeats each K/V head"},
@@ -75,6 +80,9 @@ const AttrInfo kAttributes[] = {
     {Attr::pad_h, "pad_h", false, "the convolution's zero padding, top and bottom"},
     {Attr::pad_w, "pad_w", false, "the convolution's zero padding, left and right"},
     {Attr::perm, "perm", true, "the permutation: output axis i is input axis perm_i"},
+    {Attr::ranks, "ranks", false, "the ranks (GPUs) a collective runs over, at least 2"},
+    {Attr::ranks_per_node, "ranks_per_node", false,
+     "a collective's ranks on one node (0: as many as fit, up to the node's GPUs)"},
     {Attr::rows, "rows", false, "rows: a linear layer's input rows, a loss's rows of logits"},
     {Attr::seq, "seq", false, "the sequence length"},
     {Attr::seq_major, "seq_major", false, "repeat_kv's input is (B, S, kv, d), V's transposed view"},
@@ -203,6 +211,16 @@ const std::vector<KindAttributes>& kinds() {
       {{OpKind::AdamUpdate}, {{Attr::adamw, 0}, {Attr::multi_tensor, 0}}},
       {{OpKind::ZeroGrad}, {}},
       {{OpKind::Other, OtherOp::AmpUnscale}, {}},
+
+      // collectives (hw/collective_op.h): algorithm 2 is auto, ranks_per_node 0 fills nodes, stream tag 0
+      {{OpKind::AllReduce},
+       {{Attr::message_bytes}, {Attr::ranks}, {Attr::ranks_per_node, 0}, {Attr::algorithm, 2}, {Attr::comm_stream, 0}}},
+      {{OpKind::AllGather},
+       {{Attr::message_bytes}, {Attr::ranks}, {Attr::ranks_per_node, 0}, {Attr::algorithm, 2}, {Attr::comm_stream, 0}}},
+      {{OpKind::ReduceScatter},
+       {{Attr::message_bytes}, {Attr::ranks}, {Attr::ranks_per_node, 0}, {Attr::algorithm, 2}, {Attr::comm_stream, 0}}},
+      {{OpKind::Broadcast},
+       {{Attr::message_bytes}, {Attr::ranks}, {Attr::ranks_per_node, 0}, {Attr::algorithm, 2}, {Attr::comm_stream, 0}}},
 
       // the simulator's tests (policies/testing/fakes.h): a kernel whose cost the test gives
       {{OpKind::Other, OtherOp::StandIn},

@@ -213,6 +213,21 @@ TEST_CASE("op attributes: each kind's declared set is what the builders, the syn
       seen.add(make_training_graph(f, lo.training));
     }
 
+  // the collectives: no builder emits them yet (the parallel layouts will), and their maker, hw/collective_op.h's
+  // add_collective, sits above this library; each is set here as it sets them (hw/collective_op_test.cc checks it)
+  {
+    Graph c;
+    for (OpKind k : {OpKind::AllReduce, OpKind::AllGather, OpKind::ReduceScatter, OpKind::Broadcast}) {
+      Op op;
+      op.name = to_string(k);
+      op.kind = k;
+      for (Attr a : {Attr::message_bytes, Attr::ranks, Attr::ranks_per_node, Attr::algorithm, Attr::comm_stream})
+        op.set_attr(a, a == Attr::ranks ? 2 : 0);
+      c.add_op(op);
+    }
+    seen.add(c);
+  }
+
   // Every declared kind is built, and every attribute a kind declares of its own is set somewhere: no declaration
   // is dead. (The stand-in kernel is the simulator's tests'; an Other op of no sub-kind is what a backend refuses.)
   for (int k = 0; k <= static_cast<int>(OpKind::Other); ++k) {

@@ -61,8 +61,16 @@ const char* to_string(OpKind k) {
     case OpKind::RepeatKvBwd: return "RepeatKvBwd";
     case OpKind::SiluBwd: return "SiluBwd";
     case OpKind::FlashAttentionBwd: return "FlashAttentionBwd";
+    case OpKind::AllReduce: return "AllReduce";
+    case OpKind::AllGather: return "AllGather";
+    case OpKind::ReduceScatter: return "ReduceScatter";
+    case OpKind::Broadcast: return "Broadcast";
   }
   return "?";
+}
+
+bool is_collective(OpKind k) {
+  return k == OpKind::AllReduce || k == OpKind::AllGather || k == OpKind::ReduceScatter || k == OpKind::Broadcast;
 }
 
 const char* to_string(OtherOp o) {

@@ -18,10 +18,16 @@ enum class OpKind : uint16_t {
   Conv2dBwdData, Conv2dBwdFilter, BatchNormBwd, ReluBwd, MaxPoolBwd, AvgPoolBwd, LinearBwdData,
   LinearBwdWeight, MatMulBwd, MulBwd, ConcatBwd, DropoutBwd, PadBwd, SoftmaxBwd, LayerNormBwd, GeluBwd,
   EmbeddingBwd, CrossEntropyLossBwd, GradAccumulate, RmsNormBwd, RotaryBwd, RepeatKvBwd, SiluBwd, FlashAttentionBwd,
+  // collectives over the ranks of a data- or tensor-parallel group (hw/collective_op.h): NCCL's kernels, on a
+  // communication stream of their own, priced by hw/collective_model.h for the hardware file's interconnect
+  AllReduce, AllGather, ReduceScatter, Broadcast,
   // optimizer and others
   SgdMomentumUpdate, AdamUpdate, ZeroGrad, Copy, Other,
 };
 const char* to_string(OpKind k);
+// AllReduce, AllGather, ReduceScatter, Broadcast: NCCL's kernels, which lowering puts on communication streams of
+// their own (program/comm_streams.h) and the kernel cost models price from the interconnect (hw/collective_op.h).
+bool is_collective(OpKind k);
 
 // The ops of kind Other, which have no OpKind of their own (each serves one or two models, and a backend tells
 // them apart by this sub-kind). A backward op of an Other op, and a gradient accumulation that follows one, carries

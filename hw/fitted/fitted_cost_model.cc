@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/sim_time.h"
+#include "hw/collective_op.h"
 #include "hw/fitted/kernel_terms.h"
 #include "hw/fitted/op_kernel_shapes.h"
 #include "hw/op_signature.h"
@@ -41,6 +42,8 @@ FittedCostModel::Source FittedCostModel::price(const Graph& g, const Op& op, Tim
 }
 
 KernelCost FittedCostModel::cost(const Graph& g, const Op& op) const {
+  // Every model prices a collective from the interconnect alike (hw/collective_op.h).
+  if (is_collective(op.kind)) return collective_kernel_cost(spec(), op);
   if (!launches_kernel(op)) return roofline_.cost(g, op);  // a view: no kernel, 0 ns
   TimeNs ns = 0;
   if (price(g, op, ns, nullptr) == Source::Roofline) return roofline_.cost(g, op);

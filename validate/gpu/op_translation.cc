@@ -71,6 +71,10 @@ OpTranslation translate_op(const Graph& g, const Op& op) {
     case OpKind::RepeatKvBwd: case OpKind::Silu: case OpKind::SiluBwd: case OpKind::FlashAttention:
     case OpKind::FlashAttentionBwd:
       fail(g, op, std::string("the GPU harness has no kernel for ") + to_string(op.kind) + " yet");
+    // The harness drives one GPU in one process: there is no other rank to exchange with.
+    case OpKind::AllReduce: case OpKind::AllGather: case OpKind::ReduceScatter: case OpKind::Broadcast:
+      fail(g, op, std::string("the GPU harness runs one GPU and cannot run a collective (") + to_string(op.kind) +
+                      "); simulate it with dlsim instead");
   }
   if ((kp.lib != KernelLib::Ours) && kp.dtype != DType::F32 && kp.dtype != DType::BF16 && kp.dtype != DType::F16)
     fail(g, op, std::string("cuDNN/cuBLAS run for data type ") + to_string(kp.dtype) + " is not supported");

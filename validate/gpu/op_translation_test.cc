@@ -255,3 +255,20 @@ TEST_CASE("plan: concat as strided copies, optimizer updates by tensor kind, ind
   CHECK(r.at(tgt) == 1000);
   CHECK(translate_graph(n.g).size() == n.g.ops().size());
 }
+
+TEST_CASE("plan: a collective is an error naming the op, not a crash (the harness runs one GPU)") {
+  Net n;
+  auto grad = n.t("grad", TensorKind::Gradient, {1024});
+  for (OpKind k : {OpKind::AllReduce, OpKind::AllGather, OpKind::ReduceScatter, OpKind::Broadcast}) {
+    INFO(to_string(k));
+    OpId c = n.op(std::string("bucket_") + to_string(k), k, {grad}, {grad}, -1,
+                  {{Attr::message_bytes, 4096}, {Attr::ranks, 8}});
+    try {
+      translate_op(n.g, n.g.op(c));
+      FAIL("expected ConfigError");
+    } catch (const ConfigError& e) {
+      CHECK(e.key() == n.g.op(c).name);
+      CHECK_THAT(e.what(), Catch::Contains("cannot run a collective"));
+    }
+  }
+}
