@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "experiment/experiment_graph.h"
+#include "experiment/memory_breakdown.h"
 #include "sim/check/swap_plan_checker.h"
 #include "experiment/swap_planning.h"
 #include "common/config_error.h"
@@ -42,7 +43,15 @@ PreparedExperiment prepare_experiment(const Experiment& e) { return prepare_expe
 
 PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph) {
   PreparedExperiment p;
-  p.graph = std::move(training_graph);
+  try {  // one rank's graph under the experiment's data-parallel layout
+    parallel::RankLocalGraph rank = parallel::rank_local_graph(std::move(training_graph), e.parallel);
+    p.graph = std::move(rank.graph);
+    p.categories = std::move(rank.categories);
+    p.collectives = std::move(rank.collectives);
+  } catch (const ConfigError& err) {
+    if (!err.file().empty()) throw;
+    throw ConfigError(e.file, e.parallel.line, err.key().empty() ? "parallel" : err.key(), err.message());
+  }
   p.hw = load_hardware(e.hw, e.hw_override);
   if (!e.kernel_model_overrides.empty()) {
     for (const auto& [k, v] : e.kernel_model_overrides) p.hw.spec.kernel_model_params.set(k, v);
@@ -153,8 +162,9 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   opt.launch = e.launch;
   opt.sync_every_iteration = e.sync_every_step;
   // A swap run reads its copies off the trace; a run on several streams is checked for memory reuse on it.
+  // The memory breakdown reads every run's allocation records off the trace.
   const bool streams = program.num_compute_streams > 1;
-  opt.record_trace = artifacts != nullptr || prep.swap.has_value() || streams;
+  opt.record_trace = true;
   RunResult r = simulate(program, ctx, opt);
 
   out.oom = r.trace.oom;
@@ -201,6 +211,12 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
                              "reuse check: " + races.front() +
                              (races.size() > 1 ? " (and " + std::to_string(races.size() - 1) + " more)" : ""));
   }
+  out.memory_breakdown = to_json(memory_breakdown(r.trace, g, prep.categories));
+  for (const parallel::CollectiveSite& c : prep.collectives) {
+    nlohmann::json& k = out.collectives[parallel::to_string(c.kind)];
+    k["count"] = k.value("count", 0) + 1;
+    k["bytes"] = k.value("bytes", uint64_t{0}) + c.bytes;
+  }
   if (artifacts) {
     artifacts->trace = std::move(r.trace);
     artifacts->graph = std::move(g);
@@ -222,6 +238,10 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["pool"] = e.pool.label();
   j["swap"] = e.swap.label();
   j["concurrency"] = e.concurrency.label();
+  if (!e.parallel.is_single()) {  // only when set: the outputs of one-GPU runs keep their keys
+    j["parallel"] = e.parallel.label();
+    j["collectives"] = r.collectives;
+  }
   j["iterations"] = e.iterations;
   j["iterations_completed"] = r.iterations_run;
   j["iteration_time_us"] = r.iteration_time_us;
@@ -237,6 +257,7 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["peak_live_bytes"] = r.peak_live_bytes;
   j["peak_reserved_bytes"] = r.peak_reserved_bytes;
   j["fragmentation"] = r.fragmentation();
+  j["memory_breakdown"] = r.memory_breakdown;
   j["up_front_reserved_bytes"] = r.up_front_reserved_bytes;
   // What the excess of peak reserved over peak live is: the pool's own reservation, or fragmentation.
   j["reserved_excess"] = r.reserved_up_front() ? "reserved up front" : "fragmentation";
