@@ -11,20 +11,10 @@
 //    gradients until the unit's reduce-scatter and its input buffer there (fsdp_graph.cc).
 //  - ZeRO-1: optimizer state sharded beside DDP's buckets; ZeRO-2: gradients too (zero_graph.cc).
 // One rank (dp: 1, fsdp: 1) is the training graph unchanged. The collectives are listed, not inserted.
-#include <vector>
-
-#include "parallel/collective_site.h"
-#include "parallel/memory_category.h"
 #include "parallel/parallel_layout.h"
-#include "workloads/graph.h"
+#include "parallel/rank_graph.h"
 
 namespace dlsim::parallel {
-
-struct RankLocalGraph {
-  Graph graph;
-  std::vector<MemoryCategory> categories;    // one per tensor of graph
-  std::vector<CollectiveSite> collectives;  // in the order they are issued within the iteration
-};
 
 // Throws ConfigError (key "parallel") when the graph has no optimizer step to shard, or a parameter's update op
 // is not the synthesis's (workloads/training_optimizer.cc).

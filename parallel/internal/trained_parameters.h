@@ -4,7 +4,8 @@
 #include <vector>
 
 #include "parallel/model_state_sharding.h"
-#include "parallel/rank_local_graph.h"
+#include "parallel/parallel_layout.h"
+#include "parallel/rank_graph.h"
 
 namespace dlsim::parallel::internal {
 
