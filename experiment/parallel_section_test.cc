@@ -12,16 +12,16 @@ using parallel::Layout;
 
 namespace {
 
-const char* kBase = "model: resnet50\nbatch: 32\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n";
+const char* section_kBase = "model: resnet50\nbatch: 32\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n";
 
-Experiment parse(const std::string& section) {
-  return experiment_from_yaml(YAML::Load(std::string(kBase) + section), "exp.yaml");
+Experiment section_parse(const std::string& section) {
+  return experiment_from_yaml(YAML::Load(std::string(section_kBase) + section), "exp.yaml");
 }
 
 // The error of `section` (written from line 7 on).
-ConfigError error_of(const std::string& section) {
+ConfigError section_error_of(const std::string& section) {
   try {
-    parse(section);
+    section_parse(section);
   } catch (const ConfigError& e) {
     return e;
   }
@@ -29,50 +29,50 @@ ConfigError error_of(const std::string& section) {
   throw std::logic_error("unreachable");
 }
 
-bool says(const ConfigError& e, const std::string& text) {
+bool section_says(const ConfigError& e, const std::string& text) {
   return std::string(e.what()).find(text) != std::string::npos;
 }
 
 }  // namespace
 
 TEST_CASE("parallel: absent is the plain run") {
-  const Experiment e = parse("");
+  const Experiment e = section_parse("");
   CHECK(e.parallel.layout == Layout::Single);
   CHECK(e.parallel.is_single());
   CHECK(e.parallel.label() == "single");
 }
 
 TEST_CASE("parallel: dp, fsdp and zero with their options") {
-  Experiment e = parse("parallel: {dp: 8}\n");
+  Experiment e = section_parse("parallel: {dp: 8}\n");
   CHECK(e.parallel.layout == Layout::Ddp);
   CHECK(e.parallel.ranks == 8);
   CHECK(e.parallel.bucket_cap_mb == 25);
   CHECK(e.parallel.label() == "dp=8");
   CHECK(e.parallel.line == 7);
 
-  e = parse("parallel: {fsdp: 64}\n");
+  e = section_parse("parallel: {fsdp: 64}\n");
   CHECK(e.parallel.layout == Layout::Fsdp);
   CHECK(e.parallel.reshard_after_forward);
   CHECK(e.parallel.wrap == FsdpWrap::Blocks);
   CHECK_FALSE(e.parallel.param_dtype);
   CHECK(e.parallel.label() == "fsdp=64");
 
-  e = parse("parallel:\n  fsdp: 4\n  reshard_after_forward: false\n  wrap: root\n  param_dtype: bf16\n  reduce_dtype: fp32\n");
+  e = section_parse("parallel:\n  fsdp: 4\n  reshard_after_forward: false\n  wrap: root\n  param_dtype: bf16\n  reduce_dtype: fp32\n");
   CHECK_FALSE(e.parallel.reshard_after_forward);
   CHECK(e.parallel.wrap == FsdpWrap::Root);
   CHECK(*e.parallel.param_dtype == DType::BF16);
   CHECK(*e.parallel.reduce_dtype == DType::F32);
   CHECK(e.parallel.label() == "fsdp=4(reshard_after_forward=false,wrap=root,param_dtype=bf16,reduce_dtype=fp32)");
 
-  e = parse("parallel: {zero: 2, dp: 16, bucket_cap_mb: 50}\n");
+  e = section_parse("parallel: {zero: 2, dp: 16, bucket_cap_mb: 50}\n");
   CHECK(e.parallel.layout == Layout::Zero);
   CHECK(e.parallel.zero_stage == 2);
   CHECK(e.parallel.ranks == 16);
   CHECK(e.parallel.label() == "zero2,dp=16(bucket_cap_mb=50)");
 
-  e = parse("parallel: {fsdp: 1}\n");
+  e = section_parse("parallel: {fsdp: 1}\n");
   CHECK(e.parallel.is_single());
-  e = parse("parallel: {dp: 1048576}\n");
+  e = section_parse("parallel: {dp: 1048576}\n");
   CHECK(e.parallel.ranks == 1048576);
 }
 
@@ -107,10 +107,10 @@ TEST_CASE("parallel: bad input names the field and its line") {
   };
   for (const Case& c : cases) {
     CAPTURE(c.section);
-    const ConfigError e = error_of(c.section);
+    const ConfigError e = section_error_of(c.section);
     CHECK(e.file() == "exp.yaml");
     CHECK(e.line() == c.line);
     CHECK(e.key() == c.key);
-    CHECK(says(e, c.text));
+    CHECK(section_says(e, c.text));
   }
 }

@@ -214,8 +214,9 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   out.memory_breakdown = to_json(memory_breakdown(r.trace, g, prep.categories));
   for (const parallel::CollectiveSite& c : prep.collectives) {
     nlohmann::json& k = out.collectives[parallel::to_string(c.kind)];
-    k["count"] = k.value("count", 0) + 1;
-    k["bytes"] = k.value("bytes", uint64_t{0}) + c.bytes;
+    if (k.is_null()) k = {{"count", 0}, {"bytes", uint64_t{0}}};
+    k["count"] = k["count"].get<int>() + 1;
+    k["bytes"] = k["bytes"].get<uint64_t>() + c.bytes;
   }
   if (artifacts) {
     artifacts->trace = std::move(r.trace);
