@@ -5,6 +5,7 @@
 #include "experiment/experiment.h"
 #include "experiment/experiment_graph.h"
 #include "experiment/run_experiment.h"
+#include "common/config_error.h"
 
 using namespace dlsim;
 
@@ -95,4 +96,23 @@ TEST_CASE("a layout runs on several streams and with another pool") {
     REQUIRE_FALSE(r.oom);
     par_check_sums(r);
   }
+}
+
+TEST_CASE("FSDP that reshards after forward with a recomputing plan is refused, at the layout's key") {
+  const std::string text = "model: cifar-resnet20\nbatch: 8\nhw: h100-sxm\npool: pytorch-caching\nswap: checkpoint\n"
+                           "concurrency: serial\niterations: 2\noptimizer: adamw\nparallel:\n  fsdp: 4\n";
+  try {
+    run_experiment(experiment_from_yaml(YAML::Load(text), "exp.yaml"));
+    FAIL("expected a ConfigError");
+  } catch (const ConfigError& err) {
+    CHECK(err.file() == "exp.yaml");
+    CHECK(err.line() == 9);  // the section's: the default it names is written nowhere
+    CHECK(err.key() == "parallel.reshard_after_forward");
+    CHECK(std::string(err.what()).find("not yet supported") != std::string::npos);
+  }
+  // Without resharding the replays read what is still gathered: it runs, and adds up.
+  const ExperimentResult r =
+      run_experiment(experiment_from_yaml(YAML::Load(text + "  reshard_after_forward: false\n"), "exp.yaml"));
+  REQUIRE_FALSE(r.oom);
+  par_check_sums(r);
 }
