@@ -138,13 +138,13 @@ namespace {
   throw ConfigError(e.file, yaml_line(set), "hw_override." + err.key(), err.message());
 }
 
-ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs);
+ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs, bool breakdown);
 
 }  // namespace
 
-ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs) {
+ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs, bool breakdown) {
   try {
-    return run_experiment_as_given(e, artifacts, graphs);
+    return run_experiment_as_given(e, artifacts, graphs, breakdown);
   } catch (const ConfigError& err) {
     rethrow_at_override(e, err);
   }
@@ -152,7 +152,7 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts, Gr
 
 namespace {
 
-ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs) {
+ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs, bool breakdown) {
   const auto wall_start = std::chrono::steady_clock::now();
   ExperimentResult out;
   out.experiment = e;
@@ -181,10 +181,10 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   opt.iterations = e.iterations;
   opt.launch = e.launch;
   opt.sync_every_iteration = e.sync_every_step;
-  // A swap run reads its copies off the trace; a run on several streams is checked for memory reuse on it.
-  // The memory breakdown reads every run's allocation records off the trace.
+  // A swap run reads its copies off the trace; a run on several streams is checked for memory reuse on it; the
+  // memory breakdown reads the allocation records off it.
   const bool streams = program.num_compute_streams > 1;
-  opt.record_trace = true;
+  opt.record_trace = breakdown || artifacts != nullptr || prep.swap.has_value() || streams;
   RunResult r = simulate(program, ctx, opt);
 
   out.oom = r.trace.oom;
@@ -231,7 +231,7 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
                              "reuse check: " + races.front() +
                              (races.size() > 1 ? " (and " + std::to_string(races.size() - 1) + " more)" : ""));
   }
-  out.memory_breakdown = to_json(memory_breakdown(r.trace, g, prep.categories));
+  if (breakdown) out.memory_breakdown = to_json(memory_breakdown(r.trace, g, prep.categories));
   for (const parallel::CollectiveSite& c : prep.collectives) {
     nlohmann::json& k = out.collectives[parallel::to_string(c.kind)];
     if (k.is_null()) k = {{"count", 0}, {"bytes", uint64_t{0}}};
@@ -278,7 +278,7 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["peak_live_bytes"] = r.peak_live_bytes;
   j["peak_reserved_bytes"] = r.peak_reserved_bytes;
   j["fragmentation"] = r.fragmentation();
-  j["memory_breakdown"] = r.memory_breakdown;
+  if (!r.memory_breakdown.empty()) j["memory_breakdown"] = r.memory_breakdown;
   j["up_front_reserved_bytes"] = r.up_front_reserved_bytes;
   // What the excess of peak reserved over peak live is: the pool's own reservation, or fragmentation.
   j["reserved_excess"] = r.reserved_up_front() ? "reserved up front" : "fragmentation";
