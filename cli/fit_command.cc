@@ -32,7 +32,7 @@ int run_fit_command(const FitCommandOptions& o, std::ostream& out, std::ostream&
     bounds.push_back(p / 100.0);
   }
   const Experiment e = load_experiment(o.experiment);
-  const RunFn run = [](const Experiment& x) { return run_experiment(x); };
+  const RunFn run = [](const Experiment& x) { return run_experiment(x, nullptr, nullptr, false); };
   std::vector<MemoryAtOverhead> m;
   if (!bounds.empty()) m = memory_at_overhead(e, bounds, run);
   const FitResult f = find_max_batch(e, run, o.max_batch);

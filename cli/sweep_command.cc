@@ -63,7 +63,7 @@ int run_sweep_command(const SweepCommandOptions& o, std::ostream& out, std::ostr
   if (!o.merge.empty()) return merge_sweep(s, o.merge, o.results_dir, out) ? 1 : 0;
 
   GraphCache graphs;  // each (model, batch, options) graph built once, shared by the threads
-  const RunFn run = [&graphs](const Experiment& e) { return run_experiment(e, nullptr, &graphs); };
+  const RunFn run = [&graphs](const Experiment& e) { return run_experiment(e, nullptr, &graphs, false); };
   if (o.mpi) return run_sweep_mpi(s, opt, run, out);
 
   opt.jobs = o.jobs ? o.jobs : core_count();

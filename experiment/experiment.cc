@@ -8,6 +8,7 @@
 #include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "experiment/hw_override_label.h"
+#include "experiment/parallel_section.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
 #include "policies/concurrency/concurrency_policy.h"
@@ -51,7 +52,7 @@ const std::vector<std::string>& experiment_keys() {
                                                 "image_size",    "seq_len", "optimizer", "precision",
                                                 "tf32",          "memory_format", "kernels",
                                                 "launch",        "max_graph_nodes", "attention",
-                                                "sync_every_step", "run_hw"};
+                                                "sync_every_step", "run_hw", "parallel"};
   return keys;
 }
 
@@ -220,6 +221,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.pool = read_policy(m, "pool", pool_registry());
   e.swap = read_policy(m, "swap", swap_registry());
   e.concurrency = read_policy(m, "concurrency", concurrency_registry());
+  e.parallel = read_parallel_section(m);
 
   const int64_t iters = m.get_int("iterations", 3);
   if (iters < 1 || iters > 1000) m.fail("iterations", "must be between 1 and 1000");

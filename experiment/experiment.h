@@ -11,6 +11,7 @@
 
 #include "common/config_error.h"
 #include "common/params.h"
+#include "parallel/parallel_layout.h"
 #include "sim/executor.h"
 #include "workloads/training.h"
 #include "workloads/zoo.h"
@@ -49,6 +50,9 @@ struct Experiment {
   PolicyChoice pool;
   PolicyChoice swap;
   PolicyChoice concurrency;
+  // The data-parallel layout this GPU is one rank of (experiment/parallel_section.h); the plain run by default.
+  // `batch` is per rank.
+  parallel::ParallelLayout parallel;
   int iterations = 3;
   Optimizer optimizer = Optimizer::SgdMomentum;
   Precision precision = Precision::FP32;

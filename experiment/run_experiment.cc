@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "experiment/experiment_graph.h"
+#include "experiment/memory_breakdown.h"
 #include "sim/check/swap_plan_checker.h"
 #include "experiment/swap_planning.h"
 #include "common/config_error.h"
@@ -38,11 +39,38 @@ void check_max_streams(const Experiment& e) {
                           " streams (CUDA_DEVICE_MAX_CONNECTIONS hardware work queues; more streams share queues)");
 }
 
+namespace {
+
+// A replayed forward op reads the tensors its forward op read: under FSDP with reshard_after_forward, the unit's
+// gathered parameters of the forward, which would then stay allocated from the forward to the recomputation
+// instead of being freed after the forward and gathered again (the simulator launches an op with its own inputs).
+// Until a replay can read the backward's gathered copy, that combination is refused rather than overstated.
+void check_replays_under_fsdp(const Experiment& e, const SwapPlanning& swap) {
+  const parallel::ParallelLayout& l = e.parallel;
+  if (l.is_single() || l.layout != parallel::Layout::Fsdp || !l.reshard_after_forward ||
+      l.wrap != parallel::FsdpWrap::Blocks || swap.result.plan.recomputations.empty())
+    return;
+  throw ConfigError(e.file, l.line, "parallel.reshard_after_forward",
+                    "FSDP with reshard_after_forward and a plan that recomputes (swap: " + e.swap.label() +
+                        ") is not yet supported: the recomputed forward would hold each unit's gathered parameters "
+                        "from its forward to its recomputation; use reshard_after_forward: false (or wrap: root)");
+}
+
+}  // namespace
+
 PreparedExperiment prepare_experiment(const Experiment& e) { return prepare_experiment(e, build_experiment_graph(e)); }
 
 PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph) {
   PreparedExperiment p;
-  p.graph = std::move(training_graph);
+  try {  // one rank's graph under the experiment's data-parallel layout
+    parallel::RankLocalGraph rank = parallel::rank_local_graph(std::move(training_graph), e.parallel);
+    p.graph = std::move(rank.graph);
+    p.categories = std::move(rank.categories);
+    p.collectives = std::move(rank.collectives);
+  } catch (const ConfigError& err) {
+    if (!err.file().empty()) throw;
+    throw ConfigError(e.file, e.parallel.line, err.key().empty() ? "parallel" : err.key(), err.message());
+  }
   p.hw = load_hardware(e.hw, e.hw_override);
   if (!e.kernel_model_overrides.empty()) {
     for (const auto& [k, v] : e.kernel_model_overrides) p.hw.spec.kernel_model_params.set(k, v);
@@ -86,6 +114,7 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   // On the schedule's streams, one or several (the lowering orders copies on all).
   try {  // a policy's parameter found wrong only now (checkmate's max_ops), or its solver missing
     p.swap = plan_swaps(e, p.graph, p.schedule, p.hw, p.program);
+    check_replays_under_fsdp(e, *p.swap);
   } catch (const ConfigError& err) {
     if (!err.file().empty()) throw;
     throw ConfigError(e.file, e.swap.line, err.key().empty() ? "swap" : "swap." + err.key(), err.message());
@@ -109,13 +138,13 @@ namespace {
   throw ConfigError(e.file, yaml_line(set), "hw_override." + err.key(), err.message());
 }
 
-ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs);
+ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs, bool breakdown);
 
 }  // namespace
 
-ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs) {
+ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs, bool breakdown) {
   try {
-    return run_experiment_as_given(e, artifacts, graphs);
+    return run_experiment_as_given(e, artifacts, graphs, breakdown);
   } catch (const ConfigError& err) {
     rethrow_at_override(e, err);
   }
@@ -123,7 +152,7 @@ ExperimentResult run_experiment(const Experiment& e, RunArtifacts* artifacts, Gr
 
 namespace {
 
-ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs) {
+ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* artifacts, GraphCache* graphs, bool breakdown) {
   const auto wall_start = std::chrono::steady_clock::now();
   ExperimentResult out;
   out.experiment = e;
@@ -152,9 +181,10 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   opt.iterations = e.iterations;
   opt.launch = e.launch;
   opt.sync_every_iteration = e.sync_every_step;
-  // A swap run reads its copies off the trace; a run on several streams is checked for memory reuse on it.
+  // A swap run reads its copies off the trace; a run on several streams is checked for memory reuse on it; the
+  // memory breakdown reads the allocation records off it.
   const bool streams = program.num_compute_streams > 1;
-  opt.record_trace = artifacts != nullptr || prep.swap.has_value() || streams;
+  opt.record_trace = breakdown || artifacts != nullptr || prep.swap.has_value() || streams;
   RunResult r = simulate(program, ctx, opt);
 
   out.oom = r.trace.oom;
@@ -201,6 +231,13 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
                              "reuse check: " + races.front() +
                              (races.size() > 1 ? " (and " + std::to_string(races.size() - 1) + " more)" : ""));
   }
+  if (breakdown) out.memory_breakdown = to_json(memory_breakdown(r.trace, g, prep.categories));
+  for (const parallel::CollectiveSite& c : prep.collectives) {
+    nlohmann::json& k = out.collectives[parallel::to_string(c.kind)];
+    if (k.is_null()) k = {{"count", 0}, {"bytes", uint64_t{0}}};
+    k["count"] = k["count"].get<int>() + 1;
+    k["bytes"] = k["bytes"].get<uint64_t>() + c.bytes;
+  }
   if (artifacts) {
     artifacts->trace = std::move(r.trace);
     artifacts->graph = std::move(g);
@@ -222,6 +259,10 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["pool"] = e.pool.label();
   j["swap"] = e.swap.label();
   j["concurrency"] = e.concurrency.label();
+  if (!e.parallel.is_single()) {  // only when set: the outputs of one-GPU runs keep their keys
+    j["parallel"] = e.parallel.label();
+    j["collectives"] = r.collectives;
+  }
   j["iterations"] = e.iterations;
   j["iterations_completed"] = r.iterations_run;
   j["iteration_time_us"] = r.iteration_time_us;
@@ -237,6 +278,7 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["peak_live_bytes"] = r.peak_live_bytes;
   j["peak_reserved_bytes"] = r.peak_reserved_bytes;
   j["fragmentation"] = r.fragmentation();
+  if (!r.memory_breakdown.empty()) j["memory_breakdown"] = r.memory_breakdown;
   j["up_front_reserved_bytes"] = r.up_front_reserved_bytes;
   // What the excess of peak reserved over peak live is: the pool's own reservation, or fragmentation.
   j["reserved_excess"] = r.reserved_up_front() ? "reserved up front" : "fragmentation";

@@ -75,6 +75,9 @@ std::string runs_csv_key(const Experiment& e) {
   if (e.attention) model += std::string("(attention=") + to_string(*e.attention) + ")";
   std::string hw = key_path(e.hw, is_hw_file(e.hw), e.file);
   if (const std::string o = hw_override_label(e.hw_override); !o.empty()) hw += "+" + o;
+  // A data-parallel layout is how many GPUs the run stands for: named beside the hardware ("h100-sxm+fsdp=8"), so
+  // that a sweep over layouts has one row each; one-GPU runs keep the key they always had.
+  if (!e.parallel.is_single()) hw += "+" + e.parallel.label();
   return csv_escape(model) + ',' + std::to_string(e.batch) + ',' + csv_escape(hw) + key_tail(e);
 }
 

@@ -52,7 +52,7 @@ void BM_RunSweepJobs(benchmark::State& state) {
     dlsim::GraphCache graphs;
     std::ostringstream log;
     const auto out = dlsim::run_sweep(
-        s, opt, [&graphs](const dlsim::Experiment& e) { return dlsim::run_experiment(e, nullptr, &graphs); }, log);
+        s, opt, [&graphs](const dlsim::Experiment& e) { return dlsim::run_experiment(e, nullptr, &graphs, false); }, log);
     benchmark::DoNotOptimize(out.ran);
   }
   state.counters["points"] = static_cast<double>(s.points.size());

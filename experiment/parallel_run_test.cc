@@ -1,0 +1,118 @@
+// Data-parallel layouts through the whole run (experiment/run_experiment.h): one rank is the plain run, and the
+// memory breakdown of every layout adds up to the simulator's own peaks.
+#include <catch2/catch.hpp>
+
+#include "experiment/experiment.h"
+#include "experiment/experiment_graph.h"
+#include "experiment/run_experiment.h"
+#include "common/config_error.h"
+
+using namespace dlsim;
+
+namespace {
+
+Experiment par_experiment(const std::string& parallel, const std::string& extra = "") {
+  const std::string text = "model: cifar-resnet20\nbatch: 8\nhw: h100-sxm\npool: pytorch-caching\nswap: none\n"
+                           "concurrency: serial\niterations: 2\noptimizer: adamw\n" + extra +
+                           (parallel.empty() ? "" : "parallel: " + parallel + "\n");
+  return experiment_from_yaml(YAML::Load(text), "exp.yaml");
+}
+
+uint64_t par_category(const ExperimentResult& r, const char* at, const char* name) {
+  return r.memory_breakdown.at(at).at(name).get<uint64_t>();
+}
+
+// The live bytes by par_category at the peak add up to the peak, and the reserved peak is the pool's.
+void par_check_sums(const ExperimentResult& r) {
+  uint64_t sum = 0;
+  for (auto c : parallel::kMemoryCategories) sum += par_category(r, "at_peak_live", parallel::to_string(c));
+  CHECK(sum == r.peak_live_bytes);
+  CHECK(par_category(r, "at_peak_live", "allocated") == r.peak_live_bytes);
+  CHECK(par_category(r, "at_peak_reserved", "reserved") == r.peak_reserved_bytes);
+  CHECK(par_category(r, "at_peak_live", "allocator_overhead") ==
+        par_category(r, "at_peak_live", "reserved") - par_category(r, "at_peak_live", "allocated"));
+}
+
+uint64_t par_learnable_bytes(const Experiment& e) {
+  const Graph g = build_experiment_graph(e);
+  uint64_t b = 0;
+  for (const Tensor& t : g.tensors())
+    if (t.learnable) b += t.bytes;
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("dp: 1 and fsdp: 1 are exactly the plain run") {
+  const ExperimentResult plain = run_experiment(par_experiment(""));
+  REQUIRE_FALSE(plain.oom);
+  par_check_sums(plain);
+  for (const char* one : {"{dp: 1}", "{fsdp: 1}", "{zero: 2, dp: 1}"}) {
+    CAPTURE(one);
+    const ExperimentResult r = run_experiment(par_experiment(one));
+    CHECK(to_json(r, false) == to_json(plain, false));  // every figure, the breakdown too
+  }
+}
+
+TEST_CASE("the breakdown at the peak: the plain run's categories and every layout's sums") {
+  const ExperimentResult plain = run_experiment(par_experiment(""));
+  const uint64_t params = par_learnable_bytes(par_experiment(""));
+  // Persistent state is alive at any peak: AdamW's two moments of every parameter.
+  CHECK(par_category(plain, "at_peak_live", "optimizer_state") == 2 * params);
+  CHECK(par_category(plain, "at_peak_live", "communication_buckets") == 0);
+  CHECK(par_category(plain, "at_peak_live", "gathered_parameters") == 0);
+  CHECK(par_category(plain, "at_peak_live", "activations") > 0);
+
+  const ExperimentResult ddp = run_experiment(par_experiment("{dp: 4}"));
+  par_check_sums(ddp);
+  CHECK(par_category(ddp, "at_peak_live", "communication_buckets") == params);  // one bucket byte per gradient byte
+  CHECK(ddp.peak_live_bytes == plain.peak_live_bytes + params);
+  CHECK(ddp.collectives.at("all_reduce").at("bytes").get<uint64_t>() == params);
+
+  const ExperimentResult fsdp = run_experiment(par_experiment("{fsdp: 4}"));
+  par_check_sums(fsdp);
+  CHECK(par_category(fsdp, "at_peak_live", "optimizer_state") < par_category(plain, "at_peak_live", "optimizer_state") / 3);
+  CHECK(par_category(fsdp, "at_peak_live", "weights") < par_category(plain, "at_peak_live", "weights"));
+  CHECK(fsdp.collectives.at("all_gather").at("count").get<int>() > 0);
+  CHECK(fsdp.collectives.at("reduce_scatter").at("count").get<int>() > 0);
+
+  for (const char* layout : {"{fsdp: 4, reshard_after_forward: false, param_dtype: bf16}", "{fsdp: 3, wrap: root}",
+                             "{zero: 1, dp: 4}", "{zero: 2, dp: 4}"}) {
+    CAPTURE(layout);
+    const ExperimentResult r = run_experiment(par_experiment(layout));
+    REQUIRE_FALSE(r.oom);
+    par_check_sums(r);
+    CHECK(par_category(r, "at_peak_live", "optimizer_state") < par_category(plain, "at_peak_live", "optimizer_state") / 2);
+  }
+}
+
+TEST_CASE("a layout runs on several streams and with another pool") {
+  for (const char* extra : {"pool: cuda-malloc\n", "concurrency: branch-streams\n"}) {
+    CAPTURE(extra);
+    std::string text = std::string("model: cifar-resnet20\nbatch: 8\nhw: h100-sxm\nswap: none\niterations: 2\n") +
+                       "optimizer: adamw\nparallel: {fsdp: 4}\n" + extra +
+                       (std::string(extra).starts_with("pool") ? "concurrency: serial\n" : "pool: pytorch-caching\n");
+    const ExperimentResult r = run_experiment(experiment_from_yaml(YAML::Load(text), "exp.yaml"));
+    REQUIRE_FALSE(r.oom);
+    par_check_sums(r);
+  }
+}
+
+TEST_CASE("FSDP that reshards after forward with a recomputing plan is refused, at the layout's key") {
+  const std::string text = "model: cifar-resnet20\nbatch: 8\nhw: h100-sxm\npool: pytorch-caching\nswap: checkpoint\n"
+                           "concurrency: serial\niterations: 2\noptimizer: adamw\nparallel:\n  fsdp: 4\n";
+  try {
+    run_experiment(experiment_from_yaml(YAML::Load(text), "exp.yaml"));
+    FAIL("expected a ConfigError");
+  } catch (const ConfigError& err) {
+    CHECK(err.file() == "exp.yaml");
+    CHECK(err.line() == 9);  // the section's: the default it names is written nowhere
+    CHECK(err.key() == "parallel.reshard_after_forward");
+    CHECK(std::string(err.what()).find("not yet supported") != std::string::npos);
+  }
+  // Without resharding the replays read what is still gathered: it runs, and adds up.
+  const ExperimentResult r =
+      run_experiment(experiment_from_yaml(YAML::Load(text + "  reshard_after_forward: false\n"), "exp.yaml"));
+  REQUIRE_FALSE(r.oom);
+  par_check_sums(r);
+}
