@@ -28,7 +28,7 @@ CLI::App* add_model_command(CLI::App& app, ModelCommandOptions& o) {
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   cmd->add_option("--image-size", o.image_size, "image side (0: the model's default)");
   cmd->add_option("--seq-len", o.seq_len, "sequence length (0: the model's default)");
-  cmd->add_option("--attention", o.attention, choice_names(kAttentionChoices) + " (default: the model's; sdpa-flash for Llama-family models)");
+  cmd->add_option("--attention", o.attention, choice_names(kAttentionChoices) + " (default: the model's; sdpa-flash for Llama-family models and gpt2-small)");
   cmd->add_option("--max-graph-nodes", o.max_graph_nodes, "most nodes an ONNX file (or a Llama config's graph) may hold")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))->capture_default_str();
   cmd->add_option("--optimizer", o.optimizer, choice_names(kOptimizers))->capture_default_str();

@@ -157,7 +157,9 @@ TEST_CASE("attention: the model's default when absent, eager or sdpa-flash, anyt
   CHECK_THAT(cnn.what(), Catch::Contains("is an image model: attention means nothing to it"));
   const std::string gpt2 = "model: gpt2-small\nbatch: 1\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n";
   CHECK(experiment_from_yaml(YAML::Load(gpt2 + "attention: eager\n"), "exp.yaml").attention == Attention::Eager);
-  const ConfigError flash = error_of(gpt2 + "attention: sdpa-flash\n");
+  CHECK(experiment_from_yaml(YAML::Load(gpt2 + "attention: sdpa-flash\n"), "exp.yaml").attention == Attention::SdpaFlash);
+  const std::string bert = "model: bert-base\nbatch: 1\nhw: h100-sxm\npool: cnmem\nswap: none\nconcurrency: serial\n";
+  const ConfigError flash = error_of(bert + "attention: sdpa-flash\n");
   CHECK(flash.line() == 7);
   CHECK_THAT(flash.what(), Catch::Contains("eager attention only"));
 }

@@ -33,6 +33,7 @@
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
+#include "workloads/causal_lm_loss.h"
 #include "workloads/model_builder.h"
 
 namespace dlsim {
@@ -225,21 +226,7 @@ Graph build_llama(const LlamaConfig& c, const ModelOptions& opts) {
   const TensorId last_hidden_state = h;
   TensorId logits = c.tied_embeddings ? b.linear_with_weight(h, embed_table, false, "lm_head")
                                       : b.linear(h, c.vocab, false, "lm_head");
-  // transformers 5's ForCausalLMLoss: logits.float(); the labels (the input ids) padded with one ignore_index
-  // and shifted, labels[..., 1:].contiguous(), instead of dropping the logits' last position; cross entropy over
-  // every position (the last one's label is ignored, its log-probabilities are there all the same).
-  const TensorId model_logits = logits;
-  logits = b.cast(logits, DType::F32, "logits.float");
-  TensorId labels = b.pad(ids, {0, 0, 0, 1}, "labels.pad");  // F.pad(labels, (0, 1), value=-100)
-  labels = b.pad(labels, {0, -1, 0, 0}, "shift_labels");      // [..., 1:].contiguous(): a copy (a view at batch 1)
-  b.cross_entropy_loss(logits, "loss", labels);
-  // The model's own logits (bf16 under autocast) and the decoder's last hidden state stay alive until the loss
-  // returns: the forward that called the loss function holds them (LlamaModel's output; the logits it returns in
-  // its own), and a loop that keeps only .loss frees them then. Inputs of the loss op that no kernel reads: their
-  // bytes are not traffic. (In fp32 lm_head keeps its input and the logits are the loss's input anyway.)
-  Op& loss_op = b.graph().op(static_cast<OpId>(b.graph().ops().size() - 1));
-  for (TensorId held : {model_logits, last_hidden_state})
-    if (std::find(loss_op.inputs.begin(), loss_op.inputs.end(), held) == loss_op.inputs.end()) loss_op.inputs.push_back(held);
+  hf_causal_lm_loss(b, logits, ids, last_hidden_state);  // transformers 5's ForCausalLMLoss
   return b.finish();
 }
 

@@ -291,12 +291,14 @@ TEST_CASE("attention: sdpa-flash is the Llama default and refused for the eager-
   CHECK(flash == 16);
   o.attention = Attention::SdpaFlash;
   try {
-    build_forward_graph("gpt2-small", o);
+    build_forward_graph("bert-base", o);
     FAIL("no error");
   } catch (const ConfigError& e) {
     CHECK(e.key() == "attention");
     CHECK(std::string(e.what()).find("llama3-8b") != std::string::npos);
+    CHECK(std::string(e.what()).find("gpt2-small") != std::string::npos);
   }
+  CHECK_NOTHROW(build_forward_graph("gpt2-small", o));
   o.attention = Attention::Eager;
   CHECK_NOTHROW(build_forward_graph("gpt2-small", o));
   o.seq_len = 0;  // the presets' default sequence

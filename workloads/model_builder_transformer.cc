@@ -89,6 +89,27 @@ TensorId ModelBuilder::gelu(TensorId x, const std::string& name) {
   return y;
 }
 
+// transformers' NewGELUActivation ("gelu_new"): 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3)))),
+// eight elementwise ops. What autograd keeps of them: pow's input (under CUDA autocast pow runs in fp32, so the
+// fp32 cast of x), tanh's output, 1 + tanh and 0.5 * x (the final product's two factors); the products by a Python
+// scalar and the adds keep nothing. Under autocast tanh and what follows it are fp32 (the cast x promotes them),
+// 0.5 * x keeps x's dtype and the product of the two is fp32. One Gelu op (attr tanh_formula) whose outputs are
+// the result and those kept tensors; the transient ones (pow's output and the three before tanh) are never more
+// than two at once, fewer bytes than the kept outputs allocated with the op.
+TensorId ModelBuilder::gelu_tanh_formula(TensorId x, const std::string& name) {
+  std::string n = auto_name("gelu", name);
+  auto s = shape_of(g_, x, n);
+  const DType xd = g_.tensor(x).dtype, wide = autocast() ? DType::F32 : xd;
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, wide, s);
+  TensorId t = new_tensor(g_, n + ".tanh", TensorKind::Activation, wide, s);
+  TensorId u = new_tensor(g_, n + ".one_plus_tanh", TensorKind::Activation, wide, s);
+  TensorId hx = new_tensor(g_, n + ".half_x", TensorKind::Activation, xd, s);
+  std::vector<TensorId> outs = {y, t, u, hx};
+  if (wide != xd) outs.push_back(new_tensor(g_, n + ".x_fp32", TensorKind::Activation, wide, s));  // pow's input
+  emit(g_, n, OpKind::Gelu, {x}, outs, 8.0 * static_cast<double>(numel(s)), {{Attr::tanh_formula, 1}});
+  return y;
+}
+
 TensorId ModelBuilder::linear_gelu(TensorId x, int64_t out_features, const std::string& linear_name,
                                    const std::string& gelu_name) {
   if (!opts_.fused) return gelu(linear(x, out_features, true, linear_name), gelu_name);

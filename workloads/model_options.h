@@ -26,8 +26,8 @@ struct ModelOptions {
   int64_t batch = 32;
   int64_t image_size = 0;  // 0: the model's default (224, 299 for inception_v3, 32 for CIFAR)
   int64_t seq_len = 0;     // 0: the model's default
-  // nullopt: the model's default (sdpa-flash for the Llama family, eager for BERT and GPT-2, which are built
-  // only that way).
+  // nullopt: the model's default (sdpa-flash for the Llama family and GPT-2, eager for BERT, which is built only
+  // that way). GPT-2's eager form is also transformers 4's MLP and loss (workloads/transformer_models.cc).
   std::optional<Attention> attention;
   TrainingOptions training;
   // The most nodes (and initializers) an ONNX file may hold: checked before the graph is built, so that a file

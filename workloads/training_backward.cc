@@ -131,6 +131,11 @@ void Synthesizer::softmax_backward(const Op& fwd, TensorId gy, double n_out) {
 
 void Synthesizer::gelu_backward(const Op& fwd, TensorId gy, double n_out) {
   const auto& in = fwd.inputs;
+  if (fwd.has_attr(Attr::tanh_formula)) {  // pow's input (x, or its fp32 cast), tanh, 1 + tanh, 0.5 x
+    const auto& o = fwd.outputs;
+    unary(fwd, gy, OpKind::GeluBwd, {o.size() > 4 ? o[4] : in[0], o[1], o[2], o[3]}, 2 * fwd.flops);
+    return;
+  }
   if (!fwd.has_attr(Attr::fused_bias)) {
     unary(fwd, gy, OpKind::GeluBwd, {in[0]}, fwd.flops);
     return;

@@ -1,4 +1,5 @@
-// BERT-base and GPT-2 small as Hugging Face's eager PyTorch code runs them (modeling_bert / modeling_gpt2).
+// BERT-base and GPT-2 small as Hugging Face's PyTorch code runs them (modeling_bert / modeling_gpt2); GPT-2 by
+// default as transformers 5 runs it (SDPA attention, build_gpt2 below), otherwise eager, as described here.
 //
 // Per attention block the ops are those autograd records: Q, K, V linears; the head split (a view plus a
 // permute, which torch.matmul materialises as a contiguous copy before its bmm: a Transpose here, whose
@@ -23,6 +24,7 @@
 #include "workloads/transformer_models.h"
 
 #include "common/config_error.h"
+#include "workloads/causal_lm_loss.h"
 #include "workloads/model_builder.h"
 
 namespace dlsim {
@@ -112,32 +114,61 @@ Graph build_bert(const TransformerConfig& c, const ModelOptions& opts, const std
   return b.finish();
 }
 
+// attention sdpa-flash (the default): GPT-2 as transformers 5 runs it (attn_implementation "sdpa"): c_attn's
+// q, k, v head views read by one FlashAttention op (attention dropout inside the kernel, which keeps no mask: it
+// regenerates it from its random state), the MLP's gelu_new written out (ModelBuilder::gelu_tanh_formula) and
+// ForCausalLMLoss (causal_lm_loss.h). attention eager: the graph of validate/torch/torch_reference_transformers.py
+// (transformers 4's eager attention, the fused tanh GELU, the loss over all S positions), which its tests and the
+// ONNX export compare with.
 Graph build_gpt2(const TransformerConfig& c, const ModelOptions& opts, const std::string& name) {
   check_config(c, name);
-  const int64_t batch = opts.batch, seq = seq_len_or(opts, 1024, c, name);
+  const int64_t batch = opts.batch, seq = seq_len_or(opts, 1024, c, name), d = c.hidden / c.heads;
+  const bool flash = opts.attention.value_or(Attention::SdpaFlash) == Attention::SdpaFlash;
   ModelBuilder b(name, batch, build_options(opts.training));
   TensorId ids = b.input({batch, seq}, DType::I64, "input_ids");
   TensorId tokens = b.embedding(ids, c.vocab, c.hidden, "wte");
   TensorId wte = last_op_weight(b);
   TensorId pos = b.embedding(b.input({1, seq}, DType::I64, "position_ids"), c.max_positions, c.hidden, "wpe");
   TensorId h = b.dropout(b.add(tokens, pos, false, "embeddings.add"), c.dropout, "drop");
-  // torch.where(causal, w, finfo.min) over the lower triangle; the condition is a buffer, not an activation.
-  TensorId causal = b.input({1, 1, seq, seq}, DType::F32, "causal_mask");
-  TensorId scale = b.input({1}, DType::F32, "attention_scale");
+  // Eager only: torch.where(causal, w, finfo.min) over the lower triangle (the condition is a buffer, not an
+  // activation) and the 1/sqrt(d) scale.
+  TensorId causal = kNoTensor, scale = kNoTensor;
+  if (!flash) {
+    causal = b.input({1, 1, seq, seq}, DType::F32, "causal_mask");
+    scale = b.input({1}, DType::F32, "attention_scale");
+  }
   for (int64_t l = 0; l < c.layers; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
     b.begin_block("h." + std::to_string(l));  // a GPT2Block
     TensorId x = b.layer_norm(h, p + "ln_1");
-    TensorId ctx = self_attention(b, c, x, causal, scale, batch, seq, p + "attn.", "c_attn.q", "c_attn.k", "c_attn.v");
+    TensorId ctx;
+    if (flash) {
+      // c_attn is one Conv1D: under autocast one cast of its input, which the three linears here share.
+      x = b.cast(x, build_options(opts.training).activations, p + "attn.c_attn");
+      // c_attn's output split and viewed as (B, heads, S, d): views, which the kernel reads as they are.
+      auto head_view = [&](const std::string& n) {
+        return b.reshape(b.linear(x, c.hidden, true, p + "attn.c_attn." + n), {batch, c.heads, seq, d},
+                         p + "attn." + n + ".transpose_view");
+      };
+      TensorId q = head_view("q"), k = head_view("k"), v = head_view("v");
+      ctx = b.reshape(b.flash_attention(q, k, v, true, p + "attn.sdpa"), {batch, seq, c.hidden}, p + "attn.context.view");
+    } else {
+      ctx = self_attention(b, c, x, causal, scale, batch, seq, p + "attn.", "c_attn.q", "c_attn.k", "c_attn.v");
+    }
     TensorId a = b.dropout(b.linear(ctx, c.hidden, true, p + "attn.c_proj"), c.dropout, p + "attn.resid_dropout");
     h = b.add(a, h, false, p + "attn.residual");
-    TensorId m = b.linear_gelu(b.layer_norm(h, p + "ln_2"), c.inner, p + "mlp.c_fc", p + "mlp.act");
+    TensorId m = flash ? b.gelu_tanh_formula(b.linear(b.layer_norm(h, p + "ln_2"), c.inner, true, p + "mlp.c_fc"), p + "mlp.act")
+                       : b.linear_gelu(b.layer_norm(h, p + "ln_2"), c.inner, p + "mlp.c_fc", p + "mlp.act");
     m = b.dropout(b.linear(m, c.hidden, true, p + "mlp.c_proj"), c.dropout, p + "mlp.dropout");
     h = b.add(h, m, false, p + "mlp.residual");
     b.end_block();
   }
-  TensorId logits = b.linear_with_weight(b.layer_norm(h, "ln_f"), wte, false, "lm_head");
-  b.cross_entropy_loss(logits, "loss");
+  h = b.layer_norm(h, "ln_f");
+  TensorId logits = b.linear_with_weight(h, wte, false, "lm_head");
+  if (flash)
+    hf_causal_lm_loss(b, logits, ids, h);
+  else
+    b.cross_entropy_loss(logits, "loss");
   return b.finish();
 }
 

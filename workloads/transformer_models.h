@@ -1,7 +1,9 @@
 #pragma once
 // The transformer builders of the zoo: BERT-base (Hugging Face BertModel with its pooler, trained with a
-// masked-LM loss) and GPT-2 small (GPT2LMHeadModel, causal-LM loss). Attention is built as PyTorch/HF eager
-// runs it, op for op, so that the activations autograd keeps match (validate/torch/torch_reference_transformers.py).
+// masked-LM loss) and GPT-2 small (GPT2LMHeadModel, causal-LM loss). BERT's attention, and GPT-2's with attention
+// eager, is built as PyTorch/HF eager runs it, op for op, so that the activations autograd keeps match
+// (validate/torch/torch_reference_transformers.py); GPT-2's default is transformers 5's (SDPA, gelu_new written
+// out), checked against Hugging Face's recorded step (validate/torch/torch_step_gpt2_table.py).
 #include <cstdint>
 
 #include "workloads/graph.h"

@@ -15,6 +15,8 @@ namespace {
 
 ModelOptions opts_of(int64_t batch, int64_t seq) {
   ModelOptions o;
+  // GPT-2's eager form: what validate/torch/torch_reference_transformers.py measured (BERT has no other)
+  o.attention = Attention::Eager;
   o.batch = batch;
   o.seq_len = seq;
   return o;

@@ -36,7 +36,7 @@ const std::vector<ModelInfo>& model_zoo() {
        build_bert_base_squad, false, kTokens},
       {"bert-large-squad", "BERT-large fine-tuned on SQuAD (2-logit question-answering head), sequence 384",
        build_bert_large_squad, false, kTokens},
-      {"gpt2-small", "GPT-2 small (124M), causal-LM training", build_gpt2_small, false, kTokens},
+      {"gpt2-small", "GPT-2 small (124M), causal-LM training", build_gpt2_small, false, kTokens, true},
       {"cifar-alexnet", "SINGA's CIFAR-10 AlexNet (cuda-convnet style), 32x32", build_cifar_alexnet},
       {"cifar-vgg16", "SINGA's CIFAR-10 VGG-16 with batch norm and dropout, 32x32", build_cifar_vgg16},
       {"cifar-resnet20", "SINGA's CIFAR-10 ResNet-20, 32x32", build_cifar_resnet20},
@@ -87,7 +87,7 @@ ModelSettings model_settings(const std::string& name_or_path) {
     } else {
       s.seq_len = true;
       s.attention = {Attention::Eager};
-      if (m.llm) s.attention.push_back(Attention::SdpaFlash);
+      if (m.llm || m.sdpa_flash) s.attention.push_back(Attention::SdpaFlash);
       s.max_graph_nodes = m.llm;  // the graph-size estimate from the layer count (workloads/llama_models.h)
     }
     return s;
@@ -105,7 +105,7 @@ void check_flash_built(const std::string& name_or_path, const ModelSettings& s, 
     return;
   std::vector<std::string> flash;
   for (const ModelInfo& f : model_zoo())
-    if (f.llm) flash.push_back(f.name);
+    if (f.llm || f.sdpa_flash) flash.push_back(f.name);
   throw ConfigError(name_or_path, 0, "attention", "'" + name_or_path + "' is built with eager attention only; "
                     "sdpa-flash is built for " + join(flash) + " and Llama-family config.json files");
 }

@@ -14,18 +14,20 @@ struct ModelInfo {
   std::string name;
   std::string description;
   std::function<Graph(const ModelOptions&)> build_forward;
-  // A Llama-family decoder (workloads/llama_models.h): the only models built with Attention::SdpaFlash, and sized
-  // in billions of parameters, so the zoo-wide tests (every policy on every model) leave them to their own tests,
-  // and the CUDA harness (validate/) has no kernels for their RMSNorm, rotary and FlashAttention ops yet.
+  // A Llama-family decoder (workloads/llama_models.h), sized in billions of parameters, so the zoo-wide tests
+  // (every policy on every model) leave them to their own tests, and the CUDA harness (validate/) has no kernels
+  // for their RMSNorm, rotary and FlashAttention ops yet. Built with Attention::SdpaFlash by default.
   bool llm = false;
   // What the model reads: images (image_size) or token sequences (seq_len, attention).
   enum class Input : uint8_t { Images, Tokens } input = Input::Images;
+  // Built with Attention::SdpaFlash too, by default (GPT-2 as transformers 5 runs it); eager stays buildable.
+  bool sdpa_flash = false;
 };
 
 const std::vector<ModelInfo>& model_zoo();
 // The settings of ModelOptions a model reads beyond the batch and the rest of the training setup: an image model
 // its image_size and memory_format; a token model its seq_len and the attention modes built for it (sdpa-flash
-// for the Llama family only); an ONNX file its memory_format (its shapes are the file's, only the batch axis is
+// for the Llama family and GPT-2); an ONNX file its memory_format (its shapes are the file's, only the batch axis is
 // replaced); max_graph_nodes bounds what is built from a file or a layer count (ONNX, the Llama family).
 struct ModelSettings {
   bool image_size = false;

@@ -20,6 +20,7 @@ void check_supported(const Graph& g, const Op& op) {
        "a layout transpose of a 16-bit NCHW convolution (run the harness with memory_format: nhwc)"},
       {Attr::fused_relu, "a fused batch norm + ReLU (kernels: fused)"},
       {Attr::fused_bias, "a fused bias + GELU (kernels: fused)"},
+      {Attr::tanh_formula, "GELU written out as transformers' gelu_new (GPT-2 with attention: sdpa-flash)"},
       {Attr::fused_mask_dropout, "a fused scale + mask + softmax + dropout (kernels: fused)"},
       {Attr::multi_tensor, "a multi-tensor optimizer step (kernels: fused)"},
       {Attr::amp_scale_loss, "AMP's loss scaling (precision: mixed-fp16)"},

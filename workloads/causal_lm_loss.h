@@ -1,0 +1,15 @@
+#pragma once
+// transformers 5's causal-LM loss (loss_utils.ForCausalLMLoss), shared by the decoders of the zoo that Hugging
+// Face trains with it: the Llama family (llama_models.cc) and GPT-2 as transformers 5 runs it
+// (transformer_models.cc).
+#include "workloads/model_builder.h"
+
+namespace dlsim {
+
+// logits.float(); the labels (the input ids) padded with one ignore_index and shifted,
+// F.pad(labels, (0, 1))[..., 1:].contiguous(), instead of dropping the logits' last position; cross entropy over
+// every position. The model's own logits and `last_hidden_state` are held by the loss op until it returns (the
+// forward that called the loss function holds them). Returns the loss.
+TensorId hf_causal_lm_loss(ModelBuilder& b, TensorId logits, TensorId input_ids, TensorId last_hidden_state);
+
+}  // namespace dlsim
