@@ -95,8 +95,9 @@ def machine(dlsim, tmp, label, profile_file, datasheet):
         a = classes(dlsim, tmp, sweep_hw, args, steps)
         b = classes(dlsim, tmp, traced_hw, args, steps)
         measured = sum(v[1] for v in a.values())
-        out += [f"**{held}**: replay {p['graph_replay_ms_median']:.2f} ms, kernels {p['gpu_busy_ms_per_iteration']:.2f} "
-                f"ms, of which the matched ops' {measured:.2f} ms (rest {p['gpu_busy_ms_per_iteration'] - measured:.2f} ms)",
+        busy = p["gpu_busy_ms_per_iteration"]
+        out += [f"**{held}**: replay {p['graph_replay_ms_median']:.2f} ms, kernels {busy:.2f} ms, of which the "
+                f"matched ops' {measured:.2f} ms (rest {busy - measured:.2f} ms)",
                 "", "| class | ops | traced ms | sweep | sweep + traces |", "|---|---:|---:|---:|---:|"]
         order = sorted(a, key=lambda c: -abs(a[c][2] - a[c][1]))
         other = [0, 0.0, 0.0, 0.0]

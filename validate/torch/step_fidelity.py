@@ -207,7 +207,8 @@ def machine_report(dlsim, tmp, label, profile_file, shipped, datasheet, variant)
            "without the held-out model's sweep records, one device fixed cost per kernel and the host fitted on the "
            "other models' profiles; *sweep + traces*: the same sweep and the other models' profiler traces' kernels "
            "fitted together (the traces' device-timed, the sweep's dispatch apart), the replays' idle time per kernel "
-           f"(from the other models) added to the traces' samples, no fixed cost fitted on top. In-sample: `{variant}.yaml`. "
+           "(from the other models) added to the traces' samples, no fixed cost fitted on top. In-sample: "
+           f"`{variant}.yaml`. "
            "ms per step; the error against the measurement in brackets.", "",
            "| model | replay ms | before | leave one out: sweep | sweep + traces | in-sample | eager ms | before | "
            "leave one out: sweep | sweep + traces | in-sample | bound (sweep + traces) | device fixed µs (sweep) | "
@@ -215,9 +216,11 @@ def machine_report(dlsim, tmp, label, profile_file, shipped, datasheet, variant)
            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|"]
     out += rows
     out += ["", f"Device time (cuda-graph vs replay), MAPE: before {mape(errs['before_dev'])}; leave one model out, "
-            f"sweep {mape(errs['lomo_dev'])}; sweep + traces {mape(errs['trace_dev'])}; in-sample {mape(errs['in_dev'])}.",
+            f"sweep {mape(errs['lomo_dev'])}; sweep + traces {mape(errs['trace_dev'])}; "
+            f"in-sample {mape(errs['in_dev'])}.",
             f"Eager step, MAPE: before {mape(errs['before_eager'])}; leave one model out, sweep "
-            f"{mape(errs['lomo_eager'])}; sweep + traces {mape(errs['trace_eager'])}; in-sample {mape(errs['in_eager'])}.",
+            f"{mape(errs['lomo_eager'])}; sweep + traces {mape(errs['trace_eager'])}; "
+            f"in-sample {mape(errs['in_eager'])}.",
             ""]
     return out
 
