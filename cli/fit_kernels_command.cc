@@ -165,6 +165,7 @@ int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out
   settings.min_split_k = o.min_split_k;
   FittedKernels fitted = fit_kernel_classes(samples, base, settings, notes);
   std::string from_traces;
+  const size_t sweep_samples = samples.size();
   if (!o.traces.empty()) {
     // The sweep's fit shares a unit's time among its ops; then the sweep and the traces are fitted together.
     const TraceSamples traced = load_trace_samples(o, base, fitted, out);
@@ -185,8 +186,9 @@ int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out
   fitted.fixed_includes_dispatch = with_dispatch && o.traces.empty();
 
   const std::string comment =
-      "kernel_model: fitted by `" + fit_command_line(o) + "` to " + std::to_string(samples.size()) +
-      " kernels of " + sweep_description(sweep) + from_traces + ". Each class's time is fixed_us + flop_scale F + wave_scale F q "
+      "kernel_model: fitted by `" + fit_command_line(o) + "` to " + std::to_string(sweep_samples) +
+      " kernels of " + sweep_description(sweep) + from_traces +
+      ". Each class's time is fixed_us + flop_scale F + wave_scale F q "
       "+ byte_scale B (docs/real-gpu.md); ops of no fitted class keep the roofline above.";
   const std::string device = meta_text(sweep.meta, "device");
   const std::string description =

@@ -11,7 +11,7 @@
 namespace dlsim {
 namespace {
 
-constexpr size_t kMaxTerms = 5;
+constexpr size_t kMaxTerms = 6;
 constexpr int kReweightRounds = 40;
 // IRLS weight floor: a sample predicted within 1 % counts as if it were 1 % off (keeps the weights finite).
 constexpr double kLeastRelativeError = 0.01;
@@ -19,10 +19,11 @@ constexpr double kLeastRelativeError = 0.01;
 using TermRow = std::array<double, kMaxTerms>;
 
 // The columns a class's coefficients multiply: 1, F, F*q, B (memory-bound: 1 and B in slots 0 and 3), and the
-// event-timed samples' dispatch (slot 4: 1 for an event-timed sample, used only where the class has both kinds).
+// event-timed samples' dispatch (slot 4: 1 for an event-timed sample, used only where the class has both kinds),
+// and batch norm's per-channel term (slot 5).
 TermRow term_row(const FitSample& s, const GpuSpec& spec, const FittedKernels& settings) {
   const KernelTerms t = kernel_terms(s.shape, spec, settings);
-  return {1.0, t.flop_us, t.flop_us * t.wave, t.byte_us, s.device_timed ? 0.0 : 1.0};
+  return {1.0, t.flop_us, t.flop_us * t.wave, t.byte_us, s.device_timed ? 0.0 : 1.0, t.channel_us};
 }
 
 double median_of(std::vector<double> v) {
@@ -124,7 +125,9 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
   const bool memory = !samples.empty() && is_memory_family(samples.front()->shape.family);
   bool device = false, events = false;
   for (const FitSample* s : samples) (s->device_timed ? device : events) = true;
-  const std::array<bool, kMaxTerms> allowed = {true, !memory, !memory, true, device && events};
+  bool channels = false;
+  for (const FitSample* s : samples) channels = channels || s->shape.channels > 0;
+  const std::array<bool, kMaxTerms> allowed = {true, !memory, !memory, true, device && events, channels};
   TermRow coef{};
   for (int round = 0; round < kReweightRounds; ++round) {
     coef = nnls_subsets(rows, y, w, allowed);
@@ -141,6 +144,7 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
   c.flop_scale = coef[1];
   c.wave_scale = coef[2];
   c.byte_scale = coef[3];
+  c.channel_scale = coef[5];
   c.records = static_cast<int64_t>(samples.size());
   if (dispatch_us) *dispatch_us = coef[4];
   return c;
