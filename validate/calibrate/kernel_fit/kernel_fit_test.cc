@@ -52,7 +52,7 @@ TEST_CASE("samples whose times follow the model exactly give back its coefficien
   CHECK(c.records == 15);
 }
 
-TEST_CASE("device-timed and event-timed samples share the work terms; the event-timed ones' dispatch stays apart") {
+TEST_CASE("device-timed and event-timed samples share the work terms, the event-timed ones' dispatch apart") {
   // A profiler trace's kernels (device time) with a sweep's (the same work plus 25 us of PyTorch's dispatch in each
   // event-timed call): the class's fixed_us is the device's, and a class with event-timed samples alone loses the
   // median dispatch of the classes fitted to both.
