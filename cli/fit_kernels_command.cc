@@ -15,6 +15,8 @@
 #include "validate/calibrate/kernel_fit/kernel_crossval.h"
 #include "validate/calibrate/kernel_fit/kernel_fit.h"
 #include "validate/calibrate/kernel_fit/kernel_fit_report.h"
+#include "validate/calibrate/kernel_fit/trace_samples.h"
+#include "validate/calibrate/torch_profile/matched_profiles.h"
 #include "validate/calibrate/kernel_fit/zoo_shapes.h"
 
 namespace dlsim {
@@ -34,6 +36,10 @@ CLI::App* add_fit_kernels_command(CLI::App& app, FitKernelsCommandOptions& o) {
       ->check(CLI::Range(1.0, 4096.0))->capture_default_str();
   cmd->add_option("--min-split-k", o.min_split_k, "least part of the reduction one split-K slice handles")
       ->check(CLI::Range(1.0, 1e9))->capture_default_str();
+  cmd->add_option("--trace", o.traces, "torch.profiler traces of training steps whose kernels are samples too");
+  cmd->add_option("--experiment", o.experiments, "with --trace: the experiment of each trace (or one for all)");
+  cmd->add_option("--gap-us", o.gap_us, "with --trace: the GPU's idle time per kernel added to each trace sample")
+      ->check(CLI::Range(0.0, 1e6))->capture_default_str();
   cmd->add_option("--shapes-of", o.shapes_of, "instead: write the kernel shapes of these zoo models (comma-separated)");
   cmd->add_option("--batch", o.batches, "with --shapes-of: the batch sizes")->delimiter(',')
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
@@ -91,6 +97,9 @@ std::string fit_command_line(const FitKernelsCommandOptions& o) {
   if (o.tile != 128) c += " --tile " + fixed(o.tile, 0);
   if (o.min_split_k != 512) c += " --min-split-k " + fixed(o.min_split_k, 0);
   if (!o.description.empty()) c += " --description '" + o.description + "'";
+  for (const std::string& t : o.traces) c += " --trace " + t;
+  for (const std::string& e : o.experiments) c += " --experiment " + e;
+  if (!o.traces.empty()) c += " --gap-us " + significant(o.gap_us);
   return c;
 }
 
@@ -104,6 +113,32 @@ bool fixed_includes_dispatch(const KernelSweep& sweep) {
   throw ConfigError(sweep.file, 0, "meta.timing_mode", "must be events, graph or dry-run, got '" + mode + "'");
 }
 
+// The traces' kernels as samples (trace_samples.h), `split` sharing a unit's time among its ops. A trace whose
+// matched ops launched no kernel (a CPU trace, or one without ProfilerActivity.CUDA) is an error.
+TraceSamples load_trace_samples(const FitKernelsCommandOptions& o, const GpuSpec& base, const FittedKernels& split,
+                                std::ostream& out) {
+  if (o.experiments.empty())
+    throw ConfigError("<command line>", 0, "--experiment", "--trace needs the experiment of each trace");
+  const MatchedProfiles matched = load_matched_profiles(o.traces, o.experiments);
+  for (const MatchedProfile& p : matched.profiles) {
+    int64_t kernels = 0;
+    for (const StepMatch& m : p.matches)
+      for (const MatchedForwardOp& f : m.forward) {
+        kernels += f.host->kernels;
+        for (const ProfileHostOp* h : f.nodes) kernels += h->kernels;
+      }
+    if (kernels == 0)
+      throw ConfigError(p.trace->file, 0, "traceEvents",
+                        "no GPU kernel under its matched ops: record the trace with ProfilerActivity.CUDA on a GPU");
+  }
+  TraceSamples t = trace_fit_samples(matched.profiles, base, split, o.gap_us);
+  out << "traces: " << t.units_sampled << " of " << t.units << " units with kernels became " << t.samples.size()
+      << " samples (" << fixed(t.sampled_us / 1e3, 2) << " of " << fixed(t.kernel_us / 1e3, 2)
+      << " ms of kernel time)\n";
+  for (const std::string& s : t.skipped) out << "  not sampled: " << s << '\n';
+  return t;
+}
+
 }  // namespace
 
 int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
@@ -114,25 +149,46 @@ int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out
   const KernelSweep sweep = load_kernel_sweep(o.sweep);
   const std::string hw_path = resolve_hw_path(o.hw);
   const GpuSpec base = load_gpu_spec(hw_path);
+  if (o.traces.empty() && !o.experiments.empty())
+    throw ConfigError("<command line>", 0, "--experiment", "is for --trace: give the traces it profiled");
+  if (!o.traces.empty() && !o.report.empty())
+    throw ConfigError("<command line>", 0, "--report", "cross-validates sweep records only: leave out --trace");
   std::vector<std::string> notes;
-  const std::vector<FitSample> samples = fit_samples(sweep, notes);
+  std::vector<FitSample> samples = fit_samples(sweep, notes);
   check_paths(sweep, samples, base, hw_path);
+  const bool with_dispatch = fixed_includes_dispatch(sweep);
+  if (!with_dispatch)
+    for (FitSample& s : samples) s.device_timed = true;
 
   FittedKernels settings;
   settings.tile = o.tile;
   settings.min_split_k = o.min_split_k;
   FittedKernels fitted = fit_kernel_classes(samples, base, settings, notes);
+  std::string from_traces;
+  const size_t sweep_samples = samples.size();
+  if (!o.traces.empty()) {
+    // The sweep's fit shares a unit's time among its ops; then the sweep and the traces are fitted together.
+    const TraceSamples traced = load_trace_samples(o, base, fitted, out);
+    samples.insert(samples.end(), traced.samples.begin(), traced.samples.end());
+    std::vector<std::string> refit_notes;
+    fitted = fit_kernel_classes(samples, base, settings, refit_notes);
+    notes = refit_notes;
+    from_traces = " and " + std::to_string(traced.samples.size()) + " kernels of " +
+                  std::to_string(o.traces.size()) + " profiler trace(s) (" + significant(o.gap_us) +
+                  " us of idle GPU per kernel added)";
+  }
   if (fitted.empty())
     throw ConfigError(sweep.file, 0, "records", "no class has " + std::to_string(kMinSamplesPerClass) +
                                                     " samples or more: nothing to fit");
   fitted.fitted_from = sweep_description(sweep);
   fitted.timing = meta_text(sweep.meta, "timing");
   if (fitted.timing.empty()) fitted.timing = meta_text(sweep.meta, "note");
-  fitted.fixed_includes_dispatch = fixed_includes_dispatch(sweep);
+  fitted.fixed_includes_dispatch = with_dispatch && o.traces.empty();
 
   const std::string comment =
-      "kernel_model: fitted by `" + fit_command_line(o) + "` to " + std::to_string(samples.size()) +
-      " kernels of " + sweep_description(sweep) + ". Each class's time is fixed_us + flop_scale F + wave_scale F q "
+      "kernel_model: fitted by `" + fit_command_line(o) + "` to " + std::to_string(sweep_samples) +
+      " kernels of " + sweep_description(sweep) + from_traces +
+      ". Each class's time is fixed_us + flop_scale F + wave_scale F q "
       "+ byte_scale B (docs/real-gpu.md); ops of no fitted class keep the roofline above.";
   const std::string device = meta_text(sweep.meta, "device");
   const std::string description =

@@ -3,6 +3,10 @@
 // classes to a sweep of measured kernels (validate/calibrate/kernel_fit/) and writes BASE with the fitted
 // kernel_model section: a hardware file for a GPU from a sweep on it and the datasheet file alone. --report writes
 // the cross-validation (k-fold by shape and leave-one-model-out, against BASE's own pricing) as Markdown.
+// `--trace TRACE.json... --experiment EXP.yaml... [--gap-us G]` adds the kernels of torch.profiler traces of
+// training steps as device-timed samples (validate/calibrate/kernel_fit/trace_samples.h), G µs of idle GPU per
+// kernel added to each (what a CUDA-graph replay adds to its kernels' sum); the written classes' fixed costs are
+// then the device's (kernel_model.fixed_includes_dispatch false).
 // `dlsim fit-kernels --shapes-of MODEL[,MODEL...] [--batch 8,32] --out SHAPES.json`: instead, the zoo models'
 // kernel shapes for validate/torch/kernel_sweep.py to measure. Shape: cli/run_command.h.
 #include <iosfwd>
@@ -26,6 +30,9 @@ struct FitKernelsCommandOptions {
   double min_split_k = 512;
   std::string shapes_of;             // comma-separated zoo models
   std::vector<int64_t> batches = {8, 32};
+  std::vector<std::string> traces;       // torch.profiler traces whose kernels are samples too
+  std::vector<std::string> experiments;  // their experiments: one for all, or one per trace
+  double gap_us = 0;                     // idle GPU per kernel of a trace's units
 };
 
 CLI::App* add_fit_kernels_command(CLI::App& app, FitKernelsCommandOptions& o);

@@ -152,3 +152,38 @@ TEST_CASE("dlsim fit-kernels reads whether the sweep's timings hold the host's d
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("dlsim fit-kernels --trace refuses traces without GPU kernels, experiments without traces, and --report") {
+  const std::string data = std::string(DLSIM_SOURCE_DIR) + "/validate/calibrate/torch_profile/testdata/";
+  FitKernelsCommandOptions o;
+  o.sweep = kFixture;
+  o.hw = "h200-datasheet";
+  o.out = (fs::temp_directory_path() / ("dlsim-fit-kernels-trace-" + std::to_string(::getpid()) + ".yaml")).string();
+  std::ostringstream out, err;
+  o.experiments = {data + "mlp-b8.yaml"};
+  try {
+    run_fit_kernels_command(o, out, err);
+    FAIL("--experiment without --trace was taken");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "--experiment");
+  }
+  o.traces = {data + "mlp-b8-cpu.trace.json"};  // a CPU trace: no kernel to fit
+  try {
+    run_fit_kernels_command(o, out, err);
+    FAIL("a trace without kernels was taken");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == data + "mlp-b8-cpu.trace.json");
+    CHECK_THAT(e.message(), Catch::Contains("no GPU kernel"));
+  }
+  CHECK_FALSE(fs::exists(o.out));
+  o.report = o.out + ".md";
+  try {
+    run_fit_kernels_command(o, out, err);
+    FAIL("--report with --trace was taken");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "--report");
+  }
+  o.report.clear();
+  o.experiments = {data + "mlp-b8.yaml", data + "mlp-b8.yaml"};  // two experiments for one trace
+  CHECK_THROWS_AS(run_fit_kernels_command(o, out, err), ConfigError);
+}

@@ -1,12 +1,13 @@
 #pragma once
 // The `kernel_model:` section of a hardware file: kernel time from shape, per class of library kernel, fitted to a
 // sweep of measured kernels on one GPU (`dlsim fit-kernels`, validate/calibrate/kernel_fit/). A class's time is
-//   t = fixed_us + flop_scale * F + wave_scale * F * q + byte_scale * B            (microseconds)
+//   t = fixed_us + flop_scale * F + wave_scale * F * q + byte_scale * B [+ channel_scale * B / C * SMs]   (µs)
 // with F = flops / the path's peak (the ideal compute time), q >= 1 the wave quantisation of the kernel's tiles
 // over the GPU's SMs (hw/fitted/kernel_shape.h: ceil(blocks / SMs) * SMs / blocks), and B = bytes / the HBM
 // bandwidth (the ideal memory time). The four coefficients are fitted, never set by hand: 1 / flop_scale is the
 // fraction of the peak a kernel reaches once its tiles fill whole waves, 1 / byte_scale the fraction of the
-// bandwidth, fixed_us what a kernel of no work costs where the sweep measured it (docs/real-gpu.md says what that
+// bandwidth, channel_scale (batch norm only, written where not 0) what a layer of C channels adds where each channel
+// is one block, fixed_us what a kernel of no work costs where the sweep measured it (docs/real-gpu.md says what that
 // includes). A coefficient the fit found no use for is 0.
 #include <cstdint>
 #include <map>
@@ -20,6 +21,7 @@ struct FittedKernelClass {
   double wave_scale = 0;
   double byte_scale = 0;
   int64_t records = 0;  // sweep records it was fitted to (what the file says; not used to price)
+  double channel_scale = 0;  // batch norm: times the per-channel term (hw/fitted/kernel_terms.h); 0 elsewhere
   bool operator==(const FittedKernelClass&) const = default;
 };
 

@@ -42,7 +42,13 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
   f.fixed_includes_dispatch = true;
   f.classes["conv_fwd.tf32.spatial"] = {32.048, 0.276, 0.897, 3.255, 197};
   f.classes["layernorm.bf16"] = {23.06, 0, 0, 2.227, 6};
-  const GpuSpec s = h200_with("\n" + fitted_kernels_to_yaml(f));
+  f.classes["batchnorm.f32"] = {4.6, 0, 0, 1.9, 2016, 0.35};
+  const std::string yaml = fitted_kernels_to_yaml(f);
+  CHECK_THAT(yaml, Catch::Contains("batchnorm.f32: {fixed_us: 4.6, flop_scale: 0, wave_scale: 0, byte_scale: 1.9, "
+                                   "channel_scale: 0.35, records: 2016}"));
+  CHECK_THAT(yaml, Catch::Contains("layernorm.bf16: {fixed_us: 23.06, flop_scale: 0, wave_scale: 0, byte_scale: "
+                                   "2.227, records: 6}"));  // no channel term: the key is not written
+  const GpuSpec s = h200_with("\n" + yaml);
   CHECK(s.kernel_model == "fitted");
   CHECK(s.fitted_kernels == f);
 }

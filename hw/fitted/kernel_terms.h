@@ -13,6 +13,9 @@ struct KernelTerms {
   double flop_us = 0;    // flops / the path's peak
   double wave = 1;       // q, the wave quantisation factor
   double byte_us = 0;    // bytes / the HBM bandwidth
+  // Batch norm: one channel's bytes over one SM's share of the bandwidth (bytes / channels * SMs / bandwidth), the
+  // time where each channel is one block on one SM; 0 without channels.
+  double channel_us = 0;
 };
 // `spec` gives the peaks, the bandwidth and the SMs; `fitted` the tile settings. A path the GPU has no peak for
 // has no compute term (0).

@@ -74,6 +74,7 @@ KernelShape sweep_record_shape(const SweepRecord& r) {
   s.family = memory_family(r.op);
   s.dtype = sweep_dtype(r);
   s.bytes = static_cast<double>(r.bytes);
+  if (r.op == SweepOp::BatchNormFwd) s.channels = static_cast<double>(r.channels);
   return s;
 }
 

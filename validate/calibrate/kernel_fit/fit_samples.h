@@ -18,6 +18,12 @@ struct FitSample {
   std::string model;          // the zoo model a layer came from (src "model:<name>"), else ""
   size_t record = 0;          // the sweep record it came from (for a backward: the sdpa_fwd_bwd record)
   size_t paired_record = 0;   // a backward's forward record (else = record)
+  // Timed on the GPU alone (a profiler trace's kernels, trace_samples.h): its time holds no host dispatch. An
+  // event-timed sweep's records do not; a fit of both gives each kind its own intercept (kernel_fit.h).
+  bool device_timed = false;
+  // How much its relative error counts in the fit (1: as every sweep record). A trace's kernel counts by its share
+  // of its class's traced time (trace_samples.h): what a step's time sums.
+  double weight = 1;
 };
 
 // `notes` collects what was left out and why (a backward whose forward was not measured, or measured slower).

@@ -5,22 +5,31 @@
 #include <cmath>
 #include <map>
 
+#include "common/strings.h"
 #include "hw/fitted/kernel_terms.h"
 
 namespace dlsim {
 namespace {
 
-constexpr size_t kMaxTerms = 4;
+constexpr size_t kMaxTerms = 6;
 constexpr int kReweightRounds = 40;
 // IRLS weight floor: a sample predicted within 1 % counts as if it were 1 % off (keeps the weights finite).
 constexpr double kLeastRelativeError = 0.01;
 
 using TermRow = std::array<double, kMaxTerms>;
 
-// The columns a class's coefficients multiply: 1, F, F*q, B (memory-bound: 1 and B in slots 0 and 3).
+// The columns a class's coefficients multiply: 1, F, F*q, B (memory-bound: 1 and B in slots 0 and 3), and the
+// event-timed samples' dispatch (slot 4: 1 for an event-timed sample, used only where the class has both kinds),
+// and batch norm's per-channel term (slot 5).
 TermRow term_row(const FitSample& s, const GpuSpec& spec, const FittedKernels& settings) {
   const KernelTerms t = kernel_terms(s.shape, spec, settings);
-  return {1.0, t.flop_us, t.flop_us * t.wave, t.byte_us};
+  return {1.0, t.flop_us, t.flop_us * t.wave, t.byte_us, s.device_timed ? 0.0 : 1.0, t.channel_us};
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // Solves the normal equations A x = b (n <= 4) by Gaussian elimination with partial pivoting; false when singular.
@@ -105,16 +114,20 @@ TermRow nnls_subsets(const std::vector<TermRow>& rows, const std::vector<double>
 }  // namespace
 
 FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples, const GpuSpec& spec,
-                                   const FittedKernels& settings) {
+                                   const FittedKernels& settings, double* dispatch_us) {
   std::vector<TermRow> rows;
   std::vector<double> y, w;
   for (const FitSample* s : samples) {
     rows.push_back(term_row(*s, spec, settings));
     y.push_back(s->us);
-    w.push_back(1.0 / (s->us * s->us));  // relative errors
+    w.push_back(s->weight / (s->us * s->us));  // relative errors
   }
   const bool memory = !samples.empty() && is_memory_family(samples.front()->shape.family);
-  const std::array<bool, kMaxTerms> allowed = {true, !memory, !memory, true};
+  bool device = false, events = false;
+  for (const FitSample* s : samples) (s->device_timed ? device : events) = true;
+  bool channels = false;
+  for (const FitSample* s : samples) channels = channels || s->shape.channels > 0;
+  const std::array<bool, kMaxTerms> allowed = {true, !memory, !memory, true, device && events, channels};
   TermRow coef{};
   for (int round = 0; round < kReweightRounds; ++round) {
     coef = nnls_subsets(rows, y, w, allowed);
@@ -123,7 +136,7 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
       double p = 0;
       for (size_t j = 0; j < kMaxTerms; ++j) p += rows[i][j] * coef[j];
       const double rel = std::abs(p - y[i]) / y[i];
-      w[i] = 1.0 / (y[i] * y[i] * std::max(rel, kLeastRelativeError));
+      w[i] = samples[i]->weight / (y[i] * y[i] * std::max(rel, kLeastRelativeError));
     }
   }
   FittedKernelClass c;
@@ -131,14 +144,22 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
   c.flop_scale = coef[1];
   c.wave_scale = coef[2];
   c.byte_scale = coef[3];
+  c.channel_scale = coef[5];
   c.records = static_cast<int64_t>(samples.size());
+  if (dispatch_us) *dispatch_us = coef[4];
   return c;
 }
 
 FittedKernels fit_kernel_classes(const std::vector<FitSample>& samples, const GpuSpec& spec,
                                  const FittedKernels& settings, std::vector<std::string>& notes) {
   std::map<std::string, std::vector<const FitSample*>> by_class;
-  for (const FitSample& s : samples) by_class[s.cls].push_back(&s);
+  bool any_device = false, any_events = false;
+  for (const FitSample& s : samples) {
+    by_class[s.cls].push_back(&s);
+    (s.device_timed ? any_device : any_events) = true;
+  }
+  std::vector<double> dispatches;         // the dispatch terms of classes fitted to both timings
+  std::vector<std::string> event_only;    // classes with event-timed samples alone
   FittedKernels f;
   f.tile = settings.tile;
   f.min_split_k = settings.min_split_k;
@@ -148,7 +169,22 @@ FittedKernels fit_kernel_classes(const std::vector<FitSample>& samples, const Gp
                       std::to_string(kMinSamplesPerClass) + ": not fitted (its ops keep the roofline)");
       continue;
     }
-    f.classes[cls] = fit_kernel_class(members, spec, settings);
+    double dispatch = 0;
+    f.classes[cls] = fit_kernel_class(members, spec, settings, &dispatch);
+    bool device = false;
+    for (const FitSample* s : members) device = device || s->device_timed;
+    if (device && dispatch > 0) dispatches.push_back(dispatch);
+    if (!device) event_only.push_back(cls);
+  }
+  if (!(any_device && any_events)) return f;
+  const double dispatch = dispatches.empty() ? 0 : median_of(dispatches);
+  for (const std::string& cls : event_only) {
+    FittedKernelClass& c = f.classes.at(cls);
+    const double device_fixed = std::max(0.0, c.fixed_us - dispatch);
+    notes.push_back("class " + cls + ": no device-timed sample; its fixed_us " + fixed(c.fixed_us, 2) +
+                    " us less the median dispatch of " + std::to_string(dispatches.size()) + " classes fitted to "
+                    "both timings (" + fixed(dispatch, 2) + " us): " + fixed(device_fixed, 2) + " us");
+    c.fixed_us = device_fixed;
   }
   return f;
 }

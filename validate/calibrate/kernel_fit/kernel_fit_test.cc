@@ -52,6 +52,58 @@ TEST_CASE("samples whose times follow the model exactly give back its coefficien
   CHECK(c.records == 15);
 }
 
+TEST_CASE("device-timed and event-timed samples share the work terms, the event-timed ones' dispatch apart") {
+  // A profiler trace's kernels (device time) with a sweep's (the same work plus 25 us of PyTorch's dispatch in each
+  // event-timed call): the class's fixed_us is the device's, and a class with event-timed samples alone loses the
+  // median dispatch of the classes fitted to both.
+  const GpuSpec spec = h200();
+  const FittedKernels settings;
+  const FittedKernelClass truth{3.0, 1.25, 0.5, 2.0, 0};
+  std::vector<FitSample> samples;
+  for (int64_t m : {64, 200, 1000, 3000, 8000})
+    for (int64_t k : {64, 700, 4096})
+      for (bool device : {true, false}) {
+        FitSample s;
+        s.shape = gemm_kernel_shape(1, static_cast<double>(m), 1536, static_cast<double>(k), MathPath::Bf16, 2);
+        s.cls = "gemm.bf16";
+        s.us = class_time_us(truth, kernel_terms(s.shape, spec, settings)) + (device ? 0.0 : 25.0);
+        s.device_timed = device;
+        samples.push_back(s);
+      }
+  for (double mib : {1.0, 4.0, 16.0, 64.0, 256.0}) {  // event-timed only: 30 us fixed, of which 25 us dispatch
+    FitSample s;
+    s.shape.family = KernelFamily::Reduction;
+    s.shape.bytes = mib * 1048576;
+    s.cls = "reduction.f32";
+    s.us = 30 + 1.5 * s.shape.bytes / spec.hbm_bandwidth * 1e6;
+    samples.push_back(s);
+  }
+  std::vector<std::string> notes;
+  const FittedKernels f = fit_kernel_classes(samples, spec, settings, notes);
+  const FittedKernelClass& g = f.classes.at("gemm.bf16");
+  CHECK(g.fixed_us == Approx(truth.fixed_us).epsilon(1e-6));
+  CHECK(g.flop_scale == Approx(truth.flop_scale).epsilon(1e-6));
+  CHECK(g.wave_scale == Approx(truth.wave_scale).epsilon(1e-6));
+  CHECK(g.byte_scale == Approx(truth.byte_scale).epsilon(1e-6));
+  double dispatch = 0;
+  std::vector<const FitSample*> gemms;
+  for (const FitSample& s : samples)
+    if (s.cls == "gemm.bf16") gemms.push_back(&s);
+  fit_kernel_class(gemms, spec, settings, &dispatch);
+  CHECK(dispatch == Approx(25.0).epsilon(1e-6));
+  const FittedKernelClass& r = f.classes.at("reduction.f32");
+  CHECK(r.fixed_us == Approx(5.0).epsilon(1e-6));
+  CHECK(r.byte_scale == Approx(1.5).epsilon(1e-6));
+  REQUIRE(notes.size() == 1);
+  CHECK_THAT(notes[0], Catch::Contains("reduction.f32: no device-timed sample"));
+  // The same samples all event-timed fit as before: one intercept, dispatch in it.
+  for (FitSample& s : samples) s.device_timed = false;
+  notes.clear();
+  CHECK(fit_kernel_classes(samples, spec, settings, notes).classes.at("reduction.f32").fixed_us ==
+        Approx(30.0).epsilon(1e-6));
+  CHECK(notes.empty());
+}
+
 TEST_CASE("a class with too few samples is left to the roofline, and said so") {
   std::vector<FitSample> samples(3);
   for (auto& s : samples) {
@@ -73,7 +125,7 @@ TEST_CASE("the fit to the committed H200 subset reproduces its coefficients") {
   // Regression values (dlsim fit-kernels on this file, to 4 significant digits); a change to the model or the
   // fit moves them, and this test says which.
   const std::map<std::string, FittedKernelClass> expected = {
-      {"batchnorm.f32", {44.45, 0, 0, 2.324, 12}},
+      {"batchnorm.f32", {43.06, 0, 0, 1.004, 12, 2.018}},  // the channel term: 64 and 256 channels in the subset
       {"conv_dgrad.fp16.1x1", {37.14, 0, 0, 0, 10}},
       {"conv_dgrad.fp16.depthwise", {29.16, 0, 76.81, 1.381, 16}},
       {"conv_dgrad.fp16.spatial", {35.83, 0, 1.232, 2.082, 10}},
@@ -112,6 +164,7 @@ TEST_CASE("the fit to the committed H200 subset reproduces its coefficients") {
     CHECK(got.flop_scale == Approx(want.flop_scale).epsilon(1e-3).margin(1e-9));
     CHECK(got.wave_scale == Approx(want.wave_scale).epsilon(1e-3).margin(1e-9));
     CHECK(got.byte_scale == Approx(want.byte_scale).epsilon(1e-3).margin(1e-9));
+    CHECK(got.channel_scale == Approx(want.channel_scale).epsilon(1e-3).margin(1e-9));
     CHECK(got.records == want.records);
   }
   CHECK(f.classes.size() == expected.size());

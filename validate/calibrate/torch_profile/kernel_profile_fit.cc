@@ -103,6 +103,7 @@ KernelProfileFit fit_kernels_from_profiles(const std::vector<MatchedProfile>& pr
     k.flop_scale *= c.scale;
     k.wave_scale *= c.scale;
     k.byte_scale *= c.scale;
+    k.channel_scale *= c.scale;
     out.corrected.classes[cls] = k;
   }
   for (auto& [kind, c] : out.roofline_kinds) {
@@ -124,7 +125,9 @@ std::string kernel_corrections_yaml(const KernelProfileFit& f) {
     for (const auto& [name, c] : f.corrected.classes)
       out += "    " + name + ": {fixed_us: " + significant(c.fixed_us) + ", flop_scale: " +
              significant(c.flop_scale) + ", wave_scale: " + significant(c.wave_scale) +
-             ", byte_scale: " + significant(c.byte_scale) + ", records: " + std::to_string(c.records) + "}\n";
+             ", byte_scale: " + significant(c.byte_scale) +
+             (c.channel_scale > 0 ? ", channel_scale: " + significant(c.channel_scale) : std::string()) +
+             ", records: " + std::to_string(c.records) + "}\n";
   }
   if (!f.roofline_kinds.empty()) {
     out += "roofline:\n  op_class_scale:\n";

@@ -3,18 +3,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <memory>
 #include <ostream>
 #include <sstream>
 
 #include "common/config_error.h"
-#include "experiment/experiment.h"
-#include "experiment/experiment_graph.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
 #include "validate/calibrate/torch_profile/host_profile_fit.h"
 #include "validate/calibrate/torch_profile/kernel_profile_fit.h"
+#include "validate/calibrate/torch_profile/matched_profiles.h"
 #include "common/strings.h"
 
 namespace dlsim {
@@ -80,62 +77,16 @@ void profile_report_trace(std::ostream& r, const MatchedProfile& p, const std::s
   r << (m0.graph_unmatched.empty() ? "\n" : m0.graph_unmatched.size() > kProfileListed ? ", ...)\n" : ")\n");
 }
 
-// Refuses a trace most of whose ops match nothing: it is of another model or batch than its experiment's.
-void profile_check_matched(const MatchedProfile& p) {
-  size_t unmatched = 0, host_ops = 0, forward = 0;
-  std::string first;
-  for (size_t i = 0; i < p.steps.size(); ++i) {
-    unmatched += p.matches[i].unmatched.size();
-    forward += p.matches[i].forward.size();
-    host_ops += p.steps[i].forward.size() + p.steps[i].backward.size() + p.steps[i].other.size();
-    for (const UnmatchedProfileOp& u : p.matches[i].unmatched)
-      if (first.size() < 600) first += "\n  " + u.what;
-  }
-  if (forward == 0 || static_cast<double>(unmatched) > kMaxUnmatchedShare * static_cast<double>(host_ops))
-    throw ConfigError(p.trace->file, 0, "traceEvents",
-                      std::to_string(unmatched) + " of its " + std::to_string(host_ops) + " top-level host ops match "
-                      "no op of " + p.graph->name + " at batch " + std::to_string(p.graph->batch) +
-                      " (more than " + fixed(100 * kMaxUnmatchedShare, 0) + " %: a trace of another model or "
-                      "batch?); the first:" + first);
-}
-
 }  // namespace
 
 int run_torch_profile_calibration(const TorchProfileOptions& o, std::ostream& report) {
-  if (o.experiments.size() != 1 && o.experiments.size() != o.traces.size())
-    throw ConfigError("<command line>", 0, "--experiment",
-                      "give one experiment for all traces or one per trace, in order (" +
-                          std::to_string(o.traces.size()) + " traces, " + std::to_string(o.experiments.size()) +
-                          " experiments)");
   const Hardware hw = load_hardware(o.hw);
-  std::map<std::string, std::unique_ptr<Graph>> graphs;  // by experiment file
-  std::map<std::string, std::string> model_of;
-  for (const std::string& path : o.experiments) {
-    if (graphs.count(path)) continue;
-    const Experiment e = load_experiment(path);
-    graphs[path] = std::make_unique<Graph>(build_experiment_graph(e));
-    model_of[path] = e.model_label() + " at batch " + std::to_string(e.batch) + " (" + path + ")";
-  }
-  std::vector<std::unique_ptr<ProfilerTrace>> traces;
-  std::vector<MatchedProfile> profiles;
-  for (size_t i = 0; i < o.traces.size(); ++i) {
-    traces.push_back(std::make_unique<ProfilerTrace>(load_profiler_trace(o.traces[i])));
-    MatchedProfile p;
-    p.trace = traces.back().get();
-    p.graph = graphs.at(o.experiments.size() == 1 ? o.experiments[0] : o.experiments[i]).get();
-    p.steps = profile_steps(*p.trace);
-    profiles.push_back(std::move(p));
-  }
-  // The matches point into the steps: made once the steps no longer move.
-  for (MatchedProfile& p : profiles) {
-    for (const ProfileStep& s : p.steps) p.matches.push_back(match_profile_step(*p.trace, s, *p.graph));
-    profile_check_matched(p);
-  }
+  const MatchedProfiles matched = load_matched_profiles(o.traces, o.experiments);
+  const std::vector<MatchedProfile>& profiles = matched.profiles;
 
   report << "dlsim calibrate --torch-profile: " << o.traces.size() << " trace(s), starting from " << o.hw << "\n";
   for (size_t i = 0; i < profiles.size(); ++i)
-    profile_report_trace(report, profiles[i],
-                         model_of.at(o.experiments.size() == 1 ? o.experiments[0] : o.experiments[i]));
+    profile_report_trace(report, profiles[i], matched.models[i]);
 
   const EagerHostSpec* base = hw.spec.eager_host ? &*hw.spec.eager_host : nullptr;
   const HostProfileFit host = fit_host_from_profiles(profiles, base);

@@ -18,10 +18,6 @@ struct TorchProfileOptions {
   std::string out;                       // the hardware file to write
 };
 
-// The most of a trace's top-level ops that may match nothing before the trace is taken to be of another model
-// (or batch): then nothing is written and the error lists them.
-inline constexpr double kMaxUnmatchedShare = 0.10;
-
 // Fits, writes `out` (read back as dlsim reads a hardware file first; nothing is left on an error) and prints
 // the report to `report`. Returns 0; bad input throws ConfigError.
 int run_torch_profile_calibration(const TorchProfileOptions& o, std::ostream& report);

@@ -1,0 +1,51 @@
+#include "hw/fitted/kernel_terms.h"
+
+#include <catch2/catch.hpp>
+
+#include "hw/fitted/op_kernel_shapes.h"
+#include "hw/testing/fixtures.h"
+#include "workloads/zoo.h"
+
+using namespace dlsim;
+using namespace dlsim::testing;
+
+TEST_CASE("batch norm's channel term: one channel's bytes over one SM's share of the bandwidth") {
+  const GpuSpec spec = round_spec();
+  KernelShape s;
+  s.family = KernelFamily::BatchNorm;
+  s.bytes = 1e9;
+  const KernelTerms none = kernel_terms(s, spec, FittedKernels{});
+  CHECK(none.channel_us == 0);  // no channels known: no term
+  s.channels = 32;
+  const KernelTerms t = kernel_terms(s, spec, FittedKernels{});
+  CHECK(t.byte_us == Approx(1e9 / spec.hbm_bandwidth * 1e6));
+  CHECK(t.channel_us == Approx(t.byte_us / 32 * spec.sms));
+  // Fewer channels over the same bytes take longer where the class has the term, and the same where it has not.
+  FittedKernelClass c{2, 0, 0, 1.5, 0, 0.25};
+  s.channels = 16;
+  const double few = class_time_us(c, kernel_terms(s, spec, FittedKernels{}));
+  s.channels = 512;
+  const double many = class_time_us(c, kernel_terms(s, spec, FittedKernels{}));
+  CHECK(few > many);
+  c.channel_scale = 0;
+  CHECK(class_time_us(c, kernel_terms(s, spec, FittedKernels{})) == Approx(2 + 1.5 * t.byte_us));
+}
+
+TEST_CASE("a zoo CNN's batch norms, forward and backward, know their channels") {
+  ModelOptions opts;
+  opts.batch = 4;
+  const Graph g = build_training_graph("resnet18", opts);
+  const GpuSpec spec = round_spec();
+  size_t forward = 0, backward = 0;
+  for (const Op& op : g.ops()) {
+    if (op.kind != OpKind::BatchNorm && op.kind != OpKind::BatchNormBwd) continue;
+    const auto shapes = op_kernel_shapes(spec, g, op);
+    REQUIRE(shapes);
+    REQUIRE(shapes->size() == 1);
+    CHECK(shapes->front().family == KernelFamily::BatchNorm);
+    CHECK(shapes->front().channels >= 64);  // resnet18's narrowest
+    ++(op.kind == OpKind::BatchNorm ? forward : backward);
+  }
+  CHECK(forward == 20);
+  CHECK(backward == 20);
+}
