@@ -55,4 +55,14 @@ TEST_CASE("the shipped Llama-3-8B layouts sweep: 8 points of distinct keys, on 8
   CHECK(s.points[3].parsed.parallel.label() == "fsdp=64(param_dtype=bf16,reduce_dtype=fp32)");
   CHECK(s.points[7].parsed.parallel.label() == "fsdp=64(reshard_after_forward=false,param_dtype=bf16,reduce_dtype=fp32)");
   CHECK(s.points[7].parsed.swap.name == "checkpoint");
+  // Its runs (about 2 s here): under DDP the replicated fp32 weights and AdamW's two moments alone (12 B per
+  // parameter, 96.4 GB) run out of an 80 GB H100 while being allocated, on any count, checkpointing or not; FSDP2
+  // fits on 8 and 64, holding less on 64.
+  const RunFn run = [](const Experiment& e) { return run_experiment(e, nullptr, nullptr, false); };
+  std::vector<ExperimentResult> r;
+  for (const SweepPoint& p : s.points) r.push_back(run(p.parsed));
+  for (size_t i : {0, 1, 4, 5}) CHECK(r[i].oom);
+  for (size_t i : {2, 3, 6, 7}) CHECK_FALSE(r[i].oom);
+  CHECK(r[3].peak_live_bytes < r[2].peak_live_bytes);
+  CHECK(r[7].peak_live_bytes < r[6].peak_live_bytes);
 }
