@@ -105,6 +105,8 @@ void Synthesizer::copy_forward() {
     if (is_view(fo.kind)) {  // elided: the view's readers read the viewed tensor
       if (fo.inputs.size() != 1 || fo.outputs.size() != 1) fail(fo.name, "a view has one input and one output");
       tmap_.at(static_cast<size_t>(fo.outputs[0])) = map(fo.inputs[0]);
+      if (fo.kind == OpKind::Reshape && fo.attr(Attr::grad_all_reduce) > 1)  // Megatron's f on the viewed tensor
+        grad_all_reduce_[map(fo.inputs[0])] = {fo.attr(Attr::grad_all_reduce), fo.attr(Attr::ranks_per_node)};
       continue;
     }
     if (fo.outputs.empty()) fail(fo.name, "op has no output");

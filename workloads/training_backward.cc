@@ -3,11 +3,15 @@
 // gradients of the inputs that need one and hands them to contribute(), which sums gradients that meet.
 #include "workloads/internal/training_synthesizer.h"
 
+#include "workloads/collective_graph_op.h"
+#include "workloads/tensor_parallel.h"
+
 namespace dlsim::workloads_internal {
 
 void Synthesizer::backward_of(const Op& fwd_ref) {
   const Op fwd = fwd_ref;  // copied: emitting ops reallocates the op vector
   if (fwd.kind == OpKind::CrossEntropyLoss) return loss_backward(fwd);
+  all_reduce_grad(fwd.outputs[0]);
   const TensorId gy = take_grad(fwd.outputs[0]);
   if (gy == kNoTensor) return;  // nothing downstream needs this op's gradient
   const auto& in = fwd.inputs;
@@ -41,8 +45,27 @@ void Synthesizer::backward_of(const Op& fwd_ref) {
     case OpKind::Mul:
     case OpKind::MatMul: return product_backward(fwd, gy);
     case OpKind::Concat: return concat_backward(fwd, gy);
+    // Megatron's g (workloads/tensor_parallel.h): a forward all-reduce of partial sums passes the gradient through
+    // unchanged, every rank holding the whole of it; in place, so the gradient stays the tensor's
+    case OpKind::AllReduce: contribute(fwd, in[0], gy); return;
+    case OpKind::AllGather:
+    case OpKind::ReduceScatter:
+    case OpKind::Broadcast: fail(fwd.name, std::string("no backward rule for a forward ") + to_string(fwd.kind));
     default: return generic_backward(fwd, gy);
   }
+}
+
+// Megatron's f: the gradient of `t`, complete now that every reader of t has run its backward (t's producer runs
+// its own next), is all-reduced in place over the tensor-parallel group, on the group's communication stream.
+void Synthesizer::all_reduce_grad(TensorId t) {
+  const auto it = grad_all_reduce_.find(t);
+  const TensorId g = grad_[static_cast<size_t>(t)];
+  if (it == grad_all_reduce_.end() || g == kNoTensor) return;
+  Op o = collective_graph_op(g_.tensor(t).name + ".grad_all_reduce", OpKind::AllReduce, g_.tensor(g).bytes,
+                             it->second.first, it->second.second, /*algorithm: auto*/ 2, kTensorParallelStreamTag,
+                             Phase::Backward);
+  o.inputs = o.outputs = {g};
+  g_.add_op(std::move(o));
 }
 
 // The seed: d(loss)/d(logits) from the saved log-probabilities and the labels. PyTorch's cross_entropy is
