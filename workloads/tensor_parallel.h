@@ -11,6 +11,9 @@
 // it (training_backward.cc). f is a view of the input (a Reshape to the same shape) with attribute
 // grad_all_reduce = tp: the synthesis elides the view like any other and all-reduces the input's gradient once it
 // is complete, before the op that produced the input runs its backward (training.cc).
+// With sequence parallelism (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer Models",
+// 2022) the residual stream, its norms and adds hold S / tp tokens a rank; f becomes an all-gather of the sequence
+// (a reduce-scatter of the gradient in backward) and g a reduce-scatter (an all-gather in backward).
 //
 // The collectives go over the tp ranks of one node (TP needs NVLink's bandwidth: Megatron keeps its group within a
 // node), on communication stream kTensorParallelStreamTag; a tp larger than the hardware file's GPUs per node is the
@@ -31,8 +34,8 @@ inline constexpr int kTensorParallelStreamTag = 1;
 // The largest tensor-parallel degree accepted: far above any node's GPUs (8 to 72 NVLink-connected GPUs today).
 inline constexpr int64_t kMaxTensorParallel = 1024;
 
-// Throws ConfigError naming `model` and the option (tp, sequence_parallel) for a degree outside [1,
-// kMaxTensorParallel], or sequence parallelism (not built yet).
+// Throws ConfigError naming `model` and tp for a degree outside [1, kMaxTensorParallel]. sequence_parallel at tp 1
+// changes nothing (Megatron-LM turns it off there).
 void check_tensor_parallel(const ModelOptions& opts, const std::string& model);
 
 // `size` split over opts.tp ranks: a ConfigError naming `model` and `field` (the config's key) when tp does not
@@ -40,10 +43,13 @@ void check_tensor_parallel(const ModelOptions& opts, const std::string& model);
 int64_t tp_shard(const ModelOptions& opts, int64_t size, const std::string& field, const std::string& model);
 
 // Megatron's f on x: at tp 1, x itself (the plain graph); else a view of x marked for the all-reduce of its
-// gradient in backward.
+// gradient in backward; with sequence parallelism the all-gather of x's S / tp tokens (axis 1) into the whole
+// sequence, whose backward is the reduce-scatter of the gradient.
 TensorId tp_enter(ModelBuilder& b, TensorId x, const ModelOptions& opts, const std::string& name);
 // Megatron's g on a row-parallel layer's partial output y: at tp 1, y itself; else a forward all-reduce of y in
-// place (its bytes are y's), which the synthesis passes the gradient through.
+// place (its bytes are y's), which the synthesis passes the gradient through; with sequence parallelism the
+// reduce-scatter of y onto S / tp tokens a rank (a ConfigError naming seq_len when tp does not divide S), whose
+// backward is the all-gather of the gradient.
 TensorId tp_exit(ModelBuilder& b, TensorId y, const ModelOptions& opts, const std::string& name);
 
 // Megatron's vocabulary-parallel embedding and head: the rows of the embedding table (and of an untied lm_head)

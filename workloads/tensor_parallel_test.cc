@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 
 #include "common/config_error.h"
 #include "workloads/llama_models.h"
@@ -180,6 +181,64 @@ TEST_CASE("tensor parallel: Megatron's g all-reduces in forward, f's in backward
   for (const Op& op : t.ops()) CHECK(op.forward_op != fwd[1]->id);
 }
 
+TEST_CASE("tensor parallel: sequence parallel gathers and scatters the sequence, by hand at tp 2") {
+  ModelOptions o = opts_tp(2);
+  o.sequence_parallel = true;
+  const Graph f = build_llama(two_layer(), o);
+  // the norms and the residual stream on 32 of 64 tokens; the projections on all 64
+  CHECK(tensor_named(f, "model.layers.0.input_layernorm.out").shape == std::vector<int64_t>{2, 32, 256});
+  CHECK(tensor_named(f, "model.layers.1.mlp.residual.out").shape == std::vector<int64_t>{2, 32, 256});
+  CHECK(tensor_named(f, "model.layers.0.self_attn.tp_enter.out").shape == std::vector<int64_t>{2, 64, 256});
+  CHECK(learnable_elements(f) == 853'248);  // the same shards as without
+  const Graph t = make_training_graph(f, o.training);
+  const int64_t whole = 2 * 64 * 256 * 4;  // nccl-tests' S: the gathered (B, S, H) fp32, 131,072 bytes
+  std::map<std::pair<OpKind, Phase>, int> count;
+  for (const Op& c : t.ops()) {
+    if (!is_collective(c.kind)) continue;
+    INFO(c.name);
+    ++count[{c.kind, c.phase}];
+    if (c.kind == OpKind::AllReduce) {  // only the loss's statistics stay all-reduces
+      CHECK(c.attr(Attr::message_bytes) == 2 * 64 * 4);
+      continue;
+    }
+    CHECK(c.attr(Attr::message_bytes) == whole);
+    CHECK(c.bytes_read == static_cast<uint64_t>(whole / 2));  // bus factor (2 - 1) / 2
+    CHECK(c.attr(Attr::ranks) == 2);
+    CHECK(c.attr(Attr::comm_stream) == kTensorParallelStreamTag);
+    // the shard side is (B, S / tp, H), the whole side (B, S, H)
+    const bool gather = c.kind == OpKind::AllGather;
+    CHECK(t.tensor(gather ? c.inputs[0] : c.outputs[0]).bytes == static_cast<uint64_t>(whole / 2));
+    CHECK(t.tensor(gather ? c.outputs[0] : c.inputs[0]).bytes == static_cast<uint64_t>(whole));
+  }
+  // forward: an all-gather before each of the four column-parallel blocks and the head, a reduce-scatter after the
+  // embedding and each of the four row-parallel blocks; backward the conjugates, one each, and the re-gather of
+  // each column-parallel block's input for its weight gradients; no f all-reduces
+  CHECK(count[{OpKind::AllGather, Phase::Forward}] == 5);
+  CHECK(count[{OpKind::ReduceScatter, Phase::Forward}] == 5);
+  CHECK(count[{OpKind::AllReduce, Phase::Forward}] == 3);
+  CHECK(count[{OpKind::ReduceScatter, Phase::Backward}] == 5);
+  CHECK(count[{OpKind::AllGather, Phase::Backward}] == 10);
+  CHECK(count[{OpKind::AllReduce, Phase::Backward}] == 0);
+  // What is saved: no backward op reads a forward all-gather's output (Megatron keeps the S / tp shard); q, k and v
+  // read one re-gathered copy, issued before v's input-gradient GEMM (the first of the block in backward).
+  for (const Op& c : t.ops()) {
+    if (c.kind != OpKind::AllGather || c.phase != Phase::Forward) continue;
+    for (const Op& b : t.ops())
+      if (b.phase == Phase::Backward) CHECK(std::find(b.inputs.begin(), b.inputs.end(), c.outputs[0]) == b.inputs.end());
+  }
+  const Op& regather = t.op(op_named(t, "model.layers.0.self_attn.tp_enter.regather"));
+  CHECK(regather.id < op_named(t, "model.layers.0.self_attn.v_proj.bwd_data"));
+  for (const char* proj : {"q_proj", "k_proj", "v_proj"}) {
+    const Op& w = t.op(op_named(t, std::string("model.layers.0.self_attn.") + proj + ".bwd_weight"));
+    CHECK(w.inputs.at(1) == regather.outputs[0]);
+  }
+  // the norm's backward reads the reduce-scattered gradient of its output
+  const Op& rs = t.op(op_named(t, "model.layers.0.self_attn.tp_enter.bwd"));
+  CHECK(rs.kind == OpKind::ReduceScatter);
+  const Op& norm_bwd = t.op(op_named(t, "model.layers.0.input_layernorm.bwd"));
+  CHECK(std::find(norm_bwd.inputs.begin(), norm_bwd.inputs.end(), rs.outputs[0]) != norm_bwd.inputs.end());
+}
+
 TEST_CASE("tensor parallel: tp_across_nodes lets the group fill nodes") {
   ModelOptions o = opts_tp(2);
   o.tp_across_nodes = true;
@@ -200,7 +259,8 @@ TEST_CASE("tensor parallel: a degree that does not divide is an error naming the
   CHECK(config_key_of([] { build_llama(two_layer(), opts_tp(kMaxTensorParallel + 1)); }) == "tp");
   ModelOptions sp = opts_tp(2);
   sp.sequence_parallel = true;
-  CHECK(config_key_of([&] { build_llama(two_layer(), sp); }) == "sequence_parallel");
+  sp.seq_len = 63;  // the residual stream's tokens split over 2 ranks
+  CHECK(config_key_of([&] { build_llama(two_layer(), sp); }) == "seq_len");
   // A model built whole refuses the option rather than dropping it.
   ModelOptions gpt = opts_tp(2);
   gpt.seq_len = 0;

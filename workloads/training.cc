@@ -115,7 +115,9 @@ void Synthesizer::copy_forward() {
     for (TensorId& t : o.inputs) t = map(t);
     for (TensorId& t : o.outputs) t = map(t);
     if (o.kind == OpKind::Conv2d) o.workspace = workspace_for(o, o.name);
-    fwd_ops_.push_back(g_.add_op(std::move(o)));
+    const OpId id = g_.add_op(std::move(o));
+    fwd_ops_.push_back(id);
+    if (g_.op(id).kind == OpKind::AllGather) gathered_by_[g_.op(id).outputs[0]] = id;  // sequence parallelism
   }
   if (!has_loss) fail("loss", "the forward graph has no loss op; end it with ModelBuilder::cross_entropy_loss");
 }

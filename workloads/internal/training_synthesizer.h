@@ -31,6 +31,9 @@ class Synthesizer {
   // Megatron's f (workloads/tensor_parallel.h): tensor -> (ranks, ranks per node) of the all-reduce its complete
   // gradient goes through before its producer's backward reads it.
   std::map<TensorId, std::pair<int64_t, int64_t>> grad_all_reduce_;
+  // Sequence parallelism: a forward all-gather's output -> the all-gather; and -> its re-gather in backward.
+  std::map<TensorId, OpId> gathered_by_;
+  std::map<TensorId, TensorId> regathered_;
 
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const;
 
@@ -58,6 +61,8 @@ class Synthesizer {
   // training_backward.cc: the backward of one forward op, by its kind
   void backward_of(const Op& fwd_ref);
   void all_reduce_grad(TensorId t);
+  void sequence_collective_backward(const Op& fwd, TensorId gy);
+  TensorId weight_grad_input(const Op& fwd);
   void loss_backward(const Op& fwd);
   void conv_backward(const Op& fwd, TensorId gy, double n_out);
   void linear_backward(const Op& fwd, TensorId gy, double n_out);
