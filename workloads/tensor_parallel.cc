@@ -82,7 +82,8 @@ TensorId tp_enter(ModelBuilder& b, TensorId x, const ModelOptions& opts, const s
   const Tensor& t = g.tensor(x);
   if (opts.sequence_parallel) {  // Megatron's all-gather of the S / tp tokens into the whole sequence
     const int64_t shard = t.shape.at(1);
-    const TensorId y = new_tensor(g, name + ".out", TensorKind::Activation, t.dtype, with_seq(t.shape, shard * opts.tp));
+    const TensorId y =
+        new_tensor(g, name + ".out", TensorKind::Activation, t.dtype, with_seq(t.shape, shard * opts.tp));
     sequence_collective(g, name, OpKind::AllGather, x, y, opts);
     return y;
   }

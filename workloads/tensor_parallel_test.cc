@@ -224,7 +224,8 @@ TEST_CASE("tensor parallel: sequence parallel gathers and scatters the sequence,
   for (const Op& c : t.ops()) {
     if (c.kind != OpKind::AllGather || c.phase != Phase::Forward) continue;
     for (const Op& b : t.ops())
-      if (b.phase == Phase::Backward) CHECK(std::find(b.inputs.begin(), b.inputs.end(), c.outputs[0]) == b.inputs.end());
+      if (b.phase == Phase::Backward)
+        CHECK(std::find(b.inputs.begin(), b.inputs.end(), c.outputs[0]) == b.inputs.end());
   }
   const Op& regather = t.op(op_named(t, "model.layers.0.self_attn.tp_enter.regather"));
   CHECK(regather.id < op_named(t, "model.layers.0.self_attn.v_proj.bwd_data"));
