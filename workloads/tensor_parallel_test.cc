@@ -267,3 +267,18 @@ TEST_CASE("tensor parallel: a degree that does not divide is an error naming the
   gpt.seq_len = 0;
   CHECK(config_key_of([&] { build_forward_graph("gpt2-small", gpt); }) == "tp");
 }
+
+TEST_CASE("tensor parallel: Llama-3-8B at tp 8, one rank's parameters by hand") {
+  ModelOptions o;
+  o.batch = 1;
+  o.seq_len = 64;
+  o.tp = 8;
+  // vocabulary 128,256 padded to 129,024 (a multiple of 1,024): 16,128 rows x 4,096 for the embedding and for the
+  // head, 66,060,288 each. A layer: q 4,096 x 512 (4 of 32 heads of 128), k and v 4,096 x 128 (1 of 8 groups), o
+  // 512 x 4,096, gate/up/down 3 x 4,096 x 1,792 (of 14,336), norms 8,192: 27,271,168; 32 of them 872,677,376. With
+  // the final norm: 1,004,802,048 a rank, beside 8,030,261,248 / 8 = 1,003,782,656 for an even split (the padding
+  // and the replicated norms make the difference).
+  CHECK(learnable_elements(build_llama(llama3_8b_config(), o)) == 1'004'802'048);
+  o.sequence_parallel = true;
+  CHECK(learnable_elements(build_llama(llama3_8b_config(), o)) == 1'004'802'048);
+}
