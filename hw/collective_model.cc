@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "common/strings.h"
+#include "hw/collective_op.h"
+#include "workloads/collective_graph_op.h"
 
 namespace dlsim {
 
@@ -27,16 +29,8 @@ std::string to_string(CollectiveAlgo a) {
   return "?";
 }
 
-double bus_factor(CollectiveKind kind, int ranks) {
-  const double n = ranks;
-  switch (kind) {
-    case CollectiveKind::AllReduce: return 2 * (n - 1) / n;
-    case CollectiveKind::AllGather:
-    case CollectiveKind::ReduceScatter: return (n - 1) / n;
-    case CollectiveKind::Broadcast: return 1;
-  }
-  return 1;
-}
+// One formula for the HBM traffic a collective op is charged and the bus bandwidth reported here.
+double bus_factor(CollectiveKind kind, int ranks) { return collective_bus_factor(collective_op_kind(kind), ranks); }
 
 namespace {
 

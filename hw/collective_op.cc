@@ -6,6 +6,7 @@
 
 #include "common/config_error.h"
 #include "common/sim_time.h"
+#include "workloads/collective_graph_op.h"
 
 namespace dlsim {
 
@@ -64,19 +65,10 @@ OpId add_collective(Graph& g, const CollectiveOp& c) {
                                 " bytes is larger than any tensor");
   check_tensors(g, c.inputs, n);
   check_tensors(g, c.outputs, n);
-  Op op;
-  op.name = n;
-  op.kind = collective_op_kind(c.kind);
-  op.phase = c.phase;
+  Op op = collective_graph_op(n, collective_op_kind(c.kind), c.message_bytes, c.ranks, c.ranks_per_node,
+                              static_cast<int64_t>(c.algo), c.stream_tag, c.phase);
   op.inputs = c.inputs;
   op.outputs = c.outputs;
-  const double moved = std::ceil(bus_factor(c.kind, c.ranks) * static_cast<double>(c.message_bytes));
-  op.bytes_read = op.bytes_written = static_cast<uint64_t>(moved);
-  op.set_attr(Attr::message_bytes, static_cast<int64_t>(c.message_bytes));
-  op.set_attr(Attr::ranks, c.ranks);
-  op.set_attr(Attr::ranks_per_node, c.ranks_per_node);
-  op.set_attr(Attr::algorithm, static_cast<int64_t>(c.algo));
-  op.set_attr(Attr::comm_stream, c.stream_tag);
   return g.add_op(std::move(op));
 }
 

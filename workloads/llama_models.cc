@@ -35,6 +35,7 @@
 #include "common/yaml_reader.h"
 #include "workloads/causal_lm_loss.h"
 #include "workloads/model_builder.h"
+#include "workloads/tensor_parallel.h"
 
 namespace dlsim {
 namespace {
@@ -171,14 +172,24 @@ void check_llama_config(const LlamaConfig& c, const ModelOptions& opts) {
 
 Graph build_llama(const LlamaConfig& c, const ModelOptions& opts) {
   check_llama_config(c, opts);
+  check_tensor_parallel(opts, c.name);
   const int64_t batch = opts.batch, seq = seq_len_of(c, opts);
   const int64_t d = c.hidden / c.heads, n_rep = c.heads / c.kv_heads;
+  // One rank's shares at tensor-parallel degree tp (workloads/tensor_parallel.h): its attention heads and
+  // key/value heads (Megatron-LM requires the key/value groups to divide by tp, and so does this: no replication
+  // of key/value heads across ranks), and its share of the MLP's intermediate features.
+  const int64_t heads = tp_shard(opts, c.heads, "num_attention_heads", c.name);
+  const int64_t kv_heads = tp_shard(opts, c.kv_heads, "num_key_value_heads", c.name);
+  const int64_t inter = tp_shard(opts, c.intermediate, "intermediate_size", c.name);
+  const int64_t vocab = tp_vocab_shard(opts, c.vocab);  // Megatron's vocab-parallel embedding and head
   const bool flash = opts.attention.value_or(Attention::SdpaFlash) == Attention::SdpaFlash;
   const BuildOptions bo = build_options(opts.training);
   ModelBuilder b(c.name, batch, bo);
   TensorId ids = b.input({batch, seq}, DType::I64, "input_ids");
-  TensorId h = b.embedding(ids, c.vocab, c.hidden, "model.embed_tokens");
+  TensorId h = b.embedding(ids, vocab, c.hidden, "model.embed_tokens");
   const TensorId embed_table = b.graph().ops().back().inputs.at(1);
+  // each rank looks up the ids of its vocabulary shard (zeros for the others): the sum over ranks is the lookup
+  h = tp_exit(b, h, opts, "model.embed_tokens.tp_all_reduce");
   auto [cos, sin] = b.rotary_embedding(b.input({1, seq}, DType::I64, "position_ids"), d, "model.rotary_emb");
   // Eager only: HF's 4-D causal mask (in the hidden states' dtype, the weights') and the 1/sqrt(d) scale, a
   // Python float that keeps the scores' dtype (here a one-element input of the activations' dtype).
@@ -190,43 +201,49 @@ Graph build_llama(const LlamaConfig& c, const ModelOptions& opts) {
   for (int64_t l = 0; l < c.layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".", a = p + "self_attn.";
     b.begin_block("model.layers." + std::to_string(l));  // a LlamaDecoderLayer
-    TensorId x = b.rms_norm(h, p + "input_layernorm");
-    TensorId q = b.reshape(b.linear(x, c.heads * d, c.qkv_bias, a + "q_proj"), {batch, seq, c.heads, d}, a + "q.view");
-    TensorId k = b.reshape(b.linear(x, c.kv_heads * d, c.qkv_bias, a + "k_proj"), {batch, seq, c.kv_heads, d}, a + "k.view");
-    TensorId v = b.linear(x, c.kv_heads * d, c.qkv_bias, a + "v_proj");
+    TensorId x = tp_enter(b, b.rms_norm(h, p + "input_layernorm"), opts, a + "tp_enter");
+    TensorId q = b.reshape(b.linear(x, heads * d, c.qkv_bias, a + "q_proj"), {batch, seq, heads, d}, a + "q.view");
+    TensorId k =
+        b.reshape(b.linear(x, kv_heads * d, c.qkv_bias, a + "k_proj"), {batch, seq, kv_heads, d}, a + "k.view");
+    TensorId v = b.linear(x, kv_heads * d, c.qkv_bias, a + "v_proj");
     q = b.rotary(q, cos, sin, a + "rotary.q");
     k = b.rotary(k, cos, sin, a + "rotary.k");
     if (n_rep > 1) k = b.repeat_kv(k, n_rep, false, a + "repeat_kv.k");
     TensorId ctx;
     if (flash) {
       if (n_rep > 1)
-        v = b.repeat_kv(b.reshape(v, {batch, seq, c.kv_heads, d}, a + "v.view"), n_rep, true, a + "repeat_kv.v");
+        v = b.repeat_kv(b.reshape(v, {batch, seq, kv_heads, d}, a + "v.view"), n_rep, true, a + "repeat_kv.v");
       else  // PyTorch: the transposed view itself, which the flash kernel reads as it is
-        v = b.reshape(v, {batch, c.heads, seq, d}, a + "v.transpose_view");
+        v = b.reshape(v, {batch, heads, seq, d}, a + "v.transpose_view");
       ctx = b.flash_attention(q, k, v, true, a + "sdpa");  // (B, S, heads, d): the transpose back is free
     } else {
       // repeat_kv's copy, or (n_rep 1) the contiguous copy torch.matmul makes of V's transposed view.
-      v = b.repeat_kv(b.reshape(v, {batch, seq, c.kv_heads, d}, a + "v.view"), n_rep, true,
+      v = b.repeat_kv(b.reshape(v, {batch, seq, kv_heads, d}, a + "v.view"), n_rep, true,
                       a + (n_rep > 1 ? "repeat_kv.v" : "v.contiguous"));
       TensorId w = b.matmul(q, k, a + "scores", true);
       w = b.add(b.mul(w, scale, a + "scale"), mask, false, a + "causal_mask");
       w = b.cast(b.softmax_fp32(w, -1, a + "softmax"), b.graph().tensor(q).dtype, a + "softmax.to_q_dtype");
       ctx = b.transpose(b.matmul(w, v, a + "context"), {0, 2, 1, 3}, a + "context.transpose");
     }
-    ctx = b.reshape(ctx, {batch, seq, c.heads * d}, a + "context.view");
-    h = b.add(h, b.linear(ctx, c.hidden, false, a + "o_proj"), false, p + "attn.residual");
-    x = b.rms_norm(h, p + "post_attention_layernorm");
-    TensorId gate = b.silu(b.linear(x, c.intermediate, false, p + "mlp.gate_proj"), p + "mlp.act_fn");
-    TensorId up = b.linear(x, c.intermediate, false, p + "mlp.up_proj");
-    TensorId down = b.linear(b.mul(gate, up, p + "mlp.gate_up"), c.hidden, false, p + "mlp.down_proj");
+    ctx = b.reshape(ctx, {batch, seq, heads * d}, a + "context.view");
+    h = b.add(h, tp_exit(b, b.linear(ctx, c.hidden, false, a + "o_proj"), opts, a + "tp_all_reduce"), false,
+              p + "attn.residual");
+    x = tp_enter(b, b.rms_norm(h, p + "post_attention_layernorm"), opts, p + "mlp.tp_enter");
+    TensorId gate = b.silu(b.linear(x, inter, false, p + "mlp.gate_proj"), p + "mlp.act_fn");
+    TensorId up = b.linear(x, inter, false, p + "mlp.up_proj");
+    TensorId down = tp_exit(b, b.linear(b.mul(gate, up, p + "mlp.gate_up"), c.hidden, false, p + "mlp.down_proj"), opts,
+                            p + "mlp.tp_all_reduce");
     h = b.add(h, down, false, p + "mlp.residual");
     b.end_block();
   }
   h = b.rms_norm(h, "model.norm");
   const TensorId last_hidden_state = h;
+  h = tp_enter(b, h, opts, "lm_head.tp_enter");  // the head is column-parallel over the vocabulary
   TensorId logits = c.tied_embeddings ? b.linear_with_weight(h, embed_table, false, "lm_head")
-                                      : b.linear(h, c.vocab, false, "lm_head");
-  hf_causal_lm_loss(b, logits, ids, last_hidden_state);  // transformers 5's ForCausalLMLoss
+                                      : b.linear(h, vocab, false, "lm_head");
+  // transformers 5's ForCausalLMLoss; under tensor parallel over vocabulary shards (Megatron's vocab-parallel loss)
+  hf_causal_lm_loss(b, logits, ids, last_hidden_state,
+                    [&](TensorId fp32_logits) { return tp_vocab_parallel_loss_stats(b, fp32_logits, opts, "loss"); });
   return b.finish();
 }
 

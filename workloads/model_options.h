@@ -34,6 +34,15 @@ struct ModelOptions {
   // of a billion nodes is an error naming this limit rather than an out-of-memory kill. Raised by the
   // experiment's `max_graph_nodes` or `dlsim model --max-graph-nodes`.
   int64_t max_graph_nodes = kDefaultMaxGraphNodes;
+  // Tensor parallelism (workloads/tensor_parallel.h): the graph is one rank's of `tp`, Megatron-LM's column and
+  // row splits of attention and MLP with their all-reduces; 1 builds the plain graph. The Llama family only.
+  int64_t tp = 1;
+  // Megatron's sequence parallelism on top of tp > 1: norms and residuals on S / tp tokens, an all-gather before
+  // and a reduce-scatter after each tensor-parallel block instead of the all-reduces. Nothing at tp 1.
+  bool sequence_parallel = false;
+  // Lets the tensor-parallel group span nodes (its collectives then fill nodes, hw/collective_op.h); without it a
+  // tp above the hardware file's node.gpus_per_node is an error when the collectives are priced.
+  bool tp_across_nodes = false;
 };
 
 // opts.image_size, or `fallback` when it is 0; a negative size is a ConfigError.

@@ -45,6 +45,8 @@ const AttrInfo kAttributes[] = {
     {Attr::fused_mask_dropout, "fused_mask_dropout", false,
      "softmax fused with the scale, the mask and dropout: [x, mask, scale] -> [y, dropout mask, probabilities]"},
     {Attr::fused_relu, "fused_relu", false, "batch norm fused with the ReLU after it: its output is relu(y)"},
+    {Attr::grad_all_reduce, "grad_all_reduce", false,
+     "Megatron's f (tensor parallel): an identity view whose input's gradient is all-reduced over this many ranks"},
     {Attr::groups, "groups", false, "the convolution's groups"},
     {Attr::has_x_fp32, "has_x_fp32", false, "RMSNorm keeps an fp32 copy of its 16-bit input (its output 1)"},
     {Attr::head_dim, "head_dim", false, "the width of one attention head"},
@@ -82,7 +84,8 @@ const AttrInfo kAttributes[] = {
     {Attr::perm, "perm", true, "the permutation: output axis i is input axis perm_i"},
     {Attr::ranks, "ranks", false, "the ranks (GPUs) a collective runs over, at least 2"},
     {Attr::ranks_per_node, "ranks_per_node", false,
-     "a collective's ranks on one node (0: as many as fit, up to the node's GPUs)"},
+     "a collective's ranks on one node (0: as many as fit, up to the node's GPUs); on a grad_all_reduce view, "
+     "its gradient all-reduce's"},
     {Attr::rows, "rows", false, "rows: a linear layer's input rows, a loss's rows of logits"},
     {Attr::seq, "seq", false, "the sequence length"},
     {Attr::seq_major, "seq_major", false, "repeat_kv's input is (B, S, kv, d), V's transposed view"},
@@ -156,7 +159,7 @@ const std::vector<KindAttributes>& kinds() {
       {{OpKind::Mul}, {{Attr::amp_scale_loss, 0}}},
       {{OpKind::Concat}, {{Attr::axis}}},
       {{OpKind::Flatten}, {{Attr::view}}},
-      {{OpKind::Reshape}, {{Attr::view}}},
+      {{OpKind::Reshape}, {{Attr::view}, {Attr::grad_all_reduce, 0}, {Attr::ranks_per_node, 0}}},
       {{OpKind::Transpose}, {{Attr::perm}, {Attr::layout_transpose, 0}}},  // a backward transpose: the inverse perm
       {{OpKind::Dropout}, {{Attr::p_ppm}}},
       {{OpKind::Pad}, {{Attr::pad_begin}, {Attr::pad_end}}},

@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "workloads/collective_graph_op.h"
 #include "workloads/internal/model_builder_helpers.h"
 #include "workloads/llama_models.h"
 #include "workloads/model_builder.h"
@@ -213,18 +214,21 @@ TEST_CASE("op attributes: each kind's declared set is what the builders, the syn
       seen.add(make_training_graph(f, lo.training));
     }
 
-  // the collectives: no builder emits them yet (the parallel layouts will), and their maker, hw/collective_op.h's
-  // add_collective, sits above this library; each is set here as it sets them (hw/collective_op_test.cc checks it)
+  // tensor parallel: Megatron's f views (grad_all_reduce, ranks_per_node) and the all-reduces of f and g
+  {
+    ModelOptions lo = options(1);
+    lo.seq_len = 16;
+    lo.tp = 2;
+    const Graph f = build_llama(tiny_llama(), lo);
+    seen.add(f);
+    seen.add(make_training_graph(f, lo.training));
+  }
+  // the other collectives (the parallel layouts will emit them), made as hw/collective_op.h's add_collective makes
+  // them (hw/collective_op_test.cc checks it)
   {
     Graph c;
-    for (OpKind k : {OpKind::AllReduce, OpKind::AllGather, OpKind::ReduceScatter, OpKind::Broadcast}) {
-      Op op;
-      op.name = to_string(k);
-      op.kind = k;
-      for (Attr a : {Attr::message_bytes, Attr::ranks, Attr::ranks_per_node, Attr::algorithm, Attr::comm_stream})
-        op.set_attr(a, a == Attr::ranks ? 2 : 0);
-      c.add_op(op);
-    }
+    for (OpKind k : {OpKind::AllReduce, OpKind::AllGather, OpKind::ReduceScatter, OpKind::Broadcast})
+      c.add_op(collective_graph_op(to_string(k), k, 0, 2, 0, 0, 0, Phase::Backward));
     seen.add(c);
   }
 

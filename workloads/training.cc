@@ -105,6 +105,8 @@ void Synthesizer::copy_forward() {
     if (is_view(fo.kind)) {  // elided: the view's readers read the viewed tensor
       if (fo.inputs.size() != 1 || fo.outputs.size() != 1) fail(fo.name, "a view has one input and one output");
       tmap_.at(static_cast<size_t>(fo.outputs[0])) = map(fo.inputs[0]);
+      if (fo.kind == OpKind::Reshape && fo.attr(Attr::grad_all_reduce) > 1)  // Megatron's f on the viewed tensor
+        grad_all_reduce_[map(fo.inputs[0])] = {fo.attr(Attr::grad_all_reduce), fo.attr(Attr::ranks_per_node)};
       continue;
     }
     if (fo.outputs.empty()) fail(fo.name, "op has no output");
@@ -113,7 +115,9 @@ void Synthesizer::copy_forward() {
     for (TensorId& t : o.inputs) t = map(t);
     for (TensorId& t : o.outputs) t = map(t);
     if (o.kind == OpKind::Conv2d) o.workspace = workspace_for(o, o.name);
-    fwd_ops_.push_back(g_.add_op(std::move(o)));
+    const OpId id = g_.add_op(std::move(o));
+    fwd_ops_.push_back(id);
+    if (g_.op(id).kind == OpKind::AllGather) gathered_by_[g_.op(id).outputs[0]] = id;  // sequence parallelism
   }
   if (!has_loss) fail("loss", "the forward graph has no loss op; end it with ModelBuilder::cross_entropy_loss");
 }

@@ -3,11 +3,15 @@
 // gradients of the inputs that need one and hands them to contribute(), which sums gradients that meet.
 #include "workloads/internal/training_synthesizer.h"
 
+#include "workloads/collective_graph_op.h"
+#include "workloads/tensor_parallel.h"
+
 namespace dlsim::workloads_internal {
 
 void Synthesizer::backward_of(const Op& fwd_ref) {
   const Op fwd = fwd_ref;  // copied: emitting ops reallocates the op vector
   if (fwd.kind == OpKind::CrossEntropyLoss) return loss_backward(fwd);
+  all_reduce_grad(fwd.outputs[0]);
   const TensorId gy = take_grad(fwd.outputs[0]);
   if (gy == kNoTensor) return;  // nothing downstream needs this op's gradient
   const auto& in = fwd.inputs;
@@ -41,8 +45,70 @@ void Synthesizer::backward_of(const Op& fwd_ref) {
     case OpKind::Mul:
     case OpKind::MatMul: return product_backward(fwd, gy);
     case OpKind::Concat: return concat_backward(fwd, gy);
+    // Megatron's g (workloads/tensor_parallel.h): a forward all-reduce of partial sums passes the gradient through
+    // unchanged, every rank holding the whole of it; in place, so the gradient stays the tensor's
+    case OpKind::AllReduce: contribute(fwd, in[0], gy); return;
+    // sequence parallelism: an all-gather's gradient is reduce-scattered, a reduce-scatter's all-gathered
+    case OpKind::AllGather:
+    case OpKind::ReduceScatter: return sequence_collective_backward(fwd, gy);
+    case OpKind::Broadcast: fail(fwd.name, std::string("no backward rule for a forward ") + to_string(fwd.kind));
     default: return generic_backward(fwd, gy);
   }
+}
+
+// Megatron's f: the gradient of `t`, complete now that every reader of t has run its backward (t's producer runs
+// its own next), is all-reduced in place over the tensor-parallel group, on the group's communication stream.
+void Synthesizer::all_reduce_grad(TensorId t) {
+  const auto it = grad_all_reduce_.find(t);
+  const TensorId g = grad_[static_cast<size_t>(t)];
+  if (it == grad_all_reduce_.end() || g == kNoTensor) return;
+  Op o = collective_graph_op(g_.tensor(t).name + ".grad_all_reduce", OpKind::AllReduce, g_.tensor(g).bytes,
+                             it->second.first, it->second.second, /*algorithm: auto*/ 2, kTensorParallelStreamTag,
+                             Phase::Backward);
+  o.inputs = o.outputs = {g};
+  g_.add_op(std::move(o));
+}
+
+// The conjugate collective over the same group: the gradient of an all-gather's shard is the reduce-scatter of
+// the gathered tensor's gradient, that of a reduce-scatter's input the all-gather of its shard's gradient.
+void Synthesizer::sequence_collective_backward(const Op& fwd, TensorId gy) {
+  const TensorId gx = grad_for(fwd, 0);
+  if (gx == kNoTensor) return;
+  const bool gather = fwd.kind == OpKind::AllGather;
+  const TensorId whole = gather ? gy : gx;
+  Op o = collective_graph_op(fwd.name + ".bwd", gather ? OpKind::ReduceScatter : OpKind::AllGather,
+                             g_.tensor(whole).bytes, fwd.attr(Attr::ranks), fwd.attr(Attr::ranks_per_node),
+                             fwd.attr(Attr::algorithm), fwd.attr(Attr::comm_stream), Phase::Backward);
+  o.inputs = {gy};
+  o.outputs = {gx};
+  o.forward_op = fwd.id;
+  g_.add_op(std::move(o));
+  contribute(fwd, fwd.inputs[0], gx);
+}
+
+// What a linear layer's weight gradient reads: its input, but for a column-parallel layer under sequence
+// parallelism, whose input is an all-gather's output: Megatron's LinearWithGradAccumulationAndAsyncCommunication
+// keeps the S / tp shard instead and all-gathers it again in backward, issued before the input gradient's GEMM so
+// that the two overlap. One re-gather serves every layer that reads the gathered tensor (q, k and v here, one
+// fused QKV layer in Megatron); the gathered tensor itself is then freed after the forward.
+TensorId Synthesizer::weight_grad_input(const Op& fwd) {
+  const TensorId x = fwd.inputs[0];
+  const auto by = gathered_by_.find(x);
+  if (by == gathered_by_.end()) return x;
+  if (const auto again = regathered_.find(x); again != regathered_.end()) return again->second;
+  const Op gather = g_.op(by->second);
+  Tensor t = g_.tensor(x);
+  t.name += ".regathered";
+  const TensorId y = add(std::move(t));
+  Op o = collective_graph_op(gather.name + ".regather", OpKind::AllGather, g_.tensor(y).bytes,
+                             gather.attr(Attr::ranks), gather.attr(Attr::ranks_per_node), gather.attr(Attr::algorithm),
+                             gather.attr(Attr::comm_stream), Phase::Backward);
+  o.inputs = gather.inputs;
+  o.outputs = {y};
+  o.forward_op = gather.id;
+  g_.add_op(std::move(o));
+  regathered_[x] = y;
+  return y;
 }
 
 // The seed: d(loss)/d(logits) from the saved log-probabilities and the labels. PyTorch's cross_entropy is
@@ -85,6 +151,8 @@ void Synthesizer::conv_backward(const Op& fwd, TensorId gy, double n_out) {
 
 void Synthesizer::linear_backward(const Op& fwd, TensorId gy, double n_out) {
   const auto& in = fwd.inputs;
+  const bool weight_grad = rg(in[1]) || (in.size() > 2 && rg(in[2]));
+  const TensorId x = weight_grad ? weight_grad_input(fwd) : in[0];  // before dgrad, which it overlaps
   if (TensorId gx = grad_for(fwd, 0); gx != kNoTensor) {
     emit(fwd, OpKind::LinearBwdData, ".bwd_data", {gy, in[1]}, {gx}, fwd.flops);
     contribute(fwd, in[0], gx);
@@ -94,7 +162,7 @@ void Synthesizer::linear_backward(const Op& fwd, TensorId gy, double n_out) {
   push(outs, gw);
   push(outs, gb);
   if (!outs.empty())
-    emit(fwd, OpKind::LinearBwdWeight, ".bwd_weight", {gy, in[0]}, outs, fwd.flops + (gb != kNoTensor ? n_out : 0));
+    emit(fwd, OpKind::LinearBwdWeight, ".bwd_weight", {gy, x}, outs, fwd.flops + (gb != kNoTensor ? n_out : 0));
   contribute(fwd, in[1], gw);
   if (in.size() > 2) contribute(fwd, in[2], gb);
 }

@@ -77,6 +77,7 @@ ModelSettings model_settings(const std::string& name_or_path) {
     s.seq_len = true;
     s.attention = {kAttentionChoices.begin(), kAttentionChoices.end()};
     s.max_graph_nodes = true;
+    s.tensor_parallel = true;
     return s;
   }
   for (const ModelInfo& m : model_zoo()) {
@@ -89,6 +90,7 @@ ModelSettings model_settings(const std::string& name_or_path) {
       s.attention = {Attention::Eager};
       if (m.llm || m.sdpa_flash) s.attention.push_back(Attention::SdpaFlash);
       s.max_graph_nodes = m.llm;  // the graph-size estimate from the layer count (workloads/llama_models.h)
+      s.tensor_parallel = m.llm;
     }
     return s;
   }
@@ -108,6 +110,18 @@ void check_flash_built(const std::string& name_or_path, const ModelSettings& s, 
     if (f.llm || f.sdpa_flash) flash.push_back(f.name);
   throw ConfigError(name_or_path, 0, "attention", "'" + name_or_path + "' is built with eager attention only; "
                     "sdpa-flash is built for " + join(flash) + " and Llama-family config.json files");
+}
+
+// Tensor parallelism is built into the Llama family's builder only: elsewhere a tp other than 1 would be dropped.
+void check_tensor_parallel_built(const std::string& name_or_path, const ModelSettings& s, const ModelOptions& opts) {
+  if (s.tensor_parallel) return;
+  const char* key = opts.tp != 1              ? "tp"
+                    : opts.sequence_parallel ? "sequence_parallel"
+                    : opts.tp_across_nodes   ? "tp_across_nodes"
+                                             : nullptr;
+  if (key)
+    throw ConfigError(name_or_path, 0, key, std::string("tensor parallelism is built for the Llama family only; '") +
+                                              name_or_path + "' is built whole: " + key + " means nothing to it");
 }
 }  // namespace
 
@@ -130,12 +144,14 @@ void check_model_settings(const std::string& name_or_path, const ModelOptions& o
   if (opts.attention && s.attention.empty())
     throw ConfigError(name_or_path, 0, "attention", "'" + name_or_path + "' is " + what + ": attention means nothing to it");
   check_flash_built(name_or_path, s, opts);
+  check_tensor_parallel_built(name_or_path, s, opts);
 }
 
 Graph build_forward_graph(const std::string& name_or_path, const ModelOptions& opts) {
   // Settings that change nothing (seq_len on a CNN) are the readers' to refuse (check_model_settings): callers
   // in code set some uniformly (nhwc for every model the CUDA harness runs).
   check_flash_built(name_or_path, model_settings(name_or_path), opts);
+  check_tensor_parallel_built(name_or_path, model_settings(name_or_path), opts);
   if (is_torch_step_path(name_or_path))
     throw ConfigError(name_or_path, 0, "model", "a recorded PyTorch step is a whole training step, not a forward graph "
                       "(build_training_graph loads it)");

@@ -35,6 +35,7 @@ struct ModelSettings {
   std::vector<Attention> attention;  // empty: attention is no setting of the model
   bool memory_format = false;        // nhwc changes only convolutions, which token models have none of
   bool max_graph_nodes = false;
+  bool tensor_parallel = false;      // tp, sequence_parallel, tp_across_nodes: the Llama family's (tensor_parallel.h)
 };
 // For a zoo name, a path ending in .onnx, one ending in .torchstep.json (a recorded PyTorch step: it reads none of
 // the settings but max_graph_nodes) or one ending in .json (a Llama-family config.json); an unknown name throws

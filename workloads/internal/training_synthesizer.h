@@ -2,7 +2,9 @@
 // The training-graph synthesis (workloads/training.h) as one class in three files: training.cc copies the forward
 // ops and keeps the gradient bookkeeping, training_backward.cc holds one backward rule per op kind, and
 // training_optimizer.cc AMP's unscale and the optimizer step.
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "workloads/graph.h"
@@ -26,6 +28,12 @@ class Synthesizer {
   std::vector<char> learnable_, requires_grad_;
   std::vector<TensorId> grad_;  // training tensor -> its gradient so far (kNoTensor: none yet)
   std::vector<int> holders_;    // gradient tensor -> how many tensors currently hold it as their gradient
+  // Megatron's f (workloads/tensor_parallel.h): tensor -> (ranks, ranks per node) of the all-reduce its complete
+  // gradient goes through before its producer's backward reads it.
+  std::map<TensorId, std::pair<int64_t, int64_t>> grad_all_reduce_;
+  // Sequence parallelism: a forward all-gather's output -> the all-gather; and -> its re-gather in backward.
+  std::map<TensorId, OpId> gathered_by_;
+  std::map<TensorId, TensorId> regathered_;
 
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const;
 
@@ -52,6 +60,9 @@ class Synthesizer {
 
   // training_backward.cc: the backward of one forward op, by its kind
   void backward_of(const Op& fwd_ref);
+  void all_reduce_grad(TensorId t);
+  void sequence_collective_backward(const Op& fwd, TensorId gy);
+  TensorId weight_grad_input(const Op& fwd);
   void loss_backward(const Op& fwd);
   void conv_backward(const Op& fwd, TensorId gy, double n_out);
   void linear_backward(const Op& fwd, TensorId gy, double n_out);
