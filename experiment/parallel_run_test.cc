@@ -68,6 +68,15 @@ TEST_CASE("the breakdown at the peak: the plain run's categories and every layou
   CHECK(par_category(ddp, "at_peak_live", "communication_buckets") == params);  // one bucket byte per gradient byte
   CHECK(ddp.peak_live_bytes == plain.peak_live_bytes + params);
   CHECK(ddp.collectives.at("all_reduce").at("bytes").get<uint64_t>() == params);
+  CHECK(ddp.collectives.at("all_reduce").at("time_us").get<double>() > 0);
+  // The communication figures (experiment/parallel_metrics.h): an image model counts the graph's FLOPs.
+  const nlohmann::json dj = to_json(ddp, false);
+  CHECK(dj.at("exposed_communication_time_us").get<double>() <= dj.at("communication_time_us").get<double>());
+  CHECK(dj.at("images_per_s_per_gpu").get<double>() == Approx(8 / (ddp.iteration_time_us * 1e-6)));
+  CHECK(dj.at("mfu_flop_count") == "graph");
+  CHECK(dj.at("mfu").get<double>() > 0);
+  CHECK(dj.at("mfu").get<double>() < 1);
+  CHECK_FALSE(to_json(plain, false).contains("mfu"));
 
   const ExperimentResult fsdp = run_experiment(par_experiment("{fsdp: 4}"));
   par_check_sums(fsdp);

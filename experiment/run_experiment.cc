@@ -11,6 +11,7 @@
 #include "experiment/swap_planning.h"
 #include "common/config_error.h"
 #include "common/yaml_reader.h"
+#include "hw/collective_op.h"
 #include "hw/conv_scratch.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
@@ -62,6 +63,7 @@ PreparedExperiment prepare_experiment(const Experiment& e) { return prepare_expe
 
 PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph) {
   PreparedExperiment p;
+  if (!e.parallel.is_single()) p.model_flops = model_flops(training_graph);
   try {  // one rank's graph under the experiment's data-parallel layout
     parallel::RankLocalGraph rank = parallel::rank_local_graph(std::move(training_graph), e.parallel);
     p.graph = std::move(rank.graph);
@@ -184,7 +186,9 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   // A swap run reads its copies off the trace; a run on several streams is checked for memory reuse on it; the
   // memory breakdown reads the allocation records off it.
   const bool streams = program.num_compute_streams > 1;
-  opt.record_trace = breakdown || artifacts != nullptr || prep.swap.has_value() || streams;
+  // A data-parallel run's exposed communication is read off it too.
+  const bool parallel = !e.parallel.is_single();
+  opt.record_trace = breakdown || artifacts != nullptr || prep.swap.has_value() || streams || parallel;
   RunResult r = simulate(program, ctx, opt);
 
   out.oom = r.trace.oom;
@@ -232,11 +236,22 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
                              (races.size() > 1 ? " (and " + std::to_string(races.size() - 1) + " more)" : ""));
   }
   if (breakdown) out.memory_breakdown = to_json(memory_breakdown(r.trace, g, prep.categories));
-  for (const parallel::CollectiveSite& c : prep.collectives) {
-    nlohmann::json& k = out.collectives[parallel::to_string(c.kind)];
-    if (k.is_null()) k = {{"count", 0}, {"bytes", uint64_t{0}}};
-    k["count"] = k["count"].get<int>() + 1;
-    k["bytes"] = k["bytes"].get<uint64_t>() + c.bytes;
+  if (parallel && r.iterations_completed > 0) {
+    const int steady = r.iterations_completed - 1;
+    for (const parallel::CollectiveSite& c : prep.collectives) {
+      nlohmann::json& k = out.collectives[to_string(c.kind)];
+      if (k.is_null()) k = {{"count", 0}, {"bytes", uint64_t{0}}, {"time_us", 0.0}};
+      k["count"] = k["count"].get<int>() + 1;
+      k["bytes"] = k["bytes"].get<uint64_t>() + c.bytes;
+    }
+    for (const OpRecord& o : r.trace.ops)
+      if (o.iteration == steady && is_collective(g.op(o.op).kind)) {
+        nlohmann::json& k = out.collectives[to_string(collective_kind(g.op(o.op).kind))];
+        k["time_us"] = k["time_us"].get<double>() + static_cast<double>(o.end - o.start) / 1000.0;
+      }
+    const double peak = dense_peak_flops(hw.spec, e.precision, e.tf32);
+    out.parallel_metrics = parallel_metrics_json(prep.model_flops, communication_time(g, r.trace, steady), peak,
+                                                 e.batch, r.steady_iteration_ns);
   }
   if (artifacts) {
     artifacts->trace = std::move(r.trace);
@@ -262,6 +277,7 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   if (!e.parallel.is_single()) {  // only when set: the outputs of one-GPU runs keep their keys
     j["parallel"] = e.parallel.label();
     j["collectives"] = r.collectives;
+    for (const auto& [k, v] : r.parallel_metrics.items()) j[k] = v;
   }
   j["iterations"] = e.iterations;
   j["iterations_completed"] = r.iterations_run;

@@ -13,6 +13,7 @@
 #include "experiment/experiment_pool.h"
 #include "experiment/swap_planning.h"
 #include "hw/hardware.h"
+#include "experiment/parallel_metrics.h"
 #include "parallel/rank_local_graph.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pool_policy.h"
@@ -62,9 +63,13 @@ struct ExperimentResult {
   // At the peaks of live and of reserved bytes, what they hold by category (experiment/memory_breakdown.h); empty
   // when the run was asked not to record it.
   nlohmann::json memory_breakdown = nlohmann::json::object();
-  // A data-parallel run's collectives as listed for the simulator to price (parallel/collective_site.h): how many
-  // of each kind and their bytes; empty for one GPU.
+  // A data-parallel run's collectives (parallel/collective_site.h): how many of each kind, their bytes (S) and
+  // their kernels' time in the steady iteration; empty for one GPU.
   nlohmann::json collectives = nlohmann::json::object();
+  // A data-parallel run's communication and throughput figures (experiment/parallel_metrics.h, docs/multi-gpu.md):
+  // communication_time_us, exposed_communication_time_us, tokens_per_s_per_gpu (or images_per_s_per_gpu),
+  // model_flops_per_iteration, mfu_flop_count, mfu; empty for one GPU, whose output keeps its keys.
+  nlohmann::json parallel_metrics = nlohmann::json::object();
   nlohmann::json swap = nlohmann::json::object();  // a swap run's figures (experiment/swap_planning.h); empty without
   // What the pool took by its configuration, not by demand (PoolPolicy::up_front_bytes): cnmem's first region,
   // tf-bfc's whole memory limit without allow_growth; 0 for pools that grow on demand.
@@ -88,7 +93,8 @@ struct RunArtifacts {
 struct PreparedExperiment {
   Graph graph;  // one rank's (parallel/rank_local_graph.h): the training graph itself on one GPU
   std::vector<parallel::MemoryCategory> categories;    // per tensor of graph, for the memory breakdown
-  std::vector<parallel::CollectiveSite> collectives;  // where the layout's collectives go; none on one GPU
+  std::vector<parallel::CollectiveSite> collectives;  // the layout's collective ops (in graph); none on one GPU
+  ModelFlops model_flops;  // of the training graph, before the layout: one rank's work per iteration
   Hardware hw;
   Schedule schedule;
   Program program;

@@ -6,6 +6,8 @@
 // carry, held from the reducer's construction (and again after the rebuild in gradient-ready order at the end of
 // the first backward, which frees the first layout's). dlsim holds the rebuilt buckets (the steady state) as
 // persistent tensors. gradient_as_bucket_view=True, where .grad is a view of its bucket, is not modelled.
+// Each bucket's all-reduce is issued when its last gradient is ready (Reducer::mark_variable_ready ->
+// all_reduce_bucket), on the process group's NCCL stream, so it overlaps the rest of the backward.
 #include "parallel/internal/layout_graphs.h"
 
 #include <algorithm>
@@ -54,8 +56,23 @@ RankLocalGraph ddp_graph(const Graph& training, const ParallelLayout& layout) {
     t.bytes = static_cast<uint64_t>(b.bytes);
     t.persistent = true;
     const TensorId id = add_tensor(r, std::move(t), MemoryCategory::CommunicationBuckets);
-    r.collectives.push_back(CollectiveSite{CollectiveKind::AllReduce, bucket_ready_op(params, b), step,
-                                           static_cast<uint64_t>(b.bytes), layout.ranks, r.graph.tensor(id).name, {id}});
+    // The bucket is filled at its last gradient's op (the copy into its view), all-reduced in place on the NCCL
+    // stream, and read by the optimizer's first op: finalize_backward waits for every bucket's work and copies
+    // the results back into .grad before the step.
+    const OpId ready = bucket_ready_op(params, b);
+    append_output(r.graph, ready, id);
+    if (step >= 0) append_input(r.graph, step, id);
+    CollectiveSite c;
+    c.kind = CollectiveKind::AllReduce;
+    c.issue_after = ready;
+    c.needed_by = step;
+    c.bytes = static_cast<uint64_t>(b.bytes);
+    c.ranks = layout.ranks;
+    c.stream_tag = kProcessGroupStream;
+    c.phase = Phase::Backward;
+    c.unit = r.graph.tensor(id).name;
+    c.inputs = c.outputs = {id};
+    r.collectives.push_back(std::move(c));
   }
   return r;
 }

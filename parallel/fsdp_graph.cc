@@ -10,11 +10,25 @@
 //    becomes the forward's gathered copy (the compute ops read it as before), ".regathered" the backward's.
 //  - Autograd writes each unsharded gradient in the param dtype; the unit's post-backward hook copies them into
 //    one reduce-scatter input (the padded unsharded size, in reduce_dtype), frees them and reduce-scatters into
-//    the sharded gradient, which the optimizer reads. All of that stands on the unit's last backward op: the
-//    unsharded gradients are last used there, the input buffer and the sharded gradient made there.
+//    the sharded gradient, which the optimizer reads. The copy stands on the unit's last backward op: the
+//    unsharded gradients are last used there and the input buffer made there.
+// The collectives (collective_site.h), as FSDP2 issues them:
+//  - forward: a unit's all-gather in its pre-forward hook, right before its first forward op, on the all-gather
+//    stream. That is FSDP2's implicit forward prefetching: the all-gather of unit i+1 is issued after unit i's
+//    compute (in CPU order) but on another stream, so it runs while unit i computes whenever the CPU is ahead of
+//    the GPU; explicit prefetching (set_modules_to_forward_prefetch) is not the default and is not modelled.
+//  - backward: a resharded unit's all-gather in its pre-backward hook, and FSDP2's default backward prefetch of
+//    one unit: the pre-backward of a unit also issues the all-gather of the unit whose backward comes next, so
+//    each resharded unit's backward all-gather is issued right before the first backward op of the unit before
+//    it in backward order (the first one's before its own).
+//  - a unit's reduce-scatter after its post-backward copy, on the reduce-scatter stream, writing the sharded
+//    gradients; the optimizer's first op reads every sharded gradient, as the root's finalize_backward makes the
+//    current stream wait for the last reduce-scatter before the step.
+// The gathered parameters are written by their all-gather: their lifetime starts there (a prefetched unit's
+// while the unit before computes) and ends after the unit's last forward op (resharded) or its backward.
 // Not modelled here: the flat all-gather output FSDP2 copies out of (a unit's gathered bytes again, for the
-// copy-out), prefetching (the next unit's gather while this one computes), and the compute in param_dtype (the
-// ops keep the training graph's dtypes and costs); the collectives are listed (collective_site.h), not run.
+// copy-out) and the copy-in and copy-out kernels, and the compute in param_dtype (the ops keep the training
+// graph's dtypes and costs).
 #include "parallel/internal/layout_graphs.h"
 
 #include <algorithm>
@@ -30,9 +44,10 @@ struct Unit {
   OpId fwd_first = -1, fwd_last = -1, bwd_first = -1, bwd_last = -1;
   std::vector<size_t> params;
   bool reshard = false;
-  OpId post_backward = -1;  // where the unsharded gradients are last used and the sharded ones made
-  std::vector<TensorId> gathered, regathered;
+  OpId post_backward = -1;  // where the unsharded gradients are last used and the reduce-scatter input made
+  std::vector<TensorId> shards, gathered, regathered, grad_shards;
   uint64_t padded_elements = 0;  // chunk_rows * world rows of every parameter
+  uint64_t message_bytes = 0;    // the unit's gathered bytes: its all-gathers' S
 };
 
 // The unit spans: a block's forward ops, and the backward ops of its forward ops; the root from the first
@@ -97,6 +112,7 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
       else shard.shape[0] = s.chunk_rows;
       shard.bytes = static_cast<uint64_t>(s.storage_bytes);
       const TensorId sid = add_tensor(r, std::move(shard), MemoryCategory::Weights);
+      u.shards.push_back(sid);
       replace_in_phase(g, Phase::Optimizer, p.weight, sid);
 
       Tensor& w = g.tensor(p.weight);  // the forward's gathered copy, in the param dtype, padded storage
@@ -125,7 +141,7 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
       const TensorId gsid = add_tensor(r, std::move(gs), MemoryCategory::Gradients);
       replace_in_phase(g, Phase::Optimizer, p.grad, gsid);
       append_input(g, u.post_backward, p.grad);
-      append_output(g, u.post_backward, gsid);
+      u.grad_shards.push_back(gsid);
       shard_states(g, p, s.local_rows);
     }
     for (TensorId t : u.gathered) append_input(g, u.fwd_first, t);
@@ -143,13 +159,53 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
 
     uint64_t gathered_bytes = 0;
     for (TensorId t : u.gathered) gathered_bytes += g.tensor(t).bytes;
-    r.collectives.push_back(CollectiveSite{CollectiveKind::AllGather, u.fwd_first - 1, u.fwd_first, gathered_bytes,
-                                           layout.ranks, u.name, u.gathered});
-    if (u.reshard)
-      r.collectives.push_back(CollectiveSite{CollectiveKind::AllGather, u.bwd_first - 1, u.bwd_first, gathered_bytes,
-                                             layout.ranks, u.name, u.regathered});
-    r.collectives.push_back(CollectiveSite{CollectiveKind::ReduceScatter, u.post_backward, step,
-                                           g.tensor(rsid).bytes, layout.ranks, u.name, {rsid}});
+    u.message_bytes = gathered_bytes;
+    CollectiveSite gather;
+    gather.kind = CollectiveKind::AllGather;
+    gather.issue_after = u.fwd_first - 1;
+    gather.needed_by = u.fwd_first;
+    gather.bytes = gathered_bytes;
+    gather.ranks = layout.ranks;
+    gather.stream_tag = kFsdpAllGatherStream;
+    gather.phase = Phase::Forward;
+    gather.unit = u.name;
+    gather.inputs = u.shards;
+    gather.outputs = u.gathered;
+    r.collectives.push_back(gather);
+    CollectiveSite scatter;
+    scatter.kind = CollectiveKind::ReduceScatter;
+    scatter.issue_after = u.post_backward;
+    scatter.needed_by = step;
+    scatter.bytes = g.tensor(rsid).bytes;
+    scatter.ranks = layout.ranks;
+    scatter.stream_tag = kFsdpReduceScatterStream;
+    scatter.phase = Phase::Backward;
+    scatter.unit = u.name;
+    scatter.inputs = {rsid};
+    scatter.outputs = u.grad_shards;
+    r.collectives.push_back(scatter);
+    if (step >= 0)
+      for (TensorId t : u.grad_shards) append_input(g, step, t);
+  }
+  // The backward all-gathers, in backward order, each issued one unit early (FSDP2's default backward prefetch).
+  std::vector<const Unit*> again;
+  for (const Unit& u : units)
+    if (u.reshard && !u.regathered.empty()) again.push_back(&u);
+  std::sort(again.begin(), again.end(), [](const Unit* a, const Unit* b) { return a->bwd_first < b->bwd_first; });
+  for (size_t k = 0; k < again.size(); ++k) {
+    const Unit& u = *again[k];
+    CollectiveSite gather;
+    gather.kind = CollectiveKind::AllGather;
+    gather.issue_after = (k == 0 ? u.bwd_first : again[k - 1]->bwd_first) - 1;
+    gather.needed_by = u.bwd_first;
+    gather.bytes = u.message_bytes;
+    gather.ranks = layout.ranks;
+    gather.stream_tag = kFsdpAllGatherStream;
+    gather.phase = Phase::Backward;
+    gather.unit = u.name;
+    gather.inputs = u.shards;
+    gather.outputs = u.regathered;
+    r.collectives.push_back(gather);
   }
   rescale_optimizer_ops(g, params);
   return r;

@@ -1,19 +1,9 @@
 #include "parallel/rank_local_graph.h"
 
-#include <algorithm>
-
+#include "parallel/internal/insert_collectives.h"
 #include "parallel/internal/layout_graphs.h"
 
 namespace dlsim::parallel {
-
-const char* to_string(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::AllReduce: return "all_reduce";
-    case CollectiveKind::AllGather: return "all_gather";
-    case CollectiveKind::ReduceScatter: return "reduce_scatter";
-  }
-  return "?";
-}
 
 RankLocalGraph rank_local_graph(Graph training, const ParallelLayout& layout) {
   if (layout.is_single()) {
@@ -23,9 +13,7 @@ RankLocalGraph rank_local_graph(Graph training, const ParallelLayout& layout) {
   RankLocalGraph r = layout.layout == Layout::Ddp    ? internal::ddp_graph(training, layout)
                      : layout.layout == Layout::Fsdp ? internal::fsdp_graph(training, layout)
                                                      : internal::zero_graph(training, layout);
-  // In issue order: by the op they follow (the iteration's start first), then as each layout listed them.
-  std::stable_sort(r.collectives.begin(), r.collectives.end(),
-                   [](const CollectiveSite& a, const CollectiveSite& b) { return a.issue_after < b.issue_after; });
+  internal::insert_collectives(r);
   return r;
 }
 

@@ -10,7 +10,9 @@
 //    fullest), each unit's gathered parameters alive over its forward and again over its backward, the unsharded
 //    gradients until the unit's reduce-scatter and its input buffer there (fsdp_graph.cc).
 //  - ZeRO-1: optimizer state sharded beside DDP's buckets; ZeRO-2: gradients too (zero_graph.cc).
-// One rank (dp: 1, fsdp: 1) is the training graph unchanged. The collectives are listed, not inserted.
+// Each layout's collectives (collective_site.h) are then inserted as collective ops (hw/collective_op.h), each
+// right after the op it follows, on the layout's communication streams; RankLocalGraph::collectives lists them in
+// issue order with their ops' ids. One rank (dp: 1, fsdp: 1) is the training graph unchanged, with no collective.
 #include "parallel/parallel_layout.h"
 #include "parallel/rank_graph.h"
 

@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 
 #include "workloads/model_builder.h"
@@ -59,6 +60,24 @@ std::pair<OpId, OpId> rl_uses(const Graph& g, TensorId t) {
   return {first, last};
 }
 
+bool rl_reads(const Op& o, TensorId t) { return std::find(o.inputs.begin(), o.inputs.end(), t) != o.inputs.end(); }
+bool rl_writes(const Op& o, TensorId t) { return std::find(o.outputs.begin(), o.outputs.end(), t) != o.outputs.end(); }
+
+OpId rl_first_optimizer_op(const Graph& g) {
+  for (const Op& o : g.ops())
+    if (o.phase == Phase::Optimizer) return o.id;
+  FAIL("no optimizer op");
+  return -1;
+}
+
+// The collective op of `kind` named for `unit` in `phase`.
+OpId rl_collective(const Graph& g, OpKind kind, const std::string& unit, Phase phase) {
+  for (const Op& o : g.ops())
+    if (o.kind == kind && o.phase == phase && o.name.ends_with("." + unit)) return o.id;
+  FAIL("no " << to_string(kind) << " of " << unit);
+  return -1;
+}
+
 OpId rl_op_named(const Graph& g, const std::string& name) {
   for (const Op& o : g.ops())
     if (o.name == name) return o.id;
@@ -111,11 +130,25 @@ TEST_CASE("DDP on 2 ranks: replicas plus the reducer's two buckets, in gradient-
   CHECK(rl_named(r.graph, "ddp.bucket.1").bytes == 1052672);
   CHECK(m.at(MemoryCategory::CommunicationBuckets) == rl_kParams);
   REQUIRE(r.collectives.size() == 2);
+  const OpId step = rl_first_optimizer_op(r.graph);
   for (const CollectiveSite& c : r.collectives) {
     CHECK(c.kind == CollectiveKind::AllReduce);
     CHECK(r.graph.op(c.issue_after).phase == Phase::Backward);
-    CHECK(r.graph.op(c.needed_by).phase == Phase::Optimizer);
+    CHECK(c.needed_by == step);
+    // The op: issued right after the bucket's last gradient, in place on the bucket, which that op fills and
+    // the optimizer's first op reads (finalize_backward's wait).
+    REQUIRE(c.op == c.issue_after + 1);
+    const Op& o = r.graph.op(c.op);
+    CHECK(o.kind == OpKind::AllReduce);
+    CHECK(o.attr(Attr::message_bytes) == static_cast<int64_t>(c.bytes));
+    CHECK(o.attr(Attr::ranks) == 2);
+    CHECK(o.attr(Attr::comm_stream) == 0);
+    CHECK(o.inputs == std::vector<TensorId>{c.inputs});
+    CHECK(o.outputs == o.inputs);
+    CHECK(rl_reads(r.graph.op(step), o.inputs[0]));
+    CHECK(rl_writes(r.graph.op(c.issue_after), o.inputs[0]));
   }
+  CHECK(r.graph.ops().size() == rl_mlp_training_graph().ops().size() + 2);
   CHECK(r.collectives[0].bytes == 1053700);  // fc2's gradients are ready first
   CHECK(r.collectives[0].issue_after < r.collectives[1].issue_after);
 }
@@ -145,20 +178,35 @@ TEST_CASE("FSDP on 2 and 4 ranks: rank 0's shards, each unit's gathered bytes an
     CHECK(rl_named(rg, "fc1.weight").bytes + rl_named(rg, "fc1.bias").bytes == 1052672);
     CHECK(rl_named(rg, "fc2.weight.regathered").bytes == rl_named(rg, "fc2.weight").bytes);
     CHECK(rl_named(rg, "fsdp.reduce_scatter_input.fc2").bytes == c.fc2_gathered);  // fp32 reduce
-    // Lifetimes: fc2's gathered parameters over its forward op alone, again over its backward ops.
+    // Lifetimes: fc2's gathered parameters from its all-gather to its forward op, again from its backward
+    // all-gather over its backward ops.
     const OpId fc2 = rl_op_named(rg, "fc2");
-    CHECK(rl_uses(rg, rl_named(rg, "fc2.bias").id) == std::pair<OpId, OpId>{fc2, fc2});
+    const OpId gather = rl_collective(rg, OpKind::AllGather, "fc2", Phase::Forward);
+    CHECK(rl_uses(rg, rl_named(rg, "fc2.bias").id) == std::pair<OpId, OpId>{gather, fc2});
+    CHECK(gather == fc2 - 1);  // in fc2's pre-forward hook: implicit prefetch, right before its compute
+    CHECK(rg.op(gather).attr(Attr::message_bytes) == static_cast<int64_t>(c.fc2_gathered));
+    CHECK(rg.op(gather).attr(Attr::comm_stream) == kFsdpAllGatherStream);
     const auto back = rl_uses(rg, rl_named(rg, "fc2.weight.regathered").id);
-    CHECK(rg.op(back.first).phase == Phase::Backward);
-    CHECK(rg.op(rg.op(back.first).forward_op).block == 1);
+    CHECK(back.first == rl_collective(rg, OpKind::AllGather, "fc2", Phase::Backward));
     CHECK(rg.op(rg.op(back.second).forward_op).block == 1);
-    // The unsharded gradient is freed at the unit's post-backward, where the shard is made; the optimizer reads
-    // the shard.
+    // The unsharded gradient is freed at the unit's post-backward (its last backward op), where the
+    // reduce-scatter input is made; the reduce-scatter, right after, writes the sharded gradient, which the
+    // optimizer reads.
     const auto grad = rl_uses(rg, rl_named(rg, "grad.fc2.weight").id);
     CHECK(grad.second == back.second);
+    const OpId reduce = rl_collective(rg, OpKind::ReduceScatter, "fc2", Phase::Backward);
+    CHECK(reduce == back.second + 1);
+    CHECK(rg.op(reduce).attr(Attr::comm_stream) == kFsdpReduceScatterStream);
+    CHECK(rg.op(reduce).attr(Attr::message_bytes) == static_cast<int64_t>(c.fc2_gathered));  // fp32 reduce
     const auto gshard = rl_uses(rg, rl_named(rg, "fc2.weight.grad_shard").id);
-    CHECK(gshard.first == back.second);
+    CHECK(gshard.first == reduce);
     CHECK(rg.op(gshard.second).phase == Phase::Optimizer);
+    CHECK(rl_reads(rg.op(rl_first_optimizer_op(rg)), rl_named(rg, "fc1.weight.grad_shard").id));
+    // Backward prefetch: fc1's backward all-gather is issued with fc2's, before fc2's first backward op.
+    const OpId fc1_again = rl_collective(rg, OpKind::AllGather, "fc1", Phase::Backward);
+    CHECK(fc1_again == back.first + 1);
+    CHECK(rg.op(fc1_again + 1).phase == Phase::Backward);
+    CHECK(rg.op(rg.op(fc1_again + 1).forward_op).block == 1);
     CHECK(rl_named(rg, "fc2.weight.grad_shard").bytes == rl_named(rg, "fc2.weight.shard").bytes);
     // Two all-gathers and a reduce-scatter per unit.
     CHECK(r.collectives.size() == 6);
@@ -175,6 +223,8 @@ TEST_CASE("FSDP without resharding, in bf16: one gather per unit held through ba
   CHECK(rl_named(rg, "fc2.weight").dtype == DType::BF16);
   CHECK(rl_named(rg, "grad.fc2.weight").bytes == 257 * 1024 * 2);  // autograd's, unpadded, in bf16
   CHECK(rl_named(rg, "fsdp.reduce_scatter_input.fc2").bytes == 258 * 1025 * 2);  // reduce in the param dtype
+  CHECK(rg.op(rl_collective(rg, OpKind::ReduceScatter, "fc2", Phase::Backward)).attr(Attr::message_bytes) ==
+        258 * 1025 * 2);
   for (const Tensor& t : rg.tensors()) CHECK(t.name.find(".regathered") == std::string::npos);
   const auto life = rl_uses(rg, rl_named(rg, "fc2.weight").id);
   CHECK(rg.op(life.first).phase == Phase::Forward);
@@ -202,4 +252,20 @@ TEST_CASE("ZeRO-1 and ZeRO-2 on 4 ranks: state sharded, gradients sharded at sta
   CHECK(rl_named(z2.graph, "fc2.weight.grad_shard").bytes == 266240);
   const auto full = rl_uses(z2.graph, rl_named(z2.graph, "grad.fc2.weight").id);
   CHECK(z2.graph.op(full.second).phase == Phase::Backward);  // freed once its bucket is reduce-scattered
+  // Stage 1: the buckets all-reduced; stage 2: reduce-scattered into the gradients' partitions, freed there. Both:
+  // the updated parameters all-gathered after the last update, in place.
+  std::map<OpKind, int> z1_kinds, z2_kinds;
+  for (const Op& o : z1.graph.ops()) ++z1_kinds[o.kind];
+  for (const Op& o : z2.graph.ops()) ++z2_kinds[o.kind];
+  CHECK(z1_kinds[OpKind::AllReduce] == 2);
+  CHECK(z2_kinds[OpKind::AllReduce] == 0);
+  CHECK(z2_kinds[OpKind::ReduceScatter] == 2);
+  CHECK(z1_kinds[OpKind::AllGather] == 1);
+  const OpId rs = rl_collective(z2.graph, OpKind::ReduceScatter, "zero.bucket.0", Phase::Backward);
+  CHECK(rl_writes(z2.graph.op(rs), rl_named(z2.graph, "fc2.weight.grad_shard").id));
+  CHECK(rl_uses(z2.graph, rl_named(z2.graph, "zero.bucket.0").id).second == rs);
+  const Op& gather = z2.graph.ops().back();
+  CHECK(gather.kind == OpKind::AllGather);
+  CHECK(gather.phase == Phase::Optimizer);
+  CHECK(gather.attr(Attr::message_bytes) == static_cast<int64_t>(rl_kParams));
 }

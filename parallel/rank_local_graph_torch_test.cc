@@ -71,7 +71,7 @@ TEST_CASE("dlsim's tiny Llama under FSDP2 on 2 and 4 ranks: rank 0's bytes are P
     const json& units = rank0.at("unsharded_per_unit");
     size_t gathers = 0;
     for (const CollectiveSite& c : r.collectives) {
-      if (c.kind != CollectiveKind::AllGather || c.tensors.empty() || r.graph.tensor(c.tensors[0]).name.ends_with(".regathered"))
+      if (c.kind != CollectiveKind::AllGather || c.outputs.empty() || r.graph.tensor(c.outputs[0]).name.ends_with(".regathered"))
         continue;
       ++gathers;
       INFO("unit " << c.unit);

@@ -4,11 +4,18 @@
 //  - The partition: each parameter's dim-0 chunk on rank 0 (model_state_sharding.h), the rule FSDP2 uses.
 //    DeepSpeed partitions one flat buffer of all parameters instead; the two differ by less than a row per
 //    parameter on a rank.
-//  - Stage 1 reduces gradients as DDP does (its bucket buffers, persistent; ddp_graph.cc), then each rank
-//    updates its partition.
+//  - Stage 1 reduces gradients as DDP does (its bucket buffers, persistent, all-reduced during the backward;
+//    ddp_graph.cc), then each rank updates its partition: PyTorch's ZeRO-1 (ZeroRedundancyOptimizer over DDP).
+//    DeepSpeed's stage 1 differs in when: with overlap_comm false (its default) reduce_gradients runs after the
+//    backward, in reduce_bucket_size buckets (5e8 elements), each reduced to the ranks that own its partitions
+//    (average_tensor) or all-reduced (reduce_scatter: false); that post-backward reduction is not modelled.
 //  - Stage 2: each full gradient is freed once its bucket (DDP's bucket order and caps) has been reduce-scattered;
 //    the bucket's flat buffer lives only at the op that completes it, and the gradient's partition, made there,
-//    until the optimizer step. DeepSpeed's fixed-size reduction buffer (reduce_bucket_size) and its contiguous
+//    until the optimizer step. The bucket is reduce-scattered on the process group's stream as soon as its last
+//    gradient is ready (DeepSpeed's stage 2 reduces from its gradient hooks), writing the gradients' partitions,
+//    which the update ops read.
+//  - After the step, the updated parameters are all-gathered (every rank's partition to every rank), in place on
+//    the replicas; the next iteration's forward waits for it (the iteration's end joins every stream). DeepSpeed's fixed-size reduction buffer (reduce_bucket_size) and its contiguous
 //    gradient partition are not modelled as such.
 #include "parallel/internal/layout_graphs.h"
 
@@ -36,7 +43,11 @@ RankLocalGraph zero_graph(const Graph& training, const ParallelLayout& layout) {
     TensorId bucket_tensor = static_cast<TensorId>(training.tensors().size());  // ddp_graph added them in order
     for (const DdpBucket& b : buckets) {
       const OpId ready = bucket_ready_op(params, b);
-      append_output(g, ready, bucket_tensor);
+      if (step >= 0) {  // no longer read by the step (ddp_graph's all-reduced bucket is)
+        std::vector<TensorId>& in = g.op(step).inputs;
+        in.erase(std::remove(in.begin(), in.end(), bucket_tensor), in.end());
+      }
+      std::vector<TensorId> grad_shards;
       for (size_t i : b.parameters) {
         const TrainedParameter& p = params[i];
         const FsdpLocalShard s = fsdp_local_shard(p.model_parameter, world, 0);
@@ -48,19 +59,37 @@ RankLocalGraph zero_graph(const Graph& training, const ParallelLayout& layout) {
         const TensorId gsid = add_tensor(r, std::move(gs), MemoryCategory::Gradients);
         replace_in_phase(g, Phase::Optimizer, p.grad, gsid);
         append_input(g, ready, p.grad);
-        append_output(g, ready, gsid);
+        grad_shards.push_back(gsid);
       }
-      r.collectives.push_back(CollectiveSite{CollectiveKind::ReduceScatter, ready, step, static_cast<uint64_t>(b.bytes),
-                                             layout.ranks, g.tensor(bucket_tensor).name, {bucket_tensor}});
+      CollectiveSite c;
+      c.kind = CollectiveKind::ReduceScatter;
+      c.issue_after = ready;
+      c.needed_by = step;
+      c.bytes = static_cast<uint64_t>(b.bytes);
+      c.ranks = layout.ranks;
+      c.stream_tag = kProcessGroupStream;
+      c.phase = Phase::Backward;
+      c.unit = g.tensor(bucket_tensor).name;
+      c.inputs = {bucket_tensor};
+      c.outputs = std::move(grad_shards);
+      r.collectives.push_back(std::move(c));
       ++bucket_tensor;
     }
   }
-  uint64_t param_bytes = 0;
-  for (const TrainedParameter& p : params) param_bytes += g.tensor(p.weight).bytes;
-  OpId last_update = -1;
-  for (const TrainedParameter& p : params) last_update = std::max(last_update, p.update);
-  r.collectives.push_back(CollectiveSite{CollectiveKind::AllGather, last_update, -1, param_bytes, layout.ranks,
-                                         "parameters", {}});
+  CollectiveSite gather;
+  gather.kind = CollectiveKind::AllGather;
+  for (const TrainedParameter& p : params) {
+    gather.bytes += g.tensor(p.weight).bytes;
+    gather.issue_after = std::max(gather.issue_after, p.update);
+    gather.inputs.push_back(p.weight);
+  }
+  gather.outputs = gather.inputs;
+  gather.needed_by = -1;
+  gather.ranks = layout.ranks;
+  gather.stream_tag = kProcessGroupStream;
+  gather.phase = Phase::Optimizer;
+  gather.unit = "parameters";
+  r.collectives.push_back(std::move(gather));
   rescale_optimizer_ops(g, params);
   return r;
 }

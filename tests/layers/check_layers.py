@@ -13,8 +13,8 @@ import sys
 LAYERS = [
     "common",
     "workloads",
-    "parallel",
     "hw",
+    "parallel",
     "policies",
     "program",
     "validate/gpu",
