@@ -83,9 +83,8 @@ class ModelBuilder {
   // the per-row log-sum-exp (B, heads, S) fp32. Keeps q, k, v, the output and the log-sum-exp; no S x S matrix.
   TensorId flash_attention(TensorId q, TensorId k, TensorId v, bool causal, const std::string& name = "");
   TensorId gelu(TensorId x, const std::string& name = "");
-  // transformers' gelu_new written out as Hugging Face's GPT-2 runs it (NewGELUActivation): one Gelu op (attr
-  // tanh_formula=1) [x] -> [y, tanh, 1 + tanh, 0.5 x, (x in fp32: under autocast)], the outputs after y being what
-  // autograd keeps of the eight elementwise ops; y is fp32 under autocast.
+  // transformers' gelu_new written out as Hugging Face's GPT-2 runs it (NewGELUActivation): its eight elementwise
+  // ops (and, under autocast, the fp32 cast of x pow reads), each its own op; y is fp32 under autocast.
   TensorId gelu_tanh_formula(TensorId x, const std::string& name = "");
   // A linear layer followed by GELU. Eager: Linear with its bias, then Gelu. Fused (NVIDIA's bias_gelu): Linear
   // without bias, then one Gelu kernel that adds the bias (attr fused_bias=1; its backward also writes the

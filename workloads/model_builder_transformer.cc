@@ -89,25 +89,42 @@ TensorId ModelBuilder::gelu(TensorId x, const std::string& name) {
   return y;
 }
 
-// transformers' NewGELUActivation ("gelu_new"): 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3)))),
-// eight elementwise ops. What autograd keeps of them: pow's input (under CUDA autocast pow runs in fp32, so the
-// fp32 cast of x), tanh's output, 1 + tanh and 0.5 * x (the final product's two factors); the products by a Python
-// scalar and the adds keep nothing. Under autocast tanh and what follows it are fp32 (the cast x promotes them),
-// 0.5 * x keeps x's dtype and the product of the two is fp32. One Gelu op (attr tanh_formula) whose outputs are
-// the result and those kept tensors; the transient ones (pow's output and the three before tanh) are never more
-// than two at once, fewer bytes than the kept outputs allocated with the op.
+namespace {
+
+// `x op c` for a Python scalar c: one input, the tensor's dtype (a Python scalar does not promote), and autograd
+// keeps nothing for it (MulBackward1 and AddBackward1 hold the scalar itself).
+TensorId scalar_op(Graph& g, OpKind kind, TensorId x, const std::string& name) {
+  const Tensor& t = g.tensor(x);
+  TensorId y = new_tensor(g, name + ".out", TensorKind::Activation, t.dtype, t.shape);
+  AttrValues attrs;
+  if (kind == OpKind::Add) attrs.push_back({Attr::inplace, 0});
+  emit(g, name, kind, {x}, {y}, static_cast<double>(numel(t.shape)), attrs);
+  return y;
+}
+
+}  // namespace
+
+// transformers' NewGELUActivation ("gelu_new"), 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3)))),
+// as eager PyTorch runs it: one kernel per operator, in Python's order (the profiled H200 step,
+// results/fidelity/data/h200-2026-11-28/traces.tar, runs exactly these per layer). Under CUDA autocast pow is an
+// fp32 op, so x is cast to fp32 first (a copy kernel) and everything after it is fp32: the add promotes (bf16 x +
+// fp32), and the final product of the bf16 0.5 * x and the fp32 1 + tanh is fp32. What autograd keeps: pow's
+// input (x, or its fp32 cast), tanh's output, and the final product's two factors (0.5 * x and 1 + tanh); the
+// products by and sums with a Python scalar keep nothing, so pow's output and the three tensors before tanh are
+// freed as soon as the next op has read them. The backward is the synthesizer's, op by op (training_backward.cc).
 TensorId ModelBuilder::gelu_tanh_formula(TensorId x, const std::string& name) {
   std::string n = auto_name("gelu", name);
-  auto s = shape_of(g_, x, n);
+  shape_of(g_, x, n);
   const DType xd = g_.tensor(x).dtype, wide = autocast() ? DType::F32 : xd;
-  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, wide, s);
-  TensorId t = new_tensor(g_, n + ".tanh", TensorKind::Activation, wide, s);
-  TensorId u = new_tensor(g_, n + ".one_plus_tanh", TensorKind::Activation, wide, s);
-  TensorId hx = new_tensor(g_, n + ".half_x", TensorKind::Activation, xd, s);
-  std::vector<TensorId> outs = {y, t, u, hx};
-  if (wide != xd) outs.push_back(new_tensor(g_, n + ".x_fp32", TensorKind::Activation, wide, s));  // pow's input
-  emit(g_, n, OpKind::Gelu, {x}, outs, 8.0 * static_cast<double>(numel(s)), {{Attr::tanh_formula, 1}});
-  return y;
+  TensorId half_x = scalar_op(g_, OpKind::Mul, x, n + ".half_x");  // 0.5 * x
+  TensorId xw = cast(x, wide, n + ".pow");                          // autocast: pow's input in fp32
+  const Tensor& xt = g_.tensor(xw);
+  TensorId cube = new_tensor(g_, n + ".pow.out", TensorKind::Activation, wide, xt.shape);
+  emit_other(g_, n + ".pow", OtherOp::Pow, {xw}, {cube}, 2.0 * static_cast<double>(numel(xt.shape)));
+  TensorId inner = add(x, scalar_op(g_, OpKind::Mul, cube, n + ".mul_cube"), false, n + ".add_x");  // x + 0.044715 x^3
+  TensorId t = tanh(scalar_op(g_, OpKind::Mul, inner, n + ".mul_sqrt_2_over_pi"), n + ".tanh");
+  TensorId one_plus_t = scalar_op(g_, OpKind::Add, t, n + ".one_plus_tanh");
+  return mul(half_x, one_plus_t, n + ".mul");
 }
 
 TensorId ModelBuilder::linear_gelu(TensorId x, int64_t out_features, const std::string& linear_name,

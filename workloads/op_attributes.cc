@@ -93,8 +93,6 @@ const AttrInfo kAttributes[] = {
     {Attr::stride, "stride", false, "a pooling window's stride"},
     {Attr::stride_h, "stride_h", false, "the convolution's vertical stride"},
     {Attr::stride_w, "stride_w", false, "the convolution's horizontal stride"},
-    {Attr::tanh_formula, "tanh_formula", false,
-     "GELU as transformers' gelu_new writes it (pow, tanh, adds and products: each kept tensor an output)"},
     {Attr::tf32, "tf32", false, "whether an fp32 convolution or matrix product may use TF32 tensor cores"},
     {Attr::transpose_b, "transpose_b", false, "b is given as (..., N, K) and read transposed"},
     {Attr::view, "view", false, "a view: no data moves (training graphs elide it)"},
@@ -127,7 +125,7 @@ const std::vector<KindRef>& forward_kinds() {
       {OpKind::Pad}, {OpKind::Softmax}, {OpKind::LayerNorm}, {OpKind::Gelu}, {OpKind::Embedding},
       {OpKind::CrossEntropyLoss}, {OpKind::RmsNorm}, {OpKind::Rotary}, {OpKind::RepeatKv}, {OpKind::Silu},
       {OpKind::FlashAttention}, {OpKind::Copy}, {OpKind::Other, OtherOp::Select}, {OpKind::Other, OtherOp::Tanh},
-      {OpKind::Other, OtherOp::Lrn}, {OpKind::Other, OtherOp::RotaryEmbedding},
+      {OpKind::Other, OtherOp::Lrn}, {OpKind::Other, OtherOp::RotaryEmbedding}, {OpKind::Other, OtherOp::Pow},
   };
   return kinds;
 }
@@ -165,7 +163,7 @@ const std::vector<KindAttributes>& kinds() {
       {{OpKind::Pad}, {{Attr::pad_begin}, {Attr::pad_end}}},
       {{OpKind::Softmax}, {{Attr::axis}, {Attr::fused_mask_dropout, 0}, {Attr::p_ppm}}},  // p_ppm: fused only
       {{OpKind::LayerNorm}, {{Attr::normalized}}},
-      {{OpKind::Gelu}, {{Attr::fused_bias, 0}, {Attr::tanh_formula, 0}}},
+      {{OpKind::Gelu}, {{Attr::fused_bias, 0}}},
       {{OpKind::Embedding}, {{Attr::vocab}, {Attr::dim}}},
       {{OpKind::CrossEntropyLoss}, {{Attr::classes}, {Attr::rows}}},
       {{OpKind::RmsNorm}, {{Attr::normalized}, {Attr::has_x_fp32, 0}}},
@@ -178,6 +176,7 @@ const std::vector<KindAttributes>& kinds() {
       {{OpKind::Copy}, {{Attr::cast, 0}, {Attr::autograd_clone, 0}}},
       {{OpKind::Other, OtherOp::Select}, {{Attr::axis}, {Attr::index}}},
       {{OpKind::Other, OtherOp::Tanh}, {}},
+      {{OpKind::Other, OtherOp::Pow}, {}},
       {{OpKind::Other, OtherOp::Lrn}, {{Attr::lrn_size}}},
       {{OpKind::Other, OtherOp::RotaryEmbedding}, {{Attr::head_dim}}},
       // an Other op of no sub-kind carries nothing (a backend refuses it)

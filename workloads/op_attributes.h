@@ -24,8 +24,8 @@ enum class Attr : uint8_t {
   fused_mask_dropout, fused_relu, grad_all_reduce, groups, has_x_fp32, head_dim, heads, in_channels, in_features,
   index, inplace, k, kernel, kernel_h, kernel_w, layout_transpose, lrn_size, m, macs, message_bytes, multi_tensor, n,
   n_rep, normalized, ns, out_channels, out_features, out_h, out_w, p_ppm, pad, pad_begin, pad_end, pad_h, pad_w,
-  perm, ranks, ranks_per_node, rows, seq, seq_major, sm_permille, stride, stride_h, stride_w, tanh_formula, tf32,
-  transpose_b, view, vocab,
+  perm, ranks, ranks_per_node, rows, seq, seq_major, sm_permille, stride, stride_h, stride_w, tf32, transpose_b,
+  view, vocab,
 };
 inline constexpr size_t kAttrCount = static_cast<size_t>(Attr::vocab) + 1;
 

@@ -83,6 +83,7 @@ const char* to_string(OtherOp o) {
     case OtherOp::ReduceBroadcast: return "reduce_broadcast";
     case OtherOp::AmpUnscale: return "amp_unscale";
     case OtherOp::StandIn: return "stand_in";
+    case OtherOp::Pow: return "pow";
   }
   return "?";
 }

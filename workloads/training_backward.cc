@@ -4,6 +4,7 @@
 #include "workloads/internal/training_synthesizer.h"
 
 #include "workloads/collective_graph_op.h"
+#include "workloads/internal/model_builder_helpers.h"  // wider
 #include "workloads/tensor_parallel.h"
 
 namespace dlsim::workloads_internal {
@@ -42,7 +43,7 @@ void Synthesizer::backward_of(const Op& fwd_ref) {
     case OpKind::Transpose: return transpose_backward(fwd, gy);
     case OpKind::Embedding: return embedding_backward(fwd, gy, n_out);
     case OpKind::Add: return add_backward(fwd, gy);
-    case OpKind::Mul:
+    case OpKind::Mul: return mul_backward(fwd, gy);
     case OpKind::MatMul: return product_backward(fwd, gy);
     case OpKind::Concat: return concat_backward(fwd, gy);
     // Megatron's g (workloads/tensor_parallel.h): a forward all-reduce of partial sums passes the gradient through
@@ -52,6 +53,11 @@ void Synthesizer::backward_of(const Op& fwd_ref) {
     case OpKind::AllGather:
     case OpKind::ReduceScatter: return sequence_collective_backward(fwd, gy);
     case OpKind::Broadcast: fail(fwd.name, std::string("no backward rule for a forward ") + to_string(fwd.kind));
+    case OpKind::Other:
+      // tanh_backward(grad, result): TanhBackward0 keeps the output only
+      if (fwd.other == OtherOp::Tanh) return static_cast<void>(unary(fwd, gy, OpKind::Other, {fwd.outputs[0]}, 2 * n_out));
+      if (fwd.other == OtherOp::Pow) return pow_backward(fwd, gy, n_out);
+      return generic_backward(fwd, gy);
     default: return generic_backward(fwd, gy);
   }
 }
@@ -199,11 +205,6 @@ void Synthesizer::softmax_backward(const Op& fwd, TensorId gy, double n_out) {
 
 void Synthesizer::gelu_backward(const Op& fwd, TensorId gy, double n_out) {
   const auto& in = fwd.inputs;
-  if (fwd.has_attr(Attr::tanh_formula)) {  // pow's input (x, or its fp32 cast), tanh, 1 + tanh, 0.5 x
-    const auto& o = fwd.outputs;
-    unary(fwd, gy, OpKind::GeluBwd, {o.size() > 4 ? o[4] : in[0], o[1], o[2], o[3]}, 2 * fwd.flops);
-    return;
-  }
   if (!fwd.has_attr(Attr::fused_bias)) {
     unary(fwd, gy, OpKind::GeluBwd, {in[0]}, fwd.flops);
     return;
@@ -262,7 +263,65 @@ void Synthesizer::embedding_backward(const Op& fwd, TensorId gy, double n_out) {
   contribute(fwd, fwd.inputs[1], gw);
 }
 
-// Mul and MatMul: d/da needs b, d/db needs a.
+// Mul of two tensors: MulBackward0, one kernel per operand that needs a gradient (grad * other, in the dtype the
+// two promote to; the other operand's first, as the profiled step runs them), each cast to its operand's dtype where
+// that is narrower (the engine's validate_outputs), as PyTorch does for autocast's bf16 x fp32 products. Mul by a
+// Python scalar (one input): grad * c, keeping nothing.
+void Synthesizer::mul_backward(const Op& fwd, TensorId gy) {
+  const auto& in = fwd.inputs;
+  const double n = static_cast<double>(numel(g_.tensor(gy).shape));
+  if (in.size() == 1) {
+    unary(fwd, gy, OpKind::MulBwd, {}, n);
+    return;
+  }
+  if (g_.tensor(in[0]).shape != g_.tensor(in[1]).shape) return product_backward(fwd, gy);  // a broadcast operand
+  for (size_t i : {size_t{1}, size_t{0}}) {
+    if (!rg(in[i])) continue;
+    const TensorId other = in[1 - i];
+    const Tensor& x = g_.tensor(in[i]);
+    const DType dt = wider(g_.tensor(gy).dtype, g_.tensor(other).dtype);
+    TensorId gx = new_grad(in[i]);
+    if (dt == x.dtype) {
+      emit(fwd, OpKind::MulBwd, ".bwd" + std::to_string(i), {gy, other}, {gx}, n);
+    } else {
+      Tensor wide = g_.tensor(gx);
+      wide.name += "." + std::string(to_string(dt));
+      wide.dtype = dt;
+      wide.bytes = x.bytes / dtype_bytes(x.dtype) * dtype_bytes(dt);
+      const TensorId gw = add(std::move(wide));
+      emit(fwd, OpKind::MulBwd, ".bwd" + std::to_string(i), {gy, other}, {gw}, n);
+      Op& c = g_.op(emit(fwd, OpKind::Copy, ".bwd_cast" + std::to_string(i), {gw}, {gx}, 0));
+      c.attrs = Attrs();
+      c.set_attr(Attr::cast, 1);
+    }
+    contribute(fwd, in[i], gx);
+  }
+}
+
+// pow_backward(grad, self, c) = grad * (c * self.pow(c - 1)): three kernels (the power, the product by c, the
+// product by the gradient), from the input PowBackward0 keeps; the two intermediates live only between them.
+void Synthesizer::pow_backward(const Op& fwd, TensorId gy, double n_out) {
+  TensorId gx = grad_for(fwd, 0);
+  if (gx == kNoTensor) return;
+  const TensorId x = fwd.inputs[0];
+  auto scratch = [&](const std::string& suffix) {
+    Tensor t = g_.tensor(x);
+    t.name = fwd.name + suffix;
+    t.kind = TensorKind::Activation;
+    t.learnable = t.persistent = false;
+    t.grad_of = kNoTensor;
+    return add(std::move(t));
+  };
+  const TensorId sq = scratch(".bwd_pow.out"), scaled = scratch(".bwd_mul_exponent.out");
+  emit(fwd, OpKind::Other, ".bwd_pow", {x}, {sq}, 2 * n_out);
+  Op& m = g_.op(emit(fwd, OpKind::Mul, ".bwd_mul_exponent", {sq}, {scaled}, n_out));
+  m.other = OtherOp::None;
+  Op& p = g_.op(emit(fwd, OpKind::Mul, ".bwd_mul_grad", {gy, scaled}, {gx}, n_out));
+  p.other = OtherOp::None;
+  contribute(fwd, x, gx);
+}
+
+// MatMul (and a Mul with a broadcast operand): d/da needs b, d/db needs a.
 void Synthesizer::product_backward(const Op& fwd, TensorId gy) {
   const auto& in = fwd.inputs;
   TensorId ga = grad_for(fwd, 0), gb = grad_for(fwd, 1);
@@ -313,7 +372,7 @@ OpId Synthesizer::unary(const Op& fwd, TensorId gy, OpKind kind, std::vector<Ten
 // Add passes its gradient through to both operands (the same tensor, as AddBackward0 does); an operand
 // that was broadcast receives the gradient summed down to its shape.
 void Synthesizer::add_backward(const Op& fwd, TensorId gy) {
-  for (size_t i = 0; i < 2; ++i) {
+  for (size_t i = 0; i < fwd.inputs.size(); ++i) {  // one input: a sum with a Python scalar
     TensorId x = fwd.inputs[i];
     if (!rg(x)) continue;
     if (g_.tensor(x).shape == g_.tensor(gy).shape && g_.tensor(x).dtype != g_.tensor(gy).dtype) {

@@ -74,6 +74,8 @@ class Synthesizer {
   void transpose_backward(const Op& fwd, TensorId gy);
   void embedding_backward(const Op& fwd, TensorId gy, double n_out);
   void add_backward(const Op& fwd, TensorId gy);
+  void mul_backward(const Op& fwd, TensorId gy);
+  void pow_backward(const Op& fwd, TensorId gy, double n_out);
   void product_backward(const Op& fwd, TensorId gy);
   void concat_backward(const Op& fwd, TensorId gy);
   void generic_backward(const Op& fwd, TensorId gy);
