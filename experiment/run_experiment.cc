@@ -40,25 +40,6 @@ void check_max_streams(const Experiment& e) {
                           " streams (CUDA_DEVICE_MAX_CONNECTIONS hardware work queues; more streams share queues)");
 }
 
-namespace {
-
-// A replayed forward op reads the tensors its forward op read: under FSDP with reshard_after_forward, the unit's
-// gathered parameters of the forward, which would then stay allocated from the forward to the recomputation
-// instead of being freed after the forward and gathered again (the simulator launches an op with its own inputs).
-// Until a replay can read the backward's gathered copy, that combination is refused rather than overstated.
-void check_replays_under_fsdp(const Experiment& e, const SwapPlanning& swap) {
-  const parallel::ParallelLayout& l = e.parallel;
-  if (l.is_single() || l.layout != parallel::Layout::Fsdp || !l.reshard_after_forward ||
-      l.wrap != parallel::FsdpWrap::Blocks || swap.result.plan.recomputations.empty())
-    return;
-  throw ConfigError(e.file, l.line, "parallel.reshard_after_forward",
-                    "FSDP with reshard_after_forward and a plan that recomputes (swap: " + e.swap.label() +
-                        ") is not yet supported: the recomputed forward would hold each unit's gathered parameters "
-                        "from its forward to its recomputation; use reshard_after_forward: false (or wrap: root)");
-}
-
-}  // namespace
-
 PreparedExperiment prepare_experiment(const Experiment& e) { return prepare_experiment(e, build_experiment_graph(e)); }
 
 PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph) {
@@ -116,7 +97,6 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   // On the schedule's streams, one or several (the lowering orders copies on all).
   try {  // a policy's parameter found wrong only now (checkmate's max_ops), or its solver missing
     p.swap = plan_swaps(e, p.graph, p.schedule, p.hw, p.program);
-    check_replays_under_fsdp(e, *p.swap);
   } catch (const ConfigError& err) {
     if (!err.file().empty()) throw;
     throw ConfigError(e.file, e.swap.line, err.key().empty() ? "swap" : "swap." + err.key(), err.message());

@@ -7,7 +7,8 @@
 //    forward op. With reshard_after_forward they are freed after its last forward op and gathered again before
 //    its first backward op, freed after its last; without it (and always for the root, which FSDP2 never
 //    reshards after forward) they stay until the unit's backward is done. The training graph's parameter tensor
-//    becomes the forward's gathered copy (the compute ops read it as before), ".regathered" the backward's.
+//    becomes the forward's gathered copy (the compute ops read it as before), ".regathered" the backward's; a
+//    recomputed forward op reads the regathered copy (Graph::replay_source), as checkpointing inside FSDP2 does.
 //  - Autograd writes each unsharded gradient in the param dtype; the unit's post-backward hook copies them into
 //    one reduce-scatter input (the padded unsharded size, in reduce_dtype), frees them and reduce-scatters into
 //    the sharded gradient, which the optimizer reads. The copy stands on the unit's last backward op: the
@@ -126,6 +127,7 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
         again.name = orig.name + ".regathered";
         const TensorId aid = add_tensor(r, std::move(again), MemoryCategory::GatheredParameters);
         replace_in_phase(g, Phase::Backward, p.weight, aid);
+        g.replay_source[p.weight] = aid;  // a recomputation runs in the unit's backward, after the regather
         u.regathered.push_back(aid);
       }
 

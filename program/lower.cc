@@ -195,7 +195,8 @@ void Lowerer::lower_op(int pos) {
     arrival_waited_[ti] |= uint64_t{1} << s;
   }
   for (TensorId t : touched)
-    if (!g_.tensor(t).persistent && first_[static_cast<size_t>(t)] == pos) alloc(t, s);
+    if (!g_.tensor(t).persistent && first_[static_cast<size_t>(t)] == pos && !resident_[static_cast<size_t>(t)])
+      alloc(t, s);  // unless a replay before the op made it (an FSDP unit's regathered parameters)
   // A workspace of 0 bytes (a calibrated algorithm that needs none) is no allocation at all.
   const bool ws = op.workspace != kNoTensor && alloc_bytes(p_, g_, op.workspace) > 0;
   if (ws) emit(CmdKind::Alloc, s, -1, op.workspace);

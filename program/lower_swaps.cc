@@ -31,15 +31,23 @@ void Lowerer::replay(size_t r, int pos) {
   };
   std::map<TensorId, size_t> last_reader;  // within the replay
   for (size_t j = 0; j < rc.ops.size(); ++j)
-    for (TensorId t : g_.op(rc.ops[j]).inputs) last_reader[t] = j;
+    for (TensorId t : g_.replay_inputs(g_.op(rc.ops[j]))) last_reader[t] = j;
   std::vector<std::pair<TensorId, size_t>> transient;  // allocated for the replay only: freed after this index
   for (size_t j = 0; j < rc.ops.size(); ++j) {
     const Op& op = g_.op(rc.ops[j]);
-    for (TensorId t : op.inputs)
+    const std::vector<TensorId> inputs = g_.replay_inputs(op);  // FSDP: the unit's regathered parameters
+    for (TensorId t : inputs) {  // a tensor whose lifetime starts at the op the replay stands before: made now
+      const auto ti = static_cast<size_t>(t);
+      if (!resident_[ti] && !g_.tensor(t).persistent && first_[ti] == pos) alloc(t, s);
+    }
+    for (TensorId t : inputs)
       if (!resident_[static_cast<size_t>(t)])
-        fail(who + ": op '" + op.name + "' reads tensor '" + g_.tensor(t).name + "', which is not on the device then");
+        fail(who + ": op '" + op.name + "' reads tensor '" + g_.tensor(t).name + "', which is not on the device then" +
+             (first_[static_cast<size_t>(t)] > pos ? " (its lifetime starts at position " +
+                                                         std::to_string(first_[static_cast<size_t>(t)]) + ", after the replay)"
+                                                   : ""));
     std::vector<TensorId> touched;
-    for (const auto* v : {&op.inputs, &op.outputs})
+    for (const auto* v : {&inputs, &op.outputs})
       for (TensorId t : *v)
         if (std::find(touched.begin(), touched.end(), t) == touched.end()) touched.push_back(t);
     for (TensorId t : touched) {
@@ -62,6 +70,7 @@ void Lowerer::replay(size_t r, int pos) {
     const bool ws = op.workspace != kNoTensor && alloc_bytes(p_, g_, op.workspace) > 0;
     if (ws) emit(CmdKind::Alloc, s, -1, op.workspace);
     emit(CmdKind::Launch, s, op.id);
+    out_->back().replay = true;
     for (TensorId t : touched) note_use(users_[static_cast<size_t>(t)], s, pos);
     for (TensorId t : op.outputs) note_use(writers_[static_cast<size_t>(t)], s, pos);
     if (ws) emit(CmdKind::Free, s, -1, op.workspace);

@@ -34,6 +34,7 @@ struct Command {
   OpId op = -1;
   TensorId tensor = kNoTensor;
   int32_t event = -1;
+  bool replay = false;  // Launch: a recomputation's replay, reading Graph::replay_inputs
 };
 
 struct Program {

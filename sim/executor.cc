@@ -261,7 +261,7 @@ bool Engine::host_issue(const Command& c) {
         if (t != kNoTensor && !live_[static_cast<size_t>(t)])
           bad("launch of op '" + op.name + "' uses tensor '" + g.tensor(t).name + "', which is not allocated");
       };
-      for (TensorId t : op.inputs) check(t);
+      for (TensorId t : c.replay ? g.replay_inputs(op) : op.inputs) check(t);
       for (TensorId t : op.outputs) check(t);
       if (op.workspace != kNoTensor && alloc_bytes(prog_, g, op.workspace) > 0) check(op.workspace);  // 0 B: never allocated
       break;

@@ -146,6 +146,14 @@ OpId Graph::add_op(Op o) {
 
 // One pass over the ops in issue order, remembering per tensor its last writer and the readers since that
 // write: linear in the number of tensor accesses. Edges are deduplicated per target op.
+std::vector<TensorId> Graph::replay_inputs(const Op& op) const {
+  std::vector<TensorId> in = op.inputs;
+  if (replay_source.empty()) return in;
+  for (TensorId& t : in)
+    if (auto it = replay_source.find(t); it != replay_source.end()) t = it->second;
+  return in;
+}
+
 Graph::Dag Graph::dag() const {
   Dag d(ops_.size());
   std::vector<OpId> last_writer(tensors_.size(), -1);

@@ -107,6 +107,13 @@ class Graph {
   // checkpointing segments (policies/swap/checkpoint/checkpoint_swap.h). Empty for a model without a block structure (VGG,
   // an ONNX import). Op::block indexes it.
   std::vector<std::string> blocks;
+  // Where a recomputation's replayed op reads another tensor than its forward op read: X -> Y. FSDP with
+  // reshard_after_forward sets gathered -> regathered parameter (parallel/fsdp_graph.cc): as under FSDP2 with
+  // activation checkpointing, the recomputation runs inside the unit's backward, after its all-gather. Empty: a
+  // replay reads what the forward op read.
+  std::map<TensorId, TensorId> replay_source;
+  // An op's inputs as a replay of it reads them (replay_source applied).
+  std::vector<TensorId> replay_inputs(const Op& op) const;
 
   TensorId add_tensor(Tensor t);  // assigns the id
   OpId add_op(Op o);              // assigns the id; appends to the issue order

@@ -65,7 +65,7 @@ std::vector<std::string> check_memory_reuse(const Graph& g, const Program& p, co
         if (r == ops.end() || k >= r->second.size()) break;
         const OpRecord& rec = *r->second[k];
         const Op& op = g.op(c.op);
-        for (TensorId t : op.inputs) touch(t, rec.start, rec.end);
+        for (TensorId t : c.replay ? g.replay_inputs(op) : op.inputs) touch(t, rec.start, rec.end);
         for (TensorId t : op.outputs) touch(t, rec.start, rec.end);
         touch(op.workspace, rec.start, rec.end);
         break;

@@ -12,8 +12,16 @@ namespace {
 
 enum class Held : uint8_t { Absent, Current, Stale };
 
-bool touches(const Op& op, TensorId t) {
-  return std::count(op.inputs.begin(), op.inputs.end(), t) || std::count(op.outputs.begin(), op.outputs.end(), t);
+// What a launch reads: a replay reads Graph::replay_inputs (FSDP: the regathered parameters), a first run the
+// op's inputs.
+std::vector<TensorId> reads(const Graph& g, const Command& c) {
+  return c.replay ? g.replay_inputs(g.op(c.op)) : g.op(c.op).inputs;
+}
+
+bool touches(const Graph& g, const Command& c, TensorId t) {
+  const std::vector<TensorId> in = reads(g, c);
+  const Op& op = g.op(c.op);
+  return std::count(in.begin(), in.end(), t) || std::count(op.outputs.begin(), op.outputs.end(), t);
 }
 
 // Part one: the data each command sees, walking setup and two iterations in host order.
@@ -56,8 +64,9 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
           auto own_state = [&](TensorId x) {  // persistent state the op updates in place (batch-norm statistics)
             return g.tensor(x).persistent && std::count(op.outputs.begin(), op.outputs.end(), x);
           };
-          for (size_t k = 0; replay && k < op.inputs.size(); ++k) {
-            const TensorId x = op.inputs[k];
+          const std::vector<TensorId> in = reads(g, c);  // a replay's regathered parameter holds the same values
+          for (size_t k = 0; replay && k < in.size(); ++k) {
+            const TensorId x = in[k];
             if (!own_state(x) && version[static_cast<size_t>(x)] != read_as_before->second[k])
               problems.push_back(at + "op '" + op.name + "' runs again reading tensor " + name(x) +
                                  ", which changed since its first run: the recomputed value would differ");
@@ -74,7 +83,7 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
             std::vector<uint64_t>& v = read_first[c.op];
             for (TensorId x : op.inputs) v.push_back(version[static_cast<size_t>(x)]);
           }
-          for (TensorId x : op.inputs) {
+          for (TensorId x : in) {
             const Held h = held[static_cast<size_t>(x)];
             if (h == Held::Absent) problems.push_back(at + "op '" + op.name + "' reads tensor " + name(x) + " while it is off the device");
             if (h == Held::Stale) problems.push_back(at + "op '" + op.name + "' reads tensor " + name(x) + " before it is back on the device");
@@ -187,7 +196,7 @@ void check_host_step_times(const Graph& g, const Program& p, const Trace& tr, co
   for (size_t i = 0; i < cmds.size(); ++i) {
     if (cmds[i].kind != CmdKind::CopyIn || !before[i] || !host_written[static_cast<size_t>(cmds[i].tensor)]) continue;
     for (size_t q = 0; q < cmds.size(); ++q)
-      if (cmds[q].kind == CmdKind::Launch && touches(g.op(cmds[q].op), cmds[i].tensor)) {
+      if (cmds[q].kind == CmdKind::Launch && touches(g, cmds[q], cmds[i].tensor)) {
         if (op_of[q] && op_of[q]->start < before[i]->end)
           problems.push_back("op '" + g.op(cmds[q].op).name + "' started before the copy back of tensor " +
                              name(cmds[i].tensor) + " in the iteration before ended");
@@ -235,7 +244,7 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
     if (c.kind == CmdKind::Alloc) last_write.erase(c.tensor);
     if (c.kind != CmdKind::Launch && c.kind != CmdKind::HostCompute) continue;
     const Op& op = g.op(c.op);
-    for (TensorId x : op.inputs) {
+    for (TensorId x : c.kind == CmdKind::Launch ? reads(g, c) : op.inputs) {
       auto w = last_write.find(x);
       if (w == last_write.end() || w->second == q || !op_of[q] || !op_of[w->second]) continue;
       if (op_of[q]->start < op_of[w->second]->end)
@@ -248,7 +257,7 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
   auto first_use_from = [&](TensorId u, size_t j) -> const TimeNs* {
     for (size_t q = j; q < cmds.size(); ++q) {
       const Command& c = cmds[q];
-      if (c.kind == CmdKind::Launch && touches(g.op(c.op), u)) return op_of[q] ? &op_of[q]->start : nullptr;
+      if (c.kind == CmdKind::Launch && touches(g, c, u)) return op_of[q] ? &op_of[q]->start : nullptr;
       if ((c.kind == CmdKind::CopyIn || c.kind == CmdKind::CopyOut) && c.tensor == u) return copy_of[q] ? &copy_of[q]->start : nullptr;
       if (c.kind == CmdKind::Free && c.tensor == u) return nullptr;
     }
@@ -261,7 +270,7 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
     const CopyRecord& cr = *copy_of[i];
     if (c.kind == CmdKind::CopyIn) {
       for (size_t q = i + 1; q < cmds.size(); ++q)
-        if (cmds[q].kind == CmdKind::Launch && touches(g.op(cmds[q].op), c.tensor)) {
+        if (cmds[q].kind == CmdKind::Launch && touches(g, cmds[q], c.tensor)) {
           if (op_of[q] && op_of[q]->start < cr.end)
             problems.push_back("op '" + g.op(cmds[q].op).name + "' started before the copy-in of tensor " + name(c.tensor) + " ended");
           break;

@@ -6,7 +6,8 @@
 //   until a copy-in fills it. A launch may touch only current tensors ("used while off the device"), a
 //   copy-out needs a current tensor, and a copy-in needs a host copy that is current (a copy-out with no
 //   write since). An op launched again in an iteration (recomputed) must read the values it read at its first
-//   launch there (persistent state it updates in place aside), so that it writes the same values again.
+//   launch there (persistent state it updates in place aside), so that it writes the same values again; a
+//   launch marked Command::replay reads Graph::replay_inputs (FSDP's regathered copy of a gathered parameter).
 // - Time, in the trace's last iteration: each copy-in ends before the first launch that reads the tensor
 //   after it starts ("not back before its use"); each copy-out starts after the last launch that wrote the
 //   tensor before it ends, and ends before any device work touches memory that reuses the tensor's freed

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 
 #include "common/atomic_file.h"
 #include "common/config_error.h"
@@ -106,6 +107,12 @@ void read_attributes(const json& attrs, Op& o, const std::string& file, const st
 }  // namespace
 
 json program_file_to_json(const ProgramFile& p) {
+  // The plan format has no replay inputs yet: a replay there would read the forward's (freed) gathered copy.
+  if (!p.graph.replay_source.empty())
+    for (const Command& c : p.program.iteration)
+      if (c.replay)
+        throw std::invalid_argument("plan file: a recomputation that reads FSDP's regathered parameters "
+                                    "(Graph::replay_source) cannot be written for the GPU harness yet");
   json tensors = json::array();
   for (const Tensor& t : p.graph.tensors()) {
     tensors.push_back({{"id", t.id}, {"name", t.name}, {"kind", to_string(t.kind)}, {"dtype", to_string(t.dtype)},

@@ -285,7 +285,7 @@ std::vector<std::pair<TensorId, int>> replay_reads(const Graph& g, const SwapPla
     for (OpId o : rc.ops) {
       if (o < 0 || static_cast<size_t>(o) >= no) break;
       const Op& op = g.op(o);
-      for (TensorId t : op.inputs)
+      for (TensorId t : g.replay_inputs(op))
         if (t >= 0 && static_cast<size_t>(t) < nt && !g.tensor(t).persistent &&
             std::find(made.begin(), made.end(), t) == made.end())
           out.push_back({t, rc.before});

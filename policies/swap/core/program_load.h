@@ -53,7 +53,7 @@ class ProgramLoad {
 // Indexed [recomputation][drop].
 std::vector<std::vector<int>> resolve_drop_points(const Graph& g, const std::vector<OpId>& order, const SwapPlan& plan);
 
-// What each replay reads that it does not make itself: (tensor, the replay's `before`), persistent tensors left
+// What each replay reads (Graph::replay_inputs) that it does not make itself: (tensor, the replay's `before`), persistent tensors left
 // out. The lowering keeps such a tensor allocated until the replay, as a use there (torch.utils.checkpoint keeps a
 // segment's inputs until its backward); ProgramLoad counts it so. Recomputations naming ops outside the graph
 // are skipped (the lowering rejects them).
