@@ -9,8 +9,6 @@
 #include <benchmark/benchmark.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -33,9 +31,8 @@ std::string llama3_70b_config_path() {
   return p.string();
 }
 
-// A metric of the run, 0 when the run does not report it as a number.
+// A metric of the run, 0 when the run does not report it as a number (an iteration that did not complete).
 double number_or_zero(const nlohmann::json& j, const char* key) {
-  if (getenv("DLSIM_BENCH_DUMP")) fprintf(stderr, "%s\n", j.dump().c_str());
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
 }
 
