@@ -246,9 +246,14 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   settings.attention = e.attention;
   settings.training = training_options(e);
   settings.max_graph_nodes = e.max_graph_nodes;
+  settings.tp = e.parallel.tp;  // tensor parallelism on a model built whole: named at the parallel: section
+  settings.sequence_parallel = e.parallel.sequence_parallel;
+  settings.tp_across_nodes = e.parallel.tp_across_nodes;
   try {
     check_model_settings(e.model, settings);
   } catch (const ConfigError& err) {
+    if (err.key() == "tp" || err.key() == "sequence_parallel" || err.key() == "tp_across_nodes")
+      throw ConfigError(e.file, e.parallel.line, "parallel." + err.key(), err.message());
     m.fail(err.key(), err.message());
   }
   return e;

@@ -17,7 +17,24 @@ ModelOptions model_options(const Experiment& e) {
   mo.attention = e.attention;
   mo.training = training_options(e);
   mo.max_graph_nodes = e.max_graph_nodes;
+  // Tensor parallelism is written in the parallel: section only (one source of truth: the model section has no
+  // tp key); the builder makes the graph one rank's of the tp group.
+  mo.tp = e.parallel.tp;
+  mo.sequence_parallel = e.parallel.sequence_parallel;
+  mo.tp_across_nodes = e.parallel.tp_across_nodes;
   return mo;
+}
+
+// Whether a builder's error is about the tensor-parallel options: their own keys, or a size that tp does not
+// divide (workloads/tensor_parallel.cc: "... not divisible by the tensor-parallel degree", "sequence parallelism
+// splits ..."). Those are fixed in the parallel: section, so they are reported there.
+bool tensor_parallel_error(const ConfigError& err, const Experiment& e) {
+  if (e.parallel.tp == 1 && !e.parallel.sequence_parallel && !e.parallel.tp_across_nodes) return false;
+  const std::string& k = err.key();
+  const std::string& m = err.message();
+  return k == "tp" || k == "sequence_parallel" || k == "tp_across_nodes" ||
+         m.find("tensor-parallel") != std::string::npos || m.find("tensor parallelism") != std::string::npos ||
+         m.find("sequence parallelism") != std::string::npos;
 }
 
 }  // namespace
@@ -27,6 +44,11 @@ Graph build_experiment_graph(const Experiment& e) {
     return build_training_graph(e.model, model_options(e));
   } catch (const ConfigError& err) {
     // The builder names the model and the layer; the experiment file is what the user edits.
+    if (tensor_parallel_error(err, e)) {
+      const std::string key = err.key() == "sequence_parallel" || err.key() == "tp_across_nodes" ? err.key() : "tp";
+      throw ConfigError(e.file, e.parallel.line, "parallel." + key,
+                        err.message() + " (model " + e.model + ")");
+    }
     if (e.file.empty() || err.file() == e.file) throw;
     throw ConfigError(e.file, 0, "model", err.what());
   }
@@ -44,6 +66,8 @@ GraphCache::Key GraphCache::key_of(const Experiment& e) {
           static_cast<int>(e.memory_format),
           static_cast<int>(e.kernels),
           e.max_graph_nodes,
+          e.parallel.tp,
+          static_cast<int>(e.parallel.sequence_parallel) + 2 * static_cast<int>(e.parallel.tp_across_nodes),
           e.file};
 }
 

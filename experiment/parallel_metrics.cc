@@ -13,7 +13,7 @@ namespace {
 
 // The Llama-family count when the graph has a token embedding (an Embedding op reading a learnable [vocab,
 // hidden] table and [batch, seq] ids) and blocks; false otherwise.
-bool transformer_count(const Graph& g, ModelFlops& out) {
+bool transformer_count(const Graph& g, int64_t tp, ModelFlops& out) {
   if (g.blocks.empty()) return false;
   for (const Op& o : g.ops()) {
     if (o.phase != Phase::Forward || o.kind != OpKind::Embedding) continue;
@@ -33,7 +33,9 @@ bool transformer_count(const Graph& g, ModelFlops& out) {
     const double seq = static_cast<double>(g.tensor(ids).shape[1]);
     const double batch = static_cast<double>(g.tensor(ids).shape[0]);
     const double layers = static_cast<double>(g.blocks.size());
-    out.per_iteration = (6 * n + 12 * layers * hidden * seq) * seq * batch;
+    // n is this tp rank's share of the parameters (replicated norms apart); the attention's 12 L H S per token is
+    // split over the tp group's heads
+    out.per_iteration = (6 * n + 12 * layers * hidden * seq / static_cast<double>(tp)) * seq * batch;
     out.count = "6N+12LHS";
     out.tokens_per_sample = g.tensor(ids).shape[1];
     return true;
@@ -55,9 +57,10 @@ std::vector<std::pair<TimeNs, TimeNs>> merged(std::vector<std::pair<TimeNs, Time
 
 }  // namespace
 
-ModelFlops model_flops(const Graph& training) {
+ModelFlops model_flops(const Graph& training, int64_t tp) {
   ModelFlops f;
-  if (transformer_count(training, f)) return f;
+  f.tp = std::max<int64_t>(1, tp);
+  if (transformer_count(training, f.tp, f)) return f;
   f.count = "graph";
   for (const Op& o : training.ops())
     if (o.phase != Phase::Optimizer && !is_collective(o.kind)) f.per_iteration += o.flops;
@@ -103,10 +106,11 @@ nlohmann::json parallel_metrics_json(const ModelFlops& flops, const Communicatio
   j["exposed_communication_time_us"] = static_cast<double>(comm.exposed_ns) / 1000.0;
   if (iteration_ns <= 0) return j;
   const double seconds = static_cast<double>(iteration_ns) * 1e-9;
+  const double gpus = static_cast<double>(std::max<int64_t>(1, flops.tp));  // a tp group shares its samples
   if (flops.tokens_per_sample > 0)
-    j["tokens_per_s_per_gpu"] = static_cast<double>(batch * flops.tokens_per_sample) / seconds;
+    j["tokens_per_s_per_gpu"] = static_cast<double>(batch * flops.tokens_per_sample) / seconds / gpus;
   else
-    j["images_per_s_per_gpu"] = static_cast<double>(batch) / seconds;
+    j["images_per_s_per_gpu"] = static_cast<double>(batch) / seconds / gpus;
   j["model_flops_per_iteration"] = flops.per_iteration;
   j["mfu_flop_count"] = flops.count;
   if (peak_flops > 0) j["mfu"] = flops.per_iteration / (seconds * peak_flops);

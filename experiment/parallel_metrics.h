@@ -14,7 +14,9 @@
 
 namespace dlsim {
 
-// One rank's model FLOPs per iteration, counted before the layout shards anything.
+// One GPU's model FLOPs per iteration, counted before the data-parallel layout shards anything. Under tensor
+// parallelism of degree tp the graph is already one tp rank's (the builder shards it): its parameters are that
+// rank's, and the attention term and the samples are shared by the tp group's GPUs, so both count 1/tp.
 struct ModelFlops {
   double per_iteration = 0;
   // "6N+12LHS": a Llama-family graph (a token embedding, transformer blocks), counted as torchtitan and the MFU
@@ -25,8 +27,9 @@ struct ModelFlops {
   // compute), the optimizer left out.
   std::string count;
   int64_t tokens_per_sample = 0;  // S of a token model; 0: a model of images (throughput in samples)
+  int64_t tp = 1;                 // the GPUs that share each sample (tensor parallel); throughput per GPU divides by it
 };
-ModelFlops model_flops(const Graph& training);
+ModelFlops model_flops(const Graph& training, int64_t tp = 1);
 
 // Within one iteration's span of the trace: `collective_ns`, the time some collective of that iteration runs
 // (the union of their kernels' intervals), and `exposed_ns`, the part of it during which no other kernel runs (of

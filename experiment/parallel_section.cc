@@ -11,7 +11,7 @@ using parallel::ParallelLayout;
 const std::vector<std::string>& parallel_section_keys() {
   static const std::vector<std::string> keys = {"dp",   "fsdp",        "zero",         "tp",
                                                 "wrap", "param_dtype", "reduce_dtype", "reshard_after_forward",
-                                                "bucket_cap_mb"};
+                                                "bucket_cap_mb", "sequence_parallel", "tp_across_nodes"};
   return keys;
 }
 
@@ -48,15 +48,23 @@ ParallelLayout read_parallel_section(const YamlMap& experiment, const std::strin
   const YamlMap m = experiment.get_map(key);
   p.line = experiment.line_of(key);
   m.check_keys(parallel_section_keys());
-  if (m.has("tp")) {
-    read_ranks(m, "tp");  // a bad value is named as such before the refusal
-    m.fail("tp", "tensor parallelism is not yet supported (issue 32); use dp, fsdp or zero");
-  }
-  const bool dp = m.has("dp"), fsdp = m.has("fsdp"), zero = m.has("zero");
+  const bool dp = m.has("dp"), fsdp = m.has("fsdp"), zero = m.has("zero"), tp = m.has("tp");
   if (dp && fsdp) m.fail("fsdp", "choose dp or fsdp, not both (hybrid sharding is not supported)");
   if (zero && fsdp) m.fail("zero", "ZeRO-3 is fsdp: write {fsdp: N} alone");
   if (zero && !dp) m.fail("zero", "needs the number of data-parallel GPUs beside it: {zero: 1 or 2, dp: N}");
-  if (!dp && !fsdp) m.fail("", "names no layout: give dp, fsdp or zero with dp");
+  if (!dp && !fsdp && !tp) m.fail("", "names no layout: give dp, fsdp, zero with dp, or tp");
+  only_with(m, "sequence_parallel", "tp", tp);
+  only_with(m, "tp_across_nodes", "tp", tp);
+  if (tp) {  // the Llama builder's options (workloads/model_options.h); its own errors come back as parallel.tp
+    p.tp = read_ranks(m, "tp");
+    p.sequence_parallel = m.get_bool("sequence_parallel", false);
+    p.tp_across_nodes = m.get_bool("tp_across_nodes", false);
+  }
+  if (!dp && !fsdp) {  // tensor parallel alone: {tp: T}; the data-parallel options would mean nothing
+    for (const char* k : {"bucket_cap_mb", "wrap", "param_dtype", "reduce_dtype", "reshard_after_forward"})
+      only_with(m, k, "a data-parallel layout (dp, zero or fsdp)", false);
+    return p;
+  }
   if (fsdp) {
     p.layout = Layout::Fsdp;
     p.ranks = read_ranks(m, "fsdp");
@@ -64,6 +72,9 @@ ParallelLayout read_parallel_section(const YamlMap& experiment, const std::strin
     p.layout = zero ? Layout::Zero : Layout::Ddp;
     p.ranks = read_ranks(m, "dp");
   }
+  if (p.ranks * p.tp > parallel::kMaxRanks)
+    m.fail("tp", "the job's GPUs (" + std::string(fsdp ? "fsdp" : "dp") + " x tp = " + std::to_string(p.ranks * p.tp) +
+                     ") exceed " + std::to_string(parallel::kMaxRanks));
   if (zero) {
     const int64_t s = m.get_int("zero");
     if (s == 3) m.fail("zero", "ZeRO-3 is fsdp: write {fsdp: N}");

@@ -5,7 +5,9 @@
 //                                            root), param_dtype and reduce_dtype (fp32 | bf16 | fp16; default: the
 //                                            parameter's own dtype)
 //   parallel: {zero: 1, dp: 8}               ZeRO-1 (optimizer state sharded); zero: 2 shards the gradients too
-//   parallel: {fsdp: 4, tp: 2}               tensor parallelism: read, and refused as not yet supported
+//   parallel: {tp: 2}                        tensor parallelism (the Llama family's Megatron splits) on 2 GPUs;
+//                                            options sequence_parallel (false), tp_across_nodes (false)
+//   parallel: {fsdp: 4, tp: 2}               FSDP over 4 groups of 2 tensor-parallel GPUs: 8 GPUs (also dp, zero)
 // Every error names the file, the line and the key (parallel.fsdp, parallel.param_dtype, ...).
 #include "common/yaml_reader.h"
 #include "parallel/parallel_layout.h"

@@ -89,7 +89,12 @@ TEST_CASE("parallel: bad input names the field and its line") {
       {"parallel: {dp: -2}\n", 7, "parallel.dp", "got -2"},
       {"parallel: {dp: eight}\n", 7, "parallel.dp", "integer"},
       {"parallel: {dp: 8, dpp: 2}\n", 7, "parallel.dpp", "unknown key"},
-      {"parallel: {fsdp: 4, tp: 2}\n", 7, "parallel.tp", "not yet supported"},
+      {"parallel: {fsdp: 4, sequence_parallel: true}\n", 7, "parallel.sequence_parallel", "tp only"},
+      {"parallel: {dp: 4, tp_across_nodes: true}\n", 7, "parallel.tp_across_nodes", "tp only"},
+      {"parallel: {tp: 2, bucket_cap_mb: 10}\n", 7, "parallel.bucket_cap_mb", "data-parallel layout"},
+      {"parallel: {tp: 2, wrap: root}\n", 7, "parallel.wrap", "data-parallel layout"},
+      {"parallel: {fsdp: 1048576, tp: 2}\n", 7, "parallel.tp", "x tp = 2097152"},
+      {"parallel: {tp: 2, sequence_parallel: maybe}\n", 7, "parallel.sequence_parallel", "boolean"},
       {"parallel: {dp: 4, tp: 0}\n", 7, "parallel.tp", "between 1 and"},
       {"parallel: {dp: 4, fsdp: 4}\n", 7, "parallel.fsdp", "not both"},
       {"parallel: {zero: 1}\n", 7, "parallel.zero", "dp: N"},
@@ -112,5 +117,45 @@ TEST_CASE("parallel: bad input names the field and its line") {
     CHECK(e.line() == c.line);
     CHECK(e.key() == c.key);
     CHECK(section_says(e, c.text));
+  }
+}
+
+TEST_CASE("parallel: tp alone and composed, with its options") {
+  auto llama = [](const std::string& section) {
+    return experiment_from_yaml(YAML::Load("model: llama3-8b\nbatch: 1\nhw: h100-sxm\npool: cnmem\nswap: none\n"
+                                           "concurrency: serial\n" + section), "exp.yaml");
+  };
+  Experiment e = llama("parallel: {tp: 8, sequence_parallel: true}\n");
+  CHECK(e.parallel.layout == Layout::Single);
+  CHECK(e.parallel.tp == 8);
+  CHECK(e.parallel.sequence_parallel);
+  CHECK_FALSE(e.parallel.is_single());
+  CHECK(e.parallel.data_parallel_single());
+  CHECK(e.parallel.gpus() == 8);
+  CHECK(e.parallel.label() == "tp=8(sequence_parallel)");
+
+  e = llama("parallel: {fsdp: 64, tp: 8}\n");
+  CHECK(e.parallel.layout == Layout::Fsdp);
+  CHECK(e.parallel.ranks == 64);
+  CHECK(e.parallel.gpus() == 512);
+  CHECK(e.parallel.label() == "fsdp=64,tp=8");
+
+  e = llama("parallel: {dp: 2, tp: 16, tp_across_nodes: true}\n");
+  CHECK(e.parallel.layout == Layout::Ddp);
+  CHECK(e.parallel.tp_across_nodes);
+  CHECK(e.parallel.label() == "dp=2,tp=16(tp_across_nodes)");
+
+  e = llama("parallel: {fsdp: 1, tp: 1}\n");
+  CHECK(e.parallel.is_single());
+  // tp is the parallel: section's only: the model section has no such key.
+  CHECK_THROWS_WITH(llama("tp: 8\n"), Catch::Contains("tp"));
+  // A model built whole: at the section's line.
+  try {
+    section_parse("parallel: {fsdp: 2, tp: 2}\n");
+    FAIL("resnet50 with tp was accepted");
+  } catch (const ConfigError& x) {
+    CHECK(x.key() == "parallel.tp");
+    CHECK(x.line() == 7);
+    CHECK(section_says(x, "Llama family only"));
   }
 }

@@ -1,5 +1,6 @@
 #include "experiment/run_experiment.h"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 #include <optional>
@@ -40,13 +41,28 @@ void check_max_streams(const Experiment& e) {
                           " streams (CUDA_DEVICE_MAX_CONNECTIONS hardware work queues; more streams share queues)");
 }
 
+namespace {
+
+// Under tensor parallelism the tp group fills a node first and the data-parallel group spans nodes (Megatron's
+// and torchtitan's placement): max(1, gpus_per_node / tp) of its ranks share a node, at most all of them. Without
+// a node: section, or without tp, the collectives' own default (as many as fit).
+parallel::ParallelLayout with_dp_placement(parallel::ParallelLayout l, const GpuSpec& spec) {
+  if (l.tp > 1 && spec.node)
+    l.ranks_per_node = std::min<int64_t>(l.ranks, std::max<int64_t>(1, spec.node->gpus_per_node / l.tp));
+  return l;
+}
+
+}  // namespace
+
 PreparedExperiment prepare_experiment(const Experiment& e) { return prepare_experiment(e, build_experiment_graph(e)); }
 
 PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph) {
   PreparedExperiment p;
-  if (!e.parallel.is_single()) p.model_flops = model_flops(training_graph);
+  if (!e.parallel.is_single()) p.model_flops = model_flops(training_graph, e.parallel.tp);
+  p.hw = load_hardware(e.hw, e.hw_override);
   try {  // one rank's graph under the experiment's data-parallel layout
-    parallel::RankLocalGraph rank = parallel::rank_local_graph(std::move(training_graph), e.parallel);
+    parallel::RankLocalGraph rank =
+        parallel::rank_local_graph(std::move(training_graph), with_dp_placement(e.parallel, p.hw.spec));
     p.graph = std::move(rank.graph);
     p.categories = std::move(rank.categories);
     p.collectives = std::move(rank.collectives);
@@ -54,7 +70,6 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
     if (!err.file().empty()) throw;
     throw ConfigError(e.file, e.parallel.line, err.key().empty() ? "parallel" : err.key(), err.message());
   }
-  p.hw = load_hardware(e.hw, e.hw_override);
   if (!e.kernel_model_overrides.empty()) {
     for (const auto& [k, v] : e.kernel_model_overrides) p.hw.spec.kernel_model_params.set(k, v);
     check_params(kernel_model_registry().get(p.hw.spec.kernel_model).params, p.hw.spec.kernel_model_params,
@@ -218,11 +233,14 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   if (breakdown) out.memory_breakdown = to_json(memory_breakdown(r.trace, g, prep.categories));
   if (parallel && r.iterations_completed > 0) {
     const int steady = r.iterations_completed - 1;
-    for (const parallel::CollectiveSite& c : prep.collectives) {
-      nlohmann::json& k = out.collectives[to_string(c.kind)];
+    // Every collective op of the rank's graph: the layout's (prep.collectives) and the tensor-parallel ones the
+    // builder put in the graph.
+    for (const Op& op : g.ops()) {
+      if (!is_collective(op.kind)) continue;
+      nlohmann::json& k = out.collectives[to_string(collective_kind(op.kind))];
       if (k.is_null()) k = {{"count", 0}, {"bytes", uint64_t{0}}, {"time_us", 0.0}};
       k["count"] = k["count"].get<int>() + 1;
-      k["bytes"] = k["bytes"].get<uint64_t>() + c.bytes;
+      k["bytes"] = k["bytes"].get<uint64_t>() + static_cast<uint64_t>(op.attr(Attr::message_bytes));
     }
     for (const OpRecord& o : r.trace.ops)
       if (o.iteration == steady && is_collective(g.op(o.op).kind)) {

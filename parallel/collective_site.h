@@ -32,6 +32,7 @@ struct CollectiveSite {
   // reduce-scatter.
   uint64_t bytes = 0;
   int64_t ranks = 1;
+  int64_t ranks_per_node = 0;  // CollectiveOp::ranks_per_node: ParallelLayout::ranks_per_node
   int stream_tag = kProcessGroupStream;
   Phase phase = Phase::Backward;
   std::string unit;  // the FSDP unit ("layers.0", "(root)"), the bucket ("ddp.bucket.0"), "parameters"

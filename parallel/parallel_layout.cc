@@ -36,6 +36,18 @@ const char* mixed_precision_name(DType t) {
 }
 
 std::string ParallelLayout::label() const {
+  std::string t;  // the tensor-parallel part, after the data-parallel one
+  if (tp != 1 || sequence_parallel || tp_across_nodes) {
+    t = "tp=" + std::to_string(tp);
+    if (sequence_parallel) t += "(sequence_parallel)";
+    if (tp_across_nodes) t += "(tp_across_nodes)";
+  }
+  const std::string d = data_parallel_label();
+  if (t.empty()) return d;
+  return d == "single" ? t : d + "," + t;
+}
+
+std::string ParallelLayout::data_parallel_label() const {
   const std::string n = std::to_string(ranks);
   switch (layout) {
     case Layout::Single: return "single";

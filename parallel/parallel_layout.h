@@ -45,13 +45,30 @@ struct ParallelLayout {
   // reduce-scattered in; nullopt: the parameter's own dtype (param) and the param dtype (reduce), as PyTorch.
   std::optional<DType> param_dtype;
   std::optional<DType> reduce_dtype;
+  // Tensor parallelism composed with the layout (`parallel: {fsdp: F, tp: T}`): the experiment passes these to
+  // the Llama builder's ModelOptions (workloads/model_options.h), which builds one rank's graph of the tp group;
+  // the data-parallel layout then runs over `ranks` (F) such ranks. The job has ranks x tp GPUs.
+  int64_t tp = 1;
+  bool sequence_parallel = false;
+  bool tp_across_nodes = false;
+  // The data-parallel group's ranks on one node (CollectiveOp::ranks_per_node; 0: as many as fit). Under tp the
+  // tp group fills a node first (Megatron's and torchtitan's placement), so the data-parallel group has
+  // max(1, gpus_per_node / tp) ranks on a node, capped at `ranks`: set when the hardware is known
+  // (experiment/run_experiment.cc, dp_ranks_per_node).
+  int64_t ranks_per_node = 0;
   int line = 0;  // where the experiment file set it (0: not set, or built in code): later errors still say where
   // "dp=8", "fsdp=8", "fsdp=8(reshard_after_forward=false,param_dtype=bf16)", "zero2,dp=8": naming every
   // setting that differs from its default, for run labels and sweep keys; "single" for the plain run.
+  // With tensor parallelism: "fsdp=64,tp=8", "tp=2(sequence_parallel)".
   std::string label() const;
-  // Whether the rank-local graph is the training graph itself: one rank (dp: 1, fsdp: 1: no wrapper is needed on
-  // one GPU, and the plain run is what people run there).
-  bool is_single() const { return layout == Layout::Single || ranks == 1; }
+  std::string data_parallel_label() const;  // label() without the tensor-parallel part
+  // Whether the data-parallel wrapper is absent: one rank (dp: 1, fsdp: 1: no wrapper is needed on one GPU, and
+  // the plain run is what people run there); the rank-local graph is then the (tensor-parallel) training graph.
+  bool data_parallel_single() const { return layout == Layout::Single || ranks == 1; }
+  // Whether the job is one GPU: no data-parallel wrapper and no tensor parallelism.
+  bool is_single() const { return data_parallel_single() && tp == 1; }
+  // The job's GPUs: data-parallel ranks x tensor-parallel ranks.
+  int64_t gpus() const { return (data_parallel_single() ? 1 : ranks) * tp; }
 };
 
 }  // namespace dlsim::parallel

@@ -28,9 +28,10 @@
 
 namespace dlsim {
 
-// The communication stream tensor-parallel collectives share (hw/collective_op.h's stream tags; data-parallel
-// collectives keep tag 0).
-inline constexpr int kTensorParallelStreamTag = 1;
+// The communication stream tensor-parallel collectives share (hw/collective_op.h's stream tags): the tp process
+// group's NCCL stream, apart from the data-parallel layouts' (tag 0, and FSDP's reduce-scatter stream, tag 1,
+// parallel/collective_site.h), so that a critical-path all-reduce never queues behind FSDP's reduce-scatter.
+inline constexpr int kTensorParallelStreamTag = 2;
 // The largest tensor-parallel degree accepted: far above any node's GPUs (8 to 72 NVLink-connected GPUs today).
 inline constexpr int64_t kMaxTensorParallel = 1024;
 

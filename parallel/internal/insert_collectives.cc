@@ -16,6 +16,7 @@ CollectiveOp op_of(const CollectiveSite& s) {
   c.kind = s.kind;
   c.message_bytes = s.bytes;
   c.ranks = static_cast<int>(s.ranks);
+  c.ranks_per_node = static_cast<int>(s.ranks_per_node);
   c.stream_tag = s.stream_tag;
   c.phase = s.phase;
   c.inputs = s.inputs;
