@@ -185,7 +185,7 @@ TEST_CASE("exposed communication by hand: collective time not covered by any ker
   // a tp group of 4 shares each sample: a quarter of the throughput per GPU; the FLOPs are the caller's (per GPU)
   ModelFlops tp4{1e12, "graph", 0};
   tp4.tp = 4;
-  const nlohmann::json k = parallel_metrics_json(tp4, ct, 1e15, 8, 2'000'000);
-  CHECK(k.at("images_per_s_per_gpu").get<double>() == Approx(1000.0));
-  CHECK(k.at("mfu").get<double>() == Approx(0.5));
+  const nlohmann::json j4 = parallel_metrics_json(tp4, ct, 1e15, 8, 2'000'000);
+  CHECK(j4.at("images_per_s_per_gpu").get<double>() == Approx(1000.0));
+  CHECK(j4.at("mfu").get<double>() == Approx(0.5));
 }
