@@ -43,23 +43,6 @@ void check_max_streams(const Experiment& e) {
 
 namespace {
 
-// FSDP with reshard_after_forward under a recomputing plan: the replays are to read each unit's regathered copy
-// (Graph::replay_source), which works on a rank graph without collective ops (experiment/fsdp_recompute_test.cc),
-// but with the all-gathers inserted as ops (parallel/internal/insert_collectives.cc) the forward's gathered copies
-// stay allocated to the end of the backward and the regather lands before its all-gather: the combination is
-// refused, rather than overstated, until the two are reconciled (issue 32).
-void check_replays_under_fsdp(const Experiment& e, const SwapPlanning& swap) {
-  const parallel::ParallelLayout& l = e.parallel;
-  if (l.data_parallel_single() || l.layout != parallel::Layout::Fsdp || !l.reshard_after_forward ||
-      l.wrap != parallel::FsdpWrap::Blocks || swap.result.plan.recomputations.empty())
-    return;
-  throw ConfigError(e.file, l.line, "parallel.reshard_after_forward",
-                    "FSDP with reshard_after_forward and a plan that recomputes (swap: " + e.swap.label() +
-                        ") is not yet supported with the all-gathers as ops: the recomputed forward would hold "
-                        "each unit's gathered parameters from its forward to its backward; use "
-                        "reshard_after_forward: false (or wrap: root)");
-}
-
 // Under tensor parallelism the tp group fills a node first and the data-parallel group spans nodes (Megatron's
 // and torchtitan's placement): max(1, gpus_per_node / tp) of its ranks share a node, at most all of them. Without
 // a node: section, or without tp, the collectives' own default (as many as fit).
@@ -129,7 +112,6 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   // On the schedule's streams, one or several (the lowering orders copies on all).
   try {  // a policy's parameter found wrong only now (checkmate's max_ops), or its solver missing
     p.swap = plan_swaps(e, p.graph, p.schedule, p.hw, p.program);
-    check_replays_under_fsdp(e, *p.swap);
   } catch (const ConfigError& err) {
     if (!err.file().empty()) throw;
     throw ConfigError(e.file, e.swap.line, err.key().empty() ? "swap" : "swap." + err.key(), err.message());

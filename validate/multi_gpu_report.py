@@ -27,9 +27,9 @@ GIB = 1024.0 ** 3
 
 # torchtitan's FSDP2 defaults (MixedPrecisionPolicy bf16 params, fp32 reduce; reshard after forward).
 FSDP = {"param_dtype": "bf16", "reduce_dtype": "fp32"}
-# Checkpointing every decoder layer under FSDP: reshard_after_forward is refused with a recomputing plan on this
-# commit (docs/multi-gpu.md), so those rows keep each unit gathered from forward to backward.
-FSDP_AC = dict(FSDP, reshard_after_forward=False)
+# Checkpointing every decoder layer under FSDP: FSDP2's default too (reshard after forward; the recomputation reads
+# the unit's backward all-gather, docs/multi-gpu.md).
+FSDP_AC = dict(FSDP)
 AC = {"name": "checkpoint", "every": 1}
 
 # (key, model, gpus, parallel, swap, batch per GPU, sequence, hardware)
@@ -50,8 +50,7 @@ COMPARED = [
     ("tt24-8b-8gpu-fsdp", ["8b-fsdp8", "8b-fsdp8-ac"],
      "torchtitan ran selective per-op AC (saves matmul outputs, recomputes the rest), between dlsim's none and "
      "every-layer checkpointing; on a 96 GB HBM2e H100 at 500 W, for which no hardware file exists (`h100-sxm` is "
-     "the 80 GB 700 W part, 79.2 GiB usable: the published 82.4 GiB would not fit it); dlsim's AC row keeps units "
-     "gathered (reshard_after_forward: false), which torchtitan does not"),
+     "the 80 GB 700 W part, 79.2 GiB usable: the published 82.4 GiB would not fit it)"),
     ("tt24-8b-8gpu-fsdp-compile", ["8b-fsdp8", "8b-fsdp8-ac"],
      "as above, and torch.compile (fused elementwise/norm kernels, 16 % faster and 5.4 GiB smaller in torchtitan's "
      "own table): dlsim runs the eager op graph"),

@@ -43,6 +43,7 @@ void insert_collectives(RankLocalGraph& r) {
   g.name = old.name;
   g.batch = old.batch;
   g.blocks = old.blocks;
+  g.replay_source = old.replay_source;  // tensor ids are kept, so FSDP's gathered -> regathered map still holds
   for (const Tensor& t : old.tensors()) g.add_tensor(t);  // ids kept: add_tensor numbers them in the same order
   std::vector<OpId> renumbered(static_cast<size_t>(n), -1);
   size_t next = 0;
