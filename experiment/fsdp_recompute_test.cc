@@ -89,7 +89,7 @@ size_t fr_at(const std::vector<std::string>& v, const std::string& what) {
 // W = 1024 * 1024 * 4 = 4194304 bytes, a gathered (or regathered) weight, its unsharded gradient and its unit's
 // reduce-scatter input each (fp32, the rows divide by 2: no padding); W/2 its shard, its momentum shard and its
 // gradient shard; S = 4096 an activation row.
-TEST_CASE("FSDP 2 with checkpointing: replays read the regathered copy; the peak worked by hand") {
+TEST_CASE("FSDP 2 with checkpointing: replays read the regathered copy, and the peak worked by hand") {
   constexpr uint64_t W = 4194304, S = 4096;
   const FrRun f = fr_run(2);
   const std::vector<std::string> v = fr_commands(f);

@@ -87,7 +87,7 @@ TEST_CASE("layout search on the two-layer model: smallest GPU count, largest bat
   CHECK(j["cells"][5]["samples_per_s_per_gpu"] == Approx(4e6 / 4040.0));
 }
 
-TEST_CASE("layout search: a tie goes to the layout listed first; a failing run is a cell, not the end") {
+TEST_CASE("layout search: a tie goes to the layout listed first, and a failing run is a cell, not the end") {
   // On a 100 MiB GPU every layout fits batch 4 on 1 GPU, all as the plain run (4000 us): the first listed wins.
   const RunFn roomy = [](const Experiment& x) { return two_layer_run(x, 100); };
   const LayoutSearch a = search_layouts(base_experiment(), parse_layout_candidates({"zero2", "dp"}, "--layouts"), {1},

@@ -107,7 +107,7 @@ TEST_CASE("a layout runs on several streams and with another pool") {
   }
 }
 
-TEST_CASE("FSDP with checkpointing: fsdp 1 is the plain checkpointing run; resharding frees each unit's forward copy") {
+TEST_CASE("FSDP with checkpointing: fsdp 1 is the plain checkpointing run, and resharding frees each unit's forward copy") {
   auto ckpt = [](const std::string& parallel) {
     const std::string text = "model: cifar-resnet20\nbatch: 8\nhw: h100-sxm\npool: pytorch-caching\nswap: checkpoint\n"
                              "concurrency: serial\niterations: 2\noptimizer: adamw\n" +

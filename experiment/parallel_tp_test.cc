@@ -3,6 +3,8 @@
 // and its collectives are placed across nodes (tp inside a node). Checked by hand on a two-layer Llama.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -19,7 +21,9 @@ namespace {
 // Two layers, hidden 256, 8 heads of 32 over 4 key/value heads, an MLP of 512, a vocabulary of 1,000: the
 // config of workloads/tensor_parallel_test.cc, whose tp-2 shapes are worked there.
 std::string tp_tiny_config() {
-  const std::filesystem::path p = std::filesystem::temp_directory_path() / "dlsim-parallel-tp-test-config.json";
+  // one file per process: CTest runs this binary's test cases in parallel processes, which would race on one name
+  const std::filesystem::path p = std::filesystem::temp_directory_path() /
+                                  ("dlsim-parallel-tp-test-config-" + std::to_string(::getpid()) + ".json");
   std::ofstream(p) << R"({"model_type": "llama", "hidden_act": "silu", "vocab_size": 1000, "hidden_size": 256,
     "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 4,
     "max_position_embeddings": 1024, "tie_word_embeddings": false, "attention_bias": false})";

@@ -5,7 +5,6 @@
 #include <stdexcept>
 
 #include "common/strings.h"
-#include "hw/collective_op.h"
 #include "workloads/collective_graph_op.h"
 
 namespace dlsim {
@@ -30,6 +29,16 @@ std::string to_string(CollectiveAlgo a) {
 }
 
 // One formula for the HBM traffic a collective op is charged and the bus bandwidth reported here.
+OpKind collective_op_kind(CollectiveKind k) {
+  switch (k) {
+    case CollectiveKind::AllReduce: return OpKind::AllReduce;
+    case CollectiveKind::AllGather: return OpKind::AllGather;
+    case CollectiveKind::ReduceScatter: return OpKind::ReduceScatter;
+    case CollectiveKind::Broadcast: return OpKind::Broadcast;
+  }
+  return OpKind::AllReduce;
+}
+
 double bus_factor(CollectiveKind kind, int ranks) { return collective_bus_factor(collective_op_kind(kind), ranks); }
 
 namespace {

@@ -26,6 +26,8 @@
 #include <optional>
 #include <string>
 
+#include "workloads/op_kind.h"
+
 namespace dlsim {
 
 enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, Broadcast };
@@ -71,6 +73,8 @@ struct CollectiveCost {
 
 // NCCL's bus-bandwidth factor of `kind` over n ranks: 2(n-1)/n, (n-1)/n or 1.
 double bus_factor(CollectiveKind kind, int ranks);
+// The graph op kind that runs a collective (workloads/op_kind.h).
+OpKind collective_op_kind(CollectiveKind k);
 
 // The cost of one collective of `bytes` over `ranks` GPUs of nodes of `gpus_per_node`: up to gpus_per_node ranks
 // share one node, more fill whole nodes (ranks a multiple of gpus_per_node).

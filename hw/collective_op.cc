@@ -21,16 +21,6 @@ CollectiveKind collective_kind(OpKind k) {
   throw std::logic_error(std::string("op kind ") + to_string(k) + " is not a collective");
 }
 
-OpKind collective_op_kind(CollectiveKind k) {
-  switch (k) {
-    case CollectiveKind::AllReduce: return OpKind::AllReduce;
-    case CollectiveKind::AllGather: return OpKind::AllGather;
-    case CollectiveKind::ReduceScatter: return OpKind::ReduceScatter;
-    case CollectiveKind::Broadcast: return OpKind::Broadcast;
-  }
-  return OpKind::AllReduce;
-}
-
 namespace {
 
 constexpr int kMaxStreamTag = 15;

@@ -28,8 +28,6 @@ namespace dlsim {
 
 // The collective an op of a collective kind (is_collective) runs; std::logic_error for another kind.
 CollectiveKind collective_kind(OpKind k);
-// The op kind of a collective.
-OpKind collective_op_kind(CollectiveKind k);
 
 // What add_collective inserts.
 struct CollectiveOp {

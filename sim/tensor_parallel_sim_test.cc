@@ -110,7 +110,17 @@ TEST_CASE("tensor parallel simulated: with sequence parallel, all-gathers and re
         CHECK(overlapped);
         CHECK(rec.end - rec.start >= ring_ns(1, bytes, 0.5));
       } else {
-        CHECK(rec.end - rec.start == ring_ns(1, bytes, 0.5));
+        // Alone on the GPU it takes the alpha-beta time exactly; beside a kernel (a backward GEMM on the compute
+        // stream, the tp stream's order permitting) the device model's HBM sharing stretches it by a few per cent.
+        bool beside = false;
+        for (const OpRecord& other : r.trace.ops)
+          beside |= other.iteration == 0 && other.stream == 0 && other.start < rec.end && rec.start < other.end;
+        if (beside) {
+          CHECK(rec.end - rec.start >= ring_ns(1, bytes, 0.5));
+          CHECK(static_cast<double>(rec.end - rec.start) <= 1.05 * static_cast<double>(ring_ns(1, bytes, 0.5)));
+        } else {
+          CHECK(rec.end - rec.start == ring_ns(1, bytes, 0.5));
+        }
       }
     }
   }
