@@ -278,16 +278,18 @@ void Synthesizer::mul_backward(const Op& fwd, TensorId gy) {
   for (size_t i : {size_t{1}, size_t{0}}) {
     if (!rg(in[i])) continue;
     const TensorId other = in[1 - i];
-    const Tensor& x = g_.tensor(in[i]);
+    // by value: new_grad and add append tensors, which may move the graph's tensors
+    const DType x_dtype = g_.tensor(in[i]).dtype;
+    const uint64_t x_bytes = g_.tensor(in[i]).bytes;
     const DType dt = wider(g_.tensor(gy).dtype, g_.tensor(other).dtype);
     TensorId gx = new_grad(in[i]);
-    if (dt == x.dtype) {
+    if (dt == x_dtype) {
       emit(fwd, OpKind::MulBwd, ".bwd" + std::to_string(i), {gy, other}, {gx}, n);
     } else {
       Tensor wide = g_.tensor(gx);
       wide.name += "." + std::string(to_string(dt));
       wide.dtype = dt;
-      wide.bytes = x.bytes / dtype_bytes(x.dtype) * dtype_bytes(dt);
+      wide.bytes = x_bytes / dtype_bytes(x_dtype) * dtype_bytes(dt);
       const TensorId gw = add(std::move(wide));
       emit(fwd, OpKind::MulBwd, ".bwd" + std::to_string(i), {gy, other}, {gw}, n);
       Op& c = g_.op(emit(fwd, OpKind::Copy, ".bwd_cast" + std::to_string(i), {gw}, {gx}, 0));
