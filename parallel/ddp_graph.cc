@@ -62,17 +62,16 @@ RankLocalGraph ddp_graph(const Graph& training, const ParallelLayout& layout) {
     const OpId ready = bucket_ready_op(params, b);
     append_output(r.graph, ready, id);
     if (step >= 0) append_input(r.graph, step, id);
-    CollectiveSite c;
-    c.kind = CollectiveKind::AllReduce;
-    c.issue_after = ready;
-    c.needed_by = step;
-    c.bytes = static_cast<uint64_t>(b.bytes);
-    c.ranks = layout.ranks;
-    c.stream_tag = kProcessGroupStream;
-    c.phase = Phase::Backward;
-    c.unit = r.graph.tensor(id).name;
-    c.inputs = c.outputs = {id};
-    r.collectives.push_back(std::move(c));
+    r.collectives.push_back({.kind = CollectiveKind::AllReduce,
+                             .issue_after = ready,
+                             .needed_by = step,
+                             .bytes = static_cast<uint64_t>(b.bytes),
+                             .ranks = layout.ranks,
+                             .stream_tag = kProcessGroupStream,
+                             .phase = Phase::Backward,
+                             .unit = r.graph.tensor(id).name,
+                             .inputs = {id},
+                             .outputs = {id}});
   }
   return r;
 }

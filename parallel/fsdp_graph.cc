@@ -162,30 +162,26 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
     uint64_t gathered_bytes = 0;
     for (TensorId t : u.gathered) gathered_bytes += g.tensor(t).bytes;
     u.message_bytes = gathered_bytes;
-    CollectiveSite gather;
-    gather.kind = CollectiveKind::AllGather;
-    gather.issue_after = u.fwd_first - 1;
-    gather.needed_by = u.fwd_first;
-    gather.bytes = gathered_bytes;
-    gather.ranks = layout.ranks;
-    gather.stream_tag = kFsdpAllGatherStream;
-    gather.phase = Phase::Forward;
-    gather.unit = u.name;
-    gather.inputs = u.shards;
-    gather.outputs = u.gathered;
-    r.collectives.push_back(gather);
-    CollectiveSite scatter;
-    scatter.kind = CollectiveKind::ReduceScatter;
-    scatter.issue_after = u.post_backward;
-    scatter.needed_by = step;
-    scatter.bytes = g.tensor(rsid).bytes;
-    scatter.ranks = layout.ranks;
-    scatter.stream_tag = kFsdpReduceScatterStream;
-    scatter.phase = Phase::Backward;
-    scatter.unit = u.name;
-    scatter.inputs = {rsid};
-    scatter.outputs = u.grad_shards;
-    r.collectives.push_back(scatter);
+    r.collectives.push_back({.kind = CollectiveKind::AllGather,
+                             .issue_after = u.fwd_first - 1,
+                             .needed_by = u.fwd_first,
+                             .bytes = gathered_bytes,
+                             .ranks = layout.ranks,
+                             .stream_tag = kFsdpAllGatherStream,
+                             .phase = Phase::Forward,
+                             .unit = u.name,
+                             .inputs = u.shards,
+                             .outputs = u.gathered});
+    r.collectives.push_back({.kind = CollectiveKind::ReduceScatter,
+                             .issue_after = u.post_backward,
+                             .needed_by = step,
+                             .bytes = g.tensor(rsid).bytes,
+                             .ranks = layout.ranks,
+                             .stream_tag = kFsdpReduceScatterStream,
+                             .phase = Phase::Backward,
+                             .unit = u.name,
+                             .inputs = {rsid},
+                             .outputs = u.grad_shards});
     if (step >= 0)
       for (TensorId t : u.grad_shards) append_input(g, step, t);
   }
@@ -196,18 +192,16 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
   std::sort(again.begin(), again.end(), [](const Unit* a, const Unit* b) { return a->bwd_first < b->bwd_first; });
   for (size_t k = 0; k < again.size(); ++k) {
     const Unit& u = *again[k];
-    CollectiveSite gather;
-    gather.kind = CollectiveKind::AllGather;
-    gather.issue_after = (k == 0 ? u.bwd_first : again[k - 1]->bwd_first) - 1;
-    gather.needed_by = u.bwd_first;
-    gather.bytes = u.message_bytes;
-    gather.ranks = layout.ranks;
-    gather.stream_tag = kFsdpAllGatherStream;
-    gather.phase = Phase::Backward;
-    gather.unit = u.name;
-    gather.inputs = u.shards;
-    gather.outputs = u.regathered;
-    r.collectives.push_back(gather);
+    r.collectives.push_back({.kind = CollectiveKind::AllGather,
+                             .issue_after = (k == 0 ? u.bwd_first : again[k - 1]->bwd_first) - 1,
+                             .needed_by = u.bwd_first,
+                             .bytes = u.message_bytes,
+                             .ranks = layout.ranks,
+                             .stream_tag = kFsdpAllGatherStream,
+                             .phase = Phase::Backward,
+                             .unit = u.name,
+                             .inputs = u.shards,
+                             .outputs = u.regathered});
   }
   rescale_optimizer_ops(g, params);
   return r;

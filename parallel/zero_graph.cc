@@ -61,18 +61,16 @@ RankLocalGraph zero_graph(const Graph& training, const ParallelLayout& layout) {
         append_input(g, ready, p.grad);
         grad_shards.push_back(gsid);
       }
-      CollectiveSite c;
-      c.kind = CollectiveKind::ReduceScatter;
-      c.issue_after = ready;
-      c.needed_by = step;
-      c.bytes = static_cast<uint64_t>(b.bytes);
-      c.ranks = layout.ranks;
-      c.stream_tag = kProcessGroupStream;
-      c.phase = Phase::Backward;
-      c.unit = g.tensor(bucket_tensor).name;
-      c.inputs = {bucket_tensor};
-      c.outputs = std::move(grad_shards);
-      r.collectives.push_back(std::move(c));
+      r.collectives.push_back({.kind = CollectiveKind::ReduceScatter,
+                               .issue_after = ready,
+                               .needed_by = step,
+                               .bytes = static_cast<uint64_t>(b.bytes),
+                               .ranks = layout.ranks,
+                               .stream_tag = kProcessGroupStream,
+                               .phase = Phase::Backward,
+                               .unit = g.tensor(bucket_tensor).name,
+                               .inputs = {bucket_tensor},
+                               .outputs = std::move(grad_shards)});
       ++bucket_tensor;
     }
   }
