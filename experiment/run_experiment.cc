@@ -52,6 +52,19 @@ parallel::ParallelLayout with_dp_placement(parallel::ParallelLayout l, const Gpu
   return l;
 }
 
+// `swap: zero-offload` on a data-parallel layout is ZeRO-Offload: it partitions the optimizer over the ranks, which
+// is ZeRO-2's layout (zero_graph.cc). Plain DDP replicas each stepping their whole state on the host is not a
+// configuration anyone runs; FSDP's shards already partition it.
+parallel::ParallelLayout with_optimizer_offload(parallel::ParallelLayout l, const Experiment& e) {
+  if (e.swap.name != "zero-offload" || l.data_parallel_single()) return l;
+  if (l.layout == parallel::Layout::Ddp)
+    throw ConfigError(e.file, e.swap.line, "swap",
+                      "zero-offload with parallel.dp: ZeRO-Offload partitions the optimizer state over the data-parallel "
+                      "ranks; use parallel: {zero: 2, dp: N} (or fsdp)");
+  if (l.layout == parallel::Layout::Zero) l.offload_optimizer = true;
+  return l;
+}
+
 }  // namespace
 
 PreparedExperiment prepare_experiment(const Experiment& e) { return prepare_experiment(e, build_experiment_graph(e)); }
@@ -62,7 +75,8 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   p.hw = load_hardware(e.hw, e.hw_override);
   try {  // one rank's graph under the experiment's data-parallel layout
     parallel::RankLocalGraph rank =
-        parallel::rank_local_graph(std::move(training_graph), with_dp_placement(e.parallel, p.hw.spec));
+        parallel::rank_local_graph(std::move(training_graph),
+                                   with_optimizer_offload(with_dp_placement(e.parallel, p.hw.spec), e));
     p.graph = std::move(rank.graph);
     p.categories = std::move(rank.categories);
     p.collectives = std::move(rank.collectives);

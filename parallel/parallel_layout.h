@@ -56,6 +56,10 @@ struct ParallelLayout {
   // max(1, gpus_per_node / tp) ranks on a node, capped at `ranks`: set when the hardware is known
   // (experiment/run_experiment.cc, dp_ranks_per_node).
   int64_t ranks_per_node = 0;
+  // ZeRO-Offload (Ren et al., ATC'21; DeepSpeed's offload_optimizer: {device: cpu}) on a ZeRO-2 layout: each rank's
+  // optimizer step works on its partition of the parameters, which the host updates and copies back before the
+  // all-gather (parallel/zero_graph.cc). Set by the experiment when its swap policy is `zero-offload`.
+  bool offload_optimizer = false;
   int line = 0;  // where the experiment file set it (0: not set, or built in code): later errors still say where
   // "dp=8", "fsdp=8", "fsdp=8(reshard_after_forward=false,param_dtype=bf16)", "zero2,dp=8": naming every
   // setting that differs from its default, for run labels and sweep keys; "single" for the plain run.

@@ -17,11 +17,38 @@
 //  - After the step, the updated parameters are all-gathered (every rank's partition to every rank), in place on
 //    the replicas; the next iteration's forward waits for it (the iteration's end joins every stream). DeepSpeed's fixed-size reduction buffer (reduce_bucket_size) and its contiguous
 //    gradient partition are not modelled as such.
+//  - ZeRO-Offload (layout.offload_optimizer, stage 2 only: the paper builds it on ZeRO-2): each update reads and
+//    writes the rank's partition of its parameter, a tensor of its own, instead of the replica; the swap policy
+//    runs the update on the host, so the gradient partition goes out after its reduce-scatter, the host keeps the
+//    fp32 master partition and the moments, and the updated partition comes back to the device, from where the
+//    all-gather fills the replicas. DeepSpeed's partition is a slice of its flat parameter buffer; here it is a
+//    persistent tensor beside the replica (the partition's bytes more on the device).
 #include "parallel/internal/layout_graphs.h"
 
 #include <algorithm>
 
+#include "common/config_error.h"
+
 namespace dlsim::parallel::internal {
+
+namespace {
+
+// ZeRO-Offload: the rank's partition of p's weight, which its update reads and writes in place of the replica.
+TensorId partition_of(RankLocalGraph& r, const TrainedParameter& p, int world) {
+  Graph& g = r.graph;
+  const FsdpLocalShard s = fsdp_local_shard(p.model_parameter, world, 0);
+  Tensor part = g.tensor(p.weight);
+  part.name += ".partition";
+  part.bytes = static_cast<uint64_t>(s.local_bytes);
+  if (part.shape.empty()) part.shape = {s.local_rows};
+  else part.shape[0] = s.local_rows;
+  part.persistent = true;
+  const TensorId id = add_tensor(r, std::move(part), MemoryCategory::Weights);
+  replace_in_phase(g, Phase::Optimizer, p.weight, id);
+  return id;
+}
+
+}  // namespace
 
 RankLocalGraph zero_graph(const Graph& training, const ParallelLayout& layout) {
   RankLocalGraph r = ddp_graph(training, layout);  // stage 1's buckets and all-reduces
@@ -30,6 +57,9 @@ RankLocalGraph zero_graph(const Graph& training, const ParallelLayout& layout) {
   const int world = static_cast<int>(layout.ranks);
   for (const TrainedParameter& p : params) shard_states(g, p, fsdp_local_shard(p.model_parameter, world, 0).local_rows);
   const OpId step = first_optimizer_op(g);
+  if (layout.offload_optimizer && layout.zero_stage != 2)
+    throw ConfigError("", 0, "zero", "swap 'zero-offload' partitions the optimizer as ZeRO-Offload does, on ZeRO-2 (Ren et "
+                      "al. 2021): set zero: 2");
   if (layout.zero_stage == 2) {
     // The buckets become transient and the all-reduces reduce-scatters.
     r.collectives.clear();
@@ -79,9 +109,9 @@ RankLocalGraph zero_graph(const Graph& training, const ParallelLayout& layout) {
   for (const TrainedParameter& p : params) {
     gather.bytes += g.tensor(p.weight).bytes;
     gather.issue_after = std::max(gather.issue_after, p.update);
-    gather.inputs.push_back(p.weight);
+    gather.outputs.push_back(p.weight);
+    gather.inputs.push_back(layout.offload_optimizer ? partition_of(r, p, world) : p.weight);
   }
-  gather.outputs = gather.inputs;
   gather.needed_by = -1;
   gather.ranks = layout.ranks;
   gather.stream_tag = kProcessGroupStream;
