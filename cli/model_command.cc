@@ -137,7 +137,7 @@ int run_model_command(const ModelCommandOptions& given, std::ostream& out, std::
     o.batch = 32;
   }
   if (o.list) {
-    for (const auto& m : model_zoo()) out << std::left << std::setw(16) << m.name << m.description << '\n';
+    for (const auto& m : model_zoo()) out << std::left << std::setw(20) << m.name << " " << m.description << '\n';
     return 0;
   }
   if (o.model.empty()) throw ConfigError("<command line>", 0, "NAME", "give a model name, an .onnx file or a Llama-family config.json (dlsim model --list)");
