@@ -129,3 +129,53 @@ TEST_CASE("FSDP with checkpointing: fsdp 1 is the plain checkpointing run, and r
   par_check_sums(held);
   CHECK(reshard.peak_live_bytes < held.peak_live_bytes);
 }
+
+TEST_CASE("FSDP: a recomputed segment spanning several units is refused with the way out, not a lowering failure") {
+  // sqrt's segments of round(sqrt(N)) blocks replay inner units before their backward all-gathers.
+  auto sqrt_run = [](const std::string& parallel) {
+    const std::string text = "model: cifar-resnet20\nbatch: 8\nhw: h100-sxm\npool: pytorch-caching\nswap: sqrt\n"
+                             "concurrency: serial\niterations: 2\noptimizer: adamw\nparallel: " + parallel + "\n";
+    return run_experiment(experiment_from_yaml(YAML::Load(text), "exp.yaml"));
+  };
+  try {
+    (void)sqrt_run("{fsdp: 4}");
+    FAIL("sqrt under fsdp ran");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "swap");
+    CHECK(e.line() == 5);
+    CHECK(std::string(e.what()).find("every: 1") != std::string::npos);
+  }
+  // One unit (wrap: root) has no inner unit to gather again.
+  const ExperimentResult root = sqrt_run("{fsdp: 4, wrap: root}");
+  CHECK_FALSE(root.oom);
+  // checkmate weighs sqrt among its baselines: there it is listed as not runnable, and checkmate's own plan runs.
+  const std::string text = "model: cifar-resnet20\nbatch: 8\nhw: h100-sxm\npool: pytorch-caching\nswap: checkmate\n"
+                           "concurrency: serial\niterations: 2\noptimizer: adamw\nparallel: {fsdp: 4}\n";
+  const ExperimentResult cm = run_experiment(experiment_from_yaml(YAML::Load(text), "exp.yaml"));
+  REQUIRE_FALSE(cm.oom);
+  bool sqrt_listed = false;
+  const nlohmann::json report = to_json(cm, false).at("swap_report");
+  for (const auto& b : report.at("baselines"))
+    if (b.at("policy") == "sqrt") {
+      sqrt_listed = true;
+      CHECK(b.at("skipped").get<std::string>().find("regathered") != std::string::npos);
+    }
+  CHECK(sqrt_listed);
+}
+
+TEST_CASE("param-offload is FSDP's: under dp or zero it is an error naming swap") {
+  for (const char* layout : {"{dp: 4}", "{zero: 2, dp: 4}"}) {
+    CAPTURE(layout);
+    const std::string text = std::string("model: cifar-resnet20\nbatch: 8\nhw: h100-sxm\npool: pytorch-caching\n") +
+                             "swap: param-offload\nconcurrency: serial\niterations: 2\noptimizer: adamw\nparallel: " +
+                             layout + "\n";
+    try {
+      (void)run_experiment(experiment_from_yaml(YAML::Load(text), "exp.yaml"));
+      FAIL("param-offload ran");
+    } catch (const ConfigError& e) {
+      CHECK(e.key() == "swap");
+      CHECK(e.line() == 5);
+      CHECK(std::string(e.what()).find("fsdp") != std::string::npos);
+    }
+  }
+}

@@ -56,6 +56,10 @@ parallel::ParallelLayout with_dp_placement(parallel::ParallelLayout l, const Gpu
 // is ZeRO-2's layout (zero_graph.cc). Plain DDP replicas each stepping their whole state on the host is not a
 // configuration anyone runs; FSDP's shards already partition it.
 parallel::ParallelLayout with_optimizer_offload(parallel::ParallelLayout l, const Experiment& e) {
+  if (e.swap.name == "param-offload" && !l.data_parallel_single() && l.layout != parallel::Layout::Fsdp)
+    throw ConfigError(e.file, e.swap.line, "swap",
+                      "param-offload is FSDP's CPUOffload(offload_params=True): use it with parallel: {fsdp: N}, or "
+                      "zero-offload with {zero: 2, dp: N}");
   if (e.swap.name != "zero-offload" || l.data_parallel_single()) return l;
   if (l.layout == parallel::Layout::Ddp)
     throw ConfigError(e.file, e.swap.line, "swap",

@@ -137,6 +137,35 @@ void fall_back_if_worse_than_none(const Experiment& e, const Graph& g, Schedule&
 
 }  // namespace
 
+namespace {
+
+// FSDP with recomputation: a replayed op reads its unit's regathered parameters (Graph::replay_source), which the
+// unit's backward all-gather makes. A checkpointed segment spanning several FSDP units is recomputed when the
+// backward reaches its last unit, before the inner units' backward all-gathers; FSDP2 would all-gather each inner
+// unit again inside the recomputation (its pre-forward hook), which is not modelled. Refused with the way out,
+// before the lowering would fail on the tensor.
+void check_replays_follow_regathers(const Experiment& e, const Graph& g, const Schedule& schedule, const SwapPlan& plan) {
+  if (g.replay_source.empty() || plan.recomputations.empty()) return;
+  std::map<TensorId, int> made_at;  // the position of the op that first writes each tensor
+  for (size_t i = 0; i < schedule.order.size(); ++i)
+    for (TensorId t : g.op(schedule.order[i]).outputs) made_at.emplace(t, static_cast<int>(i));
+  for (const Recomputation& rc : plan.recomputations)
+    for (OpId o : rc.ops)
+      for (const auto& [forward_copy, regathered] : g.replay_source) {
+        const std::vector<TensorId>& in = g.op(o).inputs;
+        if (std::find(in.begin(), in.end(), forward_copy) == in.end()) continue;
+        const auto m = made_at.find(regathered);
+        if (m == made_at.end() || m->second <= rc.before) continue;
+        throw ConfigError(e.file, e.swap.line, "swap",
+                          "'" + e.swap.name + "' recomputes op '" + g.op(o).name + "' before its FSDP unit's backward "
+                          "all-gather (of '" + g.tensor(regathered).name + "'): a recomputed segment spanning several "
+                          "FSDP units is not modelled (FSDP2 would all-gather each inner unit again inside the "
+                          "recomputation); checkpoint one unit per segment (checkpoint with every: 1) or wrap: root");
+      }
+}
+
+}  // namespace
+
 SwapPlanning plan_swaps(const Experiment& e, const Graph& g, Schedule& schedule, const Hardware& hw, Program& program) {
   SwapPlanning out;
   out.profile = profile_without_swaps(e, g, schedule, hw);
@@ -153,6 +182,7 @@ SwapPlanning plan_swaps(const Experiment& e, const Graph& g, Schedule& schedule,
     throw ConfigError(hw.spec.file, 0, "host_cpu.adam_gb_per_s",
                       "swap policy '" + e.swap.name + "' runs the optimizer step on the CPU, and the hardware file gives "
                       "no CPU Adam rate: add host_cpu: {adam_gb_per_s: ...} (configs/hw/README.md)");
+  check_replays_follow_regathers(e, g, schedule, out.result.plan);
   program = lower(g, schedule, out.result.plan);  // rejects a plan that does not fit, naming the tensor
   out.planned_peak_bytes = ProgramLoad(g, schedule.order).peak_with(out.result.plan, schedule.stream_of);
   if (out.result.target_bytes > 0 && out.planned_peak_bytes > out.result.target_bytes)

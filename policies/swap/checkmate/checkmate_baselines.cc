@@ -1,6 +1,7 @@
 #include "policies/swap/checkmate/checkmate_baselines.h"
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -42,8 +43,12 @@ void judge(const SwapContext& ctx, uint64_t budget, BaselineCandidate& c) {
   c.peak = ProgramLoad(ctx.graph, order).peak_with(c.result.plan, ctx.schedule.stream_of);
   c.fits = c.peak <= budget;
   if (ctx.evaluator) {
-    c.iteration_us = static_cast<double>(ctx.evaluator->evaluate(c.result.order, c.result.plan).iteration_ns) / 1000.0;
-    c.timed = true;
+    try {
+      c.iteration_us = static_cast<double>(ctx.evaluator->evaluate(c.result.order, c.result.plan).iteration_ns) / 1000.0;
+      c.timed = true;
+    } catch (const std::invalid_argument& x) {  // the lowering refuses the plan (FSDP: a replay before its regather)
+      c.skipped = std::string("not runnable here: ") + x.what();
+    }
   } else {
     c.timed = profile_time_us(ctx, c.result.plan, c.iteration_us);
   }
