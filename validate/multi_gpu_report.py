@@ -8,7 +8,7 @@ For every row below it writes an experiment file (one rank of the `parallel:` la
 exposed communication. The published side is read from results/multi-gpu/published.yaml by id, never typed here.
 --write replaces the text between the page's `dlsim ...: begin/end` markers; --check exits 1 when the page differs
 from what this run generates, the commit line aside (dlsim is deterministic: a rerun is byte-identical). The 29
-runs take about 10 s of CPU (the 70B and 405B rows most of it; a minute of wall time on a loaded 2-core machine),
+runs take about 7 s of CPU (the 70B and 405B rows most of it; 25 s of wall time on a loaded 2-core machine),
 so CTest runs --check. Nothing here is fitted: the rows use the shipped hardware files as they are.
 """
 import json
