@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <string>
@@ -28,7 +29,8 @@ CLI::App* add_fit_command(CLI::App& app, FitCommandOptions& o) {
         o.layouts_given = true;
         o.layouts = split(v, ',');
       },
-      "search over data-parallel layouts: dp, fsdp, zero1, zero2 (default: all four when --gpus or --max-gpus is given)");
+      "search over layouts: dp, fsdp, zero1, zero2, each alone or with tensor parallel as +tp<T> (fsdp+tp8; default: the "
+      "four, and fsdp+tp2, +tp4, +tp8 for a Llama-family model, when --gpus or --max-gpus is given)");
   cmd->add_option_function<std::string>(
       "--gpus",
       [&o](const std::string& v) {
@@ -77,10 +79,11 @@ int run_layout_search(const FitCommandOptions& o, std::ostream& out) {
   if (!o.overheads_percent.empty()) fit_flag_error("--memory-at-overhead", "does not combine with a layout search (--layouts, --gpus, --max-gpus)");
   if (o.gpus_given && o.max_gpus_given) fit_flag_error("--max-gpus", "give --gpus or --max-gpus, not both");
   if (!o.gpus_given && !o.max_gpus_given) fit_flag_error("--gpus", "a layout search needs the GPU counts: --gpus 1,2,4,8 or --max-gpus N");
-  const std::vector<LayoutCandidate> layouts =
-      parse_layout_candidates(o.layouts_given ? o.layouts : layout_candidate_names(), "--layouts");
+  std::vector<LayoutCandidate> layouts;
+  if (o.layouts_given) layouts = parse_layout_candidates(o.layouts, "--layouts");
   const std::vector<int64_t> gpus = o.gpus_given ? read_gpu_counts(o.gpus) : gpu_counts_up_to(o.max_gpus, "--max-gpus");
   const Experiment e = load_experiment(o.experiment);
+  if (!o.layouts_given) layouts = parse_layout_candidates(default_layout_names(e.model), "--layouts");
   const RunFn run = [](const Experiment& x) { return run_experiment(x, nullptr, nullptr, false); };
   const LayoutSearch s = search_layouts(e, layouts, gpus, run, o.max_batch, !o.no_max_batch);
   const int rc = s.any_error() ? 2 : s.any_fits() ? 0 : 3;
@@ -90,12 +93,16 @@ int run_layout_search(const FitCommandOptions& o, std::ostream& out) {
   }
   out << "experiment        " << o.experiment << " (" << e.model << " on " << e.hw_label() << ", pool " << e.pool.label()
       << ", swap " << e.swap.label() << ")\n"
-      << "batch per GPU     " << s.batch << "\n\n";
-  out << pad_right("layout", 8) << pad_left("GPUs", 8) << "  " << pad_right("status", 6) << pad_left("iteration ms", 14)
+      << "batch per GPU     " << s.batch
+      << (std::any_of(s.tp.begin(), s.tp.end(), [](int64_t t) { return t > 1; })
+              ? " (a +tp<T> layout's data-parallel rank runs T times it over its T GPUs)"
+              : "")
+      << "\n\n";
+  out << pad_right("layout", 10) << pad_left("GPUs", 8) << "  " << pad_right("status", 7) << pad_left("iteration ms", 14)
       << pad_left("peak reserved MiB", 19) << (o.no_max_batch ? "" : pad_left("largest batch/GPU", 19)) << '\n';
   for (const LayoutCell& c : s.cells) {
-    const bool ran = c.status != "error";
-    out << pad_right(c.layout, 8) << pad_left(std::to_string(c.gpus), 8) << "  " << pad_right(c.status, 6)
+    const bool ran = c.status == "fits" || c.status == "oom";
+    out << pad_right(c.layout, 10) << pad_left(std::to_string(c.gpus), 8) << "  " << pad_right(c.status, 7)
         << pad_left(c.fits() ? fixed(c.iteration_time_us / 1000.0, 3) : "-", 14)
         << pad_left(ran ? mib(c.peak_reserved_bytes) : "-", 19);
     if (!o.no_max_batch) out << pad_left(ran ? std::to_string(c.max_batch) : "-", 19);
@@ -104,7 +111,7 @@ int run_layout_search(const FitCommandOptions& o, std::ostream& out) {
   out << "\nsmallest GPU count that fits the batch per GPU\n";
   for (size_t i = 0; i < s.layouts.size(); ++i) {
     const int64_t n = s.smallest_gpus(i);
-    out << "  " << pad_right(s.layouts[i], 6) << (n > 0 ? std::to_string(n) : "none of the counts tried") << '\n';
+    out << "  " << pad_right(s.layouts[i], 10) << (n > 0 ? std::to_string(n) : "none of the counts tried") << '\n';
   }
   out << "fastest layout that fits, per GPU count\n";
   int64_t fewest = 0;

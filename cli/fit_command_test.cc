@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "common/config_error.h"
 
 using namespace dlsim;
@@ -93,4 +95,32 @@ TEST_CASE("fit --gpus: every cell in the table and the JSON, byte-identical reru
   CHECK(j["cells"].size() == 4);
   CHECK(j["smallest_gpus"]["fsdp"] == 1);
   CHECK(j["gpus"] == nlohmann::json::array({1, 4}));
+}
+
+TEST_CASE("fit --layouts fsdp+tp2: a count tp does not divide is skipped, not an error; the batch line says so") {
+  const std::string cfg = (std::filesystem::temp_directory_path() /
+                           ("dlsim_fit_command_test_llama-" + std::to_string(::getpid()) + ".json")).string();
+  std::ofstream(cfg) << R"({"model_type": "llama", "hidden_act": "silu", "vocab_size": 1000, "hidden_size": 256,
+    "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 4,
+    "max_position_embeddings": 1024})";
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("dlsim_fit_command_test_tp-" + std::to_string(::getpid()) + ".yaml")).string();
+  std::ofstream(path) << "model: " << cfg << "\nbatch: 1\nseq_len: 64\nhw: h100-sxm\npool: pytorch-caching\n"
+                      << "swap: none\nconcurrency: serial\niterations: 2\noptimizer: adamw\n";
+  FitCommandOptions o = search_options();
+  o.experiment = path;
+  o.layouts = {"fsdp", "fsdp+tp2"};
+  o.gpus = "1,2";
+  std::ostringstream out;
+  CHECK(run_fit_command(o, out, out) == 0);
+  CHECK_THAT(out.str(), Catch::Contains("fsdp+tp2         1  skipped") && Catch::Contains("runs T times it"));
+  o.json = true;
+  std::ostringstream js;
+  CHECK(run_fit_command(o, js, js) == 0);
+  const auto j = nlohmann::json::parse(js.str());
+  CHECK(j["tp"] == nlohmann::json::array({1, 2}));
+  CHECK(j["cells"][2]["status"] == "skipped");
+  CHECK(j["cells"][3]["status"] == "fits");
+  std::filesystem::remove(cfg);
+  std::filesystem::remove(path);
 }

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <exception>
+#include <stdexcept>
 
 #include "common/config_error.h"
+#include "workloads/zoo.h"
 
 namespace dlsim {
 
@@ -11,6 +13,18 @@ using parallel::Layout;
 
 const std::vector<std::string>& layout_candidate_names() {
   static const std::vector<std::string> names = {"dp", "fsdp", "zero1", "zero2"};
+  return names;
+}
+
+const std::vector<int64_t>& default_tp_degrees() {
+  static const std::vector<int64_t> degrees = {2, 4, 8};
+  return degrees;
+}
+
+std::vector<std::string> default_layout_names(const std::string& model) {
+  std::vector<std::string> names = layout_candidate_names();
+  if (model_settings(model).tensor_parallel)
+    for (int64_t t : default_tp_degrees()) names.push_back("fsdp+tp" + std::to_string(t));
   return names;
 }
 
@@ -23,7 +37,19 @@ namespace {
 std::string valid_names() {
   std::string s;
   for (const std::string& n : layout_candidate_names()) s += (s.empty() ? "" : ", ") + n;
-  return s;
+  return s + ", each alone or with +tp<T> (fsdp+tp8)";
+}
+
+// The T of "+tp<T>": a whole number in [2, 1024], the builder's bound (tp 1 is the layout without "+tp1").
+int64_t parse_tp_degree(const std::string& name, const std::string& digits, const std::string& flag) {
+  int64_t t = 0;
+  const bool whole = !digits.empty() && digits.size() <= 5 &&
+                     std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  if (whole) t = std::stoll(digits);
+  if (!whole || t < 2 || t > 1024)
+    flag_error(flag, "layout '" + name + "': the tensor-parallel degree after +tp must be a whole number from 2 to "
+                     "1024, got '" + digits + "'");
+  return t;
 }
 
 void check_count(int64_t n, const std::string& flag) {
@@ -39,11 +65,14 @@ std::vector<LayoutCandidate> parse_layout_candidates(const std::vector<std::stri
   for (const std::string& n : names) {
     LayoutCandidate c;
     c.name = n;
-    if (n == "dp") c.layout = Layout::Ddp;
-    else if (n == "fsdp") c.layout = Layout::Fsdp;
-    else if (n == "zero1" || n == "zero2") {
+    const size_t plus = n.find("+tp");
+    const std::string dp = n.substr(0, plus);
+    if (plus != std::string::npos) c.tp = parse_tp_degree(n, n.substr(plus + 3), flag);
+    if (dp == "dp") c.layout = Layout::Ddp;
+    else if (dp == "fsdp") c.layout = Layout::Fsdp;
+    else if (dp == "zero1" || dp == "zero2") {
       c.layout = Layout::Zero;
-      c.zero_stage = n == "zero1" ? 1 : 2;
+      c.zero_stage = dp == "zero1" ? 1 : 2;
     } else
       flag_error(flag, "unknown layout '" + n + "'; valid: " + valid_names() + " (zero3 is fsdp)");
     for (const LayoutCandidate& o : out)
@@ -71,11 +100,20 @@ std::vector<int64_t> gpu_counts_up_to(int64_t max, const std::string& flag) {
   return out;
 }
 
+bool layout_fits_count(const LayoutCandidate& c, int64_t gpus) { return gpus >= c.tp && gpus % c.tp == 0; }
+
 Experiment with_layout(const Experiment& e, const LayoutCandidate& c, int64_t gpus) {
+  if (!layout_fits_count(c, gpus))
+    throw std::invalid_argument("with_layout: " + std::to_string(gpus) + " GPUs are no layout of " + c.name);
   Experiment x = e;
   x.parallel.layout = c.layout;
-  x.parallel.ranks = gpus;
+  x.parallel.ranks = gpus / c.tp;
   x.parallel.zero_stage = c.zero_stage;
+  const bool section_tp = e.parallel.tp > 1;
+  x.parallel.tp = c.tp;
+  x.parallel.sequence_parallel = c.tp > 1 && (section_tp ? e.parallel.sequence_parallel : true);
+  x.parallel.tp_across_nodes = c.tp > 1 && section_tp && e.parallel.tp_across_nodes;
+  x.batch = e.batch * c.tp;
   return x;
 }
 
@@ -110,6 +148,11 @@ LayoutCell run_cell(const Experiment& e, const LayoutCandidate& c, int64_t gpus,
   LayoutCell cell;
   cell.layout = c.name;
   cell.gpus = gpus;
+  if (!layout_fits_count(c, gpus)) {
+    cell.status = "skipped";
+    cell.message = "tp " + std::to_string(c.tp) + " does not divide " + std::to_string(gpus) + " GPUs";
+    return cell;
+  }
   try {
     const Experiment x = with_layout(e, c, gpus);
     const ExperimentResult r = run(x);
@@ -121,9 +164,17 @@ LayoutCell run_cell(const Experiment& e, const LayoutCandidate& c, int64_t gpus,
     cell.peak_live_bytes = r.peak_live_bytes;
     cell.peak_reserved_bytes = r.peak_reserved_bytes;
     if (max_batch) {
-      // The experiment's batch was just run: its probe reuses that run rather than simulating it again.
-      const RunFn cached = [&](const Experiment& y) { return y.batch == x.batch ? r : run(y); };
-      const FitResult f = find_max_batch(x, cached, batch_cap);
+      // The search is over the batch per GPU (y.batch), which a tp candidate's data-parallel rank runs T times
+      // over; the experiment's batch was just run: its probe reuses that run rather than simulating it again.
+      const RunFn cached = [&](const Experiment& y) {
+        if (y.batch * c.tp == x.batch) return r;
+        Experiment z = y;
+        z.batch = y.batch * c.tp;
+        return run(z);
+      };
+      Experiment per_gpu = x;
+      per_gpu.batch = e.batch;
+      const FitResult f = find_max_batch(per_gpu, cached, batch_cap);
       cell.max_batch = f.max_batch;
       cell.iteration_time_at_max_us = f.max_batch > 0 ? f.at_max.iteration_time_us : 0.0;
     }
@@ -145,6 +196,7 @@ LayoutSearch search_layouts(const Experiment& e, const std::vector<LayoutCandida
   s.gpus = gpus;
   for (const LayoutCandidate& c : layouts) {
     s.layouts.push_back(c.name);
+    s.tp.push_back(c.tp);
     for (int64_t n : gpus) s.cells.push_back(run_cell(e, c, n, run, batch_cap, max_batch));
   }
   return s;
@@ -155,10 +207,11 @@ nlohmann::json to_json(const LayoutSearch& s) {
   j["batch_per_gpu"] = s.batch;
   j["layouts"] = s.layouts;
   j["gpus"] = s.gpus;
+  j["tp"] = s.tp;
   nlohmann::json cells = nlohmann::json::array();
   for (const LayoutCell& c : s.cells) {
     nlohmann::json r = {{"layout", c.layout}, {"gpus", c.gpus}, {"status", c.status}};
-    if (c.status != "error") {
+    if (c.status == "fits" || c.status == "oom") {
       if (c.fits()) {
         r["iteration_time_us"] = c.iteration_time_us;
         r["samples_per_s_per_gpu"] = c.iteration_time_us > 0 ? static_cast<double>(s.batch) * 1e6 / c.iteration_time_us : 0.0;
@@ -168,7 +221,8 @@ nlohmann::json to_json(const LayoutSearch& s) {
       r["max_batch_per_gpu"] = c.max_batch;
       if (c.max_batch > 0) r["iteration_time_at_max_batch_us"] = c.iteration_time_at_max_us;
     }
-    if (!c.message.empty()) r[c.status == "error" ? "error" : "oom_where"] = c.message;
+    if (!c.message.empty())
+      r[c.status == "error" ? "error" : c.status == "skipped" ? "skipped_because" : "oom_where"] = c.message;
     cells.push_back(r);
   }
   j["cells"] = cells;

@@ -7,9 +7,9 @@ For every row below it writes an experiment file (one rank of the `parallel:` la
 `dlsim run --json` on it and reads peak reserved memory, its breakdown, iteration time, tokens/s per GPU, MFU and
 exposed communication. The published side is read from results/multi-gpu/published.yaml by id, never typed here.
 --write replaces the text between the page's `dlsim ...: begin/end` markers; --check exits 1 when the page differs
-from what this run generates, the commit line aside (dlsim is deterministic: a rerun is byte-identical). The nine
-runs take about 1.5 s, so CTest runs --check. Nothing
-here is fitted: the rows use the shipped hardware files as they are.
+from what this run generates, the commit line aside (dlsim is deterministic: a rerun is byte-identical). The 29
+runs take about 7 s of CPU (the 70B and 405B rows most of it; 25 s of wall time on a loaded 2-core machine),
+so CTest runs --check. Nothing here is fitted: the rows use the shipped hardware files as they are.
 """
 import json
 import os
@@ -31,6 +31,23 @@ FSDP = {"param_dtype": "bf16", "reduce_dtype": "fp32"}
 # the unit's backward all-gather, docs/multi-gpu.md).
 FSDP_AC = dict(FSDP)
 AC = {"name": "checkpoint", "every": 1}
+# Tensor parallel as torchtitan applies it (and Megatron with --sequence-parallel): column/row splits of attention
+# and MLP, and sequence parallel for the norms between them, tp inside a node, FSDP across nodes.
+def fsdp_tp(f, t):
+    return dict(fsdp=f, tp=t, sequence_parallel=True, **FSDP)
+
+
+# h100-sxm with its memory raised far past any run (as experiment/fsdp_run_benchmark.cc does): the time a run that
+# does not fit 80 GB would take, and the memory it would need. Not a hardware part: the table says "memory unbounded".
+UNBOUNDED = "h100-sxm (memory unbounded)"
+
+
+# Models the zoo has no preset for: their Hugging Face config.json, shipped in results/multi-gpu/models/ (its README
+# says where each comes from).
+MODEL_FILES = {
+    "llama3-70b": os.path.join("results", "multi-gpu", "models", "Meta-Llama-3-70B.config.json"),
+    "llama3.1-405b": os.path.join("results", "multi-gpu", "models", "Llama-3.1-405B.config.json"),
+}
 
 # (key, model, gpus, parallel, swap, batch per GPU, sequence, hardware)
 MATRIX = [
@@ -43,6 +60,33 @@ MATRIX = [
     ("8b-fsdp64-ac", "llama3-8b", 64, dict(fsdp=64, **FSDP_AC), AC, 2, 8192, "h100-sxm"),
     ("8b-fsdp128", "llama3-8b", 128, dict(fsdp=128, **FSDP), "none", 2, 8192, "h100-sxm"),
     ("8b-fsdp128-ac", "llama3-8b", 128, dict(fsdp=128, **FSDP_AC), AC, 2, 8192, "h100-sxm"),
+    ("8b-dp64", "llama3-8b", 64, {"dp": 64}, "none", 1, 8192, "h100-sxm"),
+    ("8b-dp64-ac", "llama3-8b", 64, {"dp": 64}, AC, 1, 8192, "h100-sxm"),
+    # A Llama-family preset small enough for DDP's full replicas (1.24 B parameters, 16 B each: 19.8 GB).
+    ("1b-dp8", "llama3.2-1b", 8, {"dp": 8}, "none", 2, 8192, "h100-sxm"),
+    ("1b-dp8-ac", "llama3.2-1b", 8, {"dp": 8}, AC, 2, 8192, "h100-sxm"),
+    ("1b-dp64", "llama3.2-1b", 64, {"dp": 64}, "none", 2, 8192, "h100-sxm"),
+    ("1b-dp64-ac", "llama3.2-1b", 64, {"dp": 64}, AC, 2, 8192, "h100-sxm"),
+    # FSDP x TP: batch is per FSDP rank, which the T GPUs of its tp group share: 2 sequences per GPU, as above.
+    ("8b-fsdp4tp2", "llama3-8b", 8, fsdp_tp(4, 2), "none", 4, 8192, "h100-sxm"),
+    ("8b-fsdp4tp2-ac", "llama3-8b", 8, fsdp_tp(4, 2), AC, 4, 8192, "h100-sxm"),
+    ("8b-fsdp8tp8", "llama3-8b", 64, fsdp_tp(8, 8), "none", 16, 8192, "h100-sxm"),
+    ("8b-fsdp8tp8-ac", "llama3-8b", 64, fsdp_tp(8, 8), AC, 16, 8192, "h100-sxm"),
+    # 70B: one sequence per GPU (torchtitan's 70B FSDP rows run local batch 1).
+    ("70b-fsdp8tp8", "llama3-70b", 64, fsdp_tp(8, 8), "none", 8, 8192, "h100-sxm"),
+    ("70b-fsdp8tp8-ac", "llama3-70b", 64, fsdp_tp(8, 8), AC, 8, 8192, "h100-sxm"),
+    ("70b-fsdp64", "llama3-70b", 64, dict(fsdp=64, **FSDP), "none", 1, 8192, "h100-sxm"),
+    ("70b-fsdp64-ac", "llama3-70b", 64, dict(fsdp=64, **FSDP_AC), AC, 1, 8192, "h100-sxm"),
+    # Published tensor-parallel points, at their own layout and local batch (results/multi-gpu/published.yaml). Where
+    # the 80 GB part runs out of memory, the same run with the memory unbounded (UNBOUNDED) says what the time
+    # would be: its peak is what the run would need, not a fit.
+    ("8b-fsdp8tp8-b12", "llama3-8b", 64, fsdp_tp(8, 8), "none", 12, 8192, "h100-sxm"),
+    ("8b-fsdp8tp8-b12-unb", "llama3-8b", 64, fsdp_tp(8, 8), "none", 12, 8192, UNBOUNDED),
+    ("8b-fsdp8tp8-b12-ac", "llama3-8b", 64, fsdp_tp(8, 8), AC, 12, 8192, "h100-sxm"),
+    ("70b-fsdp32tp8-ac", "llama3-70b", 256, fsdp_tp(32, 8), AC, 16, 8192, "h100-sxm"),
+    ("70b-fsdp32tp8-ac-unb", "llama3-70b", 256, fsdp_tp(32, 8), AC, 16, 8192, UNBOUNDED),
+    ("405b-fsdp16tp8-ac", "llama3.1-405b", 128, fsdp_tp(16, 8), AC, 2, 8192, "h100-sxm"),
+    ("405b-fsdp16tp8-ac-unb", "llama3.1-405b", 128, fsdp_tp(16, 8), AC, 2, 8192, UNBOUNDED),
 ]
 
 # Published points set beside a matrix row: (published id, dlsim row keys that bracket it, the reason they differ).
@@ -59,15 +103,34 @@ COMPARED = [
      "measurement)"),
     ("tt24-8b-128gpu-fsdp-compile", ["8b-fsdp128", "8b-fsdp128-ac"],
      "as above, and torch.compile"),
+    ("tt25-8b-64gpu-bf16-vanillatp", ["8b-fsdp8tp8-b12", "8b-fsdp8tp8-b12-unb", "8b-fsdp8tp8-b12-ac"],
+     "torchtitan ran selective per-op AC and torch.compile on the 96 GB 500 W H100; dlsim brackets SAC with none "
+     "(out of memory on 80 GB; with memory unbounded it would need 220 GiB) and every layer. The tensor-parallel "
+     "collectives are on the critical path in both (no async TP, as published), and dlsim's forward all-gathers "
+     "carry the norms' fp32 output (`mixed-bf16` is autocast: the residual stream stays fp32; FSDP2's bf16 "
+     "param_dtype computes it in bf16): twice torchtitan's bytes"),
+    ("tt25-70b-256gpu-bf16-vanillatp", ["70b-fsdp32tp8-ac", "70b-fsdp32tp8-ac-unb"],
+     "full AC as published; on 80 GB dlsim runs out of memory (the run needs 83 GiB live, 16 GiB of it autocast's "
+     "bf16 weight copies, and the checkpointed layer inputs in fp32: section 1), so the time is read with memory "
+     "unbounded. torch.compile and the 500 W part as above; the fp32 all-gathers (as above) are most of dlsim's "
+     "exposed communication"),
+    ("tt24b-405b-128gpu-fsdp16-tp8", ["405b-fsdp16tp8-ac", "405b-fsdp16tp8-ac-unb"],
+     "full AC as published (MFU 29.0 %); a 95 GB lower-TDP H100 (no hardware file), compile not stated. dlsim needs "
+     "150 GiB live (113 GiB of activations, 94 of them autocast's bf16 weight copies: section 1), so the time is "
+     "read with memory unbounded"),
 ]
 
 
 def experiment(key, model, gpus, parallel, swap, batch, seq, hw):
-    return {
-        "model": model, "batch": batch, "seq_len": seq, "hw": hw,
+    x = {
+        "model": os.path.join(ROOT, MODEL_FILES[model]) if model in MODEL_FILES else model,
+        "batch": batch, "seq_len": seq, "hw": hw,
         "pool": "pytorch-caching", "swap": swap, "concurrency": "serial", "iterations": 2,
         "precision": "mixed-bf16", "optimizer": "adamw", "parallel": parallel,
     }
+    if hw == UNBOUNDED:
+        x["hw"], x["hw_override"] = "h100-sxm", {"memory": {"total_mib": 4000000}}
+    return x
 
 
 def run(dlsim, row, tmp):
@@ -130,7 +193,8 @@ def matrix_table(results):
         key, model, gpus, par, swap, batch, seq, hw = row
         s = results[key]
         ac = "none" if swap == "none" else "every 1"
-        head = "| %s | %d | %s | %s | %d x %d | " % (model, gpus, layout_text(par), ac, batch, seq)
+        head = "| %s | %d | %s | %s | %d x %d | " % (model + (" (memory unbounded)" if hw == UNBOUNDED else ""), gpus,
+                                                   layout_text(par), ac, batch, seq)
         if s is None:
             out.append(head + "%s | — | — | — | — | — | — |" % results["_err_" + key])
         else:
@@ -151,7 +215,7 @@ def compared_table(results, points):
         tok, mem = figs.get("tokens_per_s_per_gpu"), figs.get("peak_memory")
         for i, key in enumerate(keys):
             s = results[key]
-            ac = "AC none" if "-ac" not in key else "AC every 1"
+            ac = ("AC none" if "-ac" not in key else "AC every 1") + (", memory unbounded" if key.endswith("-unb") else "")
             cell = "`%s` (%s)" % (key, ac)
             lead = "| %s | %s | %s | " % (pid, "{:,}".format(tok) if tok else "—", mem if mem else "—") \
                 if i == 0 else "| | | | "
@@ -159,9 +223,12 @@ def compared_table(results, points):
             if s is None:
                 out.append(lead + "%s | %s | — | — | — | %s |" % (cell, results["_err_" + key], reason))
                 continue
-            out.append(lead + "%s | %.0f | %s | %.1f | %s | %s |" % (
-                cell, s["tok"], pct(s["tok"], tok) if tok else "—", s["peak"],
-                pct(s["peak"], mem) if mem else "—", reason))
+            # Unbounded, the caching allocator never has to release its cache: the reservation means nothing, the
+            # live peak is what the run needs.
+            peak = "%.1f" % s["peak"] if not key.endswith("-unb") else "%.1f live" % s["live"]
+            out.append(lead + "%s | %.0f | %s | %s | %s | %s |" % (
+                cell, s["tok"], pct(s["tok"], tok) if tok else "—", peak,
+                pct(s["peak"], mem) if mem and not key.endswith("-unb") else "—", reason))
     return out
 
 
