@@ -2,6 +2,16 @@
 
 namespace dlsim {
 
+namespace {
+
+uint64_t model_states(const MemorySnapshot& s) {
+  using parallel::MemoryCategory;
+  const auto at = [&](MemoryCategory c) { return s.bytes[static_cast<size_t>(c)]; };
+  return at(MemoryCategory::Weights) + at(MemoryCategory::Gradients) + at(MemoryCategory::OptimizerState);
+}
+
+}  // namespace
+
 MemoryBreakdown memory_breakdown(const Trace& trace, const Graph& g, const std::vector<parallel::MemoryCategory>& categories) {
   MemoryBreakdown out;
   MemorySnapshot now;
@@ -21,6 +31,7 @@ MemoryBreakdown memory_breakdown(const Trace& trace, const Graph& g, const std::
     now.time = m.time;
     if (!any || now.allocated > out.at_peak_live.allocated) out.at_peak_live = now;
     if (!any || now.reserved > out.at_peak_reserved.reserved) out.at_peak_reserved = now;
+    if (!any || model_states(now) > model_states(out.at_peak_model_states)) out.at_peak_model_states = now;
     any = true;
   }
   return out;
@@ -43,7 +54,9 @@ nlohmann::json snapshot_json(const MemorySnapshot& s) {
 }  // namespace
 
 nlohmann::json to_json(const MemoryBreakdown& b) {
-  return {{"at_peak_live", snapshot_json(b.at_peak_live)}, {"at_peak_reserved", snapshot_json(b.at_peak_reserved)}};
+  return {{"at_peak_live", snapshot_json(b.at_peak_live)},
+          {"at_peak_reserved", snapshot_json(b.at_peak_reserved)},
+          {"at_peak_model_states", snapshot_json(b.at_peak_model_states)}};
 }
 
 }  // namespace dlsim

@@ -25,13 +25,17 @@ struct MemorySnapshot {
 struct MemoryBreakdown {
   MemorySnapshot at_peak_live;      // the first moment live bytes reach their maximum
   MemorySnapshot at_peak_reserved;  // the first moment the pool's reservation reaches its maximum
+  // The first moment the model states (weights + gradients + optimizer state) reach their maximum: what the ZeRO
+  // paper's Table 1 and DeepSpeed's estimators count per GPU, measured (with the gradients a layout holds before
+  // they are reduced, which those formulas leave out).
+  MemorySnapshot at_peak_model_states;
 };
 
 // Over every allocation and free of the trace; categories per tensor (parallel::category_of's fallback for the
 // tensors it lacks).
 MemoryBreakdown memory_breakdown(const Trace& trace, const Graph& g, const std::vector<parallel::MemoryCategory>& categories);
 // {"at_peak_live": {<category>: bytes, ..., "allocated", "reserved", "allocator_overhead" (reserved - allocated),
-//  "iteration"}, "at_peak_reserved": {...}}
+//  "iteration"}, "at_peak_reserved": {...}, "at_peak_model_states": {...}}
 nlohmann::json to_json(const MemoryBreakdown& b);
 
 }  // namespace dlsim

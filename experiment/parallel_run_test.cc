@@ -95,6 +95,32 @@ TEST_CASE("the breakdown at the peak: the plain run's categories and every layou
   }
 }
 
+TEST_CASE("the model states at their peak: the weights, every gradient and AdamW's moments, per layout") {
+  const ExperimentResult plain = run_experiment(par_experiment(""));
+  const uint64_t params = par_learnable_bytes(par_experiment(""));
+  const auto states = [](const ExperimentResult& r, const char* c) { return par_category(r, "at_peak_model_states", c); };
+  // fp32, AdamW: once the backward is done every gradient is alive beside the two moments; the weights carry
+  // BatchNorm's running statistics too.
+  CHECK(states(plain, "gradients") == params);
+  CHECK(states(plain, "optimizer_state") == 2 * params);
+  CHECK(states(plain, "weights") >= params);
+  CHECK(states(plain, "weights") < params + params / 50);
+  // ZeRO-1 shards the moments (rank 0 holds full chunks: about a quarter) and keeps every gradient.
+  const ExperimentResult z1 = run_experiment(par_experiment("{zero: 1, dp: 4}"));
+  CHECK(states(z1, "weights") == states(plain, "weights"));
+  CHECK(states(z1, "gradients") == params);
+  CHECK(states(z1, "optimizer_state") < 2 * params / 3);
+  CHECK(states(z1, "optimizer_state") >= 2 * params / 4);
+  // ZeRO-2 keeps the gradients' partitions, and a bucket's full gradients until it is reduced.
+  const ExperimentResult z2 = run_experiment(par_experiment("{zero: 2, dp: 4}"));
+  CHECK(states(z2, "weights") == states(plain, "weights"));
+  CHECK(states(z2, "gradients") < params);
+  CHECK(states(z2, "optimizer_state") == states(z1, "optimizer_state"));
+  // FSDP shards all three.
+  const ExperimentResult f = run_experiment(par_experiment("{fsdp: 4}"));
+  CHECK(states(f, "weights") + states(f, "optimizer_state") < (states(plain, "weights") + 2 * params) / 3);
+}
+
 TEST_CASE("a layout runs on several streams and with another pool") {
   for (const char* extra : {"pool: cuda-malloc\n", "concurrency: branch-streams\n"}) {
     CAPTURE(extra);

@@ -1,5 +1,5 @@
 // A collective as a graph op (hw/collective_op.h): what add_collective writes, what each shipped kernel model charges
-// for one with the shipped H100/H200 files' interconnect (numbers worked by hand below), and the errors when a file
+// for one with the shipped A100/H100/H200 files' interconnect (numbers worked by hand below), and the errors when a file
 // or a group cannot price it. The simulated runs are sim/collective_sim_test.cc.
 #include <catch2/catch.hpp>
 
@@ -119,6 +119,35 @@ TEST_CASE("collective ops: every shipped kernel model prices an all-reduce from 
     CHECK(k.blocks == 16);  // one block per NCCL channel, one SM each
     CHECK(k.blocks_per_sm == 1);
     CHECK(k.sm_fraction == Approx(16.0 / 132));
+  }
+}
+
+TEST_CASE("collective ops: the A100 files price a DGX A100 node and its HDR network, by hand") {
+  // NVLink 3: B = 300 x 0.77 = 231 GB/s in a node; HDR: min(231, 8 x 25 x 0.96) = 192 GB/s across nodes.
+  // 8 ranks, ring: alpha = 8.4 + 14 x 3.4 = 56.0 us, algbw = 231 x 8/14 = 132 GB/s: 56.0 + 757.5758 = 813.5758 us.
+  // 64 ranks on 8 nodes (torchtitan's A100 layout): ring all-reduce alpha = 8.4 + 112 x 3.4 + 14 x 14 = 585.2 us,
+  // algbw = 192 x 64/126 = 97.524 GB/s: 1610.591 us; tree alpha = 8.4 + 2 (7 x 3.4 + 3 x 14) = 140.0 us, algbw 96
+  // GB/s: 1181.667 us, which auto takes. Ring all-gather of 64: alpha = 8.4 + 56 x 3.4 + 7 x 14 = 296.8 us, algbw =
+  // 192 x 64/63 = 195.048 GB/s: 296.8 + 512.695 = 809.495 us.
+  for (const char* name : {"a100-sxm-80gb", "a100-sxm-40gb"}) {
+    INFO(name);
+    const Hardware hw = load_hardware(name);
+    REQUIRE(hw.spec.node);
+    CHECK(hw.spec.node->gpus_per_node == 8);
+    REQUIRE(hw.spec.interconnect);
+    CHECK(hw.spec.interconnect->channels == 24);
+    OneCollective node(CollectiveKind::AllReduce, 100'000'000, 8);
+    const KernelCost k = hw.kernels->cost(node.g, node.op());
+    CHECK(k.duration_ns == 813576);
+    CHECK(k.blocks == 24);
+    CHECK(k.sm_fraction == Approx(24.0 / 108));
+    OneCollective eight_nodes(CollectiveKind::AllReduce, 100'000'000, 64);
+    CHECK(collective_op_cost(hw.spec, eight_nodes.op()).algo == CollectiveAlgo::Tree);
+    CHECK(hw.kernels->cost(eight_nodes.g, eight_nodes.op()).duration_ns == 1181667);
+    OneCollective ring(CollectiveKind::AllReduce, 100'000'000, 64, 0, CollectiveAlgo::Ring);
+    CHECK(hw.kernels->cost(ring.g, ring.op()).duration_ns == 1610591);
+    OneCollective gather(CollectiveKind::AllGather, 100'000'000, 64);
+    CHECK(hw.kernels->cost(gather.g, gather.op()).duration_ns == 809495);
   }
 }
 
