@@ -293,7 +293,8 @@ def main(argv=None):
                     help="default: mixed-bf16 (CUDA), fp32 (CPU)")
     ap.add_argument("--implementation", default="auto", choices=["auto", "plain"],
                     help="auto: transformers' LlamaForCausalLM where installed; plain: the plain-PyTorch decoder")
-    ap.add_argument("--hw", default="h100-sxm", help="the hardware file the experiment names")
+    ap.add_argument("--hw", default="auto",
+                    help="the hardware file the experiment names (auto: h200 on H200s, else h100-sxm)")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--max-seconds", type=float, default=300, help="the spawned ranks' limit")
@@ -326,8 +327,11 @@ def main(argv=None):
     with open(os.path.join(args.out_dir, "fsdp-step-config.json"), "w") as f:
         json.dump(cfg, f, indent=1, sort_keys=True)
         f.write("\n")
+    hw = args.hw
+    if hw == "auto":
+        hw = "h200" if "H200" in str(record["devices"][0]) else "h100-sxm"
     with open(os.path.join(args.out_dir, "fsdp-step-experiment.yaml"), "w") as f:
-        f.write(experiment_yaml(record, args.hw))
+        f.write(experiment_yaml(record, hw))
     record.pop("_batch")
     record.pop("_seq")
     with open(os.path.join(args.out_dir, "fsdp-step.json"), "w") as f:

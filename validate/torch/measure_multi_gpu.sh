@@ -12,6 +12,8 @@
 #                      profiler trace (FSDP_SECONDS, 120)
 #   nccl-debug.txt     NCCL_DEBUG=INFO (INIT, GRAPH) of the ring run: channels, rings, trees, NVLS support
 #   log.txt            the machine (nvidia-smi, topology), versions, each part's output and exit code
+# DEVICE=cpu runs the same plumbing on 2 gloo CPU processes with small sizes (a check of this script, no GPU; its
+# files are refused by dlsim fit-interconnect unless --allow-cpu).
 # Afterwards, where dlsim is built:
 #   dlsim fit-interconnect --nccl nccl-ring.json --hw h100-sxm --out h100-links.yaml   (or the machine's file)
 #   dlsim run fsdp-step/fsdp-step-experiment.yaml   (hw: the fitted file; beside fsdp-step.json's numbers)
@@ -35,6 +37,8 @@ torch.version.cuda, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device
   $py -c 'import transformers; print("transformers", transformers.__version__)'
 } >"$log" 2>&1
 gpus=$($py -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null || echo 0)
+dev=() max=1G
+if [ "${DEVICE:-cuda}" = cpu ]; then dev=(--backend gloo --device cpu) max=64K gpus=2; fi
 if [ "$gpus" -lt 2 ]; then
   echo "measure_multi_gpu.sh: $gpus GPU(s) visible: the links need 2 or more" | tee -a "$log"
   exit 3
@@ -46,11 +50,11 @@ case ",$groups," in *",$gpus,"*) ;; *) groups="$groups,$gpus" ;; esac
 mkdir -p /tmp/nccl-debug
 NCCL_NVLS_ENABLE=0 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,GRAPH NCCL_DEBUG_FILE=/tmp/nccl-debug/%h.%p.txt \
   part $((${RING_SECONDS:-150} + 45)) nccl-ring $py validate/torch/nccl_bandwidth.py --out "$OUT/nccl-ring.json" \
-  --group-sizes "$groups" --max-bytes 1G --max-seconds "${RING_SECONDS:-150}"
+  "${dev[@]}" --group-sizes "$groups" --max-bytes "$max" --max-seconds "${RING_SECONDS:-150}"
 cat /tmp/nccl-debug/*.txt 2>/dev/null | head -c 4000000 >"$OUT/nccl-debug.txt"
 part $((${DEFAULT_SECONDS:-60} + 45)) nccl-default $py validate/torch/nccl_bandwidth.py \
-  --out "$OUT/nccl-default.json" --max-bytes 1G --max-seconds "${DEFAULT_SECONDS:-60}"
-part "${FSDP_SECONDS:-120}" fsdp-step $py validate/torch/fsdp_step.py --out-dir /tmp/fsdp-step --world 2 \
+  "${dev[@]}" --out "$OUT/nccl-default.json" --max-bytes "$max" --max-seconds "${DEFAULT_SECONDS:-60}"
+part "${FSDP_SECONDS:-120}" fsdp-step $py validate/torch/fsdp_step.py --out-dir /tmp/fsdp-step --world 2 "${dev[@]}" \
   --max-seconds $((${FSDP_SECONDS:-120} - 20))
 tar -C /tmp -czf "$OUT/fsdp-step.tar.gz" fsdp-step 2>/dev/null
 echo "done $(date -u +%FT%TZ)" | tee -a "$log"
