@@ -128,7 +128,7 @@ IfitCore ifit_core_fit(const IfitProblem& pr, bool inter, const LinkValues& init
     std::vector<double> c = pr.column(f.p, j, r0);
     const double norm = std::sqrt(ifit_sum_squares(c));
     if (!(norm > 0)) {
-      f.notes[j] = "not constrained: no point's time depends on it";
+      f.notes[j] = "not constrained: no point's time depends on it (an efficiency: another level bounds every point)";
       continue;
     }
     for (const std::vector<double>& b : basis) {
