@@ -15,6 +15,7 @@
 #include "cli/calibrate_command.h"
 #include "cli/compare_command.h"
 #include "cli/fit_command.h"
+#include "cli/fit_interconnect_command.h"
 #include "cli/fit_kernels_command.h"
 #include "cli/import_torch_command.h"
 #include "cli/list_command.h"
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
   CompareCommandOptions compare;
   FitCommandOptions fit;
   FitKernelsCommandOptions fit_kernels;
+  FitInterconnectCommandOptions fit_interconnect;
   SimfuzzCommandOptions simfuzz;
   PlotCommandOptions plot;
   PlotMemoryCommandOptions plot_memory;
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
       subcommand(app, compare, add_compare_command, run_compare_command),
       subcommand(app, fit, add_fit_command, run_fit_command),
       subcommand(app, fit_kernels, add_fit_kernels_command, run_fit_kernels_command),
+      subcommand(app, fit_interconnect, add_fit_interconnect_command, run_fit_interconnect_command),
       subcommand(app, simfuzz, add_simfuzz_command, run_simfuzz_command),
       subcommand(app, plot, add_plot_command, run_plot_command),
       subcommand(app, plot_memory, add_plot_memory_command, run_plot_memory_command),

@@ -90,4 +90,20 @@ YAML::Node load_hardware_document(const std::string& path) {
   return load_hardware_document_in(path, chain);
 }
 
+std::string hardware_base_reference(const std::string& hw, const std::string& out) {
+  namespace fs = std::filesystem;
+  const fs::path hw_abs = fs::weakly_canonical(fs::absolute(hw));
+  const std::string stem = fs::path(hw).stem().string();
+  try {
+    const fs::path shipped = fs::weakly_canonical(fs::absolute(resolve_hw_path(stem)));
+    if (shipped == hw_abs && fs::path(hw).extension() == ".yaml") return stem;
+  } catch (const ConfigError&) {
+    // not a shipped name
+  }
+  const fs::path dir = fs::weakly_canonical(fs::absolute(out)).parent_path();
+  std::string rel = fs::relative(hw_abs, dir).generic_string();
+  if (rel.find('/') == std::string::npos) rel = "./" + rel;  // a path, not a shipped name (gpu_spec_file.h)
+  return rel;
+}
+
 }  // namespace dlsim

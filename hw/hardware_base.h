@@ -25,6 +25,11 @@ void check_hardware_base(const YAML::Node& doc, const std::string& path, const s
 // any depth; otherwise `over`'s value replaces. Over's `base` key is dropped. Nothing is copied or modified: the
 // result refers to the nodes of both (so that over's nodes keep their lines), and neither may be modified after.
 YAML::Node overlay_hardware(const YAML::Node& base, const YAML::Node& over);
+// What a file written at `out` says in `base:` to start from the hardware file `hw` (a name or a path, as --hw
+// takes it): the shipped name when `hw` is a shipped file, else its path from `out`'s folder ("./x.yaml" for a
+// file beside it, so that it reads as a path and not a name). dlsim calibrate --torch-profile and
+// fit-interconnect write their files so.
+std::string hardware_base_reference(const std::string& hw, const std::string& out);
 // The document of the hardware file at `path` with its chain of bases laid under it, each base checked alone
 // (uncached: hw/hardware.cc keeps its own cache of parsed files).
 YAML::Node load_hardware_document(const std::string& path);

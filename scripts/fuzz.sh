@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets (fuzz/) with clang and runs one or all of them.
 #   scripts/fuzz.sh [--runs N] [--seconds S] [--build-only] [TARGET|all]
 #     TARGET: experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json model_config_json
-#             fuzz_case_yaml kernel_sweep_json torch_step_json torch_profile_json interconnect_yaml (default: all)
+#             fuzz_case_yaml kernel_sweep_json torch_step_json torch_profile_json interconnect_yaml
+#             nccl_bandwidth_json (default: all)
 #     --runs N      executions per target (default 20000 when neither limit is given)
 #     --seconds S   at most S seconds per target (with --runs: whichever comes first)
 #     --build-only  build, assemble the seed corpora, run nothing
@@ -20,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_targets=(experiment_yaml sweep_yaml hardware_yaml onnx_model instance_csv plan_json trace_json model_config_json
-  fuzz_case_yaml kernel_sweep_json torch_step_json torch_profile_json interconnect_yaml)
+  fuzz_case_yaml kernel_sweep_json torch_step_json torch_profile_json interconnect_yaml nccl_bandwidth_json)
 runs=
 seconds=
 build_only=0
@@ -71,6 +72,7 @@ seed_files() {
     instance_csv) dirs=(tests/data); pattern='*.csv' ;;
     kernel_sweep_json) dirs=(tests/data/bad-input); pattern='kernel-sweep-*.json' ;;  # and fuzz/corpus's records
     torch_profile_json) dirs=(tests/data/bad-input); pattern='torch-profile-*.json' ;;  # and fuzz/corpus's GPU step
+    nccl_bandwidth_json) dirs=(tests/data/bad-input); pattern='nccl-*.json' ;;  # and fuzz/corpus's measurements
     plan_json|trace_json) ;;  # no such files are committed: fuzz/corpus/ holds small ones dlsim wrote
     interconnect_yaml) ;;  # no hardware file holds the section yet: fuzz/corpus/ has two
   esac
@@ -96,7 +98,7 @@ dict() {
   case $1 in
     *_yaml|model_config_json) echo fuzz/dict/yaml.dict ;;
     onnx_model) echo fuzz/dict/onnx.dict ;;
-    plan_json|trace_json|kernel_sweep_json|torch_step_json|torch_profile_json) echo fuzz/dict/json.dict ;;
+    plan_json|trace_json|kernel_sweep_json|torch_step_json|torch_profile_json|nccl_bandwidth_json) echo fuzz/dict/json.dict ;;
     instance_csv) echo fuzz/dict/csv.dict ;;
   esac
 }

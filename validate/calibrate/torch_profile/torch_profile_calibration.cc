@@ -8,6 +8,7 @@
 
 #include "common/config_error.h"
 #include "hw/gpu_spec_file.h"
+#include "hw/hardware_base.h"
 #include "hw/hardware.h"
 #include "validate/calibrate/torch_profile/host_profile_fit.h"
 #include "validate/calibrate/torch_profile/kernel_profile_fit.h"
@@ -18,23 +19,6 @@ namespace dlsim {
 namespace {
 
 constexpr size_t kProfileListed = 10;  // unmatched ops named per trace
-
-// What `base:` says: the shipped name when --hw is a shipped file, else its path from the written file's folder.
-std::string profile_base_text(const std::string& hw, const std::string& out) {
-  namespace fs = std::filesystem;
-  const fs::path hw_abs = fs::weakly_canonical(fs::absolute(hw));
-  const std::string stem = fs::path(hw).stem().string();
-  try {
-    const fs::path shipped = fs::weakly_canonical(fs::absolute(resolve_hw_path(stem)));
-    if (shipped == hw_abs && fs::path(hw).extension() == ".yaml") return stem;
-  } catch (const ConfigError&) {
-    // not a shipped name
-  }
-  const fs::path dir = fs::weakly_canonical(fs::absolute(out)).parent_path();
-  std::string rel = fs::relative(hw_abs, dir).generic_string();
-  if (rel.find('/') == std::string::npos) rel = "./" + rel;  // a path, not a shipped name (gpu_spec_file.h)
-  return rel;
-}
 
 std::string profile_quoted(const std::string& s) {
   std::string q = "\"";
@@ -141,7 +125,7 @@ int run_torch_profile_calibration(const TorchProfileOptions& o, std::ostream& re
     << (host.overhead_measured ? ", so that dlsim's host time per step is the step's measured without the profiler.\n"
                                : ", so that dlsim's host time per step is the profiled step's (profiler overhead in).\n");
   if (!kernels.empty()) y << "# Kernel corrections: the median of measured over predicted per class, from the traces' kernels.\n";
-  y << "base: " << profile_base_text(o.hw, o.out) << "\n"
+  y << "base: " << hardware_base_reference(o.hw, o.out) << "\n"
     << "description: " << profile_quoted(hw.spec.description + ", calibrated to torch.profiler traces") << "\n"
     << "host_cpu:\n" << eager_host_section_yaml(host.spec) << kernel_corrections_yaml(kernels);
   {
