@@ -115,7 +115,7 @@ SavedBytes saved_under(const ModelCommandOptions& o, const Graph& train) {
   }
   check_params(entry.params, params, entry.name);
   // The policy's plan as PyTorch runs it, in-place ops replayed included (which the simulator cannot run yet).
-  const SwapPlan plan = checkpoint_plan(train, schedule.order, policy_segments(o.swap, params, train));
+  const SwapPlan plan = policy_plan(o.swap, params, train, schedule.order);
   return saved_bytes(train, schedule.order, plan);
 }
 

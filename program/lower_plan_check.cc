@@ -108,7 +108,8 @@ void Lowerer::check_extra_copies() {
 }
 
 // A recomputation's ops ran before it, write no non-persistent tensor they read, and write every tensor it drops;
-// each drop frees a tensor that is used before the replay, not in the gap, and again at or after it.
+// each drop frees a tensor that is used before the replay, not in the gap, and again at or after it; each held
+// tensor is made before the replay and not dropped by it.
 void Lowerer::check_recomputations() {
   replays_at_.assign(static_cast<size_t>(n_), {});
   drops_at_.assign(static_cast<size_t>(n_), {});
@@ -158,6 +159,15 @@ void Lowerer::check_recomputations() {
       }
       dropped_[t].push_back({at + 1, rc.before});
       drops_at_[static_cast<size_t>(at)].push_back({r, d});
+    }
+    for (TensorId t : rc.held) {  // selective checkpointing's cache: made before the replay, never dropped by it
+      if (t < 0 || static_cast<size_t>(t) >= nt) fail(who + ": holds tensor " + std::to_string(t) + ", not in the graph");
+      const std::string name = who + " (held tensor '" + g_.tensor(t).name + "')";
+      if (g_.tensor(t).persistent) fail(name + ": a persistent tensor is on the device anyway");
+      if (first_[static_cast<size_t>(t)] < 0 || first_[static_cast<size_t>(t)] >= rc.before)
+        fail(name + ": the tensor is not made before position " + std::to_string(rc.before));
+      if (std::any_of(rc.drops.begin(), rc.drops.end(), [&](const Recomputation::Drop& d) { return d.tensor == t; }))
+        fail(name + ": the recomputation both holds and drops it");
     }
     replays_at_[static_cast<size_t>(rc.before)].push_back(r);
   }

@@ -33,6 +33,25 @@ void Lowerer::replay(size_t r, int pos) {
   for (size_t j = 0; j < rc.ops.size(); ++j)
     for (TensorId t : g_.replay_inputs(g_.op(rc.ops[j]))) last_reader[t] = j;
   std::vector<std::pair<TensorId, size_t>> transient;  // allocated for the replay only: freed after this index
+  // Selective checkpointing's cache: a held tensor that only the replay still needs (nothing at or after `pos`
+  // uses it) goes once the replay has popped it and its last replayed reader has run (held_release).
+  std::vector<std::pair<TensorId, int>> cache_only;
+  {
+    const Op& at = g_.op(s_.order[static_cast<size_t>(pos)]);
+    const std::vector<int> release = held_release(g_, s_.order, rc);
+    for (size_t h = 0; h < rc.held.size(); ++h) {
+      const TensorId t = rc.held[h];
+      const auto ti = static_cast<size_t>(t);
+      if (last_[ti] == pos && std::count(held_to_.begin(), held_to_.end(), t) && !std::count(at.inputs.begin(), at.inputs.end(), t) &&
+          !std::count(at.outputs.begin(), at.outputs.end(), t))
+        cache_only.push_back({t, release[h]});
+    }
+  }
+  auto release_cache = [&](int j) {
+    for (const auto& [t, after] : cache_only)
+      if (after == j && resident_[static_cast<size_t>(t)]) free_tensor(t);
+  };
+  release_cache(-1);
   for (size_t j = 0; j < rc.ops.size(); ++j) {
     const Op& op = g_.op(rc.ops[j]);
     const std::vector<TensorId> inputs = g_.replay_inputs(op);  // FSDP: the unit's regathered parameters
@@ -76,6 +95,7 @@ void Lowerer::replay(size_t r, int pos) {
     if (ws) emit(CmdKind::Free, s, -1, op.workspace);
     for (const auto& [t, last] : transient)
       if (last == j) free_tensor(t);
+    release_cache(static_cast<int>(j));
   }
   for (const Recomputation::Drop& d : rc.drops)
     if (!resident_[static_cast<size_t>(d.tensor)])

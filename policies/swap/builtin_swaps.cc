@@ -51,7 +51,7 @@ const SwapRegistry& swap_registry() {
            }});
     r.add({"checkpoint", "PyTorch's torch.utils.checkpoint(use_reentrant=False) over segments of the model's blocks "
                          "(every K blocks, or explicit block ranges): segment inputs kept, the rest recomputed in "
-                         "the backward pass",
+                         "the backward pass; or torchtitan's selective checkpointing (per op, or every N-th block)",
            CheckpointOptions::parameters().specs(), [](const Params& p) -> std::unique_ptr<SwapPolicy> {
              return std::make_unique<CheckpointSwap>(CheckpointOptions::parameters().from_params(p));
            }});

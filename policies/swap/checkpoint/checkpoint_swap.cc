@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "common/config_error.h"
+#include "policies/swap/checkpoint/selective_checkpoint.h"
 #include "policies/swap/core/program_load.h"
 #include "workloads/zoo.h"
 
@@ -119,7 +121,13 @@ const ParamBindings<CheckpointOptions>& CheckpointOptions::parameters() {
       .add("segments", &O::segments,
            "explicit segments as block ranges, e.g. 0-3,4-7,9 (0-based, inclusive, ascending); replaces every",
            ParamCheck::string_where([](const std::string& s) { return s.empty() || parse_ranges(s).has_value(); },
-                                    "empty or block ranges like 0-3,4-7,9 (ascending, not overlapping)"));
+                                    "empty or block ranges like 0-3,4-7,9 (ascending, not overlapping)"))
+      .add("selective", &O::selective,
+           "selective checkpointing as torchtitan's selective_ac_option: op (per-op: the outputs of every other "
+           "mm and of attention are saved, the rest recomputed, per segment) or N (every N-th block checkpointed "
+           "alone); empty: the whole segment",
+           ParamCheck::string_where([](const std::string& s) { return parse_selective(s).has_value(); },
+                                    "empty, op, or a positive integer"));
   return b;
 }
 
@@ -131,6 +139,17 @@ std::vector<CheckpointSegment> checkpoint_segments(const Graph& g, const Checkpo
                       "and GPT-2 declare blocks; an ONNX import has none); use swap 'sqrt', which falls back to "
                       "the forward op chain");
   if (o.every < 1) throw ConfigError(g.name, 0, "every", "must be >= 1, got " + std::to_string(o.every));
+  const auto sel = parse_selective(o.selective);
+  if (!sel) throw ConfigError(g.name, 0, "selective", "'" + o.selective + "' is not empty, op or a positive integer");
+  if (sel->mode == SelectiveCheckpointing::Mode::Layer) {
+    if (o.every != 1 || !o.segments.empty())
+      throw ConfigError(g.name, 0, "selective", "selective: " + o.selective + " checkpoints every " + o.selective +
+                                                     "-th block alone: leave every at 1 and segments empty");
+    std::vector<CheckpointSegment> out;
+    for (int64_t b : layer_policy_blocks(static_cast<int64_t>(g.blocks.size()), sel->layer_every))
+      out.push_back(ops_of_blocks(g, b, b));
+    return out;
+  }
   if (o.segments.empty()) return every_k_blocks(g, o.every);
   const auto ranges = parse_ranges(o.segments);
   if (!ranges) throw ConfigError(g.name, 0, "segments", "'" + o.segments + "' is not a list of ascending block ranges like 0-3,4-7,9");
@@ -148,6 +167,22 @@ std::vector<CheckpointSegment> policy_segments(const std::string& policy, const 
   if (policy == "sqrt") return sqrt_segments(g);
   if (policy == "checkpoint") return checkpoint_segments(g, CheckpointOptions::parameters().from_params(p));
   throw ConfigError("", 0, "swap", "'" + policy + "' is not a checkpointing policy (checkpoint, sqrt)");
+}
+
+std::vector<std::vector<OpId>> checkpoint_saved_ops(const Graph& g, const CheckpointOptions& o,
+                                                    const std::vector<CheckpointSegment>& segments) {
+  const auto sel = parse_selective(o.selective);
+  if (!sel || sel->mode != SelectiveCheckpointing::Mode::Op) return {};
+  std::vector<std::vector<OpId>> out;
+  for (const CheckpointSegment& seg : segments) out.push_back(op_policy_saved_ops(g, seg));
+  return out;
+}
+
+SwapPlan policy_plan(const std::string& policy, const Params& p, const Graph& g, const std::vector<OpId>& order) {
+  const std::vector<CheckpointSegment> segments = policy_segments(policy, p, g);
+  if (policy != "checkpoint") return checkpoint_plan(g, order, segments);
+  const CheckpointOptions o = CheckpointOptions::parameters().from_params(p);
+  return checkpoint_plan(g, order, segments, true, checkpoint_saved_ops(g, o, segments));
 }
 
 int64_t sqrt_segment_blocks(int64_t n) {
@@ -207,7 +242,11 @@ void extend_drops_past_replay_reads(const Graph& g, const std::vector<OpId>& ord
 }  // namespace
 
 SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const std::vector<CheckpointSegment>& segments,
-                         bool autocast_cache) {
+                         bool autocast_cache, const std::vector<std::vector<OpId>>& saved_ops) {
+  if (!saved_ops.empty() && saved_ops.size() != segments.size())
+    throw std::invalid_argument("checkpoint_plan: " + std::to_string(saved_ops.size()) + " lists of saved ops for " +
+                                std::to_string(segments.size()) + " segments");
+  const bool selective = !saved_ops.empty();
   const int n = static_cast<int>(order.size());
   std::vector<int> pos_of(g.ops().size(), -1);
   for (int p = 0; p < n; ++p) pos_of.at(static_cast<size_t>(order[static_cast<size_t>(p)])) = p;
@@ -226,7 +265,14 @@ SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const s
     for (TensorId t : g.op(order[static_cast<size_t>(p)]).outputs) written_at[static_cast<size_t>(t)].push_back(p);
 
   SwapPlan plan;
-  for (const CheckpointSegment& seg : segments) {
+  for (size_t si = 0; si < segments.size(); ++si) {
+    const CheckpointSegment& seg = segments[si];
+    // Selective: the outputs its policy saves (MUST_SAVE), kept by the cache instead of recomputed.
+    std::vector<char> saved(g.tensors().size(), 0);
+    if (selective)
+      for (OpId o : saved_ops[si])
+        for (TensorId t : g.op(o).outputs)
+          if (!g.tensor(t).persistent) saved[static_cast<size_t>(t)] = 1;
     // The segment's inputs: what an op reads before any op of the segment wrote it.
     std::vector<char> written(g.tensors().size(), 0), input(g.tensors().size(), 0);
     for (OpId o : seg) {
@@ -245,7 +291,7 @@ SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const s
           if (x.kind == TensorKind::Gradient) continue;
           reads_saved = true;
           if (x.kind == TensorKind::Activation && !x.persistent && written[static_cast<size_t>(t)] &&
-              !input[static_cast<size_t>(t)])
+              !input[static_cast<size_t>(t)] && !saved[static_cast<size_t>(t)])
             dropped[static_cast<size_t>(t)] = 1;
         }
         if (reads_saved) before = std::min(before, p);
@@ -270,12 +316,28 @@ SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const s
           dropped[static_cast<size_t>(t)] = 2;
         }
     if (r.drops.empty()) continue;
-    for (OpId o : in_order) {
-      bool needed = false;  // some output is not on the device at `before`
+    // Selective: the recomputation stops early (torch.utils.checkpoint's early stop) once the last op whose
+    // backward reads a saved tensor (whose holders the replay fills) has run again; a saved output is taken from
+    // the cache, its op not run, and held until then.
+    size_t stop = in_order.size();
+    if (selective) {
+      stop = 0;
+      for (size_t i = 0; i < in_order.size(); ++i)
+        for (int p : backward_at[static_cast<size_t>(in_order[i])])
+          for (TensorId t : g.op(order[static_cast<size_t>(p)]).inputs)
+            if (g.tensor(t).kind != TensorKind::Gradient) stop = i + 1;
+      for (OpId o : in_order)
+        for (TensorId t : g.op(o).outputs)
+          if (saved[static_cast<size_t>(t)] && g.tensor(t).kind == TensorKind::Activation) r.held.push_back(t);
+    }
+    for (size_t i = 0; i < stop; ++i) {
+      const OpId o = in_order[i];
+      bool needed = false;  // some output is not on the device at `before` (a saved one is, in the cache)
       for (TensorId t : g.op(o).outputs) {
         const Tensor& x = g.tensor(t);
         const Lifetime& l = life[static_cast<size_t>(t)];
-        needed |= !x.persistent && (dropped[static_cast<size_t>(t)] != 0 || l.first > before || l.last < before);
+        needed |= !x.persistent && !saved[static_cast<size_t>(t)] &&
+                  (dropped[static_cast<size_t>(t)] != 0 || l.first > before || l.last < before);
       }
       if (needed) r.ops.push_back(o);
     }
@@ -299,24 +361,28 @@ SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const s
 
 namespace {
 nlohmann::json plan_report(const Graph& g, const std::vector<CheckpointSegment>& segments, const SwapPlan& plan) {
-  uint64_t dropped = 0;
+  uint64_t dropped = 0, held = 0;
   size_t replayed = 0;
   for (const Recomputation& r : plan.recomputations) {
     for (const auto& d : r.drops) dropped += g.tensor(d.tensor).bytes;
+    for (TensorId t : r.held) held += g.tensor(t).bytes;
     replayed += r.ops.size();
   }
-  return {{"segments", segments.size()},
-          {"recomputations", plan.recomputations.size()},
-          {"dropped_bytes", dropped},
-          {"replayed_ops", replayed}};
+  nlohmann::json j = {{"segments", segments.size()},
+                      {"recomputations", plan.recomputations.size()},
+                      {"dropped_bytes", dropped},
+                      {"replayed_ops", replayed}};
+  if (held > 0) j["selective_saved_bytes"] = held;
+  return j;
 }
 }  // namespace
 
 SwapResult CheckpointSwap::plan(const SwapContext& ctx) {
   const std::vector<CheckpointSegment> segments = checkpoint_segments(ctx.graph, o_);
   SwapResult out;
-  out.plan = checkpoint_plan(ctx.graph, ctx.schedule.order, segments);
+  out.plan = checkpoint_plan(ctx.graph, ctx.schedule.order, segments, true, checkpoint_saved_ops(ctx.graph, o_, segments));
   out.report = plan_report(ctx.graph, segments, out.plan);
+  if (!o_.selective.empty()) out.report["selective"] = o_.selective;
   return out;
 }
 

@@ -31,7 +31,8 @@
 // them, right after the replayed op that wrote their operand, which the lowering (program/lower.h) allows.
 //
 // Segments:
-//   checkpoint  every: K -> consecutive segments of K blocks (the last one shorter when K does not divide the
+//   checkpoint  selective: op or N -> selective checkpointing as torchtitan's (selective_checkpoint.h).
+//               every: K -> consecutive segments of K blocks (the last one shorter when K does not divide the
 //               number of blocks; K above it: one segment of all blocks); or segments: "0-3,4-7,9" -> those
 //               block ranges (0-based, inclusive, ascending, not overlapping; blocks in no range are not
 //               checkpointed). A model without blocks is an error.
@@ -54,6 +55,7 @@ using CheckpointSegment = std::vector<OpId>;
 struct CheckpointOptions {
   int64_t every = 1;
   std::string segments;  // "" -> every
+  std::string selective;  // "" (whole segments), "op" or N (selective_checkpoint.h)
   static const ParamBindings<CheckpointOptions>& parameters();
 };
 
@@ -67,11 +69,18 @@ int64_t sqrt_segment_blocks(int64_t n);
 // The plan that checkpoints `segments` under the issue order `order` (the schedule's). autocast_cache: the model's
 // parameters are the leaves autocast caches the casts of (false under FSDP, whose parameters are views of its flat
 // parameter: their casts are freed after their last use).
+// saved_ops: per segment, the ops whose outputs a selective policy saves (selective_checkpoint.h); empty: none
+// (the whole segment is recomputed, without early stop, as PyTorch 1.13 did).
 SwapPlan checkpoint_plan(const Graph& g, const std::vector<OpId>& order, const std::vector<CheckpointSegment>& segments,
-                         bool autocast_cache = true);
+                         bool autocast_cache = true, const std::vector<std::vector<OpId>>& saved_ops = {});
+// Per segment, the ops the options' selective policy saves (selective: op), else empty.
+std::vector<std::vector<OpId>> checkpoint_saved_ops(const Graph& g, const CheckpointOptions& o,
+                                                    const std::vector<CheckpointSegment>& segments);
 // The segments of the registry's `checkpoint` or `sqrt` policy with these parameters (for accounting without
 // planning through SwapPolicy, as `dlsim model --swap` does).
 std::vector<CheckpointSegment> policy_segments(const std::string& policy, const Params& p, const Graph& g);
+// That policy's plan under the issue order `order`, selective saves included.
+SwapPlan policy_plan(const std::string& policy, const Params& p, const Graph& g, const std::vector<OpId>& order);
 
 class CheckpointSwap : public SwapPolicy {
  public:

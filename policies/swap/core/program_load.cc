@@ -291,6 +291,28 @@ std::vector<std::pair<TensorId, int>> replay_reads(const Graph& g, const SwapPla
           out.push_back({t, rc.before});
       made.insert(made.end(), op.outputs.begin(), op.outputs.end());
     }
+    for (TensorId t : rc.held)  // the cache of selective checkpointing: held as if the replay read them
+      if (t >= 0 && static_cast<size_t>(t) < nt && !g.tensor(t).persistent) out.push_back({t, rc.before});
+  }
+  return out;
+}
+
+std::vector<int> held_release(const Graph& g, const std::vector<OpId>& order, const Recomputation& rc) {
+  std::vector<int> pos_of(g.ops().size(), -1);
+  for (size_t p = 0; p < order.size(); ++p)
+    if (order[p] >= 0 && static_cast<size_t>(order[p]) < pos_of.size()) pos_of[static_cast<size_t>(order[p])] = static_cast<int>(p);
+  std::vector<int> out;
+  for (TensorId t : rc.held) {
+    int made = -1;  // the position of the op that first writes it
+    for (size_t p = 0; p < order.size() && made < 0; ++p)
+      if (std::count(g.op(order[p]).outputs.begin(), g.op(order[p]).outputs.end(), t)) made = static_cast<int>(p);
+    int release = -1;
+    for (size_t j = 0; j < rc.ops.size(); ++j) {
+      const Op& op = g.op(rc.ops[j]);
+      const std::vector<TensorId> in = g.replay_inputs(op);
+      if (pos_of[static_cast<size_t>(rc.ops[j])] < made || std::count(in.begin(), in.end(), t)) release = static_cast<int>(j);
+    }
+    out.push_back(release);
   }
   return out;
 }

@@ -53,11 +53,17 @@ class ProgramLoad {
 // Indexed [recomputation][drop].
 std::vector<std::vector<int>> resolve_drop_points(const Graph& g, const std::vector<OpId>& order, const SwapPlan& plan);
 
-// What each replay reads (Graph::replay_inputs) that it does not make itself: (tensor, the replay's `before`), persistent tensors left
-// out. The lowering keeps such a tensor allocated until the replay, as a use there (torch.utils.checkpoint keeps a
+// What each replay reads (Graph::replay_inputs) that it does not make itself, and what it holds
+// (Recomputation::held): (tensor, the replay's `before`), persistent tensors left out. The lowering keeps such a tensor allocated until the replay, as a use there (torch.utils.checkpoint keeps a
 // segment's inputs until its backward); ProgramLoad counts it so. Recomputations naming ops outside the graph
 // are skipped (the lowering rejects them).
 std::vector<std::pair<TensorId, int>> replay_reads(const Graph& g, const SwapPlan& plan);
+
+// For each tensor of rc.held, the index in rc.ops after whose launch the cache lets it go (-1: before the first):
+// the replay reaches its op (after the last replayed op that ran before the op that made it, in `order`) and pops
+// it, and it lives on while a later replayed op reads it. A tensor that the op at `before` or a later op uses stays
+// anyway; this only says when the replay is done with it.
+std::vector<int> held_release(const Graph& g, const std::vector<OpId>& order, const Recomputation& rc);
 
 // The stream a persistent tensor is allocated on when an iteration starts: where its last swap round trip of
 // the iteration brings it back (the stream of the op its last copy-in serves), else stream 0. The setup allocates

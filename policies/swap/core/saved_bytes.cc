@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "common/config_error.h"
+#include "policies/swap/core/program_load.h"
 
 namespace dlsim {
 
@@ -42,9 +43,19 @@ SavedBytes saved_bytes(const Graph& g, const std::vector<OpId>& order, const Swa
     std::vector<char> made(nt, 0);
     for (OpId id : r.ops) {
       const Op& o = g.op(id);
-      for (TensorId t : o.inputs)
-        if (!made[static_cast<size_t>(t)]) last[static_cast<size_t>(t)] = std::max(last[static_cast<size_t>(t)], r.before);
+      for (TensorId t : o.inputs)  // a held tensor's replay reads are in its release below
+        if (!made[static_cast<size_t>(t)] && !std::count(r.held.begin(), r.held.end(), t))
+          last[static_cast<size_t>(t)] = std::max(last[static_cast<size_t>(t)], r.before);
       for (TensorId t : o.outputs) made[static_cast<size_t>(t)] = 1;
+    }
+    // Selective checkpointing's cache holds them until the replay; one the replay lets go before its last op
+    // (held_release) is gone by the replay's end, where its recomputed tensors are all back.
+    const std::vector<int> release = held_release(g, order, r);
+    for (size_t h = 0; h < r.held.size(); ++h) {
+      const TensorId t = r.held[h];
+      if (t < 0 || static_cast<size_t>(t) >= nt) continue;
+      const bool to_end = release[h] + 1 >= static_cast<int>(r.ops.size());
+      last[static_cast<size_t>(t)] = std::max(last[static_cast<size_t>(t)], to_end ? r.before : r.before - 1);
     }
     for (const Recomputation::Drop& d : r.drops) {
       const auto& u = uses.at(static_cast<size_t>(d.tensor));

@@ -7,7 +7,9 @@
 // A tensor counts at position p (p at or after the first backward op) when it is a non-persistent activation a
 // forward op writes, it is on the device at p, and it is used at p or later. "Used": read or written by an op of
 // the order, or read by a replayed op of a recomputation (at its `before`: torch.utils.checkpoint's closure holds
-// a segment's inputs until the recomputation). "On the device": from its first use to its last, except during
+// a segment's inputs until the recomputation), or held by one (Recomputation::held, selective checkpointing's
+// cache, likewise until its `before`, or until `before` - 1 when the replay lets it go before its last op:
+// the count at `before` is the replay's end, every recomputed tensor back). "On the device": from its first use to its last, except during
 // each drop's gap (after the drop point, up to `before`), where the drop point is free_after or, when -1, the
 // last position before `before` whose op uses it. A dropped tensor is back from `before` on. Tensors a replay
 // makes only for the replay (not dropped ones) are transient and not counted: PyTorch keeps only what the

@@ -70,6 +70,10 @@ struct ExtraCopy {
 //   last use or next drop), the other outputs allocated for the replay are freed after the last replayed op
 //   that reads them. An output still on the device is simply written again (the values are the same: a
 //   recomputation reproduces its random state, as torch.utils.checkpoint restores the RNG).
+// - Each tensor of `held` stays allocated until the replay, as a use at `before` (or longer, by its own uses):
+//   selective checkpointing's cache, which keeps the outputs its policy saves from the forward pass until the
+//   recomputation takes them back instead of re-running their ops (policies/swap/checkpoint/selective_checkpoint.h).
+//   A held tensor is not persistent and is made before `before`.
 // Positions index the issue order, as for swap actions.
 struct Recomputation {
   struct Drop {
@@ -79,6 +83,7 @@ struct Recomputation {
   std::vector<Drop> drops;
   std::vector<OpId> ops;
   int before = -1;
+  std::vector<TensorId> held;
 };
 
 // ZeRO-Offload (Ren et al., ATC'21): the optimizer step runs on the CPU. The ops of `ops` (optimizer ops) run on a
