@@ -51,8 +51,9 @@ HW = ROOT / "configs" / "hw"
 HARNESS_KEYS = [
     ("memory", "nvidia-smi's total on the H100 the harness ran on; the context reserve is the datasheet file's [A]"),
     ("pcie", "the harness's copy micro-benchmarks on a real H100 (micro.json, results/validation/h100-sxm/)"),
-    ("launch_overhead_us", "the harness's empty-kernel launch loop (micro.json): a C++ launch, used only where a "
-                           "file has no host_cpu.pytorch_eager section (here: never by `launch: eager`)"),
+    ("launch_overhead_us", "the harness's empty-kernel launch loop (micro.json): a C++ launch, which the host "
+                           "charges for what host_cpu.pytorch_eager does not price (a command other than a kernel "
+                           "launch) and the concurrency policies' schedule estimates per launch"),
     ("concurrent_kernels", "dlsim calibrate on the harness's concurrent-convolution runs (micro.json); the rest "
                            "assumptions [A] (configs/hw/README.md)"),
     ("cudamalloc", "the harness's cudaMalloc micro-benchmark (micro.json)"),
