@@ -11,12 +11,18 @@ using namespace dlsim;
 
 TEST_CASE("dlsim run --json names the kernel model, and the table names it too") {
   RunCommandOptions o;
-  o.experiment = std::string(DLSIM_SOURCE_DIR) + "/configs/experiments/resnet50-cnmem.yaml";
+  // h100-sxm-harness is calibrated on a real H100 through dlsim's harness (its kernel_times cover ResNet-50 at
+  // batch 32 exactly).
+  const auto table = std::filesystem::temp_directory_path() / "dlsim-run-command-harness.yaml";
+  {
+    std::ofstream f(table);
+    f << "model: resnet50\nbatch: 32\nhw: h100-sxm-harness\npool: cnmem\nswap: none\nconcurrency: serial\n";
+  }
+  o.experiment = table.string();
   o.json = true;
   std::ostringstream json, err;
   CHECK(run_run_command(o, json, err) == 0);
   const auto j = nlohmann::json::parse(json.str());
-  // h100-sxm is calibrated on a real H100 (its kernel_times cover ResNet-50 at batch 32 exactly).
   CHECK(j["kernel_model"] == "table");
   CHECK(j["kernel_report"]["ops"] == 564);
   CHECK(j["kernel_report"]["measured_ops"] == 564);
@@ -26,8 +32,19 @@ TEST_CASE("dlsim run --json names the kernel model, and the table names it too")
   o.json = false;
   std::ostringstream text;
   CHECK(run_run_command(o, text, err) == 0);
-  CHECK_THAT(text.str(), Catch::Contains("hardware          h100-sxm, kernel model table (564 of 564 ops measured)\n"));
+  CHECK_THAT(text.str(),
+             Catch::Contains("hardware          h100-sxm-harness, kernel model table (564 of 564 ops measured)\n"));
   CHECK_THAT(text.str(), Catch::Contains("peak live         2862.5 MiB  (lower bound for any pool)\n"));
+  std::filesystem::remove(table);
+
+  // The default h100-sxm: the kernel model fitted to PyTorch-level data, which prices the convolutions, GEMMs, batch
+  // norms and elementwise ops by class and leaves the rest (pooling, the loss, the optimizer) to the roofline.
+  o.experiment = std::string(DLSIM_SOURCE_DIR) + "/configs/experiments/resnet50-cnmem.yaml";
+  std::ostringstream fitted;
+  CHECK(run_run_command(o, fitted, err) == 0);
+  CHECK_THAT(fitted.str(),
+             Catch::Contains("hardware          h100-sxm, kernel model fitted (403 of 564 ops by a fitted class, 0 "
+                             "measured)\n"));
 
 
   // The datasheet file has no table: the roofline, with nothing to report.

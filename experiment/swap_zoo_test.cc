@@ -104,7 +104,9 @@ TEST_CASE("every swap plan of every policy on the zoo models (part 3 of 3) passe
 TEST_CASE("recomputing plans beside branch streams pass the memory reuse check and the independent checker") {
   for (const char* swap : {"{name: dtr, limit_fraction: 0.95}", "{name: dtr, limit_fraction: 0.5}",
                            "{name: capuchin, limit_fraction: 0.8}"}) {
-    const std::string yaml = std::string("{model: googlenet, batch: 8, hw: h100-sxm, pool: cnmem, concurrency: "
+    // h100-sxm-harness: a device-bound step (under h100-sxm's PyTorch host GoogLeNet at batch 8 is host-bound, and
+    // Capuchin's plan there recomputes nothing).
+    const std::string yaml = std::string("{model: googlenet, batch: 8, hw: h100-sxm-harness, pool: cnmem, concurrency: "
                                          "branch-streams, iterations: 2, swap: ") + swap + "}";
     INFO(yaml);
     const ExperimentResult r = run_experiment(experiment_from_yaml(YAML::Load(yaml), "zoo"));

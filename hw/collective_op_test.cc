@@ -103,10 +103,10 @@ TEST_CASE("collective ops: add_collective writes the attributes and a ring's HBM
 }
 
 TEST_CASE("collective ops: every shipped kernel model prices an all-reduce from the H100/H200 interconnect") {
-  // h100-sxm (table model), h100-sxm-datasheet (roofline), h200 (fitted over h200-fitted): the same links.
+  // h100-sxm-harness (table model), h100-sxm-datasheet (roofline), h200 (fitted over h200-fitted): the same links.
   // 8 ranks in one node, ring: alpha = 8.4 + 14 x 3.4 = 56.0 us; B = 450 x 0.82 = 369 GB/s, algbw = 369 x 8/14
   // = 210.857 GB/s; 1e8 B / algbw = 474.2547 us; t = 530.2547 us. The tree (alpha 56 us, algbw 184.5 GB/s) is slower.
-  for (const char* name : {"h100-sxm", "h100-sxm-datasheet", "h200"}) {
+  for (const char* name : {"h100-sxm-harness", "h100-sxm-datasheet", "h200"}) {
     INFO(name);
     const Hardware hw = load_hardware(name);
     REQUIRE(hw.spec.node);

@@ -226,8 +226,9 @@ TEST_CASE("a missing file and a YAML syntax error are ConfigErrors") {
 TEST_CASE("every shipped hardware file loads and is plausible") {
   std::vector<std::string> names = list_hw_names();
   CHECK(names == std::vector<std::string>{"a100-sxm-40gb", "a100-sxm-80gb", "gh200", "h100-sxm", "h100-sxm-datasheet",
-                                          "h100-sxm-pytorch", "h200", "h200-datasheet", "h200-fitted", "titan-x-pcie3",
-                                          "v100-sxm2-16gb", "v100-sxm2-32gb"});
+                                          "h100-sxm-fitted", "h100-sxm-harness", "h100-sxm-pytorch", "h200",
+                                          "h200-datasheet", "h200-fitted", "titan-x-pcie3", "v100-sxm2-16gb",
+                                          "v100-sxm2-32gb"});
   for (const auto& n : names) {
     INFO(n);
     GpuSpec g = load_hardware(n).spec;  // the -pytorch variants start from another file (base:)
@@ -240,8 +241,8 @@ TEST_CASE("every shipped hardware file loads and is plausible") {
     CHECK(g.pcie_h2d_pinned > g.pcie_h2d_pageable);
     CHECK(g.copy_engines >= 2);  // one per direction at least, so H2D and D2H overlap
   }
-  GpuSpec h100 = load_gpu_spec(resolve_hw_path("h100-sxm"));
-  // The calibrated default (results/validation/calibrate_h100.sh): measured tables over the datasheet's figures.
+  GpuSpec h100 = load_gpu_spec(resolve_hw_path("h100-sxm-harness"));
+  // The harness-calibrated file (results/validation/calibrate_h100.sh): measured tables over the datasheet's figures.
   CHECK(h100.kernel_times.size() > 1000);
   CHECK(h100.conv_workspace.size() > 500);
   // Measured first: an op no table entry serves takes its kind's measured correction; only kinds no calibration run
@@ -275,8 +276,9 @@ TEST_CASE("resolve_hw_path takes a name or a path and lists valid names when unk
     std::string what = e.what();
     CHECK(e.key() == "hw");
     CHECK(what.find("h300") != std::string::npos);
-    CHECK(what.find("a100-sxm-40gb, a100-sxm-80gb, gh200, h100-sxm, h100-sxm-datasheet, h100-sxm-pytorch, h200, h200-datasheet, h200-fitted, "
-                    "titan-x-pcie3, v100-sxm2-16gb, v100-sxm2-32gb") != std::string::npos);
+    CHECK(what.find("a100-sxm-40gb, a100-sxm-80gb, gh200, h100-sxm, h100-sxm-datasheet, h100-sxm-fitted, "
+                    "h100-sxm-harness, h100-sxm-pytorch, h200, h200-datasheet, h200-fitted, titan-x-pcie3, "
+                    "v100-sxm2-16gb, v100-sxm2-32gb") != std::string::npos);
   }
   CHECK_THROWS_AS(resolve_hw_path("/no/such/gpu.yaml"), ConfigError);
 }

@@ -120,7 +120,7 @@ TEST_CASE("base: a path is relative to the variant's folder, and chains, cycles 
 }
 
 TEST_CASE("the shipped files with PyTorch's eager host: their base and the host") {
-  for (const auto& [base_name, name] : {std::pair<std::string, std::string>{"h100-sxm", "h100-sxm-pytorch"},
+  for (const auto& [base_name, name] : {std::pair<std::string, std::string>{"h100-sxm-fitted", "h100-sxm"},
                                         std::pair<std::string, std::string>{"h200-fitted", "h200"}}) {
     INFO(name);
     const GpuSpec base = load_hardware(base_name).spec;
@@ -129,8 +129,9 @@ TEST_CASE("the shipped files with PyTorch's eager host: their base and the host"
     REQUIRE(v.eager_host.has_value());
     CHECK(v.kernel_times == base.kernel_times);
     CHECK(v.fitted_kernels == base.fitted_kernels);
-    CHECK(v.launch_overhead_ns == base.launch_overhead_ns);
     CHECK(v.host_adam_bytes_per_s == base.host_adam_bytes_per_s);
+    // launch_overhead_us is not compared: h100-sxm takes the harness's measured C++ launch (4.25 us) over its
+    // base's datasheet assumption (5 us), as it takes the harness's PCIe and allocator figures.
     for (TimeNs c : v.eager_host->forward_ns) CHECK(c > 0);
   }
 }

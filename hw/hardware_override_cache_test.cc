@@ -88,10 +88,11 @@ TEST_CASE("a bad override is the same error through the cache as from the whole 
     }
     return std::string("no error");
   };
-  const std::string cached = error_of([&] { load_hardware("h100-sxm", bad); });
+  // A file without a base (h100-sxm-harness), whose whole document hardware_from_yaml takes as it is.
+  const std::string cached = error_of([&] { load_hardware("h100-sxm-harness", bad); });
   CHECK(cached.find("h2d_pinned_gb_per_s") != std::string::npos);
-  CHECK(cached == error_of([&] { load_hardware("h100-sxm", bad); }));
-  const std::string path = resolve_hw_path("h100-sxm");
+  CHECK(cached == error_of([&] { load_hardware("h100-sxm-harness", bad); }));
+  const std::string path = resolve_hw_path("h100-sxm-harness");
   YAML::Node whole = YAML::Clone(load_yaml_file(path));  // a clone, as the merge always made
   whole["pcie"]["h2d_pinned_gb_per_s"] = -1;
   CHECK(cached == error_of([&] { hardware_from_yaml(YAML::Clone(whole), path); }));

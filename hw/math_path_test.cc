@@ -95,7 +95,7 @@ TEST_CASE("PyTorch's default TF32 choice adds no attribute, so default graphs ke
 }
 
 TEST_CASE("FlashAttention runs on the tensor cores as a GEMM, the Llama layers' other ops are memory-bound classes") {
-  const GpuSpec h100 = spec("h100-sxm");
+  const GpuSpec h100 = spec("h100-sxm-datasheet");
   ModelOptions o;
   o.batch = 1;
   o.seq_len = 256;

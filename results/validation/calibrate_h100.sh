@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Rebuilds configs/hw/h100-sxm.yaml from the measurements committed in results/validation/h100-sxm/ (no GPU):
+# Rebuilds configs/hw/h100-sxm-harness.yaml from the measurements committed in results/validation/h100-sxm/ (no GPU):
 # the CUDA-graph timed runs of the cnmem experiments (device time per op) — for the CNNs under cuDNN's own
 # algorithm choice (`dlsim-cuda run --cuda-graph --workspace any`, whose reports also give the workspace each
 # convolution really wanted), for BERT-base (no convolutions) its plain runs —, the micro-benchmarks (PCIe,
@@ -8,7 +8,8 @@
 #   results/validation/calibrate_h100.sh [--small-batch-only] [--models "resnet50 vgg16 googlenet mobilenet_v2 bert-base"]
 #                             [--class-model-only] [--out FILE]
 # Default: every model at both of its batches (CNNs 32 and 64, BERT 16 and 32), written to
-# configs/hw/h100-sxm.yaml. Subsets give the held-out and leave-one-model-out files of
+# configs/hw/h100-sxm-harness.yaml (the default h100-sxm.yaml rests on PyTorch-level data instead:
+# validate/torch/ship_hw_files.py). Subsets give the held-out and leave-one-model-out files of
 # results/validation/h100-sxm/README.md (e.g. --small-batch-only --out /tmp/small.yaml). Measured first: an op no
 # table entry serves takes its kind's measured correction of the single-efficiency roofline (op_class_scale), and
 # only a kind no run measured the input's per-class model ([F] values fitted to published data,
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/../.."
 small_only=0
 class_model=()
 models="resnet50 vgg16 googlenet mobilenet_v2 bert-base"
-out=configs/hw/h100-sxm.yaml
+out=configs/hw/h100-sxm-harness.yaml
 while [[ $# -gt 0 ]]; do
   case $1 in
     --small-batch-only) small_only=1; shift ;;

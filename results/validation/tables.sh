@@ -2,7 +2,7 @@
 # Regenerates the tables of results/validation/h100-sxm/ from the measurements committed there (no GPU needed):
 #   before.md      the uncalibrated file (datasheet figures and the per-class efficiencies fitted to published data,
 #                  [F]) against the runs of its own plans (CUDA-graph device time)
-#   after.md       the calibrated default (configs/hw/h100-sxm.yaml) against the runs of its own plans
+#   after.md       the calibrated default (configs/hw/h100-sxm-harness.yaml) against the runs of its own plans
 #   heldout.md     the CNNs calibrated on batch 32 only, predicting batch 64: against cuDNN's own choice (--workspace any;
 #                  also with --class-model-only) and against the runs of its own batch-64 plans
 #   lomo.md        leave one model out: calibrated on the other four models (both batches), predicting the fifth,
@@ -29,7 +29,7 @@ b64=("$tmp"/runs/{resnet50,vgg16,googlenet,mobilenet_v2}-b64-*)
 
 report --runs "${all[@]}" --hw datasheet=configs/hw/h100-sxm-datasheet.yaml --trace trace.datasheet-graph.json \
   --report report.datasheet-graph.json --json "$out/before.json" > "$out/before.md"
-report --runs "${all[@]}" --hw calibrated=configs/hw/h100-sxm.yaml --trace trace.calibrated-graph.json \
+report --runs "${all[@]}" --hw calibrated=configs/hw/h100-sxm-harness.yaml --trace trace.calibrated-graph.json \
   --report report.calibrated-graph.json --json "$out/after.json" --by-kind > "$out/after.md"
 
 results/validation/calibrate_h100.sh --small-batch-only --models "resnet50 vgg16 googlenet mobilenet_v2" --out "$tmp/b32.yaml" \

@@ -181,7 +181,7 @@ TEST_CASE("calibrate: what it writes loads as a hardware file, and durations of 
   const ValidateDir d("calibrate");
   const std::string out_path = d.path("calibrated.yaml");
   std::ostringstream log;
-  REQUIRE(run_calibrate({d.dir.string()}, resolve_hw_path("h100-sxm"), out_path, log) == 0);
+  REQUIRE(run_calibrate({d.dir.string()}, resolve_hw_path("h100-sxm-harness"), out_path, log) == 0);
   const Hardware hw = load_hardware(out_path);  // the round trip: dlsim reads what calibrate wrote
   CHECK_FALSE(hw.spec.name.empty());
   fs::remove(out_path);
@@ -191,7 +191,7 @@ TEST_CASE("calibrate: what it writes loads as a hardware file, and durations of 
   t.ops[k].end = t.ops[k].start - 1000;  // a negative duration
   d.write_real(t);
   try {
-    run_calibrate({d.dir.string()}, resolve_hw_path("h100-sxm"), out_path, log);
+    run_calibrate({d.dir.string()}, resolve_hw_path("h100-sxm-harness"), out_path, log);
     FAIL("calibrate accepted a negative duration");
   } catch (const ConfigError& e) {
     CHECK(e.file() == d.path("trace.cuda.json"));
@@ -217,7 +217,7 @@ TEST_CASE("calibrate: a fit the hardware loader would refuse is an error naming 
   const std::string out_path = d.path("calibrated.yaml");
   std::ostringstream log;
   try {
-    run_calibrate({d.dir.string()}, resolve_hw_path("h100-sxm"), out_path, log);
+    run_calibrate({d.dir.string()}, resolve_hw_path("h100-sxm-harness"), out_path, log);
     FAIL("calibrate wrote a hardware file dlsim refuses");
   } catch (const ConfigError& e) {
     CHECK(e.file() == out_path);

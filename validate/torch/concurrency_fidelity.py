@@ -17,8 +17,8 @@ one measurement file (one run of the script), serial's row against the schedule'
 
 Predicted: the plans of configs/validation/concurrency/ (model, batch, policy, pool pytorch-caching, no swap,
 their 3 iterations) with the GPU's PyTorch hardware file (GPUS below: `h200`, the kernel model fitted to PyTorch's
-kernels on the H200, or `h100-sxm-pytorch`, the H100 calibrated to the project's harness with its fitted
-concurrent_kernels; both with PyTorch's eager host fitted on that machine, hw/eager_host_model.h), once with
+kernels on the H200, or `h100-sxm`, the kernel model fitted to PyTorch's on the H200 and H100, with the
+concurrent_kernels fitted on the harness's micro-benchmarks; both with PyTorch's eager host fitted on that machine, hw/eager_host_model.h), once with
 `launch: eager` and once with `launch: cuda-graph`, both with `sync_every_step: true` (each measured step and
 each replay was followed by a synchronize). GoogLeNet's plan is `critical-path`; the measured schedule is
 branch-parallel, so dlsim's `branch-streams` runs too (the serial plan with the policy replaced). GoogLeNet and
@@ -52,9 +52,9 @@ from studies.dlsim import Dlsim  # noqa: E402  (the one way the studies run dlsi
 DATA_ROOT = ROOT / "results" / "fidelity" / "data"
 PLANS = ROOT / "configs" / "validation" / "concurrency"
 # Per GPU: its measurements, the hardware file dlsim runs, and the diagnostic overlay (its column's name and text).
-# The H100's file is h100-sxm-pytorch: its concurrent_kernels are h100-sxm.yaml's (base:), the ones `dlsim calibrate`
-# fitted to concurrent-convolution micro-benchmarks on a real H100, and its host is PyTorch's, fitted on the H100
-# machine (h100-sxm.yaml alone would price the eager rows with the harness's host). On the H100 the diagnostic is
+# The H100's file is h100-sxm: its concurrent_kernels are the ones `dlsim calibrate` fitted to concurrent-convolution
+# micro-benchmarks on a real H100 (copied from h100-sxm-harness.yaml), and its host is PyTorch's, fitted on the H100
+# machine. On the H100 the diagnostic is
 # the [A] defaults, what the fitted constants change; on the H200 it is the H100's constants, which h200.yaml now
 # carries itself (the column equals dlsim's; kept so the H200 report regenerates as it was written).
 H100_CONCURRENT_KERNELS = "concurrent_kernels:\n  gemm_blocks_per_sm: 1\n  co_run_slowdown: 0.312\n"
@@ -79,7 +79,7 @@ GPUS = {
              "diag": ("H100's concurrent_kernels", H100_CONCURRENT_KERNELS,
                       "the H100 file's fitted `concurrent_kernels` (`gemm_blocks_per_sm: 1`, `co_run_slowdown: 0.312`) "
                       "in place of the defaults")},
-    "h100": {"name": "H100", "files": H100_FILES, "cases": CASES, "hw": "h100-sxm-pytorch",
+    "h100": {"name": "H100", "files": H100_FILES, "cases": CASES, "hw": "h100-sxm",
              "diag": ("the defaults' concurrent_kernels", DEFAULT_CONCURRENT_KERNELS,
                       "the [A] defaults (`gemm_blocks_per_sm: 2`, `co_run_slowdown: 0`) in place of the fitted "
                       "`concurrent_kernels`")},

@@ -3,7 +3,7 @@
 the training-step profiles measured on the lent GPUs, one machine at a time, and reports its leave-one-model-out
 error (docs/host.md describes the model, results/fidelity/host.md the fit).
 
-  validate/torch/fit_host_model.py [--dlsim build/bin/dlsim] [--write] [--report results/fidelity/host.md]
+  validate/torch/fit_host_model.py [--dlsim build/bin/dlsim] [--report results/fidelity/host.md]
 
 Input, per machine: the step profiles this project measured on the lent GPUs (torch_step_profile.py, fp32, SGD
 momentum, PyTorch 2.11): results/fidelity/data/h100-2026-11-27c/step-profiles.json (13 torchvision CNNs on an
@@ -31,9 +31,10 @@ How a fit on a set of models goes (deterministic: no random numbers, a fixed gri
    device's. The scale s minimises the squared relative error of the predicted eager step over the models, on a
    grid of 0.0005 from 0.05 to 3; the section's values are s times the profiled costs.
 Leave-one-model-out: fitted on the other models (steps 0 to 2 from their profiles and eager walls alone),
-predicted on the one left out. --write fits on all of a machine's models and writes the machine's file: configs/hw/h100-sxm-pytorch.yaml (base:
-h100-sxm, calibrated on the harness) and configs/hw/h200.yaml (base: h200-fitted, the kernel model fitted to the
-PyTorch sweep).
+predicted on the one left out. The fit on all of a machine's models is what the shipped files hold:
+validate/torch/ship_hw_files.py writes configs/hw/h100-sxm.yaml and h200.yaml with it, over h100-sxm-fitted and
+h200-fitted (kernel models fitted to the sweep and the lease's profiler traces, whose fixed costs are the device's:
+step 0 does not apply to them).
 """
 import argparse
 import json
@@ -57,9 +58,9 @@ concurrent_kernels:
   gemm_blocks_per_sm: 1
   co_run_slowdown: 0.312
 """
-MACHINES = [  # (label, profile file, the hardware file the host is laid over, the file written, text it adds)
-    ("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm", "h100-sxm-pytorch", ""),
-    ("h200", "h200-2026-11-27b/step-profiles.json", "h200-fitted", "h200", SAME_DIE_CONCURRENCY),
+MACHINES = [  # (label, profile file, the hardware file the host is laid over, the shipped file)
+    ("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm-fitted", "h100-sxm"),
+    ("h200", "h200-2026-11-27b/step-profiles.json", "h200-fitted", "h200"),
 ]
 # The zoo's CNNs: a profiled case "NAME-bBATCH" of one of them is simulated as the zoo's graph of NAME at BATCH.
 # A torchvision CNN the zoo does not build (EfficientNet-B0, ShuffleNet V2 in the H100 lease) is simulated as the
@@ -362,7 +363,7 @@ def pct(p, m):
     return f"{100.0 * (p / m - 1):+.1f} %"
 
 
-def machine_report(dlsim, label, profile_file, base_hw, variant, extra, write):
+def machine_report(dlsim, label, profile_file, base_hw, variant):
     profiles = load_profiles(DATA / profile_file)
     names = list(profiles)
     out = [f"### {label.upper()} machine ({profiles[names[0]]['device']}), `{variant}.yaml` (base: `{base_hw}`)", ""]
@@ -421,26 +422,7 @@ def machine_report(dlsim, label, profile_file, base_hw, variant, extra, write):
                    f"{run['iteration_time_us'] / 1000:.2f} | {run['host_time_us'] / 1000:.2f} | "
                    f"{run['device_time_us'] / 1000:.2f} | {run['bound']} | {graph['iteration_time_us'] / 1000:.2f} | "
                    f"{p['graph_replay_ms_median']:.2f} |")
-    if write:
-        write_variant(shipped_base, variant, label, profiles[names[0]]["device"], s_all, final, d_all, extra,
-                      f"{profile_file} ({len(names)} models)")
     return out + [""]
-
-
-def write_variant(base_hw, variant, label, device, s, costs, device_fixed_us, extra, data):
-    text = (f"# {device} with PyTorch 2.x eager mode's host (hw/eager_host_model.h, docs/host.md):\n"
-            f"# {base_hw}.yaml (base:) and the host costs of PyTorch 2.11 on the {label.upper()} machine's CPU,\n"
-            f"# fitted by validate/torch/fit_host_model.py --write to results/fidelity/data/{data}\n"
-            f"# (scale {s:.4f} on the profiled per-call costs; results/fidelity/host.md has the fit and its "
-            "leave-one-model-out error).\n"
-            f"base: {base_hw}\n"
-            f"description: {device}, PyTorch 2.11 eager host fitted on the {label.upper()} machine (base {base_hw})\n")
-    if device_fixed_us is not None:
-        text += ("# The device's fixed cost per kernel, fitted to the measured CUDA-graph replays (the base's fitted\n"
-                 "# kernel times hold the host's dispatch in theirs: kernel_model.fixed_includes_dispatch).\n" +
-                 device_fixed_yaml(device_fixed_us))
-    text += "host_cpu:\n" + section_yaml(costs) + extra
-    (ROOT / "configs" / "hw" / f"{variant}.yaml").write_text(text)
 
 
 def commit():
@@ -480,9 +462,8 @@ def report_main(script, doc, generate, options=()):
 def main():
     def generate(a, binary, tmp):
         dlsim = Dlsim(binary, tmp)
-        return {label: "\n".join(machine_report(dlsim, label, *rest, a.write)) for label, *rest in MACHINES}
-    return report_main("fit_host_model", __doc__, generate,
-                       [("--write", {"action": "store_true", "help": "write each machine's file (fit on all models)"})])
+        return {label: "\n".join(machine_report(dlsim, label, *rest)) for label, *rest in MACHINES}
+    return report_main("fit_host_model", __doc__, generate)
 
 
 def emit_report(generated, command, report):

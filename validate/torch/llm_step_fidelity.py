@@ -13,7 +13,8 @@ without `capturable` refuses CUDA-graph capture, so the busy time is the only de
 Predicted: `dlsim run --json --chrome-trace` (launch eager, sync_every_step, pool pytorch-caching, no swap, serial,
 2 iterations; fit_host_model.step_experiment) of (a) the zoo preset with the measured precision, optimizer and
 sequence and (b) the fake-tensor recording of the same step (`dlsim import-torch`, results/fidelity/data/
-memory-traces/), on h100-sxm-pytorch (h100-sxm plus PyTorch's eager host), h100-sxm (the harness-calibrated H100),
+memory-traces/), on h100-sxm (kernel model fitted to the H200 sweep and the H100's CNN traces, plus PyTorch's eager
+host), h100-sxm-harness (the harness-calibrated H100),
 h100-sxm-datasheet (the datasheet's roofline) and "sweep fit": `dlsim fit-kernels` of the same H100 lease's
 graph-timed kernel sweep (data/h100-2026-11-27c/kernels-graph.json: GEMMs of random shapes and the CNNs' classifier
 layers, causal SDPA of random shapes, six memory-bound ops at six sizes; no shape of these two models) over
@@ -26,7 +27,7 @@ The lent H200 (results/fidelity/data/h200-2026-11-28/, the same script and softw
 (GPT2LMHeadModel) b8 s1024 and Qwen2.5-0.5B b4 s2048, measured as above plus the whole-step CUDA-graph replay (AdamW
 rebuilt with capturable=True), a second device-time measurement beside the busy time; the profiler traces are in
 traces.tar. dlsim as above on h200 (h200-fitted plus PyTorch's eager host fitted on an H200 machine), h200-fitted
-(the kernel model fitted to an event-timed PyTorch sweep on an H200), h200-datasheet and "sweep fit" (fit-kernels
+(the kernel model fitted to an event-timed PyTorch sweep on an H200 and the H200's CNN profiler traces), h200-datasheet and "sweep fit" (fit-kernels
 of h200-2026-11-27b/kernels-graph.json, a graph-timed sweep of the earlier H200 lease, over h200-datasheet); the
 recorded GPT-2 is the causal LM's (data/memory-traces/gpt2-lm-b8-s1024).
 """
@@ -71,13 +72,12 @@ class Machine:
 
 
 H100 = Machine("H100", FIDELITY / "h100-2026-11-27c",
-               ["h100-sxm-pytorch", "h100-sxm", "h100-sxm-datasheet", "sweep fit"],
+               ["h100-sxm", "h100-sxm-harness", "h100-sxm-datasheet", "sweep fit"],
                FIDELITY / "h100-2026-11-27c" / "kernels-graph.json", "h100-sxm-datasheet",
                [QWEN, ("gpt2-b8-s1024-mixed-bf16", "GPT-2 small b8 s1024 (measured: GPT2Model)",
                        dict(model="gpt2-small", seq_len=1024, **LLM), "gpt2-b8-s1024")],
-               [("zoo", "h100-sxm-pytorch"), ("traced", "h100-sxm-pytorch"), ("zoo", "h100-sxm-datasheet"),
-                ("zoo", "sweep fit")],
-               ["zoo, h100-sxm(-pytorch)", "traced, h100-sxm(-pytorch)", "zoo, datasheet", "zoo, sweep fit"], False)
+               [("zoo", "h100-sxm"), ("traced", "h100-sxm"), ("zoo", "h100-sxm-datasheet"), ("zoo", "sweep fit")],
+               ["zoo, h100-sxm", "traced, h100-sxm", "zoo, datasheet", "zoo, sweep fit"], False)
 # The H200 lease measured GPT-2 as the causal LM (GPT2LMHeadModel), and the whole-step graph replay of both.
 H200 = Machine("H200", FIDELITY / "h200-2026-11-28", ["h200", "h200-fitted", "h200-datasheet", "sweep fit"],
                FIDELITY / "h200-2026-11-27b" / "kernels-graph.json", "h200-datasheet",

@@ -20,7 +20,7 @@ results/fidelity/data/memory-traces/). Reserved is `peak_reserved_bytes` against
 `peak_live_bytes` (tensor bytes, no 512-B rounding) against max_memory_allocated. Nothing is fitted here.
 
 The lent H100's cases (results/fidelity/data/h100-2026-11-27c/: Qwen2.5-0.5B without checkpointing with a
-snapshot, and the peaks of 2 LLM and 13 CNN eager steps) are memory_h100.py's, on h100-sxm-pytorch; GPT-2 small as a
+snapshot, and the peaks of 2 LLM and 13 CNN eager steps) are memory_h100.py's, on h100-sxm; GPT-2 small as a
 causal LM on the lent H200 of 2026-11-28 (results/fidelity/data/h200-2026-11-28/) is memory_h200_lm.py's, on h200.
 """
 import gzip

@@ -2,8 +2,8 @@
 report: Qwen2.5-0.5B b4 s2048 mixed-bf16 AdamW without checkpointing (memory-truth.json, a snapshot with Python
 stacks) and the peaks of the 15 eager step profiles (2 Hugging Face causal LMs, 13 CNNs; step-profiles.json).
 
-dlsim runs on `h100-sxm-pytorch` (h100-sxm with PyTorch's eager host laid over it: the host section changes the
-clock only, so its memory is h100-sxm's, whose cuDNN workspaces per convolution were measured on an H100), pool
+dlsim runs on `h100-sxm` (its kernel model and PyTorch's eager host change the clock only; its memory is what the
+harness measured on an H100: the memory total and cuDNN's workspace per convolution, as h100-sxm-harness.yaml), pool
 pytorch-caching, no swap, serial, 3 iterations, as for the H200 cases.
 """
 import collections
@@ -15,7 +15,7 @@ from fit_host_model import pct  # memory_fidelity.py puts validate/torch/ on the
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "results" / "fidelity" / "data" / "h100-2026-11-27c"
-HW = "h100-sxm-pytorch"
+HW = "h100-sxm"
 MIB = 1 << 20
 
 # step-profiles case -> (label, zoo experiment keys or None where the zoo has no such model, trace file name)

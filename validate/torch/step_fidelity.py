@@ -11,17 +11,19 @@ device alone). The zoo's CNNs run as the zoo builds them; the two it lacks (Effi
 `dlsim import-torch` records them (fit_host_model.py's CASES).
 
 Predicted, per machine and held-out model M:
-- before: the hardware files issue 28 started from (h100-sxm.yaml, calibrated on dlsim's own harness; the H200's
-  datasheet file, h200-datasheet.yaml, which h200.yaml was), `launch: eager` and `launch: cuda-graph`;
+- before: the hardware files issue 28 started from (h100-sxm-harness.yaml, calibrated on dlsim's own harness, which
+  h100-sxm.yaml was; the H200's datasheet file, h200-datasheet.yaml, which h200.yaml was), `launch: eager` and
+  `launch: cuda-graph`;
 - after, leave one model out: the kernel model fitted (`dlsim fit-kernels`) to the H200 sweep
   (results/fidelity/h200-2026-11-27-kernels.json) without the records measured from M's layers, on the GPU's
   datasheet file (the H100's kernel model is the H200 sweep's, carried over to the H100's peaks and bandwidth: the
   same GH100 die; nothing measured on the H100 goes into it), and the eager host model fitted
   (validate/torch/fit_host_model.py's method) to that machine's profiles of the two other models;
-- after, as shipped: h100-sxm-pytorch.yaml and h200.yaml, fitted on everything (in-sample; for the record);
-- the GPU nobody measured: each GPU's models predicted with the other GPU's fitted constants (the device's fixed
-  cost per kernel, the host section, the concurrency constants) over a kernel model fitted onto this GPU's
-  datasheet file from the other GPU's sweep: what a user who has measured one GPU has for the other;
+- after, as shipped: h100-sxm.yaml and h200.yaml (validate/torch/ship_hw_files.py: the sweep + traces form fitted on
+  every model, and the host on every profile; in-sample, for the record);
+- the GPU nobody measured: each GPU's models predicted with what a user who has measured only the other GPU has: a
+  kernel model fitted onto this GPU's datasheet file from the other GPU's sweep and profiler traces (with its
+  replays' idle time per kernel), and the other GPU's shipped host section and concurrency constants;
 - the H100's own graph-timed sweep as the kernel base (results/fidelity/data/h100-2026-11-27c/kernels-graph.json),
   left one model out as above;
 - the shipped files on another machine of the same GPU kind (the shared profiles: no fit, a prediction).
@@ -43,45 +45,57 @@ import fit_host_model as host  # noqa: E402  (the host model's fit, shared)
 
 SWEEP = ROOT / "results" / "fidelity" / "h200-2026-11-27-kernels.json"
 # (label, profiles, shipped file, datasheet file the kernel model is fitted onto, the shipped PyTorch variant)
-MACHINES = [("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm", "h100-sxm-datasheet",
-             "h100-sxm-pytorch"),
+MACHINES = [("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm-harness", "h100-sxm-datasheet", "h100-sxm"),
             ("h200", "h200-2026-11-27b/step-profiles.json", "h200-datasheet", "h200-datasheet", "h200")]
 # Another machine of the same kind: the shipped file (fitted on the machine above) against profiles measured on it.
 OTHER_MACHINES = [("h200-other", "h200-2026-11-27-pytorch-step-profiles.json", "h200"),
-                  ("h100-other", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm-pytorch")]
-# The GPU nobody measured: (label, the profiles predicted, the sweep the kernel model is fitted to, this GPU's
-# datasheet file, the file whose fitted constants are carried over). The H200's constants sit over the H200 sweep's
-# kernel model; the H100's shipped file has the harness's kernel table under it, which does not carry over, so its
-# host goes over the H100's graph-timed sweep (its fixed costs the device's own: no fitted fixed cost needed).
-CROSS = [("h100", "h100-2026-11-27c/step-profiles.json", SWEEP, "h100-sxm-datasheet", "h200"),
-         ("h200", "h200-2026-11-27b/step-profiles.json",
-          host.DATA / "h100-2026-11-27c" / "kernels-graph.json", "h200-datasheet", "h100-sxm-pytorch")]
+                  ("h100-other", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm")]
+# The GPU nobody measured: (label, the profiles predicted, the sweep the kernel model is fitted to, the other GPU's
+# profiles (whose traces join the fit and whose replays give the idle time per kernel), this GPU's datasheet file,
+# the other GPU's shipped file whose host and concurrency sections are carried over). A user with only an H100 has
+# its graph-timed sweep, not the H200's event-timed one.
+CROSS = [("h100", "h100-2026-11-27c/step-profiles.json", SWEEP, "h200-2026-11-27b/step-profiles.json",
+          "h100-sxm-datasheet", "h200"),
+         ("h200", "h200-2026-11-27b/step-profiles.json", host.DATA / "h100-2026-11-27c" / "kernels-graph.json",
+          "h100-2026-11-27c/step-profiles.json", "h200-datasheet", "h100-sxm")]
+CARRIED_SECTIONS = ("host_cpu", "concurrent_kernels")
 
 
-def carried_file(dlsim, tmp, label, sweep, datasheet, donor):
-    """A hardware file for a GPU nobody measured: the kernel model fitted (`dlsim fit-kernels`) to `sweep` onto
-    this GPU's `datasheet` file, and over it every fitted section of the shipped file `donor` (its device fixed cost,
-    host section and concurrency constants; its own base and description dropped)."""
-    kernels = tmp / f"{datasheet}-from-{pathlib.Path(sweep).stem}.yaml"
-    cmd = [dlsim.binary, "fit-kernels", str(sweep), "--hw", datasheet, "--out", str(kernels)]
+def carried_file(dlsim, tmp, label, sweep, donor_profiles, datasheet, donor):
+    """A hardware file for a GPU nobody measured: the kernel model fitted (`dlsim fit-kernels`) to `sweep` and the
+    other GPU's matching profiler traces onto this GPU's `datasheet` file, and over it the shipped file `donor`'s
+    host and concurrency sections (CARRIED_SECTIONS)."""
+    profiles = host.load_profiles(host.DATA / donor_profiles)
+    names = list(profiles)
+    trace_dir = (host.DATA / donor_profiles).parent / "traces"
+    kernels = tmp / f"{datasheet}-from-{pathlib.Path(sweep).stem}-and-{label}-cross-traces.yaml"
+    cmd = [dlsim.binary, "fit-kernels", str(sweep), "--hw", datasheet, "--out", str(kernels)] + \
+        trace_args(dlsim, tmp, trace_dir, traced(names), datasheet) + \
+        ["--gap-us", f"{replay_gap_us(profiles, names):.3f}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"step_fidelity: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
-    text = host.hw_path(donor).read_text()
-    kept = [line for line in text.splitlines() if not line.startswith(("base:", "description:", "#"))]
+    lines, keep = [], False
+    for line in host.hw_path(donor).read_text().splitlines():
+        if line and not line.startswith((" ", "#")):
+            keep = line.split(":", 1)[0] in CARRIED_SECTIONS
+        if keep and not line.startswith("#"):
+            lines.append(line)
     out = tmp / f"{label}-carried-from-{donor}.yaml"
-    out.write_text(f"base: {kernels}\n" + "\n".join(kept) + "\n")
+    out.write_text(f"base: {kernels}\n" + "\n".join(lines) + "\n")
     return out
 
 
-def cross_report(dlsim, tmp, label, profile_file, sweep, datasheet, donor):
-    """This GPU's models predicted with the other GPU's fitted constants (carried_file): no measurement of this
-    GPU in the file but its datasheet."""
+def cross_report(dlsim, tmp, label, profile_file, sweep, donor_profiles, datasheet, donor):
+    """This GPU's models predicted with what a user who measured only the other GPU has (carried_file): no
+    measurement of this GPU in the file but its datasheet."""
     profiles = host.load_profiles(host.DATA / profile_file)
-    hw = carried_file(dlsim, tmp, label, sweep, datasheet, donor)
-    return [f"#### {label.upper()} ({profiles[next(iter(profiles))]['device']}) predicted from `{donor}.yaml`", "",
+    hw = carried_file(dlsim, tmp, label, sweep, donor_profiles, datasheet, donor)
+    return [f"#### {label.upper()} ({profiles[next(iter(profiles))]['device']}) predicted from the other GPU's data", "",
             f"`{datasheet}.yaml` with the kernel model `dlsim fit-kernels` fits to "
-            f"`{pathlib.Path(sweep).relative_to(ROOT)}`, and `{donor}.yaml`'s fitted sections over it. ms per step.",
+            f"`{pathlib.Path(sweep).relative_to(ROOT)}` and the profiler traces of "
+            f"`results/fidelity/data/{pathlib.Path(donor_profiles).parent}/` (that GPU's replays' idle time per "
+            f"kernel added), and `{donor}.yaml`'s host and concurrency sections over it. ms per step.",
             ""] + prediction_table(dlsim, profiles, hw)
 
 

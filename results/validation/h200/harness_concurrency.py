@@ -25,8 +25,9 @@ host's launch gaps when eager, waits on other streams), and the report's peak re
 alone (their kernel times, so that the comparison is of the concurrency model, not of the kernel model), from
 configs/hw/h200-datasheet.yaml, and appends configs/hw/h200.yaml's shipped `concurrent_kernels` constants
 unchanged: nothing is fitted on the concurrent plans. The simulated plans are made as the measured ones were, for
-the experiments' own `hw: h100-sxm`, and run on the H200 file (`run_hw:`), with the harness's synchronisation after
-every iteration (`sync_every_step`). Only the Python standard library is used (and the dlsim binary).
+the experiments' own `hw: h100-sxm-harness` (h100-sxm when they ran), and run on the H200 file (`run_hw:`), with
+the harness's synchronisation after every iteration (`sync_every_step`). Only the Python standard library is used
+(and the dlsim binary).
 """
 import argparse
 import contextlib
@@ -227,7 +228,7 @@ def calibrate(tarball, dlsim, api="legacy", directory=None):
             dirs = []
             for plan in SERIAL:
                 d = os.path.join(tmp, f"{plan}-{mode}")
-                # The plan that ran: the experiment as it is (hw: h100-sxm), as prepare_validation.sh made it.
+                # The plan that ran: the experiment as it is (hw: h100-sxm-harness), as prepare_validation.sh made it.
                 _dlsim(dlsim, ["validate", os.path.join(CONFIGS, plan + ".yaml"), "--out", d, "--warmup", str(WARMUP),
                                "--iterations", str(ITERATIONS), "--cuda-binary", os.path.join(tmp, "none")],
                        plan, ok=(0, 3))  # 3: no GPU backend here, the plan is written all the same
@@ -278,8 +279,8 @@ def simulate(dlsim, plan, mode, co_run_slowdown=None, hw=None):
     """The plan's experiment on the harness-calibrated H200 file for `mode`: its --json result and trace summary."""
     with open(os.path.join(CONFIGS, plan + ".yaml")) as f:
         lines = [l for l in f.read().splitlines() if not l.startswith(("run_hw:", "launch:", "sync_every_step:"))]
-    # Made for the experiment's own hw (h100-sxm), as the plans that ran were; run on the H200 file. The harness
-    # synchronises the device after every iteration (and every replay), so the simulated host waits too.
+    # Made for the experiment's own hw (h100-sxm-harness), as the plans that ran were; run on the H200 file. The
+    # harness synchronises the device after every iteration (and every replay), so the simulated host waits too.
     lines += [f"run_hw: {hw or hw_file(mode)}", "launch: " + ("cuda-graph" if mode == "graph" else "eager"),
               "sync_every_step: true"]
     if co_run_slowdown is not None:

@@ -46,7 +46,7 @@ TorchProfileOptions cpu_fixtures(const std::string& hw, const fs::path& out) {
 TEST_CASE("torch profile calibration: the CPU fixtures fit a host section of positive, plausible costs") {
   const fs::path dir = cal_test_dir("cpu");
   std::ostringstream report;
-  REQUIRE(run_torch_profile_calibration(cpu_fixtures("h100-sxm.yaml", dir / "a.yaml"), report) == 0);
+  REQUIRE(run_torch_profile_calibration(cpu_fixtures("h100-sxm-harness.yaml", dir / "a.yaml"), report) == 0);
   INFO(report.str());
   const Hardware hw = load_hardware((dir / "a.yaml").string());
   REQUIRE(hw.spec.eager_host);
@@ -63,7 +63,7 @@ TEST_CASE("torch profile calibration: the CPU fixtures fit a host section of pos
   CHECK(eager_host_key_us(*hw.spec.eager_host, "param_grad_us") > 1);
   // The base is the shipped file, named as such; the kernels stay its (no GPU kernel in a CPU trace).
   const std::string text = cal_read(dir / "a.yaml");
-  CHECK_THAT(text, Catch::Contains("\nbase: h100-sxm\n"));
+  CHECK_THAT(text, Catch::Contains("\nbase: h100-sxm-harness\n"));
   CHECK_THAT(text, !Catch::Contains("kernel_model:"));
   CHECK_THAT(report.str(), Catch::Contains("unmatched trace ops: 0 of"));
   CHECK_THAT(report.str(), Catch::Contains("kernels: none of the matched ops launched a GPU kernel"));
@@ -99,9 +99,9 @@ TEST_CASE("torch profile calibration: a --hw file of the user's own is the base 
   const fs::path dir = cal_test_dir("own-hw");
   fs::create_directories(dir / "mine");
   fs::create_directories(dir / "out");
-  fs::copy_file(kCalHw + "h100-sxm.yaml", dir / "mine" / "gpu.yaml", fs::copy_options::overwrite_existing);
+  fs::copy_file(kCalHw + "h100-sxm-harness.yaml", dir / "mine" / "gpu.yaml", fs::copy_options::overwrite_existing);
   std::ostringstream report;
-  TorchProfileOptions o = cpu_fixtures("h100-sxm.yaml", dir / "out" / "fitted.yaml");
+  TorchProfileOptions o = cpu_fixtures("h100-sxm-harness.yaml", dir / "out" / "fitted.yaml");
   o.hw = (dir / "mine" / "gpu.yaml").string();
   run_torch_profile_calibration(o, report);
   CHECK_THAT(cal_read(dir / "out" / "fitted.yaml"), Catch::Contains("\nbase: ../mine/gpu.yaml\n"));
@@ -112,7 +112,7 @@ TEST_CASE("torch profile calibration: a trace of another batch is refused and no
   const fs::path dir = cal_test_dir("refused");
   fs::remove(dir / "a.yaml");
   std::ostringstream report;
-  TorchProfileOptions o = cpu_fixtures("h100-sxm.yaml", dir / "a.yaml");
+  TorchProfileOptions o = cpu_fixtures("h100-sxm-harness.yaml", dir / "a.yaml");
   o.experiments[0] = kCalTestData + "resnet18-b4-s32.yaml";
   CHECK_THROWS_WITH(run_torch_profile_calibration(o, report), Catch::Contains("match no op of resnet18 at batch 4"));
   CHECK_FALSE(fs::exists(dir / "a.yaml"));
@@ -179,13 +179,13 @@ TEST_CASE("torch profile calibration: a synthetic GPU trace corrects the fitted 
 
 TEST_CASE("torch profile calibration: a synthetic GPU trace on a roofline file fits the kind's op_class_scale") {
   const fs::path dir = cal_test_dir("gpu-roofline");
-  const Hardware hw = load_hardware(kCalHw + "h100-sxm.yaml");
+  const Hardware hw = load_hardware(kCalHw + "h100-sxm-harness.yaml");
   const RooflineCostModel plain = single_efficiency_roofline(hw.spec);
   const fs::path trace = synthetic_gpu_trace(dir, [&](const Graph& g, const Op& op) {
     return 3.0 * static_cast<double>(plain.cost(g, op).duration_ns) / 1e3;
   });
   std::ostringstream report;
-  run_torch_profile_calibration({{trace.string()}, {kCalTestData + "mlp-b8.yaml"}, kCalHw + "h100-sxm.yaml",
+  run_torch_profile_calibration({{trace.string()}, {kCalTestData + "mlp-b8.yaml"}, kCalHw + "h100-sxm-harness.yaml",
                                  (dir / "a.yaml").string()},
                                 report);
   INFO(report.str());

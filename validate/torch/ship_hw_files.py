@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Writes the shipped H200 and H100 hardware files from PyTorch-level data (issue 28, item 5), byte for byte the
+same on every run from the same data and binary:
+
+  validate/torch/ship_hw_files.py [--dlsim build/bin/dlsim]
+
+(rerun it and `git diff configs/hw` shows nothing when the files are current). Needs DLSIM_PYTHON
+naming a Python with PyTorch 2.x and torchvision: the H100's EfficientNet-B0 trace is matched against the step
+`dlsim import-torch` records.
+
+The chain, per GPU (configs/hw/README.md):
+- `h200-fitted.yaml` / `h100-sxm-fitted.yaml`: the datasheet file with the kernel model `dlsim fit-kernels` fits to
+  the H200's PyTorch sweep (results/fidelity/h200-2026-11-27-kernels.json, CUDA events around each call) and the
+  GPU's own torch.profiler traces of whole training steps (every lease trace whose ops match dlsim's graph: the
+  H200's eleven CNNs, twelve of the H100's thirteen; ShuffleNet V2's does not match), with the GPU's idle time per
+  kernel in the CUDA-graph replays of those models added to each trace sample (--gap-us). The sweep's dispatch gets
+  a term of its own, so the classes' fixed costs are the device's and no fixed cost per kernel is fitted on top
+  (docs/real-gpu.md). On the H100 the sweep is the H200's carried over by the H100's datasheet peaks and bandwidth
+  (the same GH100 die): its device times come from the H200 sweep and the H100's own traces, nothing from dlsim's
+  harness.
+- `h200.yaml` / `h100-sxm.yaml` (what `hw: h200` and `hw: h100-sxm` give): the fitted file (`base:`) with PyTorch
+  2.11's eager host fitted on the lease machine's profiles (validate/torch/fit_host_model.py's fit, on every
+  profiled model), and what was measured that is not op time: on the H100, dlsim's harness's micro-benchmarks and
+  plans on a real H100 (PCIe copies, cudaMalloc/cudaFree, the launch and concurrency constants, cuDNN's workspaces:
+  copied from `h100-sxm-harness.yaml`, the harness-calibrated file, with where each comes from); on the H200, the
+  H100's concurrency constants (same die) and its own copy slowdown (in the datasheet file).
+The trace files are unzipped, and their experiments written, under build/ship-hw/ (their names are in the fitted
+files' comments, so they are fixed, not temporary).
+"""
+import argparse
+import gzip
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import fit_host_model as host  # noqa: E402  (the host model's fit, shared)
+import step_fidelity  # noqa: E402  (the replay's idle time per kernel; traces that do not match)
+
+SWEEP = "results/fidelity/h200-2026-11-27-kernels.json"
+WORK = "build/ship-hw"
+HW = ROOT / "configs" / "hw"
+
+# The top-level keys of h100-sxm-harness.yaml that are not op time, kept in h100-sxm.yaml, with where each comes
+# from. Its kernel_times and roofline.op_class_scale (the harness's op times) are not taken.
+HARNESS_KEYS = [
+    ("memory", "nvidia-smi's total on the H100 the harness ran on; the context reserve is the datasheet file's [A]"),
+    ("pcie", "the harness's copy micro-benchmarks on a real H100 (micro.json, results/validation/h100-sxm/)"),
+    ("launch_overhead_us", "the harness's empty-kernel launch loop (micro.json): a C++ launch, which the host "
+                           "charges for what host_cpu.pytorch_eager does not price (a command other than a kernel "
+                           "launch) and the concurrency policies' schedule estimates per launch"),
+    ("concurrent_kernels", "dlsim calibrate on the harness's concurrent-convolution runs (micro.json); the rest "
+                           "assumptions [A] (configs/hw/README.md)"),
+    ("cudamalloc", "the harness's cudaMalloc micro-benchmark (micro.json)"),
+    ("cudafree", "the harness's cudaFree micro-benchmark (micro.json)"),
+    ("conv_workspace", "cuDNN's workspace per convolution as the harness ran it on the H100: the first choice of "
+                       "cuDNN's heuristics, any workspace allowed (`dlsim-cuda --workspace any`), as PyTorch 2.x "
+                       "picks with cudnn.benchmark off where the workspace can be allocated; memory, no time. "
+                       "Checked against PyTorch's own on an H100 (conv_workspace_probe.py, "
+                       "results/fidelity/data/h100-2026-11-27c/conv-workspace.json, fp32, the 321 batch-32 entries "
+                       "both have): data gradients agree (103 of 105 within 10 % or 1 MiB, sums 2,848 and 2,871 MiB), "
+                       "forward and filter gradients mostly (80 of 108 and 95 of 108; the harness's sums 27 % and 15 % "
+                       "larger)"),
+]
+
+MACHINES = [  # (label, datasheet file, fitted file, shipped file, profiles, text the shipped file adds)
+    ("h200", "h200-datasheet", "h200-fitted", "h200", "h200-2026-11-27b/step-profiles.json", None),
+    ("h100", "h100-sxm-datasheet", "h100-sxm-fitted", "h100-sxm", "h100-2026-11-27c/step-profiles.json", "harness"),
+]
+DESCRIPTIONS = {
+    "h200-fitted": "NVIDIA H200 SXM 141GB HBM3e, PCIe Gen5 x16 host link; kernel times fitted to a PyTorch sweep on "
+                   "it and to its PyTorch training steps' profiler traces, the rest datasheet figures and assumptions",
+    "h100-sxm-fitted": "NVIDIA H100 SXM5 80GB HBM3, PCIe Gen5 x16 host link; kernel times fitted to the H200's PyTorch "
+                       "sweep (same die, carried over by the datasheet) and to the H100's PyTorch training steps' "
+                       "profiler traces, the rest datasheet figures and assumptions",
+}
+
+
+def top_level_block(text, key, path):
+    """The lines of `text`'s top-level `key:` entry (its indented lines with it), without the comments above it."""
+    lines = text.splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith(f"{key}:")), None)
+    if start is None:
+        raise SystemExit(f"ship_hw_files: {path}: no top-level '{key}:'")
+    end = start + 1
+    while end < len(lines) and (lines[end].startswith((" ", "\t")) or lines[end] == ""):
+        end += 1
+    while lines[end - 1] == "":
+        end -= 1
+    return lines[start:end]
+
+
+def harness_text():
+    path = HW / "h100-sxm-harness.yaml"
+    text = path.read_text()
+    out = ["# Measured by dlsim's harness (dlsim-cuda) on a real H100, 2026-11-23, and not op time: copied from",
+           "# h100-sxm-harness.yaml (results/validation/calibrate_h100.sh). Each block's source:"]
+    for key, source in HARNESS_KEYS:
+        out += textwrap.wrap(f"{key}: {source}.", 114, initial_indent="# ", subsequent_indent="# ")
+        out += top_level_block(text, key, path)
+    return "\n".join(out) + "\n"
+
+
+def write_traces(dlsim, label, profiles, names, datasheet):
+    """`--trace T --experiment E` for `names` (root-relative paths under WORK), the traces unzipped there."""
+    work = ROOT / WORK / label
+    work.mkdir(parents=True, exist_ok=True)
+    trace_dir = (host.DATA / profiles).parent / "traces"
+    args = []
+    for n in names:
+        trace, exp = work / f"{n}.trace.json", work / f"{n}.experiment.yaml"
+        with gzip.open(trace_dir / f"{n}.json.gz", "rb") as src:
+            data = src.read()
+        if not trace.exists() or trace.read_bytes() != data:
+            trace.write_bytes(data)
+        model, batch = host.CASES[n]
+        exp.write_text(json.dumps(host.step_experiment(dlsim.model(model, batch), batch, datasheet, "eager")) + "\n")
+        args += ["--trace", str(trace.relative_to(ROOT)), "--experiment", str(exp.relative_to(ROOT))]
+    return args
+
+
+def fit_kernels(dlsim, label, datasheet, fitted, profile_file):
+    """`dlsim fit-kernels` on the sweep and the machine's matching traces, writing configs/hw/FITTED.yaml."""
+    profiles = host.load_profiles(host.DATA / profile_file)
+    names = list(profiles)
+    gap = step_fidelity.replay_gap_us(profiles, names)
+    cmd = [dlsim.binary, "fit-kernels", SWEEP, "--hw", datasheet, "--out", f"configs/hw/{fitted}.yaml",
+           "--description", DESCRIPTIONS[fitted]] + \
+        write_traces(dlsim, label, profile_file, step_fidelity.traced(names), datasheet) + ["--gap-us", f"{gap:.3f}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if r.returncode != 0:
+        raise SystemExit(f"ship_hw_files: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+    sys.stdout.write(r.stdout)
+    return profiles, names
+
+
+def shipped_text(label, fitted, profile_file, profiles, names, extra, s, costs):
+    device = profiles[names[0]]["device"]
+    head = (f"{device} as PyTorch 2.11 runs it (issue 28): {fitted}.yaml (base:), whose kernel model is fitted to "
+            f"PyTorch-level data, and PyTorch 2.11's eager host on the {label.upper()} lease machine's CPU, fitted to "
+            f"results/fidelity/data/{profile_file} ({len(names)} models; scale {s:.4f} on the profiled per-call "
+            "costs; results/fidelity/host.md has the fit and its leave-one-model-out error). Written by "
+            "validate/torch/ship_hw_files.py; results/fidelity.md sets its step times beside PyTorch's.")
+    text = ("\n".join(textwrap.wrap(head, 114, initial_indent="# ", subsequent_indent="# ")) + "\n"
+            f"base: {fitted}\n"
+            f"description: {device}, kernel times and PyTorch 2.11 eager host fitted to PyTorch on the "
+            f"{label.upper()} lease (base {fitted})\n")
+    if extra == "harness":
+        text += harness_text()
+    text += "host_cpu:\n" + host.section_yaml(costs)
+    if extra != "harness":
+        text += host.SAME_DIE_CONCURRENCY
+    return text
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
+    a = ap.parse_args()
+    if not os.access(a.dlsim, os.X_OK):
+        print(f"ship_hw_files: {a.dlsim}: no dlsim binary (scripts/build.sh, or --dlsim PATH)", file=sys.stderr)
+        return 2
+    (ROOT / WORK).mkdir(parents=True, exist_ok=True)
+    dlsim = host.Dlsim(os.path.abspath(a.dlsim), ROOT / WORK)
+    for label, datasheet, fitted, shipped, profile_file, extra in MACHINES:
+        profiles, names = fit_kernels(dlsim, label, datasheet, fitted, profile_file)
+        # The host is fitted over the file as it ships (its base and the harness's constants), as
+        # fit_host_model.py --write fits it; the fitted kernel model's fixed costs are the device's, so no fixed cost
+        # per kernel is fitted first (with_device_fixed says None).
+        base = dlsim.tmp / f"{shipped}-without-host.yaml"
+        base.write_text(f"base: {HW / fitted}.yaml\n" + (harness_text() if extra == "harness" else ""))
+        base_hw, fixed = host.with_device_fixed(dlsim, str(base), profiles, names)
+        if fixed is not None:
+            raise SystemExit(f"ship_hw_files: {fitted}.yaml holds the dispatch in its fixed costs (fit with --trace)")
+        _, s, costs = host.fit(dlsim, str(base_hw), profiles, names)
+        (HW / f"{shipped}.yaml").write_text(shipped_text(label, fitted, profile_file, profiles, names, extra, s, costs))
+        print(f"wrote configs/hw/{fitted}.yaml, configs/hw/{shipped}.yaml")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
