@@ -14,6 +14,7 @@
 #include "common/yaml_reader.h"
 #include "hw/collective_op.h"
 #include "hw/conv_scratch.h"
+#include "hw/cublas_workspace.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
 #include "hw/math_path.h"
@@ -96,6 +97,7 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   }
   apply_measured_workspaces(p.graph, p.hw.spec);  // a calibrated file's cuDNN workspaces replace the assumption
   apply_conv_scratch(p.graph, p.hw.spec);  // cuDNN's scratch measured through PyTorch's allocator, by geometry
+  add_cublas_workspaces(p.graph, p.hw.spec);  // PyTorch's cuBLAS workspaces, one per host thread, held throughout
   check_max_streams(e);
   auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
   ScheduleContext sc;

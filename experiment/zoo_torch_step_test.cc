@@ -20,10 +20,12 @@ namespace {
 
 std::string zoo_step_dir() { return std::string(DLSIM_SOURCE_DIR) + "/workloads/testdata/torch_steps/"; }
 
+// Without PyTorch's cuBLAS workspaces (hw/cublas_workspace.h): the recording's count has none.
 ExperimentResult run_zoo_step(const std::string& model, int64_t seq, bool checkpointed) {
   const std::string yaml = "{model: " + model + ", batch: 1, seq_len: " + std::to_string(seq) +
                            ", precision: mixed-bf16, optimizer: adamw, hw: h100-sxm, "
-                           "hw_override: {memory: {total_mib: 4000000}}, iterations: 2, pool: cuda-malloc, swap: " +
+                           "hw_override: {memory: {total_mib: 4000000, cublas_workspace_kib: 0, cublaslt_workspace_kib: "
+                           "0}}, iterations: 2, pool: cuda-malloc, swap: " +
                            (checkpointed ? "{name: checkpoint, every: 1}" : "none") + ", concurrency: serial}";
   INFO(yaml);
   return run_experiment(experiment_from_yaml(YAML::Load(yaml), "zoo_torch_step_test"));

@@ -133,6 +133,10 @@ struct GpuSpec {
   // (batch, bytes) pairs sorted by batch, from the file's `conv_scratch:` list; empty when none, and then nothing
   // changes. Serves the zoo's graphs and recorded steps alike.
   std::map<std::string, std::vector<std::pair<int64_t, uint64_t>>> conv_scratch;
+  // The workspaces PyTorch hands cuBLAS, per handle and stream (hw/cublas_workspace.h), from the file's
+  // memory.cublas_workspace_kib and memory.cublaslt_workspace_kib; 0: none (a file that does not say).
+  uint64_t cublas_workspace_bytes = 0;
+  uint64_t cublaslt_workspace_bytes = 0;
   // Per op kind, measured time over the single-efficiency roofline's (the median over the calibration runs): an
   // op that no table entry serves takes that roofline's time times its kind's factor; a kind without a factor
   // takes the per-class model (hw/roofline.h). Empty: no correction.

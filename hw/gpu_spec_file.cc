@@ -61,7 +61,7 @@ int64_t get_int_in_range(const YamlMap& m, const std::string& key, int64_t lo, i
 }
 
 void read_memory(const YamlMap& m, GpuSpec& g) {
-  m.check_keys({"total_mib", "context_reserve_mib"});
+  m.check_keys({"total_mib", "context_reserve_mib", "cublas_workspace_kib", "cublaslt_workspace_kib"});
   // At most 2^25 MiB (32 TiB): below the simulator's "no memory limit" device (2^46 bytes, experiment/swap_planning.h)
   // and the virtual-memory address ranges (from 2^47, policies/pool/virtual_device_memory.h), which a larger
   // device's malloc addresses would run into.
@@ -70,6 +70,13 @@ void read_memory(const YamlMap& m, GpuSpec& g) {
   if (reserve >= total) m.fail("context_reserve_mib", "must be less than total_mib");
   g.memory_bytes = static_cast<uint64_t>(total - reserve) * kBytesPerMiB;
   g.total_memory_bytes = static_cast<uint64_t>(total) * kBytesPerMiB;
+  // PyTorch's cuBLAS workspaces, taken from the pool (hw/cublas_workspace.h); at most 1 GiB each.
+  constexpr int64_t kMaxWorkspaceKib = int64_t{1} << 20;
+  if (m.has("cublas_workspace_kib"))
+    g.cublas_workspace_bytes = static_cast<uint64_t>(get_int_in_range(m, "cublas_workspace_kib", 0, kMaxWorkspaceKib)) * 1024;
+  if (m.has("cublaslt_workspace_kib"))
+    g.cublaslt_workspace_bytes =
+        static_cast<uint64_t>(get_int_in_range(m, "cublaslt_workspace_kib", 0, kMaxWorkspaceKib)) * 1024;
 }
 
 // fp32 (CUDA cores) is required; each tensor-core type is listed only when the GPU has tensor cores for it.

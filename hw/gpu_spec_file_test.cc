@@ -156,6 +156,29 @@ TEST_CASE("values out of range are refused with the key and line") {
   CHECK(reserve.line() == 5);
 }
 
+TEST_CASE("memory.cublas_workspace_kib and cublaslt_workspace_kib: optional KiB, 0 to 1 GiB") {
+  CHECK(load_gpu_spec(TempFile("spec.yaml", kValid).path()).cublas_workspace_bytes == 0);  // absent: none
+  const GpuSpec g = load_gpu_spec(
+      TempFile("spec.yaml", replace(kValid, "  context_reserve_mib: 24\n",
+                                    "  context_reserve_mib: 24\n  cublas_workspace_kib: 32768\n"
+                                    "  cublaslt_workspace_kib: 1024\n"))
+          .path());
+  CHECK(g.cublas_workspace_bytes == uint64_t{32} << 20);
+  CHECK(g.cublaslt_workspace_bytes == uint64_t{1} << 20);
+  ConfigError neg = load_error(
+      replace(kValid, "  context_reserve_mib: 24\n", "  context_reserve_mib: 24\n  cublas_workspace_kib: -1\n"));
+  CHECK(neg.key() == "memory.cublas_workspace_kib");
+  CHECK(neg.line() == 6);
+  // The shipped Hopper files state PyTorch's sm90 default (and the H200's snapshots show it); an A100 takes the
+  // default off sm90.
+  const GpuSpec h200 = load_hardware("h200").spec;
+  CHECK(h200.cublas_workspace_bytes == uint64_t{32} << 20);
+  CHECK(h200.cublaslt_workspace_bytes == uint64_t{1} << 20);
+  CHECK(load_hardware("h100-sxm-pytorch").spec.cublas_workspace_bytes == uint64_t{32} << 20);
+  CHECK(load_hardware("a100-sxm-80gb").spec.cublas_workspace_bytes == (uint64_t{4096} * 2 + 16 * 8) * 1024);
+  CHECK(load_hardware("titan-x-pcie3").spec.cublas_workspace_bytes == 0);  // vDNN's 2016 stack: no PyTorch
+}
+
 TEST_CASE("kernel_times is read into the table and checked entry by entry") {
   std::string with_table = kValid +
                            "kernel_times:\n"                                      // 32
