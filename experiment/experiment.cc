@@ -8,6 +8,7 @@
 #include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "experiment/hw_override_label.h"
+#include "experiment/parallel_precision.h"
 #include "experiment/parallel_section.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
@@ -154,7 +155,7 @@ std::string hardware_error_under_override(const ConfigError& err) {
 TrainingOptions training_options(const Experiment& e) {
   TrainingOptions t;
   t.optimizer = e.optimizer;
-  t.precision = e.precision;
+  t.precision = compute_precision(e.precision, e.parallel);  // bf16 under FSDP's bf16 param_dtype
   t.tf32 = e.tf32;
   t.memory_format = e.memory_format;
   t.kernels = e.kernels;
@@ -229,6 +230,7 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
 
   e.optimizer = read_choice(m, "optimizer", Optimizer::SgdMomentum, kOptimizers);
   e.precision = read_choice(m, "precision", Precision::FP32, kPrecisions);
+  check_parallel_precision(m, e.precision, e.parallel);
   e.tf32 = read_choice(m, "tf32", Tf32::Conv, kTf32Modes);
   e.memory_format = read_choice(m, "memory_format", MemoryFormat::NCHW, kMemoryFormats);
   e.kernels = read_choice(m, "kernels", Kernels::Eager, kKernelChoices);

@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "common/config_error.h"
+#include "experiment/parallel_precision.h"
 #include "workloads/zoo.h"
 
 namespace dlsim {
@@ -61,7 +62,7 @@ GraphCache::Key GraphCache::key_of(const Experiment& e) {
           e.seq_len,
           e.attention ? static_cast<int>(*e.attention) : -1,
           static_cast<int>(e.optimizer),
-          static_cast<int>(e.precision),
+          static_cast<int>(compute_precision(e.precision, e.parallel)),  // what the graph is built in
           static_cast<int>(e.tf32),
           static_cast<int>(e.memory_format),
           static_cast<int>(e.kernels),

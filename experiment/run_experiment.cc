@@ -8,6 +8,7 @@
 
 #include "experiment/experiment_graph.h"
 #include "experiment/memory_breakdown.h"
+#include "experiment/parallel_precision.h"
 #include "sim/check/swap_plan_checker.h"
 #include "experiment/swap_planning.h"
 #include "common/config_error.h"
@@ -81,7 +82,7 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   try {  // one rank's graph under the experiment's data-parallel layout
     parallel::RankLocalGraph rank =
         parallel::rank_local_graph(std::move(training_graph),
-                                   with_optimizer_offload(with_dp_placement(e.parallel, p.hw.spec), e));
+                                   with_shard_dtype(with_optimizer_offload(with_dp_placement(e.parallel, p.hw.spec), e), e.precision));
     p.graph = std::move(rank.graph);
     p.categories = std::move(rank.categories);
     p.collectives = std::move(rank.collectives);
@@ -267,7 +268,7 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
         nlohmann::json& k = out.collectives[to_string(collective_kind(g.op(o.op).kind))];
         k["time_us"] = k["time_us"].get<double>() + static_cast<double>(o.end - o.start) / 1000.0;
       }
-    const double peak = dense_peak_flops(hw.spec, e.precision, e.tf32);
+    const double peak = dense_peak_flops(hw.spec, compute_precision(e.precision, e.parallel), e.tf32);
     out.parallel_metrics = parallel_metrics_json(prep.model_flops, communication_time(g, r.trace, steady), peak,
                                                  e.batch, r.steady_iteration_ns);
   }

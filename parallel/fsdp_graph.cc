@@ -27,12 +27,18 @@
 //    current stream wait for the last reduce-scatter before the step.
 // The gathered parameters are written by their all-gather: their lifetime starts there (a prefetched unit's
 // while the unit before computes) and ends after the unit's last forward op (resharded) or its backward.
+// Mixed precision (MixedPrecisionPolicy): the gathered copies and autograd's unsharded gradients take param_dtype,
+// and a cast of either to the dtype it already has is removed (elide_casts.h); the shards, sharded gradients and
+// optimizer state keep the parameter's own dtype, or ParallelLayout::shard_dtype where the training graph was
+// built to compute in param_dtype (experiment/parallel_precision.h: the ops' dtypes and costs are then bf16's).
 // Not modelled here: the flat all-gather output FSDP2 copies out of (a unit's gathered bytes again, for the
-// copy-out) and the copy-in and copy-out kernels, and the compute in param_dtype (the ops keep the training
-// graph's dtypes and costs).
+// copy-out) and the copy-in and copy-out kernels.
 #include "parallel/internal/layout_graphs.h"
 
 #include <algorithm>
+#include <map>
+
+#include "parallel/internal/elide_casts.h"
 
 #include "workloads/shape.h"
 
@@ -80,7 +86,27 @@ std::vector<Unit> units_of(const Graph& g, const ParallelLayout& layout) {
 RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
   RankLocalGraph r{training, default_categories(training), {}};
   Graph& g = r.graph;
-  const std::vector<TrainedParameter> params = trained_parameters(g);
+  // Each parameter's own dtype (its shard's, its sharded gradient's and its optimizer state's) and the dtype it
+  // is gathered and computed in. The gathered copies and the unsharded gradients take the param dtype first, so
+  // that autocast's casts of them to that dtype go (elide_casts.h) before the units are read off the graph.
+  std::map<TensorId, DType> own;
+  for (const TrainedParameter& p : trained_parameters(g)) {
+    const DType od = layout.shard_dtype.value_or(g.tensor(p.weight).dtype);
+    own[p.weight] = od;
+    const DType pd = layout.param_dtype.value_or(od);
+    for (TensorId t : {p.weight, p.grad}) {
+      Tensor& x = g.tensor(t);
+      x.dtype = pd;
+      x.bytes = static_cast<uint64_t>(numel(x.shape)) * dtype_bytes(pd);
+    }
+  }
+  elide_same_dtype_casts(g);
+  std::vector<TrainedParameter> params = trained_parameters(g);
+  for (TrainedParameter& p : params) {  // the element size the shards are made of
+    const DType od = own.at(p.weight);
+    p.model_parameter.dtype = to_string(od);
+    p.model_parameter.element_bytes = static_cast<int64_t>(dtype_bytes(od));
+  }
   const int world = static_cast<int>(layout.ranks);
   std::vector<Unit> units = units_of(g, layout);
   for (size_t i = 0; i < params.size(); ++i) {
@@ -99,8 +125,9 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
     for (size_t i : u.params) {
       const TrainedParameter& p = params[i];
       const Tensor orig = g.tensor(p.weight);
+      const DType od = own.at(p.weight);
       const FsdpLocalShard s = fsdp_local_shard(p.model_parameter, world, 0);
-      const DType pd = layout.param_dtype.value_or(orig.dtype);
+      const DType pd = layout.param_dtype.value_or(od);
       reduce = layout.reduce_dtype.value_or(pd);
       const int64_t rows = orig.shape.empty() ? 1 : orig.shape[0];
       const uint64_t row_elems = rows > 0 ? static_cast<uint64_t>(numel(orig.shape) / rows) : 0;
@@ -109,6 +136,7 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
 
       Tensor shard = orig;  // what the rank keeps between steps and the optimizer updates
       shard.name = orig.name + ".shard";
+      shard.dtype = od;
       if (shard.shape.empty()) shard.shape = {s.chunk_rows};
       else shard.shape[0] = s.chunk_rows;
       shard.bytes = static_cast<uint64_t>(s.storage_bytes);
@@ -136,7 +164,7 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
       grad.bytes = static_cast<uint64_t>(numel(grad.shape)) * dtype_bytes(pd);
       Tensor gs = g.tensor(p.grad);
       gs.name = orig.name + ".grad_shard";
-      gs.dtype = orig.dtype;
+      gs.dtype = od;
       gs.shape = g.tensor(sid).shape;
       gs.bytes = static_cast<uint64_t>(s.storage_bytes);
       gs.grad_of = sid;
@@ -144,6 +172,11 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
       replace_in_phase(g, Phase::Optimizer, p.grad, gsid);
       append_input(g, u.post_backward, p.grad);
       u.grad_shards.push_back(gsid);
+      if (layout.shard_dtype) {  // a graph built in the param dtype: the optimizer works on the shards' dtype
+        for (TensorId st : p.states) g.tensor(st).dtype = od;
+        const TensorId ws = g.op(p.update).workspace;
+        if (ws != kNoTensor) g.tensor(ws).dtype = od;
+      }
       shard_states(g, p, s.local_rows);
     }
     for (TensorId t : u.gathered) append_input(g, u.fwd_first, t);

@@ -181,8 +181,17 @@ void check_ddp(const json& f, const std::vector<ModelParameter>& params, const s
   }
 }
 
-void check_fsdp(const json& f, const std::vector<ModelParameter>& params, const std::string& file, Tally& t) {
+// bf16_gather: FSDP2's MixedPrecisionPolicy(param_dtype=bfloat16): the shards as the parameters' own dtype, the
+// units gathered in bf16.
+void check_fsdp(const json& f, const std::vector<ModelParameter>& params, const std::string& file, Tally& t,
+                bool bf16_gather) {
   const int world = f.at("world_size");
+  std::vector<ModelParameter> gathered = params;
+  if (bf16_gather)
+    for (ModelParameter& p : gathered) {
+      p.dtype = "bfloat16";
+      p.element_bytes = 2;
+    }
   for (const json& rank : f.at("ranks")) {
     const int r = rank.at("rank");
     const std::string where = file + " rank " + std::to_string(r);
@@ -200,7 +209,7 @@ void check_fsdp(const json& f, const std::vector<ModelParameter>& params, const 
     }
     const json& units = rank.at("unsharded_per_unit");
     REQUIRE(units.size() == s.units.size());
-    for (const FsdpUnitGather& u : s.units) {
+    for (const FsdpUnitGather& u : fsdp_rank_state(gathered, world, r).units) {
       INFO(where + " unit " + u.unit);
       REQUIRE(units.contains(u.unit));
       t.same(u.bytes, units.at(u.unit), where + " unit " + u.unit);
@@ -235,14 +244,14 @@ TEST_CASE("DDP buckets and FSDP2 shards match PyTorch's accounting in the commit
     }
     t.same(total, f.at("total_param_bytes"), file + " total_param_bytes");
     const std::string layout = f.at("layout");
-    REQUIRE((layout == "ddp" || layout == "fsdp"));
+    REQUIRE((layout == "ddp" || layout == "fsdp" || layout == "fsdp-bf16"));
     if (layout == "ddp") check_ddp(f, params, file, t);
-    else check_fsdp(f, params, file, t);
+    else check_fsdp(f, params, file, t, layout == "fsdp-bf16");
     covered.insert(model + "-" + layout + "-w" + std::to_string(f.at("world_size").get<int>()));
   }
   // every model, layout and world size the issue names is there (a lost fixture must not pass silently)
   for (const char* m : {"mlp", "llama"})
-    for (const char* l : {"ddp", "fsdp"})
+    for (const char* l : {"ddp", "fsdp", "fsdp-bf16"})
       for (const char* w : {"2", "4"}) CHECK(covered.count(std::string(m) + "-" + l + "-w" + w) == 1);
   std::cout << "model_state_sharding: " << t.numbers << " numbers checked in " << files.size() << " fixture files\n";
 }

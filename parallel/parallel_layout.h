@@ -45,6 +45,10 @@ struct ParallelLayout {
   // reduce-scattered in; nullopt: the parameter's own dtype (param) and the param dtype (reduce), as PyTorch.
   std::optional<DType> param_dtype;
   std::optional<DType> reduce_dtype;
+  // The dtype of the model's own parameters when the training graph was built to compute in param_dtype (as
+  // FSDP2's policy computes on an fp32 model, without autocast: experiment/parallel_precision.h): the sharded
+  // parameters, their gradients and the optimizer state stay in it. nullopt: the training graph's weights' dtype.
+  std::optional<DType> shard_dtype;
   // Tensor parallelism composed with the layout (`parallel: {fsdp: F, tp: T}`): the experiment passes these to
   // the Llama builder's ModelOptions (workloads/model_options.h), which builds one rank's graph of the tp group;
   // the data-parallel layout then runs over `ranks` (F) such ranks. The job has ranks x tp GPUs.

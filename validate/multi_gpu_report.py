@@ -109,19 +109,15 @@ COMPARED = [
      "as above, and torch.compile"),
     ("tt25-8b-64gpu-bf16-vanillatp", ["8b-fsdp8tp8-b12", "8b-fsdp8tp8-b12-unb", "8b-fsdp8tp8-b12-ac"],
      "torchtitan ran selective per-op AC and torch.compile on the 96 GB 500 W H100; dlsim brackets SAC with none "
-     "(out of memory on 80 GB; with memory unbounded it would need 220 GiB) and every layer. The tensor-parallel "
-     "collectives are on the critical path in both (no async TP, as published), and dlsim's forward all-gathers "
-     "carry the norms' fp32 output (`mixed-bf16` is autocast: the residual stream stays fp32; FSDP2's bf16 "
-     "param_dtype computes it in bf16): twice torchtitan's bytes"),
+     "(out of memory on 80 GB; with memory unbounded it would need 98 GiB live) and every layer. The tensor-parallel "
+     "collectives are on the critical path in both (no async TP, as published); like torchtitan's they carry bf16 "
+     "activations (FSDP2's bf16 param_dtype computes in bf16: docs/multi-gpu.md, Mixed precision)"),
     ("tt25-70b-256gpu-bf16-vanillatp", ["70b-fsdp32tp8-ac", "70b-fsdp32tp8-ac-unb"],
-     "full AC as published; on 80 GB dlsim runs out of memory (the run needs 83 GiB live, 16 GiB of it autocast's "
-     "bf16 weight copies, and the checkpointed layer inputs in fp32: section 1), so the time is read with memory "
-     "unbounded. torch.compile and the 500 W part as above; the fp32 all-gathers (as above) are most of dlsim's "
-     "exposed communication"),
+     "full AC as published; it fits 80 GB in dlsim (48 GiB live), and the run with memory unbounded takes the same "
+     "time within 1 %. torch.compile and the 500 W part as above"),
     ("tt24b-405b-128gpu-fsdp16-tp8", ["405b-fsdp16tp8-ac", "405b-fsdp16tp8-ac-unb"],
-     "full AC as published (MFU 29.0 %); a 95 GB lower-TDP H100 (no hardware file), compile not stated. dlsim needs "
-     "150 GiB live (113 GiB of activations, 94 of them autocast's bf16 weight copies: section 1), so the time is "
-     "read with memory unbounded"),
+     "full AC as published (MFU 29.0 %); a 95 GB lower-TDP H100 (no hardware file), compile not stated. It fits "
+     "80 GB in dlsim (59 GiB live)"),
 ]
 
 

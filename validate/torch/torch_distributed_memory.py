@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PyTorch's own per-rank memory accounting of DDP and FSDP, on CPU processes (gloo), as reference data.
 
-  torch_distributed_memory.py [--models mlp,llama] [--layouts ddp,fsdp] [--worlds 2,4] [--out-dir DIR]
+  torch_distributed_memory.py [--models mlp,llama] [--layouts ddp,fsdp,fsdp-bf16] [--worlds 2,4] [--out-dir DIR]
 
 Issue 32 checks dlsim's DDP/FSDP memory per GPU against what PyTorch itself does. This spawns WORLD CPU processes
 joined by torch.distributed's gloo backend (a free localhost port, no torchrun), builds one model, wraps it, runs
@@ -16,6 +16,9 @@ two training steps (AdamW) and writes what each rank holds as DIR/<model>-<layou
         Linear of the MLP, each decoder layer of the Llama) and the root; per rank and parameter the local
         (sharded) shape and bytes and the bytes of the storage behind it (padding shows there), the gradient and
         AdamW state bytes after step 2, and per unit the unsharded (all-gathered) bytes seen inside its forward.
+  fsdp-bf16  the same under MixedPrecisionPolicy(param_dtype=bfloat16, reduce_dtype=float32), torchtitan's, without
+        autocast; adds the dtypes of the gathered parameters, of each block's output (dtype and bytes) and of the
+        sharded parameters and gradients.
 
 Bytes are counted twice: "logical" sums numel * element size of the tensors; "storage" sums each distinct storage
 once (FSDP pads shards and may put several gradients in one buffer). Models: "mlp", Linear(256, 1024) -> ReLU ->
@@ -183,15 +186,42 @@ def unsharded_probe(records, name, unit_module, param_names):
     return unit_module.register_forward_pre_hook(read)
 
 
-def run_fsdp(model_name, rank, world):
+def mixed_precision_policy():
+    """FSDP2's MixedPrecisionPolicy as torchtitan sets it: bf16 parameters for compute, fp32 reduce-scatter."""
+    for where in ("torch.distributed.fsdp", "torch.distributed._composable.fsdp"):
+        try:
+            policy = getattr(__import__(where, fromlist=["MixedPrecisionPolicy"]), "MixedPrecisionPolicy")
+            return policy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        except (ImportError, AttributeError):
+            continue
+    raise RuntimeError("this PyTorch has fully_shard but no MixedPrecisionPolicy")
+
+
+def output_probe(records, name, unit_module):
+    """A forward hook: the dtype and bytes of what the unit returns (its activations' dtype)."""
+    def read(_mod, _inputs, out):
+        t = out[0] if isinstance(out, tuple) else out
+        records.setdefault(name, {"dtype": str(t.dtype).replace("torch.", ""), "bytes": tensor_bytes(t)})
+    return unit_module.register_forward_hook(read)
+
+
+def dtype_probe(records, name, unit_module):
+    """A forward pre-hook inside the unit: the dtypes of the (gathered) parameters it computes with."""
+    def read(mod, _inputs):
+        records.setdefault(name, sorted({str(p.dtype).replace("torch.", "") for p in mod.parameters()}))
+    return unit_module.register_forward_pre_hook(read)
+
+
+def run_fsdp(model_name, rank, world, bf16=False):
     fully_shard = fully_shard_api()[0]
+    kwargs = {"mp_policy": mixed_precision_policy()} if bf16 else {}
     module, blocks, batch, _ = build(model_name)
     block_params = {name: [n for n, _ in b.named_parameters()] for name, b in blocks}
     root_params = [n for n, _ in module.named_parameters()
                    if not any(n.startswith(b + ".") for b, _ in blocks)]
     for _, b in blocks:
-        fully_shard(b)
-    fully_shard(module)
+        fully_shard(b, **kwargs)
+    fully_shard(module, **kwargs)
     wrapped = module
     # FSDP2 registers its own pre-forward hook first (prepend), so these see the all-gathered parameters.
     unsharded = {}
@@ -199,6 +229,10 @@ def run_fsdp(model_name, rank, world):
     if root_params:
         # The root unit's own parameters (embeddings, final norm, head) are gathered for the whole forward.
         hooks.append(unsharded_probe(unsharded, "(root)", module, root_params))
+    outputs, dtypes = {}, {}
+    if bf16:  # what the units compute in: their outputs and the gathered parameters' dtypes
+        hooks += [output_probe(outputs, name, b) for name, b in blocks]
+        hooks += [dtype_probe(dtypes, name, b) for name, b in blocks]
     opt = torch.optim.AdamW(wrapped.parameters(), lr=1e-3)
     for _ in range(2):
         opt.zero_grad()
@@ -215,7 +249,7 @@ def run_fsdp(model_name, rank, world):
                           "storage_bytes": nbytes,
                           "grad_local_bytes": tensor_bytes(local(p.grad)) if p.grad is not None else 0})
     plist = [p for _, p in params]
-    return {
+    record = {
         "rank": rank,
         "parameters": per_param,
         "param_bytes": sum_bytes([local(p) for p in plist]),
@@ -223,6 +257,14 @@ def run_fsdp(model_name, rank, world):
         "optimizer_state_bytes": optimizer_bytes(opt, plist),
         "unsharded_per_unit": {k: unsharded[k] for k in sorted(unsharded)},
     }
+    if bf16:
+        record["mixed_precision"] = {"param_dtype": "bfloat16", "reduce_dtype": "float32"}
+        record["unit_outputs"] = {k: outputs[k] for k in sorted(outputs)}
+        record["unsharded_dtypes"] = {k: dtypes[k] for k in sorted(dtypes)}
+        record["param_dtypes"] = sorted({str(local(p).dtype).replace("torch.", "") for p in plist})
+        record["grad_dtypes"] = sorted({str(local(p.grad).dtype).replace("torch.", "")
+                                        for p in plist if p.grad is not None})
+    return record
 
 
 def worker(rank, world, port, model_name, layout, queue):
@@ -230,7 +272,10 @@ def worker(rank, world, port, model_name, layout, queue):
     os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = "127.0.0.1", str(port)
     dist.init_process_group("gloo", rank=rank, world_size=world)
     try:
-        record = (run_ddp if layout == "ddp" else run_fsdp)(model_name, rank, world)
+        if layout == "ddp":
+            record = run_ddp(model_name, rank, world)
+        else:
+            record = run_fsdp(model_name, rank, world, bf16=layout == "fsdp-bf16")
         queue.put((rank, record, None))
     except Exception:  # the parent reports it (the other ranks may then wait on a collective until killed)
         import traceback
@@ -277,7 +322,7 @@ def measure(model_name, layout, world):
     if errors:
         raise RuntimeError("%s %s world %d failed:\n%s" % (model_name, layout, world, "\n".join(errors)))
     module, _, _, description = build(model_name)
-    api = "fully_shard" if layout == "fsdp" else None
+    api = "fully_shard" if layout.startswith("fsdp") else None
     return {
         "format": "dlsim-torch-distributed-memory", "version": 1,
         "script": "validate/torch/torch_distributed_memory.py",
@@ -315,9 +360,9 @@ def main(argv=None):
                 print("skipping llama: no transformers in %s" % sys.executable)
                 continue
         for layout in args.layouts.split(","):
-            if layout not in ("ddp", "fsdp"):
-                sys.exit("torch_distributed_memory.py: --layouts: unknown layout %r (ddp, fsdp)" % layout)
-            if layout == "fsdp" and fully_shard_api()[0] is None:
+            if layout not in ("ddp", "fsdp", "fsdp-bf16"):
+                sys.exit("torch_distributed_memory.py: --layouts: unknown layout %r (ddp, fsdp, fsdp-bf16)" % layout)
+            if layout.startswith("fsdp") and fully_shard_api()[0] is None:
                 print("skipping %s fsdp: torch %s has no fully_shard (%s)"
                       % (model_name, torch.__version__, fully_shard_api()[1]))
                 continue
