@@ -97,7 +97,7 @@ TEST_CASE("fit --gpus: every cell in the table and the JSON, byte-identical reru
   CHECK(j["gpus"] == nlohmann::json::array({1, 4}));
 }
 
-TEST_CASE("fit --layouts fsdp+tp2: a count tp does not divide is skipped, not an error; the batch line says so") {
+TEST_CASE("fit --layouts fsdp+tp2: a count tp does not divide is skipped, not an error, and the batch line says so") {
   const std::string cfg = (std::filesystem::temp_directory_path() /
                            ("dlsim_fit_command_test_llama-" + std::to_string(::getpid()) + ".json")).string();
   std::ofstream(cfg) << R"({"model_type": "llama", "hidden_act": "silu", "vocab_size": 1000, "hidden_size": 256,

@@ -92,7 +92,7 @@ TEST_CASE("dlsim fit-interconnect refuses a gloo/CPU run unless --allow-cpu, and
   CHECK_THROWS_WITH(run_fit_interconnect_command(o, out, err),
                     Catch::Contains("gloo.json: 'backend': measured with gloo on the cpu, not NCCL on GPUs"));
   CHECK_FALSE(fs::exists(o.out));
-  o.hw = "a100-sxm-40gb";
+  o.hw = "v100-sxm2-16gb";  // no node: or interconnect: section
   o.allow_cpu = true;
   CHECK_THROWS_WITH(run_fit_interconnect_command(o, out, err),
                     Catch::Contains("'interconnect': has no interconnect: section"));

@@ -79,7 +79,7 @@ TEST_CASE("cuBLAS workspaces: none without a matrix product, one thread's for a 
   CHECK(w.bytes == 33 * kCublasMiB);
 }
 
-TEST_CASE("cuBLAS workspaces: a hardware file that sizes none adds none; a cuBLASLt size of 0 adds only cuBLAS's") {
+TEST_CASE("cuBLAS workspaces: a hardware file that sizes none adds none, and a cuBLASLt size of 0 adds only cuBLAS's") {
   Graph g = layer_graph(true, true);
   CHECK(add_cublas_workspaces(g, testing::round_spec()).tensors == 0);  // the keys absent: 0 bytes
   GpuSpec unified = hopper_spec();
