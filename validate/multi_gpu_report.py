@@ -35,6 +35,9 @@ FSDP = {"param_dtype": "bf16", "reduce_dtype": "fp32"}
 # the unit's backward all-gather, docs/multi-gpu.md).
 FSDP_AC = dict(FSDP)
 AC = {"name": "checkpoint", "every": 1}
+# torchtitan's selective per-op checkpointing (selective_ac_option = 'op': every block, the outputs of its matmuls
+# but every second one, of attention and of reduce-scatter kept; docs/swap-and-recompute.md).
+SAC = {"name": "checkpoint", "selective": "op"}
 # Tensor parallel as torchtitan applies it (and Megatron with --sequence-parallel): column/row splits of attention
 # and MLP, and sequence parallel for the norms between them, tp inside a node, FSDP across nodes.
 def fsdp_tp(f, t):
@@ -64,6 +67,10 @@ MATRIX = [
     ("8b-fsdp64-ac", "llama3-8b", 64, dict(fsdp=64, **FSDP_AC), AC, 2, 8192, "h100-sxm"),
     ("8b-fsdp128", "llama3-8b", 128, dict(fsdp=128, **FSDP), "none", 2, 8192, "h100-sxm"),
     ("8b-fsdp128-ac", "llama3-8b", 128, dict(fsdp=128, **FSDP_AC), AC, 2, 8192, "h100-sxm"),
+    # torchtitan's own checkpointing for its published 8B rows (section 2).
+    ("8b-fsdp8-sac", "llama3-8b", 8, dict(fsdp=8, **FSDP), SAC, 2, 8192, "h100-sxm"),
+    ("8b-fsdp8-sac-unb", "llama3-8b", 8, dict(fsdp=8, **FSDP), SAC, 2, 8192, UNBOUNDED),
+    ("8b-fsdp128-sac", "llama3-8b", 128, dict(fsdp=128, **FSDP), SAC, 2, 8192, "h100-sxm"),
     ("8b-dp64", "llama3-8b", 64, {"dp": 64}, "none", 1, 8192, "h100-sxm"),
     ("8b-dp64-ac", "llama3-8b", 64, {"dp": 64}, AC, 1, 8192, "h100-sxm"),
     # A Llama-family preset small enough for DDP's full replicas (1.24 B parameters, 16 B each: 19.8 GB).
@@ -87,6 +94,7 @@ MATRIX = [
     ("8b-fsdp8tp8-b12", "llama3-8b", 64, fsdp_tp(8, 8), "none", 12, 8192, "h100-sxm"),
     ("8b-fsdp8tp8-b12-unb", "llama3-8b", 64, fsdp_tp(8, 8), "none", 12, 8192, UNBOUNDED),
     ("8b-fsdp8tp8-b12-ac", "llama3-8b", 64, fsdp_tp(8, 8), AC, 12, 8192, "h100-sxm"),
+    ("8b-fsdp8tp8-b12-sac", "llama3-8b", 64, fsdp_tp(8, 8), SAC, 12, 8192, "h100-sxm"),
     ("70b-fsdp32tp8-ac", "llama3-70b", 256, fsdp_tp(32, 8), AC, 16, 8192, "h100-sxm"),
     ("70b-fsdp32tp8-ac-unb", "llama3-70b", 256, fsdp_tp(32, 8), AC, 16, 8192, UNBOUNDED),
     ("405b-fsdp16tp8-ac", "llama3.1-405b", 128, fsdp_tp(16, 8), AC, 2, 8192, "h100-sxm"),
@@ -95,19 +103,20 @@ MATRIX = [
 
 # Published points set beside a matrix row: (published id, dlsim row keys that bracket it, the reason they differ).
 COMPARED = [
-    ("tt24-8b-8gpu-fsdp", ["8b-fsdp8", "8b-fsdp8-ac"],
-     "torchtitan ran selective per-op AC (saves matmul outputs, recomputes the rest), between dlsim's none and "
-     "every-layer checkpointing; on a 96 GB HBM2e H100 at 500 W, for which no hardware file exists (`h100-sxm` is "
-     "the 80 GB 700 W part, 79.2 GiB usable: the published 82.4 GiB would not fit it)"),
-    ("tt24-8b-8gpu-fsdp-compile", ["8b-fsdp8", "8b-fsdp8-ac"],
+    ("tt24-8b-8gpu-fsdp", ["8b-fsdp8", "8b-fsdp8-ac", "8b-fsdp8-sac", "8b-fsdp8-sac-unb"],
+     "torchtitan ran selective per-op AC, which the `-sac` rows run too (the like-for-like row; none and every "
+     "layer bracket it); on a 96 GB HBM2e H100 at 500 W, for which no hardware file exists (`h100-sxm` is the 80 GB "
+     "700 W part, 79.2 GiB usable: the published 82.4 GiB would not fit it)"),
+    ("tt24-8b-8gpu-fsdp-compile", ["8b-fsdp8", "8b-fsdp8-ac", "8b-fsdp8-sac", "8b-fsdp8-sac-unb"],
      "as above, and torch.compile (fused elementwise/norm kernels, 16 % faster and 5.4 GiB smaller in torchtitan's "
      "own table): dlsim runs the eager op graph"),
-    ("tt24-8b-128gpu-fsdp", ["8b-fsdp128", "8b-fsdp128-ac"],
+    ("tt24-8b-128gpu-fsdp", ["8b-fsdp128", "8b-fsdp128-ac", "8b-fsdp128-sac"],
      "as the 8-GPU row; 16 nodes over RDMA (the hardware file's 400 Gb/s NIC per GPU, not fitted to any "
      "measurement)"),
-    ("tt24-8b-128gpu-fsdp-compile", ["8b-fsdp128", "8b-fsdp128-ac"],
+    ("tt24-8b-128gpu-fsdp-compile", ["8b-fsdp128", "8b-fsdp128-ac", "8b-fsdp128-sac"],
      "as above, and torch.compile"),
-    ("tt25-8b-64gpu-bf16-vanillatp", ["8b-fsdp8tp8-b12", "8b-fsdp8tp8-b12-unb", "8b-fsdp8tp8-b12-ac"],
+    ("tt25-8b-64gpu-bf16-vanillatp", ["8b-fsdp8tp8-b12", "8b-fsdp8tp8-b12-unb", "8b-fsdp8tp8-b12-ac",
+                                      "8b-fsdp8tp8-b12-sac"],
      "torchtitan ran selective per-op AC and torch.compile on the 96 GB 500 W H100; dlsim brackets SAC with none "
      "(out of memory on 80 GB; with memory unbounded it would need 98 GiB live) and every layer. The tensor-parallel "
      "collectives are on the critical path in both (no async TP, as published); like torchtitan's they carry bf16 "
@@ -195,7 +204,7 @@ def matrix_table(results):
     for row in MATRIX:
         key, model, gpus, par, swap, batch, seq, hw = row
         s = results[key]
-        ac = "none" if swap == "none" else "every 1"
+        ac = "none" if swap == "none" else ("selective op" if swap.get("selective") == "op" else "every 1")
         head = "| %s | %d | %s | %s | %d x %d | " % (model + (" (memory unbounded)" if hw == UNBOUNDED else ""), gpus,
                                                    layout_text(par), ac, batch, seq)
         if s is None:
@@ -218,7 +227,8 @@ def compared_table(results, points):
         tok, mem = figs.get("tokens_per_s_per_gpu"), figs.get("peak_memory")
         for i, key in enumerate(keys):
             s = results[key]
-            ac = ("AC none" if "-ac" not in key else "AC every 1") + (", memory unbounded" if key.endswith("-unb") else "")
+            ac = ("AC selective op" if "-sac" in key else "AC every 1" if "-ac" in key else "AC none") + \
+                (", memory unbounded" if key.endswith("-unb") else "")
             cell = "`%s` (%s)" % (key, ac)
             lead = "| %s | %s | %s | " % (pid, "{:,}".format(tok) if tok else "—", mem if mem else "—") \
                 if i == 0 else "| | | | "
