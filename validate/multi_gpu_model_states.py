@@ -25,32 +25,40 @@ STAGES = {
     1: (lambda n: {"zero": 1, "dp": n}, "2 + 2 + 12/N", "4 + 4 + 8/N"),
     2: (lambda n: {"zero": 2, "dp": n}, "2 + 14/N", "4 + 12/N (+ a bucket's full gradients)"),
     3: (lambda n: {"fsdp": n, "param_dtype": "fp16"}, "16/N", "16/N (+ a unit's unsharded gradients)"),
+    # Offloading (DeepSpeed's estimator rows): ZeRO-Offload on ZeRO-2 (`zero-offload` on `{zero: 2}`: the optimizer
+    # partition, master weights and moments on the host), on ZeRO-3 (`zero-offload` on `fsdp`), and ZeRO-3 with the
+    # parameters offloaded too (`param-offload` on `fsdp`: FSDP's CPUOffload).
+    "2o": (lambda n: {"zero": 2, "dp": n}, "", "4 + 4/N on the device (AMP's fp32 replica, the partition)"),
+    "3o": (lambda n: {"fsdp": n, "param_dtype": "fp16"}, "", "4/N on the device (the fp32 shard)"),
+    "3a": (lambda n: {"fsdp": n, "param_dtype": "fp16"}, "", "parameters fetched as used"),
 }
+SWAPS = {"2o": "zero-offload", "3o": "zero-offload", "3a": "param-offload"}
 # (published id, ZeRO stage, N) in the page's order; the offloading estimator rows are listed apart (not run).
 POINTS = [("zero-t1-7p5b-%s-dp%d" % (col, n), stage, n)
           for n in (1, 4, 16, 64, 256, 1024) for col, stage in (("os", 1), ("osg", 2), ("osgp", 3))]
 POINTS += [("zero-t1-128b-osgp-dp64", 3, 64), ("zero-t1-1t-osgp-dp1024", 3, 1024),
-           ("ds-estimator-t5-3b-8gpu-z2-none", 2, 8), ("ds-estimator-t5-3b-8gpu-z3-none", 3, 8)]
+           ("ds-estimator-t5-3b-8gpu-z2-none", 2, 8), ("ds-estimator-t5-3b-8gpu-z3-none", 3, 8),
+           ("ds-estimator-t5-3b-8gpu-z2-optcpu", "2o", 8), ("ds-estimator-t5-3b-8gpu-z3-optcpu", "3o", 8),
+           ("ds-estimator-t5-3b-8gpu-z3-allcpu", "3a", 8)]
 # DeepSpeed's estimator counts otherwise than the paper (memory.rst's estimate_zero2/3_model_states_mem_needs).
 PUBLISHED_BPP = {"ds-estimator-t5-3b-8gpu-z2-none": "4 + 16/N (estimator)",
-                 "ds-estimator-t5-3b-8gpu-z3-none": "18/N + 4 x largest layer / Ψ (estimator)"}
-NOT_RUN = {
-    "ds-estimator-t5-3b-8gpu-z2-optcpu": "ZeRO-Offload of the optimizer state sharded across 8 ranks",
-    "ds-estimator-t5-3b-8gpu-z3-optcpu": "ZeRO-Offload of the optimizer state sharded across 8 ranks",
-    "ds-estimator-t5-3b-8gpu-z3-allcpu": "parameter offload (ZeRO-3 offload_param) and sharded optimizer offload",
-}
+                 "ds-estimator-t5-3b-8gpu-z3-none": "18/N + 4 x largest layer / Ψ (estimator)",
+                 "ds-estimator-t5-3b-8gpu-z2-optcpu": "2 (estimator: the fp16 parameters)",
+                 "ds-estimator-t5-3b-8gpu-z3-optcpu": "2/N + 4 x largest layer / Ψ (estimator)",
+                 "ds-estimator-t5-3b-8gpu-z3-allcpu": "4 x largest layer / Ψ (estimator)"}
+NOT_RUN = {}
 
 
 def experiment(stage, n):
     return {
         "model": MODEL, "batch": BATCH, "seq_len": SEQ, "hw": HW, "hw_override": UNBOUNDED,
-        "pool": "pytorch-caching", "swap": "none", "concurrency": "serial", "iterations": 2,
+        "pool": "pytorch-caching", "swap": SWAPS.get(stage, "none"), "concurrency": "serial", "iterations": 2,
         "precision": "mixed-fp16", "optimizer": "adamw", "parallel": STAGES[stage][0](n),
     }
 
 
 def layout_key(stage, n):
-    return "states-z%d-n%d" % (stage, n)
+    return "states-z%s-n%d" % (stage, n)
 
 
 def runs():
@@ -90,7 +98,7 @@ def lines(results, points, pct):
         psi = psi_of(point)
         _, zero_bpp, dlsim_bpp = STAGES[stage]
         zero_bpp = PUBLISHED_BPP.get(pid, zero_bpp)
-        head = "| %s | %d, %d | %s | %s %s | %s | %s | " % (pid, stage, n, "{:.4g}e9".format(psi / 1e9), fig["value"],
+        head = "| %s | %s, %d | %s | %s %s | %s | %s | " % (pid, stage, n, "{:.4g}e9".format(psi / 1e9), fig["value"],
                                                            fig["unit"], zero_bpp, dlsim_bpp)
         s = results[layout_key(stage, n)]
         if s is None:
