@@ -19,6 +19,8 @@ MODEL_NAMES = {LLAMA2_70B: "Llama-2-70b-hf", LLAMA3_70B: "Meta-Llama-3-70B"}
 # forward (its default), AdamW.
 FSDP64 = {"fsdp": 64, "param_dtype": "bf16", "reduce_dtype": "fp32"}
 AC = {"name": "checkpoint", "every": 1}
+# torchtitan's selective per-op checkpointing (docs/swap-and-recompute.md): the `ac` field "sac" below.
+SAC = {"name": "checkpoint", "selective": "op"}
 HW = "a100-sxm-80gb"
 
 UNBOUNDED = {"memory": {"total_mib": 1_000_000}}
@@ -38,6 +40,11 @@ ROWS = [
     ("a100-70b2-b1-ac", LLAMA2_70B, 1, 4096, True, "mixed-bf16"),
     ("a100-8b-b1", "llama3-8b", 1, 8192, False, "mixed-bf16"),
     ("a100-8b-b1-ac", "llama3-8b", 1, 8192, True, "mixed-bf16"),
+    # torchtitan's selective per-op checkpointing, the like-for-like rows of its selective-op points.
+    ("a100-13b-b2-sac", "llama2-13b", 2, 4096, "sac", "mixed-bf16"),
+    ("a100-70b2-b2-sac", LLAMA2_70B, 2, 4096, "sac", "mixed-bf16"),
+    ("a100-70b2-b1-sac", LLAMA2_70B, 1, 4096, "sac", "mixed-bf16"),
+    ("a100-8b-b1-sac", "llama3-8b", 1, 8192, "sac", "mixed-bf16"),
     ("a100-70b3-b1-ac", LLAMA3_70B, 1, 8192, True, "mixed-bf16"),
 ]
 
@@ -46,7 +53,7 @@ def experiment(model, batch, seq, ac, precision, unbounded):
     e = {"model": model, "batch": batch, "seq_len": seq, "hw": HW}
     if unbounded:
         e["hw_override"] = UNBOUNDED
-    e.update({"pool": "pytorch-caching", "swap": AC if ac else "none", "concurrency": "serial", "iterations": 2,
+    e.update({"pool": "pytorch-caching", "swap": SAC if ac == "sac" else AC if ac else "none", "concurrency": "serial", "iterations": 2,
               "precision": precision, "optimizer": "adamw", "parallel": FSDP64})
     return e
 
@@ -68,19 +75,19 @@ COMPARED = [
     ("tt24a-llama2-13b-64gpu-noac", ["a100-13b-b2"], "the same configuration: no AC"),
     ("tt24a-llama2-13b-64gpu-sel-layer", ["a100-13b-b2", "a100-13b-b2-ac"],
      "selective layer AC (every N-th block, N not stated) lies between none and every layer"),
-    ("tt24a-llama2-13b-64gpu-sel-op", ["a100-13b-b2", "a100-13b-b2-ac"],
+    ("tt24a-llama2-13b-64gpu-sel-op", ["a100-13b-b2", "a100-13b-b2-ac", "a100-13b-b2-sac"],
      "selective per-op AC (keeps matmul outputs) lies between none and every layer"),
     ("tt24a-llama2-70b-64gpu-b2-sel-layer-oom", ["a100-70b2-b2", "a100-70b2-b2-ac"],
      "published out of memory: a bracket that fits at every layer and not at none says nothing about N"),
-    ("tt24a-llama2-70b-64gpu-b2-sel-op-oom", ["a100-70b2-b2", "a100-70b2-b2-ac"],
+    ("tt24a-llama2-70b-64gpu-b2-sel-op-oom", ["a100-70b2-b2", "a100-70b2-b2-ac", "a100-70b2-b2-sac"],
      "published out of memory, as the row above"),
-    ("tt24a-llama2-70b-64gpu-b1-sel-op", ["a100-70b2-b1", "a100-70b2-b1-ac"],
+    ("tt24a-llama2-70b-64gpu-b1-sel-op", ["a100-70b2-b1", "a100-70b2-b1-ac", "a100-70b2-b1-sac"],
      "selective per-op AC between none and every layer"),
     ("tt24a-llama2-70b-64gpu-b2-full", ["a100-70b2-b2-ac", "a100-70b2-b2-ac-bf16"],
      "the same configuration: full AC is every layer"),
     ("tt24a-llama3-8b-64gpu-sel-layer", ["a100-8b-b1", "a100-8b-b1-ac"],
      "selective layer AC (N not stated) between none and every layer"),
-    ("tt24a-llama3-8b-64gpu-sel-op", ["a100-8b-b1", "a100-8b-b1-ac"],
+    ("tt24a-llama3-8b-64gpu-sel-op", ["a100-8b-b1", "a100-8b-b1-ac", "a100-8b-b1-sac"],
      "selective per-op AC between none and every layer"),
     ("tt24a-llama3-70b-64gpu-full", ["a100-70b3-b1-ac"], "the same configuration: full AC is every layer"),
 ]
@@ -105,7 +112,7 @@ def matrix_lines(results):
     for key, model, batch, seq, ac, precision in ROWS:
         s = results[key + "-unbounded"]
         head = "| `%s` | %s | %d x %d | %s | %s | %s | " % (
-            key, model_name(model), batch, seq, "every 1" if ac else "none", precision, fits_cell(results, key))
+            key, model_name(model), batch, seq, "selective op" if ac == "sac" else "every 1" if ac else "none", precision, fits_cell(results, key))
         if s is None:
             out.append(head + "%s | — | — | — | — | — |" % results["_err_" + key + "-unbounded"])
         else:
@@ -125,7 +132,7 @@ def compared_lines(results, points, pct):
             s = results[key + "-unbounded"]
             lead = "| %s | %s | " % (pid, published) if i == 0 else "| | | "
             reason = why if i == 0 else ""
-            cell = "`%s` (%s%s)" % (key, "AC every 1" if "-ac" in key else "AC none",
+            cell = "`%s` (%s%s)" % (key, "AC selective op" if "-sac" in key else "AC every 1" if "-ac" in key else "AC none",
                                     ", bf16" if key.endswith("-bf16") else "")
             if s is None:
                 out.append(lead + "%s | %s | %s | — | — | %s |" % (cell, fits_cell(results, key),
