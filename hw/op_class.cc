@@ -66,6 +66,7 @@ OpClass op_class(const Op& op) {
       return OpClass::Optimizer;
     case OpKind::Other:
       if (op.other == OtherOp::ReduceBroadcast) return OpClass::Reduction;
+      if (op.other == OtherOp::Mean && op.forward_op < 0) return OpClass::Reduction;  // its backward: a division
       if (op.other == OtherOp::AmpUnscale) return OpClass::Optimizer;
       return OpClass::Elementwise;
     default:

@@ -1,5 +1,5 @@
 // Llama-family decoders as Hugging Face's modeling_llama.py (transformers 5) runs them, op for op where
-// autograd keeps something, one op per fused group where it keeps little (RMSNorm, rotary: model_builder.h).
+// autograd keeps something, one op per fused group where it keeps little (rotary: model_builder.h); RMSNorm op for op.
 //
 // Per decoder layer (a block, what activation checkpointing segments):
 //   input_layernorm (RMSNorm); q/k/v projections (biases for Qwen2), viewed as (B, S, heads, d); rotary on q and

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <stdexcept>
 
 #include "common/config_error.h"
 #include "workloads/training.h"
@@ -14,6 +16,14 @@
 using namespace dlsim;
 
 namespace {
+
+// The tensor of this name (each Llama tensor's name is unique); fails the test when there is none.
+const Tensor& llama_tensor_named(const Graph& g, const std::string& name) {
+  for (const Tensor& t : g.tensors())
+    if (t.name == name) return t;
+  FAIL("no tensor " << name);
+  throw std::logic_error("unreachable");
+}
 
 ModelOptions opts_of(int64_t batch, int64_t seq, Attention attention, Precision precision = Precision::FP32) {
   ModelOptions o;
@@ -144,32 +154,87 @@ TEST_CASE("Llama sdpa-flash keeps the log-sum-exp instead of the scores: FlashAt
   for (const Tensor& x : t.tensors()) CHECK(x.shape != std::vector<int64_t>{1, 4, 64, 64});  // no scores matrix
 }
 
-TEST_CASE("Llama's RMSNorm keeps what PyTorch 2.x's autograd keeps: x in fp32, rstd and the normalised x") {
+TEST_CASE("Llama's RMSNorm as PyTorch's kernels, keeping what 2.x's autograd keeps: x in fp32, rstd, normalised x") {
   const LlamaConfig c = config_from("tiny", {{"vocab", 512}, {"hidden", 128}, {"layers", 2}, {"heads", 4},
                                              {"kv_heads", 2}, {"inner", 256}, {"tied", false}});
   for (Precision p : {Precision::MixedBF16, Precision::BF16}) {
     INFO(to_string(p));
+    const bool x16 = p == Precision::BF16;  // under autocast the residual stream, the norms' input, is fp32
     const ModelOptions o = opts_of(2, 32, Attention::SdpaFlash, p);
+    const Graph t = make_training_graph(build_llama(c, o), o.training);
+    int norms = 0;
+    for (const std::string n : {"model.layers.0.input_layernorm", "model.layers.0.post_attention_layernorm",
+                                "model.layers.1.input_layernorm", "model.layers.1.post_attention_layernorm",
+                                "model.norm"}) {
+      INFO(n);
+      ++norms;
+      // forward: (the fp32 cast), pow, mean, + eps, rsqrt, x * rstd, (the cast back), weight * that, in this order
+      std::vector<std::string> fwd, bwd;
+      std::set<TensorId> read_in_backward;
+      for (const Op& op : t.ops()) {
+        if (op.name != n && op.name.rfind(n + ".", 0) != 0) continue;
+        const bool backward = op.phase == Phase::Backward && op.kind != OpKind::GradAccumulate;
+        if (op.phase == Phase::Forward) fwd.push_back(op.name.substr(n.size()));
+        if (backward) bwd.push_back(op.name.substr(n.size()));
+        if (backward)
+          for (TensorId x : op.inputs) read_in_backward.insert(x);
+      }
+      std::vector<std::string> want = {".pow", ".mean", ".add_eps", ".rsqrt", ".mul_rstd", ""};
+      if (x16) {
+        want.insert(want.begin(), ".to_fp32.cast");
+        want.insert(want.end() - 1, ".to_input_dtype.cast");
+      }
+      CHECK(fwd == want);
+      if (!x16) {  // the profiled H100 step's 13 kernels per norm (the sum of x's two gradients is an accumulation)
+        CHECK(bwd == std::vector<std::string>{".bwd1", ".bwd0", ".bwd_reduce0", ".mul_rstd.bwd1", ".mul_rstd.bwd0",
+                                              ".mul_rstd.bwd_reduce1", ".rsqrt.bwd_pow", ".rsqrt.bwd_mul_half",
+                                              ".rsqrt.bwd_mul_grad", ".mean.bwd", ".pow.bwd_mul_exponent",
+                                              ".pow.bwd_mul_grad"});
+      }
+      // what the backward reads of the forward's tensors: the fp32 x, rstd (B, S, 1), the normalised x in x's dtype
+      // and the weight; not x^2, the mean or mean + eps
+      for (const char* freed : {".pow.out", ".mean.out", ".add_eps.out"})
+        CHECK(read_in_backward.count(llama_tensor_named(t, n + freed).id) == 0);
+      const Tensor& rstd = llama_tensor_named(t, n + ".rstd");
+      CHECK(rstd.shape == std::vector<int64_t>{2, 32, 1});
+      CHECK(read_in_backward.count(rstd.id) == 1);
+      const Tensor& normed = llama_tensor_named(t, n + (x16 ? ".normalized.bf16" : ".normalized"));
+      CHECK(normed.dtype == (x16 ? DType::BF16 : DType::F32));
+      CHECK(read_in_backward.count(normed.id) == 1);
+      CHECK(read_in_backward.count(llama_tensor_named(t, n + ".weight").id) == 1);
+    }
+    CHECK(norms == 2 * 2 + 1);
+  }
+}
+
+TEST_CASE("kernels: fused builds Llama's RMSNorm as one op keeping the same tensors") {
+  const LlamaConfig c = config_from("tiny", {{"vocab", 512}, {"hidden", 128}, {"layers", 2}, {"heads", 4},
+                                             {"kv_heads", 2}, {"inner", 256}, {"tied", false}});
+  for (Precision p : {Precision::MixedBF16, Precision::BF16}) {
+    INFO(to_string(p));
+    ModelOptions o = opts_of(2, 32, Attention::SdpaFlash, p);
+    const ModelOptions eager = o;
+    o.training.kernels = Kernels::Fused;
     const Graph t = make_training_graph(build_llama(c, o), o.training);
     int norms = 0;
     for (const Op& op : t.ops()) {
       if (op.kind == OpKind::RmsNorm) {
-        // y, (x in fp32 when x is 16-bit), rstd, normalised x; x^2 is written and read (traffic), not kept
+        // y, (x in fp32 when x is 16-bit), rstd, normalised x; one read of x and the weight
         const bool x16 = op.attr(Attr::has_x_fp32) != 0;
         CHECK(x16 == (p == Precision::BF16));
         REQUIRE(op.outputs.size() == (x16 ? 4u : 3u));
-        uint64_t out_bytes = 0;
-        for (TensorId y : op.outputs) out_bytes += t.tensor(y).bytes;
-        CHECK(op.bytes_written == out_bytes + 2 * 32 * 128 * 4);
       }
       if (op.kind != OpKind::RmsNormBwd) continue;
       ++norms;
       REQUIRE(op.inputs.size() == 5);  // grad, fp32 x, rstd, normalised x, weight
       CHECK(t.tensor(op.inputs[1]).dtype == DType::F32);
       CHECK(t.tensor(op.inputs[2]).shape == std::vector<int64_t>{2, 32, 1});
-      for (TensorId x : op.inputs) CHECK(t.tensor(x).name.find("x_squared") == std::string::npos);
     }
     CHECK(norms == 2 * 2 + 1);
+    // the same bytes saved for backward as the written-out norms (the fused optimizer step saves nothing)
+    const Graph f_eager = build_llama(c, eager), f_fused = build_llama(c, o);
+    CHECK(summarize(f_fused, t).saved_for_backward_bytes ==
+          summarize(f_eager, make_training_graph(f_eager, eager.training)).saved_for_backward_bytes);
   }
 }
 

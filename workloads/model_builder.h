@@ -65,7 +65,7 @@ class ModelBuilder {
   TensorId layer_norm(TensorId x, const std::string& name = "");
   // The decoder-only LLM layers (workloads/llama_models.h), each one op whose saved tensors are those PyTorch
   // 1.13's autograd keeps for Hugging Face's eager code (docs/models.md lists them):
-  // RMSNorm (LlamaRMSNorm): [x, weight] -> [y, (x in fp32: when x is not fp32), rstd, normalised x].
+  // RMSNorm (LlamaRMSNorm) as PyTorch's kernels: (cast), pow, mean, + eps, rsqrt, mul, (cast), weight mul.
   TensorId rms_norm(TensorId x, const std::string& name = "");
   // cos and sin of the rotary embedding, (1, S, head_dim) in the weights' dtype, from the (1, S) position ids
   // (computed under no_grad: no gradient).
@@ -136,6 +136,7 @@ class ModelBuilder {
   std::map<TensorId, TensorId> weight_casts_;  // autocast's cast cache: fp32 weight -> its bf16 copy
   std::string auto_name(const std::string& prefix, const std::string& given);
   TensorId cast_for(TensorId x, DType to, const std::string& layer);  // autocast's cast, when needed
+  TensorId rms_norm_fused(TensorId x, TensorId w, const std::string& n);  // kernels: fused's one RMSNorm op
 };
 
 }  // namespace dlsim

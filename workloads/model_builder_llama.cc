@@ -1,5 +1,5 @@
-// ModelBuilder's layers of the Llama family (workloads/llama_models.h): RMSNorm, the rotary embedding, repeat_kv
-// for grouped-query attention, SiLU and FlashAttention.
+// ModelBuilder's layers of the Llama family (workloads/llama_models.h): RMSNorm written out, the rotary
+// embedding, repeat_kv for grouped-query attention, SiLU and FlashAttention.
 #include "workloads/model_builder.h"
 
 #include "workloads/internal/model_builder_helpers.h"
@@ -8,39 +8,57 @@ namespace dlsim {
 
 using namespace workloads_internal;
 
-// LlamaRMSNorm in eager PyTorch is x.to(float32), pow(2), mean, add eps, rsqrt, mul, .to(input dtype) and the
-// weight's mul: seven kernels, one op here. What PyTorch 2.x's autograd keeps (recorded, docs/torch-step.md): the
-// fp32 x (x itself when fp32, else the cast copy: PowBackward0's and the mul's), the (rows, 1) rsqrt
-// (RsqrtBackward0 keeps its result) and the normalised x in the input's dtype (the weight's MulBackward0). x^2 is
-// a temporary freed after the mean: 2.x's MeanBackward1 keeps only sizes (1.13's kept x^2, 8 % more of a Llama
-// layer's saved bytes). Bytes moved are those kernels' reads and writes, x^2's included, less the
-// one-element-per-row ones.
+// LlamaRMSNorm as eager PyTorch runs it, one kernel per operator (the profiled H100 step of Qwen2.5-0.5B,
+// results/fidelity/data/h100-2026-11-27c/traces/, runs exactly these per norm): x.to(float32) (no kernel when x is
+// fp32, as the residual stream is under autocast), pow(2), mean(-1, keepdim), + eps, rsqrt, x * rstd,
+// .to(input dtype) (none for fp32) and weight * that. What autograd keeps, as PyTorch 2.x does (docs/torch-step.md):
+// pow's input and the product's operands (the fp32 x and the (rows, 1) rsqrt, which RsqrtBackward0 keeps as its
+// result), and the weight's product's operands (the weight and the normalised x in the input's dtype). x^2, the
+// mean and mean + eps are freed once read (MeanBackward1 keeps only sizes). The backward is the synthesizer's, op by
+// op (training_backward.cc): 13 kernels for an fp32 x, as the trace shows.
 TensorId ModelBuilder::rms_norm(TensorId x, const std::string& name) {
   std::string n = auto_name("rmsnorm", name);
   auto s = shape_of(g_, x, n);
   if (s.empty()) fail(g_, n, "RMS norm of a scalar");
   const DType in_dt = g_.tensor(x).dtype;
   TensorId w = parameter({s.back()}, n + ".weight");
-  std::vector<TensorId> outs;
-  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, wider(in_dt, opts_.weights), s);
-  outs.push_back(y);
-  TensorId x32 = x;
-  if (in_dt != DType::F32) outs.push_back(x32 = new_tensor(g_, n + ".x_fp32", TensorKind::Activation, DType::F32, s));
-  const uint64_t sq_bytes = static_cast<uint64_t>(numel(s)) * dtype_bytes(DType::F32);  // x^2, written and read once
+  if (opts_.fused) return rms_norm_fused(x, w, n);
+  const TensorId x32 = in_dt == DType::F32 ? x : cast(x, DType::F32, n + ".to_fp32");
+  const double elems = static_cast<double>(numel(s));
+  TensorId sq = new_tensor(g_, n + ".pow.out", TensorKind::Activation, DType::F32, s);
+  emit_other(g_, n + ".pow", OtherOp::Pow, {x32}, {sq}, elems, {{Attr::exponent, 2}});
   std::vector<int64_t> rs(s.begin(), s.end() - 1);
   rs.push_back(1);
+  TensorId var = new_tensor(g_, n + ".mean.out", TensorKind::Activation, DType::F32, rs);
+  emit_other(g_, n + ".mean", OtherOp::Mean, {sq}, {var}, elems);
+  TensorId var_eps = scalar_op(g_, OpKind::Add, var, n + ".add_eps");
   TensorId rstd = new_tensor(g_, n + ".rstd", TensorKind::Activation, DType::F32, rs);
-  TensorId normed = new_tensor(g_, n + ".normalized", TensorKind::Activation, in_dt, s);
-  outs.push_back(rstd);
-  outs.push_back(normed);
-  const double elems = static_cast<double>(numel(s));
-  OpId id = emit(g_, n, OpKind::RmsNorm, {x, w}, outs, 5.0 * elems,
-                 {{Attr::normalized, s.back()}, {Attr::has_x_fp32, in_dt != DType::F32}});
-  // The eager kernels read x (fp32) twice (pow, mul), x^2 once (mean) and the normalised x once (weight mul),
-  // beside the cast's read of x when x is 16-bit; emit counted x and the weight once, and the outputs but x^2.
-  const uint64_t x32_bytes = g_.tensor(x32).bytes;
-  g_.op(id).bytes_read += x32_bytes * (in_dt != DType::F32 ? 2 : 1) + sq_bytes + g_.tensor(normed).bytes;
-  g_.op(id).bytes_written += sq_bytes;
+  emit_other(g_, n + ".rsqrt", OtherOp::Rsqrt, {var_eps}, {rstd}, static_cast<double>(numel(rs)));
+  // the kept tensors by the names the one-op norm gave them (.rstd, .normalized, .out), which tests and plans read
+  TensorId normed = new_tensor(g_, n + ".normalized", TensorKind::Activation, DType::F32, s);
+  emit(g_, n + ".mul_rstd", OpKind::Mul, {x32, rstd}, {normed}, elems);
+  if (in_dt != DType::F32) normed = cast(normed, in_dt, n + ".to_input_dtype");
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, wider(g_.tensor(w).dtype, in_dt), s);
+  emit(g_, n, OpKind::Mul, {w, normed}, {y}, elems);  // the weight's product: the norm's name
+  return y;
+}
+
+// kernels: fused: one RMSNorm kernel (as Apex's or Liger's) reading x and the weight once and writing y, rstd and
+// (for a 16-bit x) x in fp32 and the normalised x; it keeps what the written-out form keeps, so that the choice
+// of kernels moves time and not memory.
+TensorId ModelBuilder::rms_norm_fused(TensorId x, TensorId w, const std::string& n) {
+  const auto s = g_.tensor(x).shape;
+  const DType in_dt = g_.tensor(x).dtype;
+  std::vector<TensorId> outs;
+  TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, wider(in_dt, g_.tensor(w).dtype), s);
+  outs.push_back(y);
+  if (in_dt != DType::F32) outs.push_back(new_tensor(g_, n + ".x_fp32", TensorKind::Activation, DType::F32, s));
+  std::vector<int64_t> rs(s.begin(), s.end() - 1);
+  rs.push_back(1);
+  outs.push_back(new_tensor(g_, n + ".rstd", TensorKind::Activation, DType::F32, rs));
+  outs.push_back(new_tensor(g_, n + ".normalized", TensorKind::Activation, in_dt, s));
+  emit(g_, n, OpKind::RmsNorm, {x, w}, outs, 5.0 * static_cast<double>(numel(s)),
+       {{Attr::normalized, s.back()}, {Attr::has_x_fp32, in_dt != DType::F32}});
   return y;
 }
 

@@ -89,11 +89,9 @@ TensorId ModelBuilder::gelu(TensorId x, const std::string& name) {
   return y;
 }
 
-namespace {
-
 // `x op c` for a Python scalar c: one input, the tensor's dtype (a Python scalar does not promote), and autograd
 // keeps nothing for it (MulBackward1 and AddBackward1 hold the scalar itself).
-TensorId scalar_op(Graph& g, OpKind kind, TensorId x, const std::string& name) {
+TensorId workloads_internal::scalar_op(Graph& g, OpKind kind, TensorId x, const std::string& name) {
   const Tensor& t = g.tensor(x);
   TensorId y = new_tensor(g, name + ".out", TensorKind::Activation, t.dtype, t.shape);
   AttrValues attrs;
@@ -101,8 +99,6 @@ TensorId scalar_op(Graph& g, OpKind kind, TensorId x, const std::string& name) {
   emit(g, name, kind, {x}, {y}, static_cast<double>(numel(t.shape)), attrs);
   return y;
 }
-
-}  // namespace
 
 // transformers' NewGELUActivation ("gelu_new"), 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3)))),
 // as eager PyTorch runs it: one kernel per operator, in Python's order (the profiled H200 step,

@@ -40,6 +40,7 @@ const AttrInfo kAttributes[] = {
     {Attr::count_include_pad, "count_include_pad", false, "the average counts the padding"},
     {Attr::dilation, "dilation", false, "the kernel's dilation, both axes"},
     {Attr::dim, "dim", false, "the embedding's width"},
+    {Attr::exponent, "exponent", false, "pow's Python-scalar exponent"},
     {Attr::fused_bias, "fused_bias", false,
      "GELU adds the preceding linear layer's bias (bias_gelu); its backward also writes the bias gradient"},
     {Attr::fused_mask_dropout, "fused_mask_dropout", false,
@@ -126,6 +127,7 @@ const std::vector<KindRef>& forward_kinds() {
       {OpKind::CrossEntropyLoss}, {OpKind::RmsNorm}, {OpKind::Rotary}, {OpKind::RepeatKv}, {OpKind::Silu},
       {OpKind::FlashAttention}, {OpKind::Copy}, {OpKind::Other, OtherOp::Select}, {OpKind::Other, OtherOp::Tanh},
       {OpKind::Other, OtherOp::Lrn}, {OpKind::Other, OtherOp::RotaryEmbedding}, {OpKind::Other, OtherOp::Pow},
+      {OpKind::Other, OtherOp::Mean}, {OpKind::Other, OtherOp::Rsqrt},
   };
   return kinds;
 }
@@ -176,7 +178,9 @@ const std::vector<KindAttributes>& kinds() {
       {{OpKind::Copy}, {{Attr::cast, 0}, {Attr::autograd_clone, 0}}},
       {{OpKind::Other, OtherOp::Select}, {{Attr::axis}, {Attr::index}}},
       {{OpKind::Other, OtherOp::Tanh}, {}},
-      {{OpKind::Other, OtherOp::Pow}, {}},
+      {{OpKind::Other, OtherOp::Pow}, {{Attr::exponent, 3}}},  // 3: gelu_new's cube
+      {{OpKind::Other, OtherOp::Mean}, {}},
+      {{OpKind::Other, OtherOp::Rsqrt}, {}},
       {{OpKind::Other, OtherOp::Lrn}, {{Attr::lrn_size}}},
       {{OpKind::Other, OtherOp::RotaryEmbedding}, {{Attr::head_dim}}},
       // an Other op of no sub-kind carries nothing (a backend refuses it)
@@ -207,8 +211,8 @@ const std::vector<KindAttributes>& kinds() {
       {{OpKind::SiluBwd}, {}, {{OpKind::Silu}}},
       {{OpKind::FlashAttentionBwd}, {}, {{OpKind::FlashAttention}}},
       {{OpKind::GradAccumulate}, {}, forward_kinds()},
-      // an Add's gradient summed to a broadcast operand (the Add's attributes: its backward)
-      {{OpKind::Other, OtherOp::ReduceBroadcast}, {}, {{OpKind::Add}}},
+      // an Add's or Mul's gradient summed to a broadcast operand (the forward op's attributes: its backward)
+      {{OpKind::Other, OtherOp::ReduceBroadcast}, {}, {{OpKind::Add}, {OpKind::Mul}}},
 
       // the optimizer (training_optimizer.cc)
       {{OpKind::SgdMomentumUpdate}, {{Attr::multi_tensor, 0}}},

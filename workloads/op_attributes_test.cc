@@ -213,6 +213,16 @@ TEST_CASE("op attributes: each kind's declared set is what the builders, the syn
       seen.add(f);
       seen.add(make_training_graph(f, lo.training));
     }
+  // kernels: fused builds each RMSNorm as one op (16-bit: with its fp32 copy of x)
+  for (Precision p : {Precision::MixedBF16, Precision::BF16}) {
+    ModelOptions lo = options(1);
+    lo.seq_len = 16;
+    lo.training.precision = p;
+    lo.training.kernels = Kernels::Fused;
+    const Graph f = build_llama(tiny_llama(), lo);
+    seen.add(f);
+    seen.add(make_training_graph(f, lo.training));
+  }
 
   // tensor parallel: Megatron's f views (grad_all_reduce, ranks_per_node) and the all-reduces of f and g
   {
@@ -236,7 +246,8 @@ TEST_CASE("op attributes: each kind's declared set is what the builders, the syn
   // is dead. (The stand-in kernel is the simulator's tests'; an Other op of no sub-kind is what a backend refuses.)
   for (int k = 0; k <= static_cast<int>(OpKind::Other); ++k) {
     for (OtherOp other : {OtherOp::None, OtherOp::Select, OtherOp::Tanh, OtherOp::Lrn, OtherOp::RotaryEmbedding,
-                          OtherOp::ReduceBroadcast, OtherOp::AmpUnscale}) {
+                          OtherOp::ReduceBroadcast, OtherOp::AmpUnscale, OtherOp::Pow, OtherOp::Mean,
+                          OtherOp::Rsqrt}) {
       const OpKind kind = static_cast<OpKind>(k);
       if ((kind == OpKind::Other) == (other == OtherOp::None) || !has_declaration(kind, other)) continue;
       if (kind == OpKind::ZeroGrad) continue;  // declared for completeness; no synthesis emits it

@@ -84,6 +84,8 @@ const char* to_string(OtherOp o) {
     case OtherOp::AmpUnscale: return "amp_unscale";
     case OtherOp::StandIn: return "stand_in";
     case OtherOp::Pow: return "pow";
+    case OtherOp::Mean: return "mean";
+    case OtherOp::Rsqrt: return "rsqrt";
   }
   return "?";
 }

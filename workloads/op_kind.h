@@ -41,13 +41,15 @@ enum class OtherOp : uint8_t {
   ReduceBroadcast,  // an Add's gradient summed down to the shape of an operand it broadcast (training synthesis)
   AmpUnscale,       // GradScaler's unscale and inf/NaN check of every weight gradient (training synthesis, mixed-fp16)
   StandIn,          // a stand-in kernel of the simulator's tests, timed by its attributes (policies/testing/fakes.h)
-  Pow,              // y = x ** c for a Python scalar c (gelu_new's cube, and the square its backward takes)
+  Pow,              // y = x ** c for a Python scalar c (attr exponent: gelu_new's cube, RMSNorm's square)
+  Mean,             // x.mean(-1, keepdim=True): a reduction over the last axis (LlamaRMSNorm's variance)
+  Rsqrt,            // y = 1 / sqrt(x) (LlamaRMSNorm's reciprocal deviation)
 };
 // The sub-kind's name. Kernel signatures and program files write an Other op's sub-kind as the attribute
 // `<name>=1` (select=1, lrn=1, ...), the spelling they have always used, so that stored tables and files still read.
 const char* to_string(OtherOp o);
 // The sub-kind a name spells (not None), or nullopt.
 std::optional<OtherOp> other_op_named(std::string_view name);
-inline constexpr OtherOp kLastOtherOp = OtherOp::Pow;
+inline constexpr OtherOp kLastOtherOp = OtherOp::Rsqrt;
 
 }  // namespace dlsim

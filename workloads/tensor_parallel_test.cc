@@ -174,8 +174,8 @@ TEST_CASE("tensor parallel: Megatron's g all-reduces in forward, f's in backward
   // forward) and before the norm's backward reads it.
   const OpId ar = bwd[4]->id;
   CHECK(ar > op_named(t, "model.layers.0.self_attn.q_proj.bwd_data"));
-  CHECK(ar < op_named(t, "model.layers.0.input_layernorm.bwd"));
-  const Op& norm_bwd = t.op(op_named(t, "model.layers.0.input_layernorm.bwd"));
+  CHECK(ar < op_named(t, "model.layers.0.input_layernorm.bwd1"));
+  const Op& norm_bwd = t.op(op_named(t, "model.layers.0.input_layernorm.bwd1"));
   CHECK(std::find(norm_bwd.inputs.begin(), norm_bwd.inputs.end(), bwd[4]->outputs[0]) != norm_bwd.inputs.end());
   // The forward g passes its gradient through: no backward op of its own.
   for (const Op& op : t.ops()) CHECK(op.forward_op != fwd[1]->id);
@@ -236,7 +236,7 @@ TEST_CASE("tensor parallel: sequence parallel gathers and scatters the sequence,
   // the norm's backward reads the reduce-scattered gradient of its output
   const Op& rs = t.op(op_named(t, "model.layers.0.self_attn.tp_enter.bwd"));
   CHECK(rs.kind == OpKind::ReduceScatter);
-  const Op& norm_bwd = t.op(op_named(t, "model.layers.0.input_layernorm.bwd"));
+  const Op& norm_bwd = t.op(op_named(t, "model.layers.0.input_layernorm.bwd1"));
   CHECK(std::find(norm_bwd.inputs.begin(), norm_bwd.inputs.end(), rs.outputs[0]) != norm_bwd.inputs.end());
 }
 

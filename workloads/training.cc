@@ -8,7 +8,8 @@
 //   embedding: indices    cross-entropy: log-probabilities and labels    autocast cast: nothing
 //   RMS norm: fp32 input, rstd, normalised input, weight (2.x)    rotary: cos and sin    repeat_kv: nothing
 //   silu: input    FlashAttention: q, k, v, output and log-sum-exp (docs/models.md)
-//   mul: both operands (by a Python scalar: nothing)    tanh: output    pow: input
+//   mul: both operands (by a Python scalar: nothing)    tanh: output    pow: input    rsqrt: output
+//   mean: nothing
 // Deliberate differences from PyTorch, all small:
 //   - Views (flatten, reshape) are elided: the consumer reads the viewed tensor, as the storage is shared.
 //   - The backward of concat writes each input's gradient as a tensor of its own (PyTorch returns narrow

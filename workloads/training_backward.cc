@@ -57,6 +57,12 @@ void Synthesizer::backward_of(const Op& fwd_ref) {
       // tanh_backward(grad, result): TanhBackward0 keeps the output only
       if (fwd.other == OtherOp::Tanh) return static_cast<void>(unary(fwd, gy, OpKind::Other, {fwd.outputs[0]}, 2 * n_out));
       if (fwd.other == OtherOp::Pow) return pow_backward(fwd, gy, n_out);
+      if (fwd.other == OtherOp::Rsqrt) return rsqrt_backward(fwd, gy);
+      // MeanBackward1: grad.expand(sizes) / n, one kernel writing the input's size; it keeps only sizes
+      if (fwd.other == OtherOp::Mean) {
+        const double n_in = static_cast<double>(numel(g_.tensor(fwd.inputs[0]).shape));
+        return static_cast<void>(unary(fwd, gy, OpKind::Other, {}, n_in));
+      }
       return generic_backward(fwd, gy);
     default: return generic_backward(fwd, gy);
   }
@@ -265,8 +271,10 @@ void Synthesizer::embedding_backward(const Op& fwd, TensorId gy, double n_out) {
 
 // Mul of two tensors: MulBackward0, one kernel per operand that needs a gradient (grad * other, in the dtype the
 // two promote to; the other operand's first, as the profiled step runs them), each cast to its operand's dtype where
-// that is narrower (the engine's validate_outputs), as PyTorch does for autocast's bf16 x fp32 products. Mul by a
-// Python scalar (one input): grad * c, keeping nothing.
+// that is narrower (the engine's validate_outputs), as PyTorch does for autocast's bf16 x fp32 products. A broadcast
+// operand's product is full-size and validate_outputs then sums it down to the operand's shape (a reduction kernel,
+// after both products: RMSNorm's weight and rstd in the profiled step). Mul by a Python scalar (one input):
+// grad * c, keeping nothing.
 void Synthesizer::mul_backward(const Op& fwd, TensorId gy) {
   const auto& in = fwd.inputs;
   const double n = static_cast<double>(numel(g_.tensor(gy).shape));
@@ -274,7 +282,12 @@ void Synthesizer::mul_backward(const Op& fwd, TensorId gy) {
     unary(fwd, gy, OpKind::MulBwd, {}, n);
     return;
   }
-  if (g_.tensor(in[0]).shape != g_.tensor(in[1]).shape) return product_backward(fwd, gy);  // a broadcast operand
+  const std::vector<int64_t> gshape = g_.tensor(gy).shape;  // by value: add() below may move the graph's tensors
+  auto broadcast = [&](size_t i) { return g_.tensor(in[i]).shape != gshape; };
+  // a broadcast operand that needs no gradient (eager attention's scale): one kernel for the other, as before
+  if ((broadcast(0) && !rg(in[0])) || (broadcast(1) && !rg(in[1]))) return product_backward(fwd, gy);
+  struct Pending { size_t operand; TensorId product, grad; };
+  std::vector<Pending> to_reduce;  // a broadcast operand's full-size product, summed after both
   for (size_t i : {size_t{1}, size_t{0}}) {
     if (!rg(in[i])) continue;
     const TensorId other = in[1 - i];
@@ -283,6 +296,17 @@ void Synthesizer::mul_backward(const Op& fwd, TensorId gy) {
     const uint64_t x_bytes = g_.tensor(in[i]).bytes;
     const DType dt = wider(g_.tensor(gy).dtype, g_.tensor(other).dtype);
     TensorId gx = new_grad(in[i]);
+    if (broadcast(i)) {
+      Tensor full = g_.tensor(gx);
+      full.name += ".unreduced";
+      full.dtype = dt;
+      full.shape = gshape;
+      full.bytes = static_cast<uint64_t>(numel(gshape)) * dtype_bytes(dt);
+      const TensorId gf = add(std::move(full));
+      emit(fwd, OpKind::MulBwd, ".bwd" + std::to_string(i), {gy, other}, {gf}, n);
+      to_reduce.push_back({i, gf, gx});
+      continue;
+    }
     if (dt == x_dtype) {
       emit(fwd, OpKind::MulBwd, ".bwd" + std::to_string(i), {gy, other}, {gx}, n);
     } else {
@@ -298,10 +322,17 @@ void Synthesizer::mul_backward(const Op& fwd, TensorId gy) {
     }
     contribute(fwd, in[i], gx);
   }
+  // sum_to's reduction (in the product's dtype; no Llama operand is narrower than its product)
+  for (auto it = to_reduce.rbegin(); it != to_reduce.rend(); ++it) {
+    Op& o = g_.op(emit(fwd, OpKind::Other, ".bwd_reduce" + std::to_string(it->operand), {it->product}, {it->grad}, n));
+    o.other = OtherOp::ReduceBroadcast;
+    contribute(fwd, in[it->operand], it->grad);
+  }
 }
 
 // pow_backward(grad, self, c) = grad * (c * self.pow(c - 1)): three kernels (the power, the product by c, the
-// product by the gradient), from the input PowBackward0 keeps; the two intermediates live only between them.
+// product by the gradient), from the input PowBackward0 keeps; the two intermediates live only between them. For
+// c = 2, self.pow(1) runs no kernel (the profiled step shows only the two products).
 void Synthesizer::pow_backward(const Op& fwd, TensorId gy, double n_out) {
   TensorId gx = grad_for(fwd, 0);
   if (gx == kNoTensor) return;
@@ -314,16 +345,44 @@ void Synthesizer::pow_backward(const Op& fwd, TensorId gy, double n_out) {
     t.grad_of = kNoTensor;
     return add(std::move(t));
   };
-  const TensorId sq = scratch(".bwd_pow.out"), scaled = scratch(".bwd_mul_exponent.out");
-  emit(fwd, OpKind::Other, ".bwd_pow", {x}, {sq}, 2 * n_out);
+  const bool square = fwd.attr(Attr::exponent) == 2;
+  const TensorId sq = square ? x : scratch(".bwd_pow.out"), scaled = scratch(".bwd_mul_exponent.out");
+  if (!square) emit(fwd, OpKind::Other, ".bwd_pow", {x}, {sq}, 2 * n_out);
   Op& m = g_.op(emit(fwd, OpKind::Mul, ".bwd_mul_exponent", {sq}, {scaled}, n_out));
   m.other = OtherOp::None;
+  m.attrs = Attrs();  // products: not pow's exponent
   Op& p = g_.op(emit(fwd, OpKind::Mul, ".bwd_mul_grad", {gy, scaled}, {gx}, n_out));
   p.other = OtherOp::None;
+  p.attrs = Attrs();
   contribute(fwd, x, gx);
 }
 
-// MatMul (and a Mul with a broadcast operand): d/da needs b, d/db needs a.
+// rsqrt's backward, -0.5 * grad * result^3 (RsqrtBackward0 keeps the result): three kernels, as pow_backward's.
+void Synthesizer::rsqrt_backward(const Op& fwd, TensorId gy) {
+  TensorId gx = grad_for(fwd, 0);
+  if (gx == kNoTensor) return;
+  const TensorId r = fwd.outputs[0];
+  const double n = static_cast<double>(numel(g_.tensor(r).shape));
+  auto scratch = [&](const std::string& suffix) {
+    Tensor t = g_.tensor(r);
+    t.name = fwd.name + suffix;
+    t.kind = TensorKind::Activation;
+    t.learnable = t.persistent = false;
+    t.grad_of = kNoTensor;
+    return add(std::move(t));
+  };
+  const TensorId cube = scratch(".bwd_pow.out"), scaled = scratch(".bwd_mul_half.out");
+  Op& c = g_.op(emit(fwd, OpKind::Other, ".bwd_pow", {r}, {cube}, 2 * n));
+  c.other = OtherOp::Pow;
+  c.attrs = Attrs();
+  Op& m = g_.op(emit(fwd, OpKind::Mul, ".bwd_mul_half", {cube}, {scaled}, n));
+  m.other = OtherOp::None;
+  Op& p = g_.op(emit(fwd, OpKind::Mul, ".bwd_mul_grad", {gy, scaled}, {gx}, n));
+  p.other = OtherOp::None;
+  contribute(fwd, fwd.inputs[0], gx);
+}
+
+// MatMul (and a Mul with a broadcast operand that needs no gradient): d/da needs b, d/db needs a.
 void Synthesizer::product_backward(const Op& fwd, TensorId gy) {
   const auto& in = fwd.inputs;
   TensorId ga = grad_for(fwd, 0), gb = grad_for(fwd, 1);

@@ -32,7 +32,10 @@ void check_supported(const Graph& g, const Op& op) {
   if ((op.kind == OpKind::Mul || op.kind == OpKind::Add) && op.inputs.size() == 1)
     fail(g, op, "the GPU harness has no kernel for a product or sum with a scalar (gelu_new written out)");
   if (op.other == OtherOp::Pow || f.other == OtherOp::Pow)
-    fail(g, op, "the GPU harness has no kernel for pow (gelu_new written out)");
+    fail(g, op, "the GPU harness has no kernel for pow (gelu_new or RMSNorm written out)");
+  for (OtherOp o : {OtherOp::Mean, OtherOp::Rsqrt})
+    if (op.other == o || f.other == o)
+      fail(g, op, std::string("the GPU harness has no kernel for ") + to_string(o) + " (RMSNorm written out)");
   if (op.other == OtherOp::AmpUnscale || f.other == OtherOp::AmpUnscale)
     fail(g, op, "the GPU harness has no kernel for AMP's gradient unscale (precision: mixed-fp16)");
 }

@@ -33,6 +33,10 @@ OpId emit(Graph& g, const std::string& name, OpKind kind, std::vector<TensorId> 
 OpId emit_other(Graph& g, const std::string& name, OtherOp other, std::vector<TensorId> in, std::vector<TensorId> out,
                 double flops, const AttrValues& attrs = {});
 
+// `x op c` for a Python scalar c (kind Mul or Add): one input, x's dtype, and nothing kept for backward
+// (model_builder_transformer.cc).
+TensorId scalar_op(Graph& g, OpKind kind, TensorId x, const std::string& name);
+
 // The shape of an existing tensor, and of an existing NCHW tensor; else an error naming the layer.
 const std::vector<int64_t>& shape_of(const Graph& g, TensorId t, const std::string& layer);
 const std::vector<int64_t>& shape4(const Graph& g, TensorId t, const std::string& layer);

@@ -76,6 +76,7 @@ class Synthesizer {
   void add_backward(const Op& fwd, TensorId gy);
   void mul_backward(const Op& fwd, TensorId gy);
   void pow_backward(const Op& fwd, TensorId gy, double n_out);
+  void rsqrt_backward(const Op& fwd, TensorId gy);
   void product_backward(const Op& fwd, TensorId gy);
   void concat_backward(const Op& fwd, TensorId gy);
   void generic_backward(const Op& fwd, TensorId gy);

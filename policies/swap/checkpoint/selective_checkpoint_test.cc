@@ -151,11 +151,11 @@ TEST_CASE("selective op on tiny-mha worked by hand: drops, held cache, replay an
           std::vector<TensorId> v;
           for (const auto& d : r.drops) v.push_back(d.tensor);
           return v;
-        }()) == std::vector<std::string>{p + "input_layernorm.out", p + "input_layernorm.rstd",
-                                         p + "input_layernorm.normalized", a + "rotary.q.out", a + "rotary.k.out",
-                                         p + "attn.residual.out",
-                                         p + "post_attention_layernorm.out", p + "post_attention_layernorm.rstd",
-                                         p + "post_attention_layernorm.normalized", p + "mlp.act_fn.out",
+        }()) == std::vector<std::string>{p + "input_layernorm.rstd", p + "input_layernorm.normalized",
+                                         p + "input_layernorm.out", a + "rotary.q.out", a + "rotary.k.out",
+                                         p + "attn.residual.out", p + "post_attention_layernorm.rstd",
+                                         p + "post_attention_layernorm.normalized", p + "post_attention_layernorm.out",
+                                         p + "mlp.act_fn.out",
                                          p + "mlp.up_proj.out", p + "mlp.gate_up.out"});
   // The cache: the saved ops' outputs, kept from the forward pass to the replay.
   CHECK(tensor_names(g, r.held) == std::vector<std::string>{a + "q_proj.out", a + "v_proj.out", a + "sdpa.out",
@@ -164,10 +164,16 @@ TEST_CASE("selective op on tiny-mha worked by hand: drops, held cache, replay an
   // The replay: every op but the saved ones, up to the down projection (the last op whose backward reads a saved
   // tensor: early stop), so the MLP residual is not run; three of the seven projections (k, o, up), as PyTorch's
   // recomputation runs three aten.mm per layer (torch_sac.json).
-  CHECK(op_names(g, r.ops) == std::vector<std::string>{p + "input_layernorm", a + "k_proj", a + "rotary.q",
-                                                       a + "rotary.k", a + "o_proj", p + "attn.residual",
-                                                       p + "post_attention_layernorm", p + "mlp.act_fn",
-                                                       p + "mlp.up_proj", p + "mlp.gate_up"});
+  // Each RMSNorm is its six ops (pow, mean, + eps, rsqrt, x * rstd, the weight's product).
+  auto norm = [](const std::string& n) {
+    return std::vector<std::string>{n + ".pow", n + ".mean", n + ".add_eps", n + ".rsqrt", n + ".mul_rstd", n};
+  };
+  std::vector<std::string> replay = norm(p + "input_layernorm");
+  for (const std::string& op : {a + "k_proj", a + "rotary.q", a + "rotary.k", a + "o_proj", p + "attn.residual"})
+    replay.push_back(op);
+  for (const std::string& op : norm(p + "post_attention_layernorm")) replay.push_back(op);
+  for (const std::string& op : {p + "mlp.act_fn", p + "mlp.up_proj", p + "mlp.gate_up"}) replay.push_back(op);
+  CHECK(op_names(g, r.ops) == replay);
   // Against whole-layer checkpointing the forward pass leaves each layer's cache more: q, v, the attention output
   // and the down projection (4 A), the gate projection (F) and the log-sum-exp (L), three layers of it.
   const SavedBytes sac = saved_bytes(g, order, plan);
