@@ -92,11 +92,13 @@ TensorId ModelBuilder::gelu(TensorId x, const std::string& name) {
 // `x op c` for a Python scalar c: one input, the tensor's dtype (a Python scalar does not promote), and autograd
 // keeps nothing for it (MulBackward1 and AddBackward1 hold the scalar itself).
 TensorId workloads_internal::scalar_op(Graph& g, OpKind kind, TensorId x, const std::string& name) {
-  const Tensor& t = g.tensor(x);
-  TensorId y = new_tensor(g, name + ".out", TensorKind::Activation, t.dtype, t.shape);
+  // By value: new_tensor adds to the graph's tensors, which may move them.
+  const DType dtype = g.tensor(x).dtype;
+  const std::vector<int64_t> shape = g.tensor(x).shape;
+  TensorId y = new_tensor(g, name + ".out", TensorKind::Activation, dtype, shape);
   AttrValues attrs;
   if (kind == OpKind::Add) attrs.push_back({Attr::inplace, 0});
-  emit(g, name, kind, {x}, {y}, static_cast<double>(numel(t.shape)), attrs);
+  emit(g, name, kind, {x}, {y}, static_cast<double>(numel(shape)), attrs);
   return y;
 }
 
@@ -114,9 +116,9 @@ TensorId ModelBuilder::gelu_tanh_formula(TensorId x, const std::string& name) {
   const DType xd = g_.tensor(x).dtype, wide = autocast() ? DType::F32 : xd;
   TensorId half_x = scalar_op(g_, OpKind::Mul, x, n + ".half_x");  // 0.5 * x
   TensorId xw = cast(x, wide, n + ".pow");                          // autocast: pow's input in fp32
-  const Tensor& xt = g_.tensor(xw);
-  TensorId cube = new_tensor(g_, n + ".pow.out", TensorKind::Activation, wide, xt.shape);
-  emit_other(g_, n + ".pow", OtherOp::Pow, {xw}, {cube}, 2.0 * static_cast<double>(numel(xt.shape)));
+  const std::vector<int64_t> xs = g_.tensor(xw).shape;  // by value: new_tensor may move the graph's tensors
+  TensorId cube = new_tensor(g_, n + ".pow.out", TensorKind::Activation, wide, xs);
+  emit_other(g_, n + ".pow", OtherOp::Pow, {xw}, {cube}, 2.0 * static_cast<double>(numel(xs)));
   TensorId inner = add(x, scalar_op(g_, OpKind::Mul, cube, n + ".mul_cube"), false, n + ".add_x");  // x + 0.044715 x^3
   TensorId t = tanh(scalar_op(g_, OpKind::Mul, inner, n + ".mul_sqrt_2_over_pi"), n + ".tanh");
   TensorId one_plus_t = scalar_op(g_, OpKind::Add, t, n + ".one_plus_tanh");
