@@ -18,7 +18,10 @@ using namespace dlsim;
 namespace {
 
 std::string fit_experiment_file() {
-  const std::string path = (std::filesystem::temp_directory_path() / "dlsim_fit_command_test.yaml").string();
+  // One file per process: CTest runs this binary's cases as parallel processes, and a shared name let one case
+  // read the file while another rewrote it.
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("dlsim_fit_command_test-" + std::to_string(::getpid()) + ".yaml")).string();
   std::ofstream f(path);
   f << "model: cifar-resnet20\nbatch: 4\nhw: h100-sxm\npool: pytorch-caching\nswap: none\nconcurrency: serial\n"
        "iterations: 2\noptimizer: adamw\n";

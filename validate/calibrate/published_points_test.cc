@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include "common/config_error.h"
 
@@ -14,7 +15,8 @@ namespace {
 const std::string kData = std::string(DLSIM_SOURCE_DIR) + "/data/published/";
 
 std::string write(const std::string& name, const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / name;
+  // One file per process: CTest runs the cases as parallel processes.
+  const auto p = std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name);
   std::ofstream(p) << text;
   return p.string();
 }
