@@ -3,10 +3,12 @@
 result: the cuDNN workspace (and any other scratch) of the algorithm cuDNN's heuristics choose, per pass.
 
   validate/torch/conv_workspace_probe.py --shapes shapes.json --out workspaces.json [--dtypes float32,float16]
+      [--passes conv_fwd,conv_dgrad,conv_wgrad,conv_bwd]
 
 --shapes is the file `dlsim fit-kernels --shapes-of MODEL,... --batch B --out FILE` writes (kernel_sweep.py reads
 the same). For each convolution shape, pass (forward: F.conv2d; dgrad and wgrad: aten.convolution_backward asked
-for one gradient, as kernel_sweep.py times them) and dtype (float32 NCHW with TF32, float16 channels_last), with
+for one gradient, as kernel_sweep.py times them; conv_bwd: asked for both in one call, as autograd asks it in a
+training step) and dtype (float32 NCHW with TF32, float16 channels_last), with
 PyTorch's defaults (cudnn.benchmark off): one warm-up call (cuDNN's plan cache), then the allocator's peak is reset
 and one call made; `scratch_bytes` = the peak of allocated bytes during that call, less what was allocated
 before it, less the result's bytes. That is the memory the fake-tensor trace of `dlsim import-torch` cannot see.
@@ -29,7 +31,13 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--dtypes", default="float32,float16")
     ap.add_argument("--max-seconds", type=float, default=60.0)
+    ap.add_argument("--passes", default="conv_fwd,conv_dgrad,conv_wgrad",
+                    help="comma-separated, of conv_fwd, conv_dgrad, conv_wgrad, conv_bwd (both gradients in one call)")
     a = ap.parse_args()
+    wanted = a.passes.split(",")
+    unknown = [p for p in wanted if p not in ("conv_fwd", "conv_dgrad", "conv_wgrad", "conv_bwd")]
+    if unknown:
+        ap.error(f"--passes: unknown pass {', '.join(unknown)}")
     import torch
     import torch.nn.functional as F
     if not torch.cuda.is_available():
@@ -69,8 +77,12 @@ def main():
                     "conv_wgrad": lambda: torch.ops.aten.convolution_backward(
                         gy, x, wt, None, stride, pad, dil, False, [0, 0], groups,
                         [False, True, False])[1],
+                    "conv_bwd": lambda: torch.ops.aten.convolution_backward(
+                        gy, x, wt, None, stride, pad, dil, False, [0, 0], groups,
+                        [True, True, False])[:2],
                 }
-                for op, fn in passes.items():
+                for op in wanted:
+                    fn = passes[op]
                     fn()
                     torch.cuda.synchronize()
                     before = torch.cuda.memory_allocated()
@@ -78,7 +90,9 @@ def main():
                     out = fn()
                     torch.cuda.synchronize()
                     peak = torch.cuda.max_memory_allocated()
-                    result = out.numel() * out.element_size()
+                    outs = out if isinstance(out, tuple) else (out,)
+                    result = sum(o.numel() * o.element_size() for o in outs)
+                    del outs
                     del out
                     records.append({"op": op, "n": n, "c": c, "h": h, "w": w, "k": k, "r": kr, "s": ks,
                                     "stride": stride, "pad": pad, "groups": groups, "dtype": dtype_name,
