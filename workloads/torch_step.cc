@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "common/config_error.h"
+#include "common/json_fields.h"
 #include "common/input_file.h"
 #include "workloads/shape.h"
 
@@ -29,87 +30,45 @@ namespace {
 
 using Json = nlohmann::json;
 
-// One record (an object) of the file, with its path for errors.
-class TorchStepField {
+// One record (an object) of the file (common/json_fields.h), with the trace's own conveniences: optional fields
+// with their defaults, lists of integers, and records and elements read as records in turn.
+class TorchStepField : public JsonFields {
  public:
-  TorchStepField(const Json& j, std::string file, std::string path) : j_(j), file_(std::move(file)), path_(std::move(path)) {
-    if (!j_.is_object()) fail("", std::string("expected an object, got ") + j_.type_name());
+  TorchStepField(const Json& j, std::string file, std::string path) : JsonFields(j, std::move(file), std::move(path)) {
+    require_object();
   }
 
-  [[noreturn]] void fail(const std::string& field, const std::string& msg) const {
-    throw ConfigError(file_, 0, field.empty() ? path_ : key(field), msg);
-  }
-  std::string key(const std::string& field) const { return path_.empty() ? field : path_ + "." + field; }
-  bool has(const std::string& field) const { return j_.contains(field) && !j_.at(field).is_null(); }
-  const Json& get(const std::string& field) const {
-    if (!j_.contains(field)) fail(field, "missing");
-    return j_.at(field);
-  }
-
-  std::string string(const std::string& field) const {
-    const Json& v = get(field);
-    if (!v.is_string()) fail(field, std::string("expected a string, got ") + v.type_name());
-    return v.get<std::string>();
-  }
+  const Json& get(const std::string& field) const { return at(field); }
+  std::string string(const std::string& field) const { return text(field); }
   std::string string_or(const std::string& field, const std::string& fallback) const {
-    return has(field) ? string(field) : fallback;
+    return has(field) ? text(field) : fallback;
   }
   int64_t integer(const std::string& field, int64_t lo = std::numeric_limits<int64_t>::min(),
                   int64_t hi = std::numeric_limits<int64_t>::max()) const {
-    return checked_integer(get(field), field, lo, hi);
+    return JsonFields::integer(field, lo, hi);
   }
   std::optional<int64_t> optional_integer(const std::string& field, int64_t lo, int64_t hi) const {
     if (!has(field)) return std::nullopt;
     return integer(field, lo, hi);
   }
-  bool flag(const std::string& field) const {
-    if (!has(field)) return false;
-    const Json& v = get(field);
-    if (!v.is_boolean()) fail(field, std::string("expected true or false, got ") + v.type_name());
-    return v.get<bool>();
-  }
+  bool flag(const std::string& field) const { return has(field) && JsonFields::flag(field); }  // absent: false
   std::vector<int64_t> integers(const std::string& field, int64_t lo, int64_t hi) const {
-    const Json& v = get(field);
-    if (!v.is_array()) fail(field, std::string("expected a list of integers, got ") + v.type_name());
+    const Json& v = array(field);
     std::vector<int64_t> out;
     out.reserve(v.size());
-    for (size_t i = 0; i < v.size(); ++i) out.push_back(checked_integer(v[i], field + "[" + std::to_string(i) + "]", lo, hi));
+    for (size_t i = 0; i < v.size(); ++i) out.push_back(integer_of(v[i], field + "[" + std::to_string(i) + "]", lo, hi));
     return out;
   }
   // The array at `field` (an empty one when `optional` and absent).
   const Json& array(const std::string& field, bool optional = false) const {
     static const Json empty = Json::array();
     if (optional && !has(field)) return empty;
-    const Json& v = get(field);
-    if (!v.is_array()) fail(field, std::string("expected a list, got ") + v.type_name());
-    return v;
+    return JsonFields::array(field);
   }
-  TorchStepField record(const std::string& field) const { return TorchStepField(get(field), file_, key(field)); }
+  TorchStepField record(const std::string& field) const { return TorchStepField(at(field), file(), key(field)); }
   TorchStepField element(const Json& arr, const std::string& field, size_t i) const {
-    return TorchStepField(arr[i], file_, key(field) + "[" + std::to_string(i) + "]");
+    return TorchStepField(arr[i], file(), key(field) + "[" + std::to_string(i) + "]");
   }
-  const Json& json() const { return j_; }
-
- private:
-  int64_t checked_integer(const Json& v, const std::string& field, int64_t lo, int64_t hi) const {
-    int64_t x = 0;
-    if (v.is_number_integer() && !v.is_number_unsigned()) {
-      x = v.get<int64_t>();
-    } else if (v.is_number_unsigned()) {
-      const uint64_t u = v.get<uint64_t>();
-      if (u > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) fail(field, "integer out of range");
-      x = static_cast<int64_t>(u);
-    } else {
-      fail(field, std::string("expected an integer, got ") + v.type_name());
-    }
-    if (x < lo || x > hi)
-      fail(field, std::to_string(x) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
-    return x;
-  }
-
-  const Json& j_;
-  std::string file_;
-  std::string path_;
 };
 
 constexpr int64_t kMaxRank = 16;      // dimensions of one tensor

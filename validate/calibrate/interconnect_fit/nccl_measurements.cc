@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/config_error.h"
+#include "common/json_fields.h"
 #include "common/input_file.h"
 #include "common/strings.h"
 
@@ -18,61 +19,15 @@ constexpr int kNcclMaxRanks = 1 << 20;
 constexpr int64_t kNcclMaxBytes = int64_t{1} << 50;
 constexpr double kNcclMaxUs = 1e9;  // a collective of over a quarter of an hour is a unit mistake
 
-const std::set<std::string> kNcclTopFields = {
+const std::vector<std::string> kNcclTopFields = {
     "format", "version",   "script",  "command", "date",   "backend", "device",    "timer",     "dtype",
     "world_size", "gpus_per_node", "nodes", "devices", "versions", "env", "method", "budget_s", "elapsed_s",
     "truncated", "skipped", "results"};
-const std::set<std::string> kNcclRowFields = {"collective", "api",        "ranks",      "bytes", "count",
+const std::vector<std::string> kNcclRowFields = {"collective", "api",        "ranks",      "bytes", "count",
                                           "time_us",    "time_us_min", "time_us_max", "algbw_gb_s",
                                           "busbw_gb_s", "iters",      "reps"};
 
-// Reads the fields of one object (the document or a row), each error naming the file and the dotted field.
-class NcclFields {
- public:
-  NcclFields(const json& j, const std::string& file, std::string where) : j_(j), file_(file), where_(std::move(where)) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& message) const {
-    throw ConfigError(file_, 0, where_.empty() ? field : field.empty() ? where_ : where_ + "." + field, message);
-  }
-  void allow_only(const std::set<std::string>& allowed) const {
-    for (const auto& [k, v] : j_.items())
-      if (!allowed.count(k)) fail(k, "unknown field; valid: " + join({allowed.begin(), allowed.end()}));
-  }
-  const json& at(const std::string& f) const {
-    if (!j_.contains(f)) fail(f, "missing");
-    return j_.at(f);
-  }
-  std::string text(const std::string& f) const {
-    const json& v = at(f);
-    if (!v.is_string()) fail(f, "must be a string, got " + v.dump());
-    return v.get<std::string>();
-  }
-  int64_t integer(const std::string& f, int64_t least, int64_t most) const {
-    const json& v = at(f);
-    const std::string range = "[" + std::to_string(least) + ", " + std::to_string(most) + "]";
-    if (!v.is_number_integer()) fail(f, "must be an integer in " + range + ", got " + v.dump());
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(most))
-      fail(f, "must be in " + range + ", got " + v.dump());
-    const int64_t x = v.get<int64_t>();
-    if (x < least || x > most) fail(f, "must be in " + range + ", got " + std::to_string(x));
-    return x;
-  }
-  double number(const std::string& f, double least_excl, double most) const {
-    const json& v = at(f);
-    if (!v.is_number()) fail(f, "must be a number, got " + v.dump());
-    const double x = v.get<double>();
-    if (!(x > least_excl && x <= most))
-      fail(f, "must be in (" + significant(least_excl) + ", " + significant(most) + "], got " + v.dump());
-    return x;
-  }
-
- private:
-  const json& j_;
-  const std::string& file_;
-  std::string where_;
-};
-
-CollectiveKind nccl_collective_of(const NcclFields& f) {
+CollectiveKind nccl_collective_of(const JsonFields& f) {
   const std::string c = f.text("collective");
   if (c == "all_reduce") return CollectiveKind::AllReduce;
   if (c == "all_gather") return CollectiveKind::AllGather;
@@ -81,7 +36,7 @@ CollectiveKind nccl_collective_of(const NcclFields& f) {
 }
 
 NcclPoint nccl_read_row(const json& j, const NcclMeasurements& m, size_t index) {
-  const NcclFields f(j, m.file, "results[" + std::to_string(index) + "]");
+  const JsonFields f(j, m.file, "results[" + std::to_string(index) + "]");
   if (!j.is_object()) f.fail("", "must be an object {\"collective\": ..., \"ranks\": ..., \"bytes\": ..., ...}");
   f.allow_only(kNcclRowFields);
   NcclPoint p;
@@ -92,9 +47,9 @@ NcclPoint nccl_read_row(const json& j, const NcclMeasurements& m, size_t index) 
     f.fail("ranks", std::to_string(p.ranks) + " ranks are not whole nodes of " + std::to_string(m.gpus_per_node) +
                         " (gpus_per_node): the script measures groups of the first ranks");
   p.bytes = static_cast<uint64_t>(f.integer("bytes", 1, kNcclMaxBytes));
-  p.time_us = f.number("time_us", 0, kNcclMaxUs);
+  p.time_us = f.number("time_us", 0, kNcclMaxUs, true);
   if (j.contains("algbw_gb_s")) {
-    const double given = f.number("algbw_gb_s", -1, 1e9);
+    const double given = f.number("algbw_gb_s", -1, 1e9, true);
     const double expected = static_cast<double>(p.bytes) / p.time_us / 1e3;
     // The script rounds to 4 decimals: allow that, and 1 % besides.
     if (std::abs(given - expected) > 0.01 * expected + 1e-4)
@@ -135,7 +90,7 @@ NcclMeasurements nccl_measurements_from_text(const std::string& text, const std:
   }
   NcclMeasurements m;
   m.file = file;
-  const NcclFields f(doc, file, "");
+  const JsonFields f(doc, file, "");
   if (!doc.is_object()) f.fail("", "expected an object {\"format\": \"dlsim-nccl-bandwidth\", ...}");
   if (f.text("format") != "dlsim-nccl-bandwidth")
     f.fail("format", "must be dlsim-nccl-bandwidth (validate/torch/nccl_bandwidth.py's), got '" + f.text("format") +

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "common/config_error.h"
+#include "common/json_fields.h"
 #include "common/input_file.h"
 #include "common/strings.h"
 
@@ -22,63 +23,26 @@ constexpr int64_t kMaxSweepSize = int64_t{1} << 31;
 constexpr int64_t kMaxSweepBytes = int64_t{1} << 50;
 constexpr double kMaxSweepUs = 1e9;  // a kernel of over a quarter of an hour is a unit mistake
 
-// Reads the fields of one record, each error naming the file, the record and the field.
-class SweepRecordReader {
+// One record's fields (common/json_fields.h), with the sweep's own rules: sizes, times in microseconds, the unknown
+// fields named by the record's op, and no control characters in a name.
+class SweepRecordReader : public JsonFields {
  public:
   SweepRecordReader(const json& j, const std::string& file, size_t index)
-      : j_(j), file_(file), where_("records[" + std::to_string(index) + "]") {}
+      : JsonFields(j, file, "records[" + std::to_string(index) + "]") {}
 
-  [[noreturn]] void fail(const std::string& field, const std::string& message) const {
-    throw ConfigError(file_, 0, field.empty() ? where_ : where_ + "." + field, message);
-  }
-  bool has(const std::string& f) const { return j_.contains(f); }
   void allow_only(const std::vector<std::string>& allowed) const {
-    for (const auto& [k, v] : j_.items()) {
-      bool known = false;
-      for (const std::string& a : allowed) known = known || a == k;
-      if (!known) fail(k, "unknown field for op '" + j_.at("op").get<std::string>() + "'; valid: " + join(allowed));
-    }
-  }
-  const json& at(const std::string& f) const {
-    if (!j_.contains(f)) fail(f, "missing");
-    return j_.at(f);
+    JsonFields::allow_only(allowed, "for op '" + value().at("op").get<std::string>() + "'");
   }
   std::string text(const std::string& f) const {
-    const json& v = at(f);
-    if (!v.is_string()) fail(f, "must be a string, got " + v.dump());
-    const std::string s = v.get<std::string>();
+    const std::string s = JsonFields::text(f);
     for (unsigned char ch : s)
       if (ch < 0x20 || ch == 0x7f) fail(f, "holds a control character");
     return s;
   }
-  bool flag(const std::string& f) const {
-    const json& v = at(f);
-    if (!v.is_boolean()) fail(f, "must be true or false, got " + v.dump());
-    return v.get<bool>();
-  }
   int64_t size(const std::string& f, int64_t least = 1, int64_t most = kMaxSweepSize) const {
-    const json& v = at(f);
-    if (!v.is_number_integer()) fail(f, "must be an integer, got " + v.dump());
-    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(most))
-      fail(f, "must be in [" + std::to_string(least) + ", " + std::to_string(most) + "], got " + v.dump());
-    const int64_t x = v.get<int64_t>();
-    if (x < least || x > most)
-      fail(f, "must be in [" + std::to_string(least) + ", " + std::to_string(most) + "], got " + std::to_string(x));
-    return x;
+    return integer(f, least, most);
   }
-  double time_us(const std::string& f) const {
-    const json& v = at(f);
-    if (!v.is_number()) fail(f, "must be a number (microseconds), got " + v.dump());
-    const double x = v.get<double>();
-    if (!(x > 0 && x <= kMaxSweepUs)) fail(f, "must be a time in (0, 1e9] us, got " + v.dump());
-    return x;
-  }
-  const std::string& file() const { return file_; }
-
- private:
-  const json& j_;
-  const std::string& file_;
-  std::string where_;
+  double time_us(const std::string& f) const { return number(f, 0, kMaxSweepUs, true, "us"); }
 };
 
 std::optional<SweepOp> sweep_op_named(const std::string& s) {
@@ -170,7 +134,7 @@ void read_memory_op(const SweepRecordReader& r, SweepRecord& s) {
 
 SweepRecord read_sweep_record(const json& j, const std::string& file, size_t index) {
   SweepRecordReader r(j, file, index);
-  if (!j.is_object()) r.fail("", "must be an object, got " + j.dump().substr(0, 60));
+  r.require_object();
   SweepRecord s;
   s.index = index;
   const std::string op = r.text("op");

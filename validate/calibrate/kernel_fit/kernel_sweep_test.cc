@@ -67,7 +67,7 @@ TEST_CASE("a bad sweep is refused naming the record and the field") {
   check_refused(one(R"({"op": "conv3d", "dtype": "float32", "us": 1})"), "records[0].op", "unknown op 'conv3d'");
   check_refused(one("{" + kConv + R"(, "dtype": "float32"})"), "records[0].us", "missing");
   check_refused(one("{" + kConv + R"(, "dtype": "float32", "us": "12"})"), "records[0].us", "must be a number");
-  check_refused(one("{" + kConv + R"(, "dtype": "float32", "us": -3})"), "records[0].us", "(0, 1e9]");
+  check_refused(one("{" + kConv + R"(, "dtype": "float32", "us": -3})"), "records[0].us", "(0, 1e+09] us");
   check_refused(one("{" + kConv + R"(, "dtype": "float32", "us": 3, "us_min": 4})"), "records[0].us_min",
                 "above the median");
   check_refused(one(R"({"op": "gemm", "m": 4, "n": -4, "k": 4, "dtype": "bf16", "us": 3})"), "records[0].n",

@@ -1,11 +1,11 @@
 #include "validate/calibrate/torch_profile/profiler_trace.h"
 
 #include <cmath>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "common/config_error.h"
+#include "common/json_fields.h"
 #include "common/input_file.h"
 
 namespace dlsim {
@@ -19,30 +19,15 @@ constexpr double kMaxProfileDurUs = 86400e6;
 constexpr double kMaxProfileTsUs = 1e18;
 constexpr int64_t kMaxProfileDim = int64_t{1} << 48;
 
-// Reads the fields of one event, each error naming the file, the event's index and the field.
-class ProfileEventReader {
+// One event's fields (common/json_fields.h), with the trace's own: times in microseconds, thread ids, the args
+// the profiler writes with record_shapes.
+class ProfileEventReader : public JsonFields {
  public:
   ProfileEventReader(const json& j, const std::string& file, size_t index)
-      : j_(j), file_(file), where_("traceEvents[" + std::to_string(index) + "]") {}
+      : JsonFields(j, file, "traceEvents[" + std::to_string(index) + "]") {}
 
-  [[noreturn]] void fail(const std::string& field, const std::string& message) const {
-    throw ConfigError(file_, 0, field.empty() ? where_ : where_ + "." + field, message);
-  }
-  const json& at(const std::string& f) const {
-    if (!j_.contains(f)) fail(f, "missing");
-    return j_.at(f);
-  }
-  std::string text(const std::string& f) const {
-    const json& v = at(f);
-    if (!v.is_string()) fail(f, "must be a string, got " + v.dump());
-    return v.get<std::string>();
-  }
   double number(const std::string& f, double least, double most) const {
-    const json& v = at(f);
-    if (!v.is_number()) fail(f, "must be a number (microseconds), got " + v.dump());
-    const double x = v.get<double>();
-    if (!(x >= least && x <= most)) fail(f, "must be in [" + num(least) + ", " + num(most) + "], got " + v.dump());
-    return x;
+    return JsonFields::number(f, least, most, false, "microseconds");
   }
   std::string thread(const std::string& f) const {
     const json& v = at(f);
@@ -104,16 +89,6 @@ class ProfileEventReader {
     }
     return out;
   }
-
- private:
-  static std::string num(double v) {
-    std::ostringstream o;
-    o << v;
-    return o.str();
-  }
-  const json& j_;
-  const std::string& file_;
-  std::string where_;
 };
 
 std::optional<ProfileEventKind> profile_kind_of(const std::string& cat) {
