@@ -28,12 +28,10 @@ How they are observed, without changing what PyTorch does:
 Usage: validate/torch/torch_checkpoint_bytes.py [--out workloads/testdata/torch_checkpoint.json] [--models resnet50,bert-base,gpt2-small]
 """
 import argparse
-import gc
 import importlib.util
 import json
 import os
 import sys
-import weakref
 
 import torch
 import torch.nn.functional as F
@@ -41,6 +39,8 @@ import torchvision
 from torch.utils.checkpoint import checkpoint
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import saved_tensor_tracker as tracker  # noqa: E402
 
 
 def load_script(name):
@@ -50,44 +50,13 @@ def load_script(name):
     return mod
 
 
-class Tracker:
-    def __init__(self, excluded):
-        self.excluded = excluded
-        self.live = {}  # storage ptr -> [nbytes, registered tensors alive]
-        self.total = 0
-        self.peak = 0
-        self.in_backward = False
-
-    def register(self, t):
-        st = t.storage()
-        ptr = st.data_ptr()
-        if ptr in self.excluded or st.nbytes() == 0:
-            return
-        entry = self.live.get(ptr)
-        if entry is None:
-            entry = self.live[ptr] = [st.nbytes(), 0]
-            self.total += entry[0]
-        entry[1] += 1
-        weakref.finalize(t, self.release, ptr)
-        if self.in_backward:
-            self.peak = max(self.peak, self.total)
-
-    def release(self, ptr):
-        entry = self.live[ptr]
-        entry[1] -= 1
-        if entry[1] == 0:
-            self.total -= entry[0]
-            del self.live[ptr]
-
-
-TRACKER = None
 _original_detach = torch.Tensor.detach
 
 
 def _detach(self):
     r = _original_detach(self)
-    if TRACKER is not None and sys._getframe(1).f_code.co_name == "inner_pack":
-        TRACKER.register(r)
+    if tracker.CURRENT is not None and sys._getframe(1).f_code.co_name == "inner_pack":
+        tracker.CURRENT.register(r)
     return r
 
 
@@ -109,35 +78,20 @@ def run_segment(blocks, *args):
 def checkpointed(blocks, every, x, *rest):
     for seg in segments_of(len(blocks), every):
         mods = [blocks[i] for i in seg]
-        TRACKER.register(x)  # the segment's input, held by checkpoint's unpack closure
+        tracker.CURRENT.register(x)  # the segment's input, held by checkpoint's unpack closure
         x = checkpoint(lambda *a, mods=mods: run_segment(mods, *a), x, *rest, use_reentrant=False)
     return x
 
 
 def pack(t):
     d = _original_detach(t)
-    TRACKER.register(d)
+    tracker.CURRENT.register(d)
     return d
 
 
 def measure(forward, excluded):
-    """forward() -> loss, with TRACKER set. Returns (saved after forward, peak during backward)."""
-    global TRACKER
-    gc.collect()
-    gc.disable()  # frees by reference counting only, in the order autograd releases things
-    TRACKER = Tracker(excluded)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda d: d):
-        loss = forward()
-    saved = TRACKER.total
-    TRACKER.peak = saved
-    TRACKER.in_backward = True
-    loss.backward()
-    peak = TRACKER.peak
-    del loss
-    TRACKER = None
-    gc.enable()
-    gc.collect()
-    return saved, peak
+    """forward() -> loss. Returns (saved after forward, peak during backward)."""
+    return tracker.measure(forward, excluded, pack)
 
 
 def resnet50_case(batch, every):

@@ -34,11 +34,9 @@ Usage: VENV/bin/python validate/torch/torch_sac_bytes.py [--out workloads/testda
 import argparse
 import collections
 import functools
-import gc
 import json
 import os
 import sys
-import weakref
 
 import torch
 import torch.nn.functional as F
@@ -46,6 +44,7 @@ import torch.utils.checkpoint as cp
 from torch.utils.checkpoint import CheckpointPolicy, checkpoint, create_selective_checkpoint_contexts
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import saved_tensor_tracker as tracker  # noqa: E402
 import torch_reference_llama as ref  # noqa: E402
 
 aten = torch.ops.aten
@@ -60,39 +59,6 @@ SAVE_LIST = {
 }
 
 
-class Tracker:
-    def __init__(self, excluded):
-        self.excluded = excluded
-        self.live = {}  # storage ptr -> [nbytes, registered tensors alive]
-        self.total = 0
-        self.peak = 0
-        self.in_backward = False
-
-    def register(self, t):
-        if not isinstance(t, torch.Tensor):
-            return
-        st = t.untyped_storage()
-        ptr = st.data_ptr()
-        if ptr in self.excluded or st.nbytes() == 0:
-            return
-        entry = self.live.get(ptr)
-        if entry is None:
-            entry = self.live[ptr] = [st.nbytes(), 0]
-            self.total += entry[0]
-        entry[1] += 1
-        weakref.finalize(t, self.release, ptr)
-        if self.in_backward:
-            self.peak = max(self.peak, self.total)
-
-    def release(self, ptr):
-        entry = self.live[ptr]
-        entry[1] -= 1
-        if entry[1] == 0:
-            self.total -= entry[0]
-            del self.live[ptr]
-
-
-TRACKER = None
 RECOMPUTED = collections.Counter()
 _detach = torch.Tensor.detach
 _wrapper_init = cp._VersionWrapper.__init__
@@ -101,15 +67,15 @@ _recompute_hook_init = cp._recomputation_hook.__init__
 
 def detach(self):
     r = _detach(self)
-    if TRACKER is not None and sys._getframe(1).f_code.co_name == "pack_hook":
-        TRACKER.register(r)
+    if tracker.CURRENT is not None and sys._getframe(1).f_code.co_name == "pack_hook":
+        tracker.CURRENT.register(r)
     return r
 
 
 def wrapper_init(self, val):
     _wrapper_init(self, val)
-    if TRACKER is not None:
-        TRACKER.register(val)
+    if tracker.CURRENT is not None:
+        tracker.CURRENT.register(val)
 
 
 def recompute_hook_init(self, *args, **kwargs):
@@ -117,8 +83,8 @@ def recompute_hook_init(self, *args, **kwargs):
     inner = self.pack_hook
 
     def pack_hook(x):
-        if TRACKER is not None and not x.requires_grad:
-            TRACKER.register(x)  # stored as is
+        if tracker.CURRENT is not None and not x.requires_grad:
+            tracker.CURRENT.register(x)  # stored as is
         return inner(x)
 
     self.pack_hook = pack_hook
@@ -179,7 +145,7 @@ def forward(m, ids, mode):
     for layer in m.layers:
         if mode:
             for t in (h, cos, sin):
-                TRACKER.register(t)  # the region's inputs, held by checkpoint's closure
+                tracker.CURRENT.register(t)  # the region's inputs, held by checkpoint's closure
             kw = {"context_fn": context_fn} if mode == "op" else {}
             h = checkpoint(functools.partial(layer, mask=None), h, cos, sin, use_reentrant=False, **kw)
         else:
@@ -191,32 +157,17 @@ def forward(m, ids, mode):
 
 def pack(t):
     d = _detach(t)
-    TRACKER.register(d)
+    tracker.CURRENT.register(d)
     return d
 
 
 def measure(cfg, batch, seq, mode):
-    global TRACKER
     m = build(cfg)
     m.train()
     ids = torch.randint(1, cfg["vocab"], (batch, seq))
-    excluded = {p.untyped_storage().data_ptr() for p in list(m.parameters()) + list(m.buffers())}
-    excluded.add(ids.untyped_storage().data_ptr())
+    excluded = {tracker.storage_of(t).data_ptr() for t in list(m.parameters()) + list(m.buffers()) + [ids]}
     RECOMPUTED.clear()
-    gc.collect()
-    gc.disable()  # frees by reference counting only, in the order autograd releases things
-    TRACKER = Tracker(excluded)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda d: d):
-        loss = forward(m, ids, mode)
-    saved = TRACKER.total
-    TRACKER.peak = saved
-    TRACKER.in_backward = True
-    loss.backward()
-    peak = TRACKER.peak
-    del loss
-    TRACKER = None
-    gc.enable()
-    gc.collect()
+    saved, peak = tracker.measure(lambda: forward(m, ids, mode), excluded, pack)
     return saved, peak, dict(sorted(RECOMPUTED.items()))
 
 
