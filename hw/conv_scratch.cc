@@ -91,7 +91,7 @@ std::optional<ConvScratchKey> conv_scratch_key_of_op(const Graph& g, const Op& o
                         z->n};
 }
 
-std::vector<bool> conv_backward_paired(const Graph& g) {
+std::vector<OpId> conv_backward_partner(const Graph& g) {
   // Both graphs name a convolution's backward ops after one stem: the zoo's synthesis the forward op's name
   // (workloads/training_backward.cc), a recorded step the convolution_backward call's (workloads/torch_step_kinds.cc).
   constexpr std::string_view kData = ".bwd_data", kFilter = ".bwd_filter";
@@ -104,16 +104,17 @@ std::vector<bool> conv_backward_paired(const Graph& g) {
   for (size_t i = 0; i < g.ops().size(); ++i)
     if (const Op& o = g.ops()[i]; o.kind == OpKind::Conv2dBwdData)
       if (auto s = stem(o.name, kData)) dgrad_of.emplace(*s, i);
-  std::vector<bool> paired(g.ops().size(), false);
+  std::vector<OpId> partner(g.ops().size(), -1);
   for (size_t i = 0; i < g.ops().size(); ++i) {
     const Op& o = g.ops()[i];
     if (o.kind != OpKind::Conv2dBwdFilter) continue;
     const auto s = stem(o.name, kFilter);
     const auto it = s ? dgrad_of.find(*s) : dgrad_of.end();
     if (it == dgrad_of.end()) continue;
-    paired[i] = paired[it->second] = true;
+    partner[i] = static_cast<OpId>(it->second);
+    partner[it->second] = static_cast<OpId>(i);
   }
-  return paired;
+  return partner;
 }
 
 void read_conv_scratch(const YamlMap& top, GpuSpec& spec) {
@@ -147,37 +148,44 @@ void read_conv_scratch(const YamlMap& top, GpuSpec& spec) {
 ConvScratchCoverage apply_conv_scratch(Graph& g, const GpuSpec& spec) {
   ConvScratchCoverage c;
   if (spec.conv_scratch.empty()) return c;
-  const std::vector<bool> paired = conv_backward_paired(g);
+  const std::vector<OpId> partner = conv_backward_partner(g);
   for (size_t i = 0; i < g.ops().size(); ++i) {
     const Op& op = g.ops()[i];
     const auto key = conv_scratch_key_of_op(g, op);
     if (!key) continue;
     ++c.convolutions;
-    const auto bwd = spec.conv_scratch.find(conv_scratch_key_of_op(g, op, "bwd")->key);
-    const bool has_bwd = bwd != spec.conv_scratch.end() && !bwd->second.empty();
-    // Which entry serves the op (the comment on apply_conv_scratch in the header says why).
-    const std::vector<std::pair<int64_t, uint64_t>>* entries = nullptr;
-    bool none = false;  // the pair's dgrad when the pair's entry serves its wgrad: no workspace of its own
-    if (paired[i] && has_bwd) {
-      if (op.kind == OpKind::Conv2dBwdData) none = true;
-      else entries = &bwd->second;
-    } else if (const auto it = spec.conv_scratch.find(key->key); it != spec.conv_scratch.end() && !it->second.empty()) {
-      entries = &it->second;
-    } else if (op.kind == OpKind::Conv2dBwdFilter && has_bwd) {
-      entries = &bwd->second;  // a lone weight gradient (the first layer) with only the pair measured
-    }
-    if (!entries && !none) continue;
-    uint64_t bytes = 0;
-    if (entries) {
-      const std::pair<int64_t, uint64_t>* best = nullptr;  // the nearest batch; the larger on a tie
-      for (const auto& e : *entries)
+    // The entry of `pass` for the op's geometry, scaled to its batch from the nearest measured one (the larger on a
+    // tie) and rounded up to the allocator's 512 B; nullopt without one.
+    auto measured = [&](const char* pass) -> std::optional<uint64_t> {
+      const auto it = spec.conv_scratch.find(conv_scratch_key_of_op(g, op, pass)->key);
+      if (it == spec.conv_scratch.end() || it->second.empty()) return std::nullopt;
+      const std::pair<int64_t, uint64_t>* best = nullptr;
+      for (const auto& e : it->second)
         if (!best || std::llabs(e.first - key->batch) <= std::llabs(best->first - key->batch)) best = &e;
       const double scaled = static_cast<double>(best->second) * static_cast<double>(key->batch) /
                             static_cast<double>(best->first);
-      bytes = (static_cast<uint64_t>(scaled + 0.999999) + kConvScratchBlock - 1) / kConvScratchBlock *
-              kConvScratchBlock;
+      return (static_cast<uint64_t>(scaled + 0.999999) + kConvScratchBlock - 1) / kConvScratchBlock *
+             kConvScratchBlock;
+    };
+    // Which entry serves the op: the comment on apply_conv_scratch in the header says why.
+    const bool paired = partner[i] >= 0;
+    const std::optional<uint64_t> pair = measured("bwd");
+    std::optional<uint64_t> bytes;
+    if (op.kind == OpKind::Conv2d) {
+      bytes = measured("fwd");
+    } else if (op.kind == OpKind::Conv2dBwdFilter) {
+      bytes = paired && pair ? pair : measured("wgrad");
+      if (!bytes && !paired) bytes = pair;
+    } else {
+      bytes = measured("dgrad");
+      if (paired && pair) {  // at most the call's peak less dW's bytes: the bwd entry bounds it
+        uint64_t dw = 0;
+        for (TensorId t : g.op(partner[i]).outputs) dw += g.tensor(t).bytes;
+        bytes = std::min(bytes.value_or(0), *pair + dw);
+      }
     }
-    set_workspace(g, static_cast<OpId>(i), bytes);
+    if (!bytes) continue;
+    set_workspace(g, static_cast<OpId>(i), *bytes);
     ++c.sized;
   }
   return c;

@@ -40,10 +40,11 @@ struct ConvScratchKey {
 // one whose activation operand is not 4-D; with `pass`, that pass's key of the op's geometry ("bwd": its pair's).
 std::optional<ConvScratchKey> conv_scratch_key_of_op(const Graph& g, const Op& op, const char* pass = nullptr);
 
-// Per op: whether it is a Conv2dBwdData or Conv2dBwdFilter op whose convolution has both (one convolution_backward
-// call asked for both gradients), matched by name: "STEM.bwd_data" with "STEM.bwd_filter", as the zoo's synthesis
-// and a recorded step both name them. The first layer (its input needs no gradient) has a lone wgrad.
-std::vector<bool> conv_backward_paired(const Graph& g);
+// Per op: for a Conv2dBwdData or Conv2dBwdFilter op whose convolution has both (one convolution_backward call
+// asked for both gradients), the other one's id; else -1. Matched by name, "STEM.bwd_data" with "STEM.bwd_filter",
+// as the zoo's synthesis and a recorded step both name them. The first layer (its input needs no gradient) has a
+// lone wgrad.
+std::vector<OpId> conv_backward_partner(const Graph& g);
 
 // Reads `conv_scratch:` (a list of {pass, dtype, layout, n, c, h, w, k, r, s, stride_h, stride_w, pad_h, pad_w,
 // dilation, groups, bytes}) into spec.conv_scratch; every bad entry is an error naming the file, line and field.
@@ -59,9 +60,11 @@ struct ConvScratchCoverage {
 // step's convolutions have none; a measured 0 adds none). Ops without an entry keep what they had. No-op when
 // spec.conv_scratch is empty. Which entry serves an op:
 // - Conv2d: fwd;
-// - a pair's Conv2dBwdFilter: the bwd entry where there is one, else its wgrad entry; the pair's Conv2dBwdData then
-//   gets no workspace (0 B), else its dgrad entry. One workspace for the call, on the op that runs second: at that
-//   op dlsim holds both gradients, so its peak is the measured call's (gradients + the bwd entry) to the byte;
+// - a pair's Conv2dBwdFilter: the bwd entry where there is one, else its wgrad entry. It runs second, and dlsim then
+//   holds both gradients, so its peak is the measured call's (gradients + the bwd entry) to the byte;
+// - a pair's Conv2dBwdData: its dgrad entry, and where the pair has a bwd entry at most that plus dW's bytes (the
+//   call's peak bounds it), 0 without a dgrad entry. PyTorch's call asks for the data gradient's workspace first,
+//   then the weight gradient's: two requests, whose sizes and order decide which cached segments are reused;
 // - a lone Conv2dBwdFilter (the first layer): its wgrad entry, else the bwd entry (at batch 32, the probe's
 //   two-gradient call asked of the stems what their weight gradient alone asks: their data gradient asks none);
 // - a lone Conv2dBwdData: its dgrad entry.

@@ -109,30 +109,37 @@ TEST_CASE("conv_scratch: without entries nothing changes, with them workspaces a
   for (const Op& o : g.ops()) CHECK(o.workspace == kNoTensor);
 }
 
-TEST_CASE("conv_scratch: a convolution_backward asked for both gradients takes one workspace, the pair's entry") {
+TEST_CASE("conv_scratch: a convolution_backward asked for both gradients: the pair's entry on the weight gradient") {
   GpuSpec s = testing::round_spec();
   s.conv_scratch[conv_scratch_test_key("dgrad")] = {{32, 50000}};
   s.conv_scratch[conv_scratch_test_key("wgrad")] = {{32, 70000}};
   s.conv_scratch[conv_scratch_test_key("bwd")] = {{32, 60000}, {64, 9000}};
 
-  // Both gradients: the weight gradient's op (the second) carries the call's measured peak, the data gradient's
-  // none; the zoo's rule-sized workspace of the dgrad op is emptied, not left at 1000 bytes.
+  // Both gradients: the weight gradient's op (the second) carries the call's measured peak; the data gradient's
+  // keeps its own entry, the call's peak plus dW's bytes at most (here 50000 < 60000 + 18432).
   Graph zoo = conv_scratch_graph(32, true);
-  CHECK(conv_backward_paired(zoo) == std::vector<bool>{false, true, true});
+  CHECK(conv_backward_partner(zoo) == std::vector<OpId>{-1, 2, 1});
   CHECK(apply_conv_scratch(zoo, s).sized == 2);  // the forward has no entry
   CHECK(zoo.tensor(zoo.op(0).workspace).bytes == 1000);
-  CHECK(zoo.tensor(zoo.op(1).workspace).bytes == 0);
-  CHECK(zoo.tensor(zoo.op(2).workspace).bytes == 60416);  // 60000 to 512 B
-  // A recorded step at the batch of the second entry: that entry, unscaled; no workspace added to the dgrad op.
+  CHECK(zoo.tensor(zoo.op(1).workspace).bytes == 50176);  // 50000 to 512 B
+  CHECK(zoo.tensor(zoo.op(2).workspace).bytes == 60416);  // 60000 to 512 B, not the wgrad entry's 70000
+  // A recorded step at the batch of the second bwd entry: that entry, unscaled; the dgrad entry scaled from 32 to
+  // 64 (100352 B) exceeds the call's peak plus dW (9216 + 18432 B): capped there.
   Graph traced = conv_scratch_graph(64, false);
   apply_conv_scratch(traced, s);
-  CHECK(traced.op(1).workspace == kNoTensor);
+  REQUIRE(traced.op(1).workspace != kNoTensor);
+  CHECK(traced.tensor(traced.op(1).workspace).bytes == 9216 + 18432);
   REQUIRE(traced.op(2).workspace != kNoTensor);
   CHECK(traced.tensor(traced.op(2).workspace).bytes == 9216);  // 9000 to 512 B, not 60000 * 2
+  // Without a dgrad entry the pair's data gradient asks none (the zoo's rule-sized tensor is emptied).
+  s.conv_scratch.erase(conv_scratch_test_key("dgrad"));
+  Graph no_dgrad = conv_scratch_graph(32, true);
+  apply_conv_scratch(no_dgrad, s);
+  CHECK(no_dgrad.tensor(no_dgrad.op(1).workspace).bytes == 0);
 
   // The first layer asks for the weight's gradient alone: its one-gradient entry when there is one...
   Graph first = conv_scratch_graph(32, false, false);
-  CHECK(conv_backward_paired(first) == std::vector<bool>{false, false});
+  CHECK(conv_backward_partner(first) == std::vector<OpId>{-1, -1});
   CHECK(apply_conv_scratch(first, s).sized == 1);
   CHECK(first.tensor(first.op(1).workspace).bytes == 70144);
   // ... else the pair's.
@@ -143,6 +150,7 @@ TEST_CASE("conv_scratch: a convolution_backward asked for both gradients takes o
 
   // Without a bwd entry each pass keeps its own (the file's pre-pair behaviour).
   s.conv_scratch.erase(conv_scratch_test_key("bwd"));
+  s.conv_scratch[conv_scratch_test_key("dgrad")] = {{32, 50000}};
   s.conv_scratch[conv_scratch_test_key("wgrad")] = {{32, 70000}};
   Graph per_pass = conv_scratch_graph(32, false);
   apply_conv_scratch(per_pass, s);
