@@ -9,9 +9,11 @@
 using namespace dlsim;
 
 namespace {
-// A 3x3 convolution 16 -> 32 channels on 8x8 images, stride 1, pad 1: forward, backward-data and backward-filter,
-// each with a workspace tensor of 1000 bytes (as the zoo's synthesis makes them) or none (as a recorded step).
-Graph conv_scratch_graph(int64_t n, bool with_workspace) {
+// A 3x3 convolution 16 -> 32 channels on 8x8 images, stride 1, pad 1: forward, backward-data and backward-filter
+// (named as the zoo's synthesis names them), each with a workspace tensor of 1000 bytes (as the zoo's synthesis
+// makes them) or none (as a recorded step). Without `dgrad` the backward-data op is left out: the first layer,
+// whose input needs no gradient.
+Graph conv_scratch_graph(int64_t n, bool with_workspace, bool dgrad = true) {
   Graph g;
   g.batch = n;
   const TensorId x = testing::add_tensor(g, "x", DType::F32, {n, 16, 8, 8});
@@ -20,9 +22,9 @@ Graph conv_scratch_graph(int64_t n, bool with_workspace) {
   const TensorId gy = testing::add_tensor(g, "gy", DType::F32, {n, 32, 8, 8});
   const TensorId gx = testing::add_tensor(g, "gx", DType::F32, {n, 16, 8, 8});
   const TensorId gw = testing::add_tensor(g, "gw", DType::F32, {32, 16, 3, 3});
-  const OpId ops[] = {testing::add_op(g, OpKind::Conv2d, {x, w}, {y}, 1, 1, 1),
-                      testing::add_op(g, OpKind::Conv2dBwdData, {gy, w}, {gx}, 1, 1, 1),
-                      testing::add_op(g, OpKind::Conv2dBwdFilter, {gy, x}, {gw}, 1, 1, 1)};
+  std::vector<OpId> ops = {testing::add_op(g, OpKind::Conv2d, {x, w}, {y}, 1, 1, 1, "conv1")};
+  if (dgrad) ops.push_back(testing::add_op(g, OpKind::Conv2dBwdData, {gy, w}, {gx}, 1, 1, 1, "conv1.bwd_data"));
+  ops.push_back(testing::add_op(g, OpKind::Conv2dBwdFilter, {gy, x}, {gw}, 1, 1, 1, "conv1.bwd_filter"));
   for (OpId id : ops) {
     Op& o = g.op(id);
     for (auto [a, v] : std::initializer_list<std::pair<Attr, int64_t>>{{Attr::in_channels, 16}, {Attr::out_channels, 32}, {Attr::kernel_h, 3},
@@ -107,6 +109,60 @@ TEST_CASE("conv_scratch: without entries nothing changes, with them workspaces a
   for (const Op& o : g.ops()) CHECK(o.workspace == kNoTensor);
 }
 
+TEST_CASE("conv_scratch: a convolution_backward asked for both gradients: the pair's entry on the weight gradient") {
+  GpuSpec s = testing::round_spec();
+  s.conv_scratch[conv_scratch_test_key("dgrad")] = {{32, 50000}};
+  s.conv_scratch[conv_scratch_test_key("wgrad")] = {{32, 70000}};
+  s.conv_scratch[conv_scratch_test_key("bwd")] = {{32, 60000}, {64, 9000}};
+
+  // Both gradients: the weight gradient's op (the second) carries the call's measured peak; the data gradient's
+  // keeps its own entry, the call's peak plus dW's bytes at most (here 50000 < 60000 + 18432).
+  Graph zoo = conv_scratch_graph(32, true);
+  CHECK(conv_backward_partner(zoo) == std::vector<OpId>{-1, 2, 1});
+  CHECK(apply_conv_scratch(zoo, s).sized == 2);  // the forward has no entry
+  CHECK(zoo.tensor(zoo.op(0).workspace).bytes == 1000);
+  CHECK(zoo.tensor(zoo.op(1).workspace).bytes == 50176);  // 50000 to 512 B
+  CHECK(zoo.tensor(zoo.op(2).workspace).bytes == 60416);  // 60000 to 512 B, not the wgrad entry's 70000
+  // A recorded step at the batch of the second bwd entry: that entry, unscaled; the dgrad entry scaled from 32 to
+  // 64 (100352 B) exceeds the call's peak plus dW (9216 + 18432 B): capped there.
+  Graph traced = conv_scratch_graph(64, false);
+  apply_conv_scratch(traced, s);
+  REQUIRE(traced.op(1).workspace != kNoTensor);
+  CHECK(traced.tensor(traced.op(1).workspace).bytes == 9216 + 18432);
+  REQUIRE(traced.op(2).workspace != kNoTensor);
+  CHECK(traced.tensor(traced.op(2).workspace).bytes == 9216);  // 9000 to 512 B, not 60000 * 2
+  // Without a dgrad entry the pair's data gradient asks none (the zoo's rule-sized tensor is emptied).
+  s.conv_scratch.erase(conv_scratch_test_key("dgrad"));
+  Graph no_dgrad = conv_scratch_graph(32, true);
+  apply_conv_scratch(no_dgrad, s);
+  CHECK(no_dgrad.tensor(no_dgrad.op(1).workspace).bytes == 0);
+
+  // The first layer asks for the weight's gradient alone: its one-gradient entry when there is one...
+  Graph first = conv_scratch_graph(32, false, false);
+  CHECK(conv_backward_partner(first) == std::vector<OpId>{-1, -1});
+  CHECK(apply_conv_scratch(first, s).sized == 1);
+  CHECK(first.tensor(first.op(1).workspace).bytes == 70144);
+  // ... else the pair's.
+  s.conv_scratch.erase(conv_scratch_test_key("wgrad"));
+  Graph first_bwd = conv_scratch_graph(32, false, false);
+  apply_conv_scratch(first_bwd, s);
+  CHECK(first_bwd.tensor(first_bwd.op(1).workspace).bytes == 60416);
+
+  // Without a bwd entry each pass keeps its own (the file's pre-pair behaviour).
+  s.conv_scratch.erase(conv_scratch_test_key("bwd"));
+  s.conv_scratch[conv_scratch_test_key("dgrad")] = {{32, 50000}};
+  s.conv_scratch[conv_scratch_test_key("wgrad")] = {{32, 70000}};
+  Graph per_pass = conv_scratch_graph(32, false);
+  apply_conv_scratch(per_pass, s);
+  CHECK(per_pass.tensor(per_pass.op(1).workspace).bytes == 50176);
+  CHECK(per_pass.tensor(per_pass.op(2).workspace).bytes == 70144);
+
+  // The read side: a bwd entry is keyed with pass bwd.
+  std::string e = kConvScratchEntry;
+  const GpuSpec r = conv_scratch_read(e.replace(e.find("wgrad"), 5, "bwd"));
+  CHECK(r.conv_scratch.count(conv_scratch_test_key("bwd")) == 1);
+}
+
 TEST_CASE("conv_scratch: a bad entry is an error naming the file and the field") {
   auto fails_with = [](const std::string& yaml, const std::string& what) {
     try {
@@ -120,7 +176,7 @@ TEST_CASE("conv_scratch: a bad entry is an error naming the file and the field")
   };
   std::string e = kConvScratchEntry;
   fails_with("conv_scratch: 3\n", "expected a list");
-  fails_with(std::string(e).replace(e.find("wgrad"), 5, "bwd"), "must be one of dgrad, fwd, wgrad");
+  fails_with(std::string(e).replace(e.find("wgrad"), 5, "both"), "must be one of bwd, dgrad, fwd, wgrad");
   fails_with(std::string(e).replace(e.find("f32"), 3, "f64"), "dtype");
   fails_with(std::string(e).replace(e.find("n: 32"), 5, "n: 0"), "conv_scratch[0].n");
   fails_with(std::string(e).replace(e.find("bytes: 70000"), 12, "bytes: -1"), "bytes");

@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
 """A hardware file's `conv_scratch:` list (hw/conv_scratch.h) from conv_workspace_probe.py's measurements.
 
-  validate/torch/conv_scratch_yaml.py PROBE.json [--base h200] [--dtypes float32,float16] > FILE.yaml
+  validate/torch/conv_scratch_yaml.py PROBE.json [PROBE.json ...] [--base h200] [--dtypes float32,float16] > FILE.yaml
 
 Each probe record (one convolution shape, pass and dtype: the bytes it asked of PyTorch's caching allocator beyond
 its operands and its result, cuDNN's heuristics choosing) becomes one entry keyed by its geometry, so that `dlsim
 run` charges it as that convolution's workspace in the zoo's graphs and in recorded steps alike, scaled linearly to
 the experiment's batch. Nothing is fitted: the entries are the measurements. With --base the output is a whole
 hardware file laid over that one (`base: NAME`); without it, the list alone, to paste into a hardware file.
-The probe's shapes carry no dilation (the zoo's CNNs have none): entries say dilation 1.
+The probe's shapes carry no dilation (the zoo's CNNs have none): entries say dilation 1. A `conv_bwd` record
+(convolution_backward asked for both gradients in one call, as autograd asks it) becomes a `bwd` entry, which dlsim
+charges once for the pair of backward ops (hw/conv_scratch.h). Several probe files are merged in the order given: a
+later file's record of the same pass, dtype, batch and geometry replaces an earlier one's.
 """
 import argparse
 import json
 import sys
 
 DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16"}
-PASSES = {"conv_fwd": "fwd", "conv_dgrad": "dgrad", "conv_wgrad": "wgrad"}
+PASSES = {"conv_fwd": "fwd", "conv_dgrad": "dgrad", "conv_wgrad": "wgrad", "conv_bwd": "bwd"}
 
 
 def pair(v):
@@ -41,6 +44,25 @@ def entries(records, dtypes):
     return sorted(out, key=lambda e: tuple(str(v) if isinstance(v, str) else f"{v:012d}" for v in e.values()))
 
 
+def geometry(r):
+    """A probe record's convolution without its pass, batch and dtype: (c, h, w, k, r, s, stride, pad, groups)."""
+    return (r["c"], r["h"], r["w"], r["k"], r["r"], r["s"], pair(r["stride"]), pair(r["pad"]), r["groups"])
+
+
+def merge(probes):
+    """One probe of several (a later record of the same pass, dtype, batch and geometry replaces an earlier one),
+    its meta the last file's with every file's date."""
+    if not probes:
+        raise SystemExit("conv_scratch_yaml: no probe file")
+    by_key = {}
+    for p in probes:
+        for r in p["records"]:
+            by_key[(r["op"], r["dtype"], r["layout"], r["n"]) + geometry(r)] = r
+    meta = dict(probes[-1].get("meta", {}))
+    meta["date"] = ", ".join(str(p.get("meta", {}).get("date")) for p in probes)
+    return {"meta": meta, "records": list(by_key.values())}
+
+
 def to_yaml(probe, dtypes, base=None):
     meta = probe.get("meta", {})
     lines = []
@@ -59,15 +81,18 @@ def to_yaml(probe, dtypes, base=None):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("probe")
+    ap.add_argument("probe", nargs="+")
     ap.add_argument("--base")
     ap.add_argument("--dtypes", default="float32,float16")
     a = ap.parse_args()
-    try:
-        probe = json.load(open(a.probe, encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as e:
-        print(f"conv_scratch_yaml: {a.probe}: {e}", file=sys.stderr)
-        return 2
+    probes = []
+    for path in a.probe:
+        try:
+            probes.append(json.load(open(path, encoding="utf-8")))
+        except (OSError, json.JSONDecodeError) as e:
+            print(f"conv_scratch_yaml: {path}: {e}", file=sys.stderr)
+            return 2
+    probe = probes[0] if len(probes) == 1 else merge(probes)
     bad = [d for d in a.dtypes.split(",") if d not in DTYPES]
     if bad:
         print(f"conv_scratch_yaml: --dtypes: unknown {', '.join(bad)} (known: {', '.join(DTYPES)})", file=sys.stderr)

@@ -47,6 +47,20 @@ class Entries(unittest.TestCase):
         with self.assertRaises(SystemExit):
             cs.entries([record("conv_fwd"), record("conv_fwd", scratch=5)], {"float32"})
 
+    def test_both_gradients_in_one_call_is_a_bwd_entry(self):
+        e = cs.entries([record("conv_bwd", scratch=9), record("conv_wgrad", scratch=7)], {"float32"})
+        self.assertEqual([(x["pass"], x["bytes"]) for x in e], [("bwd", 9), ("wgrad", 7)])
+
+    def test_merge_later_file_replaces_the_same_record(self):
+        old = {"meta": {"date": "a"}, "records": [record("conv_fwd", scratch=5), record("conv_wgrad", scratch=7)]}
+        new = {"meta": {"date": "b", "device": "X"},
+               "records": [record("conv_fwd", scratch=6), dict(record("conv_fwd", scratch=8), n=64),
+                           record("conv_bwd", scratch=9)]}
+        m = cs.merge([old, new])
+        self.assertEqual(m["meta"], {"date": "a, b", "device": "X"})
+        got = sorted((x["pass"], x["n"], x["bytes"]) for x in cs.entries(m["records"], {"float32"}))
+        self.assertEqual(got, [("bwd", 32, 9), ("fwd", 32, 6), ("fwd", 64, 8), ("wgrad", 32, 7)])
+
     def test_cli_refuses_an_unknown_dtype(self):
         with tempfile.TemporaryDirectory() as t:
             p = os.path.join(t, "probe.json")

@@ -10,7 +10,8 @@ Measured (results/fidelity/data/h200-2026-11-27b/, one H200, PyTorch 2.11, cuDNN
   picked out by their C++ stack;
 - step-profiles.json (torch_step_profile.py): max_memory_reserved/allocated over 10 eager steps of 11 CNNs;
 - conv-workspace.json (conv_workspace_probe.py): per convolution shape, pass and dtype, what cuDNN asked of the
-  allocator beyond the operands and the result.
+  allocator beyond the operands and the result (one gradient a call, batch 32); and h200-2026-11-28b's
+  conv-workspace-bwd.json: the same probe's forward and both gradients in one call, at each step's batch.
 
 Predicted: `dlsim run --json` on h200 with pool pytorch-caching, no swap (Hugging Face checkpointing, which the
 measured Qwen step used, is `swap: {name: checkpoint, every: 1}` for the zoo graph; the traced step recorded it),
@@ -75,11 +76,16 @@ class Dlsim:
     def trace(self, name):
         return unpacked_trace(self.tmp, name)
 
-    def scratch_hw(self):
-        """h200 with the probe's measured cuDNN scratch (validate/torch/conv_scratch_yaml.py), float32 records."""
-        path = self.tmp / "h200-conv-scratch.yaml"
+    def scratch_hw(self, which="both"):
+        """h200 with measured cuDNN scratch (validate/torch/conv_scratch_yaml.py), float32 records: `one`, the
+        2026-11-27 probe alone (one gradient a call, batch 32); `both`, it with the 2026-11-28 probe laid over it
+        (h200-2026-11-28b: forward and both gradients in one call, at each step's measured batch)."""
+        path = self.tmp / f"h200-conv-scratch-{which}.yaml"
         if not path.exists():
-            probe = json.loads((DATA / "conv-workspace.json").read_text())
+            probes = [json.loads((DATA / "conv-workspace.json").read_text())]
+            if which == "both":
+                probes.append(json.loads(BWD_PROBE.read_text()))
+            probe = probes[0] if len(probes) == 1 else conv_scratch_yaml.merge(probes)
             path.write_text(conv_scratch_yaml.to_yaml(probe, {"float32"}, base="h200"))
         return str(path)
 
@@ -208,8 +214,12 @@ def step_profiles(dlsim):
                           f"allocated: zoo {mape(errs['za'])}, traced {mape(errs['ta'])}."])
 
 
+BWD_PROBE = ROOT / "results" / "fidelity" / "data" / "h200-2026-11-28b" / "conv-workspace-bwd.json"
+
+
 def with_scratch(dlsim):
-    """Every case again on h200 with the probe's measured scratch: the change it makes, zoo and traced."""
+    """Every case again on h200 with the measured scratch, the 2026-11-27 probe's alone and with the 2026-11-28
+    probe's two-gradient calls at the measured batches: the change each makes, zoo and traced."""
     cases = [(label, keys, trace, truth_case(path, trace)["case"]["batch"],
               truth_case(path, trace)["measured"]["max_memory_reserved"],
               truth_case(path, trace)["measured"]["max_memory_allocated"]) for path, label, keys, trace in TRUTH]
@@ -219,32 +229,79 @@ def with_scratch(dlsim):
             name, b = r["case"].rsplit("-b", 1)
             cases.append((r["case"], {"model": name}, r["case"], int(b), r["max_memory_reserved_bytes"],
                           r["max_memory_allocated_bytes"]))
-    rows = []
-    errs = {k: [] for k in ("zr", "zr2", "tr", "tr2")}
+    rows, live = [], []
+    cols = [(g, hw) for g in ("zoo", "traced") for hw in ("h200", "one", "both")]
+    errs = {(g, hw, m): [] for g, hw in cols for m in ("r", "a")}
     for label, keys, trace, batch, res, alloc in cases:
-        z, z2 = dlsim.run(keys, batch), dlsim.run(keys, batch, dlsim.scratch_hw())
-        t, t2 = dlsim.run({"model": str(dlsim.trace(trace))}, batch), \
-            dlsim.run({"model": str(dlsim.trace(trace))}, batch, dlsim.scratch_hw())
-        for k, p in (("zr", z), ("zr2", z2), ("tr", t), ("tr2", t2)):
-            errs[k].append(p["peak_reserved_bytes"] / res - 1)
-        rows.append(f"| {label} | {mib(res)} | {pct(z['peak_reserved_bytes'], res)} | "
-                    f"{mib(z2['peak_reserved_bytes'])} ({pct(z2['peak_reserved_bytes'], res)}) | "
-                    f"{pct(t['peak_reserved_bytes'], res)} | "
-                    f"{mib(t2['peak_reserved_bytes'])} ({pct(t2['peak_reserved_bytes'], res)}) | {mib(alloc)} | "
-                    f"{mib(z2['peak_live_bytes'])} ({pct(z2['peak_live_bytes'], alloc)}) | "
-                    f"{mib(t2['peak_live_bytes'])} ({pct(t2['peak_live_bytes'], alloc)}) |")
+        model = {"zoo": keys, "traced": {"model": str(dlsim.trace(trace))}}
+        p = {(g, hw): dlsim.run(model[g], batch, "h200" if hw == "h200" else dlsim.scratch_hw(hw)) for g, hw in cols}
+        for (g, hw), x in p.items():
+            errs[(g, hw, "r")].append(x["peak_reserved_bytes"] / res - 1)
+            errs[(g, hw, "a")].append(x["peak_live_bytes"] / alloc - 1)
+        rows.append(f"| {label} | {mib(res)} | " + " | ".join(
+            f"{mib(p[c]['peak_reserved_bytes'])} ({pct(p[c]['peak_reserved_bytes'], res)})" for c in cols) + " |")
+        live.append(f"| {label} | {mib(alloc)} | " + " | ".join(
+            f"{mib(p[c]['peak_live_bytes'])} ({pct(p[c]['peak_live_bytes'], alloc)})" for c in cols) + " |")
 
-    def mae(e):
-        return f"{100.0 * sum(abs(x) for x in e) / len(e):.1f} %"
+    def summary(m):
+        def one(e):
+            worst = max(e, key=abs)
+            return f"{100.0 * sum(abs(x) for x in e) / len(e):.1f} % (worst {100.0 * worst:+.1f} %)"
+        return "; ".join(f"{g} " + " -> ".join(one(errs[(g, hw, m)]) for hw in ("h200", "one", "both"))
+                         for g in ("zoo", "traced"))
+    head = " | ".join(f"{g}, {hw}" for g, hw in cols)
     return "\n".join(["MiB; dlsim's error against the measurement in brackets. `h200`: the shipped file (its zoo "
                       "graphs charge 1/8 of a convolution's input + output bytes, at most 64 MiB, recorded steps "
-                      "nothing); `+ scratch`: the same file with the probe's fp32 records as `conv_scratch` "
-                      "(validate/torch/conv_scratch_yaml.py).", "",
-                      "| case | measured reserved | zoo, h200 | zoo + scratch | traced, h200 | traced + scratch | "
-                      "measured allocated | zoo + scratch, live | traced + scratch, live |",
+                      "nothing); `one`: the same file with the 2026-11-27 probe's fp32 records as `conv_scratch` "
+                      "(one gradient a call, batch 32, scaled linearly to the step's batch); `both`: with the "
+                      "2026-11-28 probe's records laid over those (forward, and both gradients in one call as a "
+                      "`bwd` entry, at the step's batch; validate/torch/conv_scratch_yaml.py).", "",
+                      "Reserved:", "", f"| case | measured reserved | {head} |",
+                      "|---|---:|" + "---:|" * len(cols)] + rows +
+                     ["", "Allocated (dlsim's live peak):", "", f"| case | measured allocated | {head} |",
+                      "|---|---:|" + "---:|" * len(cols)] + live +
+                     ["", f"Mean absolute error over the {len(cases)} cases, h200 -> one -> both. Reserved: "
+                          f"{summary('r')}. Allocated: {summary('a')}.", "", batch_scaling()])
+
+
+def batch_scaling():
+    """What linear scaling from batch 32 made of the probes' two-gradient scratch at the steps' larger batches:
+    per model measured at another batch, the 2026-11-27 probe's batch-32 scratch of the call (the larger of its
+    one-gradient calls' records) times batch / 32, against the 2026-11-28 probe's at that batch."""
+    one = {}
+    for r in json.loads((DATA / "conv-workspace.json").read_text())["records"]:
+        if r["dtype"] == "float32" and r["op"] in ("conv_dgrad", "conv_wgrad") and r["n"] == 32:
+            k = conv_scratch_yaml.geometry(r)
+            one[k] = max(one.get(k, 0), r["scratch_bytes"])
+    rows = []
+    by_model = {}
+    same = []  # at batch 32, both probes: (one-gradient calls' larger, two-gradient call)
+    for r in json.loads(BWD_PROBE.read_text())["records"]:
+        if r["op"] == "conv_bwd" and r["n"] != 32:
+            by_model.setdefault((r["src"].split(":")[-1], r["n"]), []).append(r)
+        elif r["op"] == "conv_bwd" and conv_scratch_yaml.geometry(r) in one:
+            same.append((one[conv_scratch_yaml.geometry(r)], r["scratch_bytes"]))
+    for (model, n), recs in sorted(by_model.items()):
+        pairs = [(one[conv_scratch_yaml.geometry(r)] * n // 32, r["scratch_bytes"]) for r in recs
+                 if conv_scratch_yaml.geometry(r) in one]
+        if not pairs:
+            rows.append(f"| {model} | {n} | {len(recs)} | 0 | | | | | |")
+            continue
+        within = sum(abs(s - m) <= max(0.1 * m, MIB) for s, m in pairs)
+        big_s, big_m = max(s for s, _ in pairs), max(m for _, m in pairs)
+        rows.append(f"| {model} | {n} | {len(recs)} | {len(pairs)} | {within} | {mib(sum(s for s, _ in pairs))} | "
+                    f"{mib(sum(m for _, m in pairs))} | {mib(big_s)} | {mib(big_m)} |")
+    return "\n".join(["Linear batch scaling against the measurement, per model measured at a batch other than 32: "
+                      "the batch-32 probe's scratch of a backward call (its one-gradient records' larger) scaled to "
+                      "the batch, and the two-gradient call measured at that batch. MiB.", "",
+                      "| model | batch | convolutions | with a batch-32 record | scaled within 10 % or 1 MiB | "
+                      "scaled, sum | measured, sum | scaled, largest | measured, largest |",
                       "|---|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows +
-                     ["", f"Mean absolute error of reserved over the {len(cases)} cases: zoo {mae(errs['zr'])} -> "
-                          f"{mae(errs['zr2'])} with the scratch; traced {mae(errs['tr'])} -> {mae(errs['tr2'])}."])
+                     ["", f"At batch 32, on the {len(same)} convolutions both probes measured, the two-gradient "
+                          f"call's scratch is within 1 MiB of the larger of the one-gradient calls' in "
+                          f"{sum(abs(a - b) <= MIB for a, b in same)} (sums {mib(sum(a for a, _ in same))} and "
+                          f"{mib(sum(b for _, b in same))} MiB, largest difference "
+                          f"{max(abs(a - b) for a, b in same) / MIB:.1f} MiB)."])
 
 
 def conv_out(x, r, stride, pad):

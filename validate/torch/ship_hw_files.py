@@ -39,6 +39,7 @@ import textwrap
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
+import conv_scratch_yaml  # noqa: E402  (the probes' records as a conv_scratch list)
 import fit_host_model as host  # noqa: E402  (the host model's fit, shared)
 import step_fidelity  # noqa: E402  (the replay's idle time per kernel; traces that do not match)
 
@@ -93,6 +94,25 @@ def top_level_block(text, key, path):
     while lines[end - 1] == "":
         end -= 1
     return lines[start:end]
+
+
+# cuDNN's scratch per convolution measured through PyTorch's allocator on the lent H200, fp32 (TF32 on), the
+# later probe's records replacing the earlier's of the same pass, batch and geometry (results/fidelity/memory.md,
+# "dlsim with the measured scratch", sets both beside the measured peaks).
+CONV_SCRATCH_PROBES = ["results/fidelity/data/h200-2026-11-27b/conv-workspace.json",
+                       "results/fidelity/data/h200-2026-11-28b/conv-workspace-bwd.json"]
+
+
+def conv_scratch_text():
+    """The H200's measured cuDNN scratch as a `conv_scratch:` list, with where it comes from."""
+    probe = conv_scratch_yaml.merge([json.loads((ROOT / p).read_text()) for p in CONV_SCRATCH_PROBES])
+    head = ("cuDNN's scratch per convolution, measured through PyTorch 2.11's caching allocator on the lent H200 "
+            "(validate/torch/conv_workspace_probe.py, cuDNN's heuristics, cudnn.benchmark off; fp32 NCHW, TF32 on): "
+            "the 2026-11-27 probe's one-gradient calls at batch 32 and the 2026-11-28 probe's forward and "
+            "two-gradient calls at the measured steps' batches (" + ", ".join(CONV_SCRATCH_PROBES) + "); "
+            "results/fidelity/memory.md sets dlsim with it beside the measured peaks.")
+    return ("\n".join(textwrap.wrap(head, 114, initial_indent="# ", subsequent_indent="# ")) + "\n" +
+            conv_scratch_yaml.to_yaml(probe, {"float32"}))
 
 
 def harness_text():
@@ -155,6 +175,8 @@ def shipped_text(label, fitted, profile_file, profiles, names, extra, s, costs):
     text += "host_cpu:\n" + host.section_yaml(costs)
     if extra != "harness":
         text += host.SAME_DIE_CONCURRENCY
+    if label == "h200":
+        text += conv_scratch_text()
     return text
 
 
