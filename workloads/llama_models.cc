@@ -1,5 +1,6 @@
 // Llama-family decoders as Hugging Face's modeling_llama.py (transformers 5) runs them, op for op where
-// autograd keeps something, one op per fused group where it keeps little (rotary: model_builder.h); RMSNorm op for op.
+// autograd keeps something, one op per fused group where it keeps little (the rotary tables, SiLU: model_builder.h);
+// RMSNorm and apply_rotary_pos_emb op for op, as eager PyTorch's kernels (kernels: fused: one op each).
 //
 // Per decoder layer (a block, what activation checkpointing segments):
 //   input_layernorm (RMSNorm); q/k/v projections (biases for Qwen2), viewed as (B, S, heads, d); rotary on q and

@@ -479,3 +479,77 @@ TEST_CASE("num_key_value_heads: null means as many as the attention heads, as tr
   CHECK_THROWS_WITH(parse_llama_config(gemma, "g.json"),
                     "g.json:2: 'model_type': model_type 'gemma' is not built here; valid: llama, mistral, qwen2");
 }
+
+// apply_rotary_pos_emb (transformers 5's modeling_llama.py / modeling_qwen2.py) on q and on k, per layer:
+//   q * cos; rotate_half(q) = cat((-q[..., d/2:], q[..., :d/2]), -1), whose slices are views; * sin; the sum.
+// Forward, 5 kernels: mul, neg (half of q), cat, mul, add. Backward, from autograd's formulas
+// (tools/autograd/derivatives.yaml): AddBackward0 passes the gradient through (no kernel); MulBackward0 by sin:
+// grad * sin in the promoted dtype, cast to the cat's dtype by the engine's validate_outputs when narrower (2 under
+// autocast, where sin is fp32 and q bf16; 1 in pure bf16); CatBackward0 narrows (no kernel); NegBackward0 a neg (1);
+// each of the two SliceBackward0s zeros of q's shape and a copy into its half (2 + 2); MulBackward0 by cos (2 or
+// 1); q's three gradients summed (2 accumulations). 11 kernels under autocast, 9 in bf16: the profiled H200
+// Qwen2.5-0.5B step (results/fidelity/data/h200-2026-11-28/traces.tar) runs the 5 and the 11 per q and per k.
+TEST_CASE("Llama's rotary as PyTorch's kernels: 5 forward, 11 backward under autocast, keeping cos and sin only") {
+  const LlamaConfig c = config_from("tiny", {{"vocab", 512}, {"hidden", 128}, {"layers", 2}, {"heads", 4},
+                                             {"kv_heads", 2}, {"inner", 256}, {"tied", false}});
+  for (Precision p : {Precision::MixedBF16, Precision::BF16}) {
+    INFO(to_string(p));
+    const bool autocast = p == Precision::MixedBF16;
+    const ModelOptions o = opts_of(2, 32, Attention::SdpaFlash, p);
+    const Graph t = make_training_graph(build_llama(c, o), o.training);
+    int rotaries = 0;
+    for (const std::string n : {"model.layers.0.self_attn.rotary.q", "model.layers.0.self_attn.rotary.k",
+                                "model.layers.1.self_attn.rotary.q", "model.layers.1.self_attn.rotary.k"}) {
+      INFO(n);
+      ++rotaries;
+      std::vector<std::string> fwd, bwd;
+      std::set<TensorId> read_in_backward;
+      for (const Op& op : t.ops()) {
+        if (op.name != n && op.name.rfind(n + ".", 0) != 0) continue;
+        if (op.phase == Phase::Forward) fwd.push_back(op.name.substr(n.size()));
+        if (op.phase != Phase::Backward) continue;
+        bwd.push_back(op.name.substr(n.size()));
+        for (TensorId x : op.inputs) read_in_backward.insert(x);
+      }
+      CHECK(fwd == std::vector<std::string>{".mul_cos", ".neg", ".cat", ".mul_sin", ""});
+      std::vector<std::string> want = {".mul_sin.bwd0", ".mul_sin.bwd_cast0", ".cat.bwd_slice.zeros",
+                                       ".cat.bwd_slice.copy", ".neg.bwd", ".neg.bwd_slice.zeros",
+                                       ".neg.bwd_slice.copy", ".neg.grad_acc", ".mul_cos.bwd0",
+                                       ".mul_cos.bwd_cast0", ".mul_cos.grad_acc"};
+      // in bf16 no cast: each product is product_backward's one kernel (".bwd")
+      if (!autocast)
+        want = {".mul_sin.bwd", ".cat.bwd_slice.zeros", ".cat.bwd_slice.copy", ".neg.bwd", ".neg.bwd_slice.zeros",
+                ".neg.bwd_slice.copy", ".neg.grad_acc", ".mul_cos.bwd", ".mul_cos.grad_acc"};
+      CHECK(bwd == want);
+      CHECK(bwd.size() == (autocast ? 11u : 9u));
+      // the forward's tensors the backward reads: cos and sin, no intermediate of the rotary
+      for (const char* freed : {".mul_cos.out", ".neg.out", ".cat.out", ".mul_sin.out", ".out"})
+        CHECK(read_in_backward.count(llama_tensor_named(t, n + freed).id) == 0);
+      CHECK(read_in_backward.count(llama_tensor_named(t, "model.rotary_emb.cos").id) == 1);
+      CHECK(read_in_backward.count(llama_tensor_named(t, "model.rotary_emb.sin").id) == 1);
+      // the products and the sum in fp32 under autocast (cos follows the fp32 hidden states), the neg and cat in q's
+      CHECK(llama_tensor_named(t, n + ".out").dtype == (autocast ? DType::F32 : DType::BF16));
+      CHECK(llama_tensor_named(t, n + ".cat.out").dtype == DType::BF16);
+      CHECK(llama_tensor_named(t, n + ".neg.out").shape.back() == 32 / 2);  // head_dim 32: half of it
+    }
+    CHECK(rotaries == 4);
+    for (const Op& op : t.ops()) CHECK(op.kind != OpKind::Rotary);
+  }
+}
+
+TEST_CASE("kernels: fused builds the rotary as one op on each of q and k, saving what the written-out one saves") {
+  const LlamaConfig c = config_from("tiny", {{"vocab", 512}, {"hidden", 128}, {"layers", 2}, {"heads", 4},
+                                             {"kv_heads", 2}, {"inner", 256}, {"tied", false}});
+  ModelOptions o = opts_of(2, 32, Attention::SdpaFlash, Precision::MixedBF16);
+  o.training.kernels = Kernels::Fused;
+  const Graph t = make_training_graph(build_llama(c, o), o.training);
+  int fwd = 0, bwd = 0;
+  for (const Op& op : t.ops()) {
+    fwd += op.kind == OpKind::Rotary;
+    bwd += op.kind == OpKind::RotaryBwd;
+    CHECK(op.other != OtherOp::NegHalf);
+    CHECK(op.other != OtherOp::Fill);
+  }
+  CHECK(fwd == 2 * 2);
+  CHECK(bwd == 2 * 2);
+}

@@ -70,8 +70,8 @@ class ModelBuilder {
   // cos and sin of the rotary embedding, (1, S, head_dim) in the weights' dtype, from the (1, S) position ids
   // (computed under no_grad: no gradient).
   std::pair<TensorId, TensorId> rotary_embedding(TensorId position_ids, int64_t head_dim, const std::string& name);
-  // q * cos + rotate_half(q) * sin on the head-split projection x (B, S, heads, d) -> (B, heads, S, d); keeps cos
-  // and sin only.
+  // q * cos + rotate_half(q) * sin on the head-split projection x (B, S, heads, d) -> (B, heads, S, d), as
+  // PyTorch's kernels: mul, neg, cat, mul, add (kernels: fused: one Rotary op); keeps cos and sin only.
   TensorId rotary(TensorId x, TensorId cos, TensorId sin, const std::string& name = "");
   // repeat_kv: (B, kv, S, d), or (B, S, kv, d) when seq_major (V's transposed view), -> (B, kv * n_rep, S, d),
   // a materialised copy (expand + reshape); with n_rep 1 and seq_major it is the copy torch.matmul makes of the
@@ -137,6 +137,7 @@ class ModelBuilder {
   std::string auto_name(const std::string& prefix, const std::string& given);
   TensorId cast_for(TensorId x, DType to, const std::string& layer);  // autocast's cast, when needed
   TensorId rms_norm_fused(TensorId x, TensorId w, const std::string& n);  // kernels: fused's one RMSNorm op
+  TensorId rotary_fused(TensorId x, TensorId cos, TensorId sin, const std::string& n);  // kernels: fused's one op
 };
 
 }  // namespace dlsim

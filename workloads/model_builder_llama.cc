@@ -1,5 +1,5 @@
-// ModelBuilder's layers of the Llama family (workloads/llama_models.h): RMSNorm written out, the rotary
-// embedding, repeat_kv for grouped-query attention, SiLU and FlashAttention.
+// ModelBuilder's layers of the Llama family (workloads/llama_models.h): RMSNorm and the rotary written out,
+// the rotary embedding's tables, repeat_kv for grouped-query attention, SiLU and FlashAttention.
 #include "workloads/model_builder.h"
 
 #include "workloads/internal/model_builder_helpers.h"
@@ -77,9 +77,15 @@ std::pair<TensorId, TensorId> ModelBuilder::rotary_embedding(TensorId position_i
   return {cos, sin};
 }
 
-// apply_rotary_pos_emb: q * cos + cat(-q2, q1) * sin (two slices, a neg, a cat, two muls and an add: six
-// kernels, one op here). Its MulBackward0s keep cos and sin (the input needs no save); the output dtype is
-// q's promoted with cos's (fp32 under autocast, where cos follows the fp32 hidden states).
+// apply_rotary_pos_emb as eager PyTorch runs it on one of q and k (transformers 5's modeling_llama.py and
+// modeling_qwen2.py): q * cos + rotate_half(q) * sin, rotate_half(q) = cat((-q[..., d/2:], q[..., :d/2]), -1). The
+// slices are views, so five kernels: the product by cos, the neg of half of q, the cat, the product by sin and the
+// sum (the profiled H200 Qwen2.5-0.5B step, results/fidelity/data/h200-2026-11-28/traces.tar, runs exactly these per
+// q and per k). q is the projection viewed as (B, S, heads, d) and transposed, which the products read through the
+// view; the output is (B, heads, S, d). Under autocast cos and sin follow the fp32 hidden states, so the products
+// and the sum are fp32, the neg and the cat in q's dtype. What autograd keeps: cos and sin (the MulBackward0s; q
+// needs no save, cos and sin no gradient); the rest is freed once read. The backward is the synthesizer's
+// (training_backward.cc): 11 kernels per q or k, as the trace shows.
 TensorId ModelBuilder::rotary(TensorId x, TensorId cos, TensorId sin, const std::string& name) {
   std::string n = auto_name("rotary", name);
   auto s = shape_of(g_, x, n);
@@ -87,12 +93,34 @@ TensorId ModelBuilder::rotary(TensorId x, TensorId cos, TensorId sin, const std:
   if (s.size() != 4) fail(g_, n, "rotary expects (B, S, heads, d), got " + shape_str(s));
   if (cs.size() != 3 || cs[1] != s[1] || cs[2] != s[3] || shape_of(g_, sin, n) != cs)
     fail(g_, n, "rotary cos/sin " + shape_str(cs) + " do not match the input " + shape_str(s));
+  if (opts_.fused) return rotary_fused(x, cos, sin, n);
+  const DType xd = g_.tensor(x).dtype, pd = wider(xd, g_.tensor(cos).dtype);
+  const std::vector<int64_t> ys = {s[0], s[2], s[1], s[3]}, half = {s[0], s[2], s[1], s[3] / 2};
+  const double elems = static_cast<double>(numel(s));
+  const TensorId a = new_tensor(g_, n + ".mul_cos.out", TensorKind::Activation, pd, ys);
+  emit(g_, n + ".mul_cos", OpKind::Mul, {x, cos}, {a}, elems);
+  const TensorId nh = new_tensor(g_, n + ".neg.out", TensorKind::Activation, xd, half);
+  const OpId neg = emit_other(g_, n + ".neg", OtherOp::NegHalf, {x}, {nh}, elems / 2);
+  g_.op(neg).bytes_read = g_.tensor(nh).bytes;  // x[..., d/2:]
+  const TensorId r = new_tensor(g_, n + ".cat.out", TensorKind::Activation, xd, ys);
+  const OpId cat = emit_other(g_, n + ".cat", OtherOp::CatHalves, {nh, x}, {r}, 0);
+  g_.op(cat).bytes_read = 2 * g_.tensor(nh).bytes;  // -x2 and x[..., :d/2]
+  const TensorId b = new_tensor(g_, n + ".mul_sin.out", TensorKind::Activation, pd, ys);
+  emit(g_, n + ".mul_sin", OpKind::Mul, {r, sin}, {b}, elems);
+  const TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, pd, ys);
+  emit(g_, n, OpKind::Add, {a, b}, {y}, elems, {{Attr::inplace, 0}});  // the sum: the rotary's name
+  return y;
+}
+
+// kernels: fused: one rotary kernel (as Liger's or flash-attn's) keeping cos and sin, as the written-out form
+// does. Its bytes are the five kernels' (three more reads and two more writes of the output's size than its own
+// input and output), as before the rotary was written out.
+TensorId ModelBuilder::rotary_fused(TensorId x, TensorId cos, TensorId sin, const std::string& n) {
+  const auto s = g_.tensor(x).shape;
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, wider(g_.tensor(x).dtype, g_.tensor(cos).dtype),
                           {s[0], s[2], s[1], s[3]});
   const double elems = static_cast<double>(numel(s));
   OpId id = emit(g_, n, OpKind::Rotary, {x, cos, sin}, {y}, 4.0 * elems);
-  // The six kernels: mul (reads x, writes y), neg (half of x), cat (x), mul by sin (x), add (2 y): about three
-  // more reads and two more writes of x's size beside what emit counted.
   Op& o = g_.op(id);
   o.bytes_read += 3 * g_.tensor(y).bytes;
   o.bytes_written += 2 * g_.tensor(y).bytes;

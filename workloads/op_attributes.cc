@@ -127,7 +127,8 @@ const std::vector<KindRef>& forward_kinds() {
       {OpKind::CrossEntropyLoss}, {OpKind::RmsNorm}, {OpKind::Rotary}, {OpKind::RepeatKv}, {OpKind::Silu},
       {OpKind::FlashAttention}, {OpKind::Copy}, {OpKind::Other, OtherOp::Select}, {OpKind::Other, OtherOp::Tanh},
       {OpKind::Other, OtherOp::Lrn}, {OpKind::Other, OtherOp::RotaryEmbedding}, {OpKind::Other, OtherOp::Pow},
-      {OpKind::Other, OtherOp::Mean}, {OpKind::Other, OtherOp::Rsqrt},
+      {OpKind::Other, OtherOp::Mean}, {OpKind::Other, OtherOp::Rsqrt}, {OpKind::Other, OtherOp::NegHalf},
+      {OpKind::Other, OtherOp::CatHalves},
   };
   return kinds;
 }
@@ -181,6 +182,8 @@ const std::vector<KindAttributes>& kinds() {
       {{OpKind::Other, OtherOp::Pow}, {{Attr::exponent, 3}}},  // 3: gelu_new's cube
       {{OpKind::Other, OtherOp::Mean}, {}},
       {{OpKind::Other, OtherOp::Rsqrt}, {}},
+      {{OpKind::Other, OtherOp::NegHalf}, {}},    // its backward: NegBackward0's neg, the same sub-kind
+      {{OpKind::Other, OtherOp::CatHalves}, {}},
       {{OpKind::Other, OtherOp::Lrn}, {{Attr::lrn_size}}},
       {{OpKind::Other, OtherOp::RotaryEmbedding}, {{Attr::head_dim}}},
       // an Other op of no sub-kind carries nothing (a backend refuses it)
@@ -213,6 +216,8 @@ const std::vector<KindAttributes>& kinds() {
       {{OpKind::GradAccumulate}, {}, forward_kinds()},
       // an Add's or Mul's gradient summed to a broadcast operand (the forward op's attributes: its backward)
       {{OpKind::Other, OtherOp::ReduceBroadcast}, {}, {{OpKind::Add}, {OpKind::Mul}}},
+      // slice_backward's zeros (the rotary's rotate_half: training_backward.cc), carrying nothing
+      {{OpKind::Other, OtherOp::Fill}, {}},
 
       // the optimizer (training_optimizer.cc)
       {{OpKind::SgdMomentumUpdate}, {{Attr::multi_tensor, 0}}},

@@ -86,6 +86,9 @@ const char* to_string(OtherOp o) {
     case OtherOp::Pow: return "pow";
     case OtherOp::Mean: return "mean";
     case OtherOp::Rsqrt: return "rsqrt";
+    case OtherOp::NegHalf: return "neg_half";
+    case OtherOp::CatHalves: return "cat_halves";
+    case OtherOp::Fill: return "fill";
   }
   return "?";
 }

@@ -44,12 +44,15 @@ enum class OtherOp : uint8_t {
   Pow,              // y = x ** c for a Python scalar c (attr exponent: gelu_new's cube, RMSNorm's square)
   Mean,             // x.mean(-1, keepdim=True): a reduction over the last axis (LlamaRMSNorm's variance)
   Rsqrt,            // y = 1 / sqrt(x) (LlamaRMSNorm's reciprocal deviation)
+  NegHalf,          // -x[..., d/2:]: rotate_half's negated second half, a strided read of half of x (rotary)
+  CatHalves,        // cat((-x2, x1), -1): rotate_half's concatenation, x1 read through its slice view (rotary)
+  Fill,             // zeros of a gradient's shape: slice_backward's buffer, the slice's gradient copied into it
 };
 // The sub-kind's name. Kernel signatures and program files write an Other op's sub-kind as the attribute
 // `<name>=1` (select=1, lrn=1, ...), the spelling they have always used, so that stored tables and files still read.
 const char* to_string(OtherOp o);
 // The sub-kind a name spells (not None), or nullopt.
 std::optional<OtherOp> other_op_named(std::string_view name);
-inline constexpr OtherOp kLastOtherOp = OtherOp::Rsqrt;
+inline constexpr OtherOp kLastOtherOp = OtherOp::Fill;
 
 }  // namespace dlsim

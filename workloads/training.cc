@@ -9,7 +9,7 @@
 //   RMS norm: fp32 input, rstd, normalised input, weight (2.x)    rotary: cos and sin    repeat_kv: nothing
 //   silu: input    FlashAttention: q, k, v, output and log-sum-exp (docs/models.md)
 //   mul: both operands (by a Python scalar: nothing)    tanh: output    pow: input    rsqrt: output
-//   mean: nothing
+//   mean: nothing    rotate_half's neg and cat: nothing (their backward: neg, slice_backward's fill and copy)
 // Deliberate differences from PyTorch, all small:
 //   - Views (flatten, reshape) are elided: the consumer reads the viewed tensor, as the storage is shared.
 //   - The backward of concat writes each input's gradient as a tensor of its own (PyTorch returns narrow

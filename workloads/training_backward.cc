@@ -58,6 +58,8 @@ void Synthesizer::backward_of(const Op& fwd_ref) {
       if (fwd.other == OtherOp::Tanh) return static_cast<void>(unary(fwd, gy, OpKind::Other, {fwd.outputs[0]}, 2 * n_out));
       if (fwd.other == OtherOp::Pow) return pow_backward(fwd, gy, n_out);
       if (fwd.other == OtherOp::Rsqrt) return rsqrt_backward(fwd, gy);
+      if (fwd.other == OtherOp::NegHalf) return neg_half_backward(fwd, gy);
+      if (fwd.other == OtherOp::CatHalves) return cat_halves_backward(fwd, gy);
       // MeanBackward1: grad.expand(sizes) / n, one kernel writing the input's size; it keeps only sizes
       if (fwd.other == OtherOp::Mean) {
         const double n_in = static_cast<double>(numel(g_.tensor(fwd.inputs[0]).shape));
@@ -283,9 +285,16 @@ void Synthesizer::mul_backward(const Op& fwd, TensorId gy) {
     return;
   }
   const std::vector<int64_t> gshape = g_.tensor(gy).shape;  // by value: add() below may move the graph's tensors
-  auto broadcast = [&](size_t i) { return g_.tensor(in[i]).shape != gshape; };
-  // a broadcast operand that needs no gradient (eager attention's scale): one kernel for the other, as before
-  if ((broadcast(0) && !rg(in[0])) || (broadcast(1) && !rg(in[1]))) return product_backward(fwd, gy);
+  // broadcast: fewer elements than the product (an operand read through a permuted view, as the rotary's q, has as
+  // many and needs no reduction)
+  auto broadcast = [&](size_t i) { return numel(g_.tensor(in[i]).shape) != numel(gshape); };
+  auto needs_cast = [&](size_t i) {
+    return rg(in[i]) && wider(g_.tensor(gy).dtype, g_.tensor(in[1 - i]).dtype) != g_.tensor(in[i]).dtype;
+  };
+  // a broadcast operand that needs no gradient (eager attention's scale): one kernel for the other, as before,
+  // unless the other's gradient is cast down after its product (the rotary's bf16 q times the fp32 cos: below)
+  if ((broadcast(0) && !rg(in[0]) && !needs_cast(1)) || (broadcast(1) && !rg(in[1]) && !needs_cast(0)))
+    return product_backward(fwd, gy);
   struct Pending { size_t operand; TensorId product, grad; };
   std::vector<Pending> to_reduce;  // a broadcast operand's full-size product, summed after both
   for (size_t i : {size_t{1}, size_t{0}}) {
@@ -380,6 +389,45 @@ void Synthesizer::rsqrt_backward(const Op& fwd, TensorId gy) {
   Op& p = g_.op(emit(fwd, OpKind::Mul, ".bwd_mul_grad", {gy, scaled}, {gx}, n));
   p.other = OtherOp::None;
   contribute(fwd, fwd.inputs[0], gx);
+}
+
+// rotate_half's backward (the rotary, model_builder_llama.cc), as autograd runs it. CatBackward0 narrows the
+// gradient into views: no kernel, the neg's gradient is the cat's, read in half. Each of x's two slices is a
+// SliceBackward0, slice_backward(): zeros of x's shape (a fill kernel) and the slice's gradient copied into its half
+// (a copy kernel); NegBackward0 negates its half first. The two (and the product by cos) meet in x's gradient.
+void Synthesizer::cat_halves_backward(const Op& fwd, TensorId gy) {
+  if (rg(fwd.inputs[0])) contribute(fwd, fwd.inputs[0], gy);  // -x2's gradient: the first half of gy, a view
+  slice_backward(fwd, 1, gy, ".bwd_slice");
+}
+
+void Synthesizer::neg_half_backward(const Op& fwd, TensorId gy) {
+  if (!rg(fwd.inputs[0])) return;
+  Tensor t = g_.tensor(fwd.outputs[0]);
+  t.name = fwd.name + ".bwd.out";
+  t.kind = TensorKind::Gradient;
+  t.learnable = t.persistent = false;
+  t.grad_of = kNoTensor;
+  const uint64_t half = t.bytes;
+  const TensorId g2 = add(std::move(t));
+  Op& o = g_.op(emit(fwd, OpKind::Other, ".bwd", {gy}, {g2}, static_cast<double>(numel(g_.tensor(g2).shape))));
+  o.bytes_read = half;  // gy is the cat's whole gradient; the neg reads its first half
+  slice_backward(fwd, 0, g2, ".bwd_slice");
+}
+
+// slice_backward(grad, sizes, -1, start, end, 1): a zero-filled gradient of input i's shape, then `src` copied
+// into its half; handed to contribute(), which sums it with x's other gradients.
+void Synthesizer::slice_backward(const Op& fwd, size_t i, TensorId src, const std::string& suffix) {
+  const TensorId gx = grad_for(fwd, i);
+  if (gx == kNoTensor) return;
+  const uint64_t half = g_.tensor(gx).bytes / 2;
+  Op& z = g_.op(emit(fwd, OpKind::Other, suffix + ".zeros", {}, {gx}, 0));
+  z.other = OtherOp::Fill;
+  z.attrs = Attrs();
+  Op& c = g_.op(emit(fwd, OpKind::Copy, suffix + ".copy", {src, gx}, {gx}, 0));
+  c.other = OtherOp::None;
+  c.attrs = Attrs();
+  c.bytes_read = c.bytes_written = half;
+  contribute(fwd, fwd.inputs[i], gx);
 }
 
 // MatMul (and a Mul with a broadcast operand that needs no gradient): d/da needs b, d/db needs a.

@@ -11,6 +11,19 @@
 //     host. Adam's L2 weight decay would add a copy of the gradients (_foreach_add), but dlsim's Adam has none
 //     (torch.optim.Adam's default weight_decay=0).
 //   - SGD with momentum (no weight decay, nesterov or maximize): buffers and parameters in place; no temporary.
+// The foreach step's kernels (torch/optim/adam.py's _multi_tensor_adam, capturable=False, the default; AdamW is
+// Adam with decoupled decay): the step counts are host tensors (no kernel), the bias corrections host floats; on
+// the device _foreach_mul_(params, 1 - lr * wd) (AdamW only), _foreach_lerp_(exp_avgs, grads, 1 - beta1),
+// _foreach_mul_(exp_avg_sqs, beta2), _foreach_addcmul_(exp_avg_sqs, grads, grads, 1 - beta2), denom =
+// _foreach_sqrt(exp_avg_sqs), _foreach_div_(denom, bias_correction2_sqrt), _foreach_add_(denom, eps),
+// _foreach_addcdiv_(params, exp_avgs, denom, step_size): eight passes (Adam seven) that read 12 (11) and write 8
+// (7) tensors of a parameter's size, each parameter's share of which is its AdamUpdate's bytes here (a fused
+// AdamW reads 4 and writes 3). Each pass is multi_tensor_apply's launches (ATen/native/cuda/MultiTensorApply.cuh):
+// the tensors cut into 65,536-element chunks, a launch when 320 chunks or the depth's tensor limit (110, 64, 48, 36
+// for 1-4 lists; 96 with a scalar list) are reached: for Qwen2.5-0.5B's 290 tensors (494 M elements) 25 launches a
+// pass, 200 a step, for GPT-2's 148 (124 M) 7 and 56, as the profiled H200 steps run
+// (results/fidelity/data/h200-2026-11-28/traces.tar). The zoo's op count is the parameters' (290, and 196 for its
+// GPT-2 with q, k and v apart), not the launches': the kernels' fixed costs differ by the difference.
 // The zoo keeps one AdamUpdate per parameter (what zero-offload and param-offload move to the CPU, what
 // optimizer-overlap moves into backward, what the GPU harness runs) and gives each the group's temporary as its
 // workspace, one tensor of the whole group's size shared by the group's updates: alive while any of them runs,
@@ -117,7 +130,11 @@ void Synthesizer::optimizer() {
       TensorId m = state(".exp_avg"), v = state(".exp_avg_sq");
       const OpId step_id = emit(none, OpKind::AdamUpdate, adamw ? ".adamw" : ".adam", {wid, gw, m, v}, {wid, m, v},
                                 adam_flops * n, foreach_sqrt.at(wt.dtype), Phase::Optimizer);
-      if (adamw) g_.op(step_id).set_attr(Attr::adamw, 1);
+      Op& u = g_.op(step_id);
+      if (adamw) u.set_attr(Attr::adamw, 1);
+      // the foreach passes' traffic over this parameter (above); gradient, states and temporary in its dtype
+      u.bytes_read = (adamw ? uint64_t{12} : uint64_t{11}) * wt.bytes;
+      u.bytes_written = (adamw ? uint64_t{8} : uint64_t{7}) * wt.bytes;
     }
   }
   if (fused && !step.inputs.empty()) {

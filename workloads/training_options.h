@@ -35,6 +35,7 @@ enum class MemoryFormat : uint8_t { NCHW, NHWC };
 //   scale+mask+softmax+dropout  ModelBuilder::scaled_masked_softmax_dropout (attr fused_mask_dropout)
 //   the optimizer step      one multi-tensor op over every parameter (training_optimizer.cc; attr multi_tensor)
 //   LlamaRMSNorm            one RmsNorm op (apex's FusedRMSNorm) instead of its 6-8 kernels (model_builder_llama.cc)
+//   apply_rotary_pos_emb    one Rotary op per q and k instead of its 5 kernels (11 backward) (model_builder_llama.cc)
 // Layer norm is one kernel each way in both (PyTorch's native_layer_norm is already fused).
 enum class Kernels : uint8_t { Eager, Fused };
 

@@ -36,6 +36,9 @@ void check_supported(const Graph& g, const Op& op) {
   for (OtherOp o : {OtherOp::Mean, OtherOp::Rsqrt})
     if (op.other == o || f.other == o)
       fail(g, op, std::string("the GPU harness has no kernel for ") + to_string(o) + " (RMSNorm written out)");
+  for (OtherOp o : {OtherOp::NegHalf, OtherOp::CatHalves, OtherOp::Fill})
+    if (op.other == o || f.other == o)
+      fail(g, op, std::string("the GPU harness has no kernel for ") + to_string(o) + " (the rotary written out)");
   if (op.other == OtherOp::AmpUnscale || f.other == OtherOp::AmpUnscale)
     fail(g, op, "the GPU harness has no kernel for AMP's gradient unscale (precision: mixed-fp16)");
 }

@@ -77,6 +77,9 @@ class Synthesizer {
   void mul_backward(const Op& fwd, TensorId gy);
   void pow_backward(const Op& fwd, TensorId gy, double n_out);
   void rsqrt_backward(const Op& fwd, TensorId gy);
+  void neg_half_backward(const Op& fwd, TensorId gy);
+  void cat_halves_backward(const Op& fwd, TensorId gy);
+  void slice_backward(const Op& fwd, size_t i, TensorId src, const std::string& suffix);
   void product_backward(const Op& fwd, TensorId gy);
   void concat_backward(const Op& fwd, TensorId gy);
   void generic_backward(const Op& fwd, TensorId gy);

@@ -168,9 +168,15 @@ TEST_CASE("selective op on tiny-mha worked by hand: drops, held cache, replay an
   auto norm = [](const std::string& n) {
     return std::vector<std::string>{n + ".pow", n + ".mean", n + ".add_eps", n + ".rsqrt", n + ".mul_rstd", n};
   };
+  // Each rotary is its five ops (the product by cos, neg, cat, the product by sin, the sum).
+  auto rotary = [](const std::string& n) {
+    return std::vector<std::string>{n + ".mul_cos", n + ".neg", n + ".cat", n + ".mul_sin", n};
+  };
   std::vector<std::string> replay = norm(p + "input_layernorm");
-  for (const std::string& op : {a + "k_proj", a + "rotary.q", a + "rotary.k", a + "o_proj", p + "attn.residual"})
-    replay.push_back(op);
+  replay.push_back(a + "k_proj");
+  for (const std::string& r : {a + "rotary.q", a + "rotary.k"})
+    for (const std::string& op : rotary(r)) replay.push_back(op);
+  for (const std::string& op : {a + "o_proj", p + "attn.residual"}) replay.push_back(op);
   for (const std::string& op : norm(p + "post_attention_layernorm")) replay.push_back(op);
   for (const std::string& op : {p + "mlp.act_fn", p + "mlp.up_proj", p + "mlp.gate_up"}) replay.push_back(op);
   CHECK(op_names(g, r.ops) == replay);
