@@ -72,6 +72,7 @@ struct JoinedSweeps {
   KernelSweep all;
   std::vector<FitSample> samples;
   bool with_dispatch = true;  // every sweep's timings hold the host's dispatch
+  bool mixed = false;         // some do and some do not
   std::string description, timing, files;
 };
 
@@ -133,6 +134,7 @@ JoinedSweeps join_sweeps(const std::vector<std::string>& files, const GpuSpec& b
     std::vector<FitSample> samples = fit_samples(sweep, notes);
     check_paths(sweep, samples, base, hw);
     const bool with_dispatch = fixed_includes_dispatch(sweep);
+    if (&file != &files.front() && with_dispatch != j.with_dispatch) j.mixed = true;
     j.with_dispatch = j.with_dispatch && with_dispatch;
     const size_t offset = j.all.records.size();
     for (FitSample& s : samples) {
@@ -198,6 +200,12 @@ int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out
   std::vector<std::string> notes;
   const JoinedSweeps joined = join_sweeps(o.sweeps, base, hw_path, notes);
   const KernelSweep& sweep = joined.all;
+  // A fit of both timings prices device time (kernel_fit.h): an event-timed sample's predictions lack the dispatch
+  // its measurement holds, so the report's per-class errors would mix the two. --predictions says which is which.
+  if (joined.mixed && !o.report.empty())
+    throw ConfigError("<command line>", 0, "--report",
+                      "the sweeps mix event- and graph-timed records, whose fit prices device time only: "
+                      "cross-validate each timing's sweeps alone, or use --predictions (it says which sample is which)");
   std::vector<FitSample> samples = joined.samples;
 
   FittedKernels settings;

@@ -181,6 +181,17 @@ TEST_CASE("dlsim fit-kernels fits several sweeps of one GPU, each timed as its m
 
   const auto j = nlohmann::json::parse(read_file(o.predictions));
   REQUIRE(j["samples"].size() == 676);
+  CHECK_FALSE(j["samples"][0]["device_timed"].get<bool>());
+  CHECK(j["samples"][338]["device_timed"].get<bool>());
+  // Its report would set device-time predictions against event-timed measurements: refused.
+  o.report = (dir / "fit.md").string();
+  try {
+    run_fit_kernels_command(o, out, err);
+    FAIL("--report of mixed timings was taken");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "--report");
+  }
+  CHECK_FALSE(fs::exists(o.report));
   CHECK(j["base"] == "h200-datasheet");
   // Sample i of the second sweep is record i of its file: the same sizes, 2 us less (a backward's share aside).
   const auto& first = j["samples"][0];

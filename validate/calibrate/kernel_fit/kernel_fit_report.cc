@@ -73,6 +73,7 @@ std::string kernel_predictions_json(const std::string& command, const std::strin
   for (size_t i = 0; i < samples.size(); ++i) {
     nlohmann::json s = sweep_record_to_json(sweep.records.at(samples[i].record));
     s["record"] = samples[i].record;
+    s["device_timed"] = samples[i].device_timed;
     s["class"] = samples[i].cls;
     s["measured_us"] = samples[i].us;
     const SamplePrediction& p = cv.predictions.at(i);

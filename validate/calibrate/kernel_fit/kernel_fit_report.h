@@ -17,8 +17,9 @@ std::string kernel_fit_report(const std::string& command, const FittedKernels& f
 
 // {"command": ..., "base": ..., "samples": [{the record's fields (for a flash-attention backward: its
 // sdpa_fwd_bwd record's), "record" (its index in `sweep`: several sweeps' records joined in the order given),
-// "class", "measured_us" (the backward's share), "before_us", "in_sample_us", "kfold_us", "lomo_us" (zoo layers
-// only)}, ...]} in the samples' order.
+// "device_timed" (its time holds no dispatch; where a fit has such samples its predictions are device times, and an
+// event-timed sample's then lack its dispatch), "class", "measured_us" (the backward's share), "before_us",
+// "in_sample_us", "kfold_us", "lomo_us" (zoo layers only)}, ...]} in the samples' order.
 std::string kernel_predictions_json(const std::string& command, const std::string& base_name, const KernelSweep& sweep,
                                     const std::vector<FitSample>& samples, const KernelCrossValidation& cv);
 
