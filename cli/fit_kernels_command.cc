@@ -24,10 +24,11 @@ namespace dlsim {
 CLI::App* add_fit_kernels_command(CLI::App& app, FitKernelsCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "fit-kernels", "fit the kernel model's classes to a sweep of measured kernels and write a hardware file with it");
-  cmd->add_option("SWEEP", o.sweep, "the sweep (validate/torch/kernel_sweep.py's JSON)");
+  cmd->add_option("SWEEP", o.sweeps, "the sweeps, of one GPU (validate/torch/kernel_sweep.py's JSON)");
   cmd->add_option("--hw", o.hw, "the hardware file to start from (a configs/hw name or a path)");
   cmd->add_option("--out", o.out, "the hardware file to write (with --shapes-of: the shapes file)");
   cmd->add_option("--report", o.report, "write the cross-validation here (Markdown)");
+  cmd->add_option("--predictions", o.predictions, "write each sample's predicted times here (JSON)");
   cmd->add_option("--description", o.description,
                   "the written file's description (default: BASE's, saying its kernel times are fitted to the sweep)");
   cmd->add_option("--folds", o.folds, "folds of the k-fold cross-validation")->check(CLI::Range(2, 100))
@@ -66,6 +67,15 @@ std::string sweep_description(const KernelSweep& sweep) {
   return s + " (" + join(parts) + ")";
 }
 
+// The sweeps' records as one sweep and their samples, each sample's record its index in the joined records.
+struct JoinedSweeps {
+  KernelSweep all;
+  std::vector<FitSample> samples;
+  bool with_dispatch = true;  // every sweep's timings hold the host's dispatch
+  bool mixed = false;         // some do and some do not
+  std::string description, timing, files;
+};
+
 // A record whose math path the base GPU has no peak for cannot be fitted against it.
 void check_paths(const KernelSweep& sweep, const std::vector<FitSample>& samples, const GpuSpec& spec,
                  const std::string& hw) {
@@ -78,8 +88,8 @@ void check_paths(const KernelSweep& sweep, const std::vector<FitSample>& samples
 
 int write_zoo_shapes(const FitKernelsCommandOptions& o, std::ostream& out) {
   if (o.out.empty()) throw ConfigError("<command line>", 0, "--out", "--shapes-of needs --out SHAPES.json");
-  if (!o.sweep.empty() || !o.hw.empty() || !o.report.empty())
-    throw ConfigError("<command line>", 0, "--shapes-of", "takes no SWEEP, --hw or --report");
+  if (!o.sweeps.empty() || !o.hw.empty() || !o.report.empty() || !o.predictions.empty())
+    throw ConfigError("<command line>", 0, "--shapes-of", "takes no SWEEP, --hw, --report or --predictions");
   const std::vector<std::string> models = split(o.shapes_of, ',');
   const std::vector<SweepRecord> records = zoo_kernel_shapes(models, o.batches);
   nlohmann::json j = {{"meta", {{"from", "dlsim fit-kernels --shapes-of " + o.shapes_of}}},
@@ -91,8 +101,9 @@ int write_zoo_shapes(const FitKernelsCommandOptions& o, std::ostream& out) {
 }
 
 std::string fit_command_line(const FitKernelsCommandOptions& o) {
-  std::string c = "dlsim fit-kernels " + o.sweep + " --hw " + o.hw + " --out " + o.out;
+  std::string c = "dlsim fit-kernels " + join(o.sweeps, " ") + " --hw " + o.hw + " --out " + o.out;
   if (!o.report.empty()) c += " --report " + o.report;
+  if (!o.predictions.empty()) c += " --predictions " + o.predictions;
   if (o.folds != 5) c += " --folds " + std::to_string(o.folds);
   if (o.tile != 128) c += " --tile " + fixed(o.tile, 0);
   if (o.min_split_k != 512) c += " --min-split-k " + fixed(o.min_split_k, 0);
@@ -111,6 +122,39 @@ bool fixed_includes_dispatch(const KernelSweep& sweep) {
   if (mode.empty() || mode == "events" || mode == "dry-run") return true;
   if (mode == "graph") return false;
   throw ConfigError(sweep.file, 0, "meta.timing_mode", "must be events, graph or dry-run, got '" + mode + "'");
+}
+
+// Each sweep's samples (device-timed where its timing mode says so), its paths checked against `base`.
+JoinedSweeps join_sweeps(const std::vector<std::string>& files, const GpuSpec& base, const std::string& hw,
+                         std::vector<std::string>& notes) {
+  JoinedSweeps j;
+  std::vector<std::string> descriptions, timings;
+  for (const std::string& file : files) {
+    const KernelSweep sweep = load_kernel_sweep(file);
+    std::vector<FitSample> samples = fit_samples(sweep, notes);
+    check_paths(sweep, samples, base, hw);
+    const bool with_dispatch = fixed_includes_dispatch(sweep);
+    if (&file != &files.front() && with_dispatch != j.with_dispatch) j.mixed = true;
+    j.with_dispatch = j.with_dispatch && with_dispatch;
+    const size_t offset = j.all.records.size();
+    for (FitSample& s : samples) {
+      s.device_timed = !with_dispatch;
+      s.record += offset;
+      s.paired_record += offset;
+      j.samples.push_back(std::move(s));
+    }
+    j.all.records.insert(j.all.records.end(), sweep.records.begin(), sweep.records.end());
+    descriptions.push_back(sweep_description(sweep));
+    std::string timing = meta_text(sweep.meta, "timing");
+    if (timing.empty()) timing = meta_text(sweep.meta, "note");
+    timings.push_back(files.size() == 1 || timing.empty() ? timing : file + ": " + timing);
+  }
+  j.all.file = join(files, ", ");
+  j.files = join(files, " and ");
+  j.description = join(descriptions, " and ");
+  std::erase(timings, std::string());
+  j.timing = join(timings, "; ");
+  return j;
 }
 
 // The traces' kernels as samples (trace_samples.h), `split` sharing a unit's time among its ops. A trace whose
@@ -143,22 +187,26 @@ TraceSamples load_trace_samples(const FitKernelsCommandOptions& o, const GpuSpec
 
 int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out, std::ostream& /*err*/) {
   if (!o.shapes_of.empty()) return write_zoo_shapes(o, out);
-  if (o.sweep.empty()) throw ConfigError("<command line>", 0, "SWEEP", "give the sweep file to fit (or --shapes-of)");
+  if (o.sweeps.empty()) throw ConfigError("<command line>", 0, "SWEEP", "give the sweep file to fit (or --shapes-of)");
   if (o.hw.empty()) throw ConfigError("<command line>", 0, "--hw", "give the hardware file to start from");
   if (o.out.empty()) throw ConfigError("<command line>", 0, "--out", "give the hardware file to write");
-  const KernelSweep sweep = load_kernel_sweep(o.sweep);
   const std::string hw_path = resolve_hw_path(o.hw);
   const GpuSpec base = load_gpu_spec(hw_path);
   if (o.traces.empty() && !o.experiments.empty())
     throw ConfigError("<command line>", 0, "--experiment", "is for --trace: give the traces it profiled");
-  if (!o.traces.empty() && !o.report.empty())
-    throw ConfigError("<command line>", 0, "--report", "cross-validates sweep records only: leave out --trace");
+  for (const auto& [flag, file] : {std::pair{"--report", o.report}, std::pair{"--predictions", o.predictions}})
+    if (!o.traces.empty() && !file.empty())
+      throw ConfigError("<command line>", 0, flag, "cross-validates sweep records only: leave out --trace");
   std::vector<std::string> notes;
-  std::vector<FitSample> samples = fit_samples(sweep, notes);
-  check_paths(sweep, samples, base, hw_path);
-  const bool with_dispatch = fixed_includes_dispatch(sweep);
-  if (!with_dispatch)
-    for (FitSample& s : samples) s.device_timed = true;
+  const JoinedSweeps joined = join_sweeps(o.sweeps, base, hw_path, notes);
+  const KernelSweep& sweep = joined.all;
+  // A fit of both timings prices device time (kernel_fit.h): an event-timed sample's predictions lack the dispatch
+  // its measurement holds, so the report's per-class errors would mix the two. --predictions says which is which.
+  if (joined.mixed && !o.report.empty())
+    throw ConfigError("<command line>", 0, "--report",
+                      "the sweeps mix event- and graph-timed records, whose fit prices device time only: "
+                      "cross-validate each timing's sweeps alone, or use --predictions (it says which sample is which)");
+  std::vector<FitSample> samples = joined.samples;
 
   FittedKernels settings;
   settings.tile = o.tile;
@@ -180,32 +228,38 @@ int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out
   if (fitted.empty())
     throw ConfigError(sweep.file, 0, "records", "no class has " + std::to_string(kMinSamplesPerClass) +
                                                     " samples or more: nothing to fit");
-  fitted.fitted_from = sweep_description(sweep);
-  fitted.timing = meta_text(sweep.meta, "timing");
-  if (fitted.timing.empty()) fitted.timing = meta_text(sweep.meta, "note");
-  fitted.fixed_includes_dispatch = with_dispatch && o.traces.empty();
+  fitted.fitted_from = joined.description;
+  fitted.timing = joined.timing;
+  fitted.fixed_includes_dispatch = joined.with_dispatch && o.traces.empty();
 
   const std::string comment =
       "kernel_model: fitted by `" + fit_command_line(o) + "` to " + std::to_string(sweep_samples) +
-      " kernels of " + sweep_description(sweep) + from_traces +
+      " kernels of " + joined.description + from_traces +
       ". Each class's time is fixed_us + flop_scale F + wave_scale F q "
       "+ byte_scale B (docs/real-gpu.md); ops of no fitted class keep the roofline above.";
-  const std::string device = meta_text(sweep.meta, "device");
+  const std::string device = meta_text(load_kernel_sweep(o.sweeps.front()).meta, "device");
   const std::string description =
       !o.description.empty() ? o.description
                              : base.description + "; kernel times fitted to a PyTorch sweep" +
-                                   (device.empty() ? std::string() : " on the " + device) + " (" + sweep.file + ")";
+                                   (device.empty() ? std::string() : " on the " + device) + " (" + joined.files + ")";
   const std::string text = fitted_hardware_text(read_input_file(hw_path, "--hw"), fitted, comment, description);
   gpu_spec_from_yaml(parse_yaml_text(text, o.out), o.out);  // what is written must load
   write_file_atomically(o.out, text, "--out");
-  out << "fitted " << fitted.classes.size() << " kernel classes to " << samples.size() << " samples of " << o.sweep
+  out << "fitted " << fitted.classes.size() << " kernel classes to " << samples.size() << " samples of " << joined.files
       << "; wrote " << o.out << '\n';
   for (const std::string& n : notes) out << "  note: " << n << '\n';
 
-  if (!o.report.empty()) {
+  if (!o.report.empty() || !o.predictions.empty()) {
     const KernelCrossValidation cv = cross_validate_kernels(sweep, samples, base, settings, o.folds);
-    write_file_atomically(o.report, kernel_fit_report(fit_command_line(o), fitted, cv, notes, o.hw), "--report");
-    out << "wrote the cross-validation to " << o.report << '\n';
+    if (!o.report.empty()) {
+      write_file_atomically(o.report, kernel_fit_report(fit_command_line(o), fitted, cv, notes, o.hw), "--report");
+      out << "wrote the cross-validation to " << o.report << '\n';
+    }
+    if (!o.predictions.empty()) {
+      write_file_atomically(o.predictions, kernel_predictions_json(fit_command_line(o), o.hw, sweep, samples, cv),
+                            "--predictions");
+      out << "wrote each sample's predictions to " << o.predictions << '\n';
+    }
   }
   return 0;
 }

@@ -34,7 +34,7 @@ TEST_CASE("dlsim fit-kernels writes the base file with a fitted kernel_model tha
   const fs::path dir = fs::temp_directory_path() / ("dlsim-fit-kernels-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   FitKernelsCommandOptions o;
-  o.sweep = kFixture;
+  o.sweeps = {kFixture};
   o.hw = "h200-datasheet";
   o.out = (dir / "h200-fitted.yaml").string();
   o.report = (dir / "fit.md").string();
@@ -109,7 +109,7 @@ TEST_CASE("dlsim fit-kernels --shapes-of lists the zoo's kernels as sweep record
 
 TEST_CASE("dlsim fit-kernels refuses a sweep for a GPU the base file cannot run it on, and half a command line") {
   FitKernelsCommandOptions o;
-  o.sweep = kFixture;
+  o.sweeps = {kFixture};
   o.hw = "v100-sxm2-16gb";  // no bf16 or TF32 tensor cores
   o.out = (fs::temp_directory_path() / "dlsim-never-written.yaml").string();
   std::ostringstream out, err;
@@ -131,18 +131,18 @@ TEST_CASE("dlsim fit-kernels reads whether the sweep's timings hold the host's d
   nlohmann::json sweep = nlohmann::json::parse(read_file(kFixture));
   FitKernelsCommandOptions o;
   o.hw = "h200-datasheet";
-  o.sweep = (dir / "sweep.json").string();
+  o.sweeps = {(dir / "sweep.json").string()};
   o.out = (dir / "out.yaml").string();
   std::ostringstream out, err;
   for (const auto& [mode, includes] : std::vector<std::pair<std::string, bool>>{{"graph", false}, {"events", true}}) {
     INFO(mode);
     sweep["meta"]["timing_mode"] = mode;
-    std::ofstream(o.sweep) << sweep.dump();
+    std::ofstream(o.sweeps.front()) << sweep.dump();
     REQUIRE(run_fit_kernels_command(o, out, err) == 0);
     CHECK(load_gpu_spec(o.out).fitted_kernels.fixed_includes_dispatch == includes);
   }
   sweep["meta"]["timing_mode"] = "stopwatch";
-  std::ofstream(o.sweep) << sweep.dump();
+  std::ofstream(o.sweeps.front()) << sweep.dump();
   try {
     run_fit_kernels_command(o, out, err);
     FAIL("a timing mode nobody wrote was taken");
@@ -153,10 +153,64 @@ TEST_CASE("dlsim fit-kernels reads whether the sweep's timings hold the host's d
   fs::remove_all(dir);
 }
 
+TEST_CASE("dlsim fit-kernels fits several sweeps of one GPU, each timed as its meta says, and writes each prediction") {
+  const fs::path dir = fs::temp_directory_path() / ("dlsim-fit-kernels-two-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  // The fixture (event-timed) and the same records graph-timed, 2 us faster: the dispatch the fit takes apart.
+  nlohmann::json graph = nlohmann::json::parse(read_file(kFixture));
+  graph["meta"]["timing_mode"] = "graph";
+  graph["meta"]["timing"] = "a graph replay";
+  for (auto& r : graph["records"]) {
+    r["us"] = r["us"].get<double>() - 2.0;
+    r.erase("us_min");
+  }
+  const std::string graph_file = (dir / "graph.json").string();
+  std::ofstream(graph_file) << graph.dump();
+  FitKernelsCommandOptions o;
+  o.sweeps = {kFixture, graph_file};
+  o.hw = "h200-datasheet";
+  o.out = (dir / "out.yaml").string();
+  o.predictions = (dir / "predictions.json").string();
+  std::ostringstream out, err;
+  REQUIRE(run_fit_kernels_command(o, out, err) == 0);
+  CHECK_THAT(out.str(), Catch::Contains("kernel classes to 676 samples of " + kFixture + " and " + graph_file));
+  const GpuSpec spec = load_gpu_spec(o.out);
+  CHECK_FALSE(spec.fitted_kernels.fixed_includes_dispatch);  // a graph-timed sweep's fixed costs are the device's
+  const std::string text = read_file(o.out);
+  CHECK_THAT(text, Catch::Contains(graph_file + ": a graph replay"));
+
+  const auto j = nlohmann::json::parse(read_file(o.predictions));
+  REQUIRE(j["samples"].size() == 676);
+  CHECK_FALSE(j["samples"][0]["device_timed"].get<bool>());
+  CHECK(j["samples"][338]["device_timed"].get<bool>());
+  // Its report would set device-time predictions against event-timed measurements: refused.
+  o.report = (dir / "fit.md").string();
+  try {
+    run_fit_kernels_command(o, out, err);
+    FAIL("--report of mixed timings was taken");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "--report");
+  }
+  CHECK_FALSE(fs::exists(o.report));
+  CHECK(j["base"] == "h200-datasheet");
+  // Sample i of the second sweep is record i of its file: the same sizes, 2 us less (a backward's share aside).
+  const auto& first = j["samples"][0];
+  const auto& second = j["samples"][338];
+  CHECK(first["op"] == second["op"]);
+  CHECK(second["measured_us"].get<double>() == Approx(first["measured_us"].get<double>() - 2.0));
+  for (const auto& s : j["samples"]) {
+    CHECK(s["before_us"].get<double>() > 0);
+    CHECK(s["kfold_us"].get<double>() > 0);
+    CHECK(s["in_sample_us"].get<double>() > 0);
+    CHECK(s.contains("lomo_us") == (s.contains("src") && s["src"].get<std::string>().rfind("model:", 0) == 0));
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("dlsim fit-kernels --trace refuses traces without GPU kernels, experiments without traces, and --report") {
   const std::string data = std::string(DLSIM_SOURCE_DIR) + "/validate/calibrate/torch_profile/testdata/";
   FitKernelsCommandOptions o;
-  o.sweep = kFixture;
+  o.sweeps = {kFixture};
   o.hw = "h200-datasheet";
   o.out = (fs::temp_directory_path() / ("dlsim-fit-kernels-trace-" + std::to_string(::getpid()) + ".yaml")).string();
   std::ostringstream out, err;
@@ -184,6 +238,14 @@ TEST_CASE("dlsim fit-kernels --trace refuses traces without GPU kernels, experim
     CHECK(e.key() == "--report");
   }
   o.report.clear();
+  o.predictions = o.out + ".json";
+  try {
+    run_fit_kernels_command(o, out, err);
+    FAIL("--predictions with --trace was taken");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "--predictions");
+  }
+  o.predictions.clear();
   o.experiments = {data + "mlp-b8.yaml", data + "mlp-b8.yaml"};  // two experiments for one trace
   CHECK_THROWS_AS(run_fit_kernels_command(o, out, err), ConfigError);
 }

@@ -10,7 +10,9 @@ naming a Python with PyTorch 2.x and torchvision: the H100's EfficientNet-B0 tra
 
 The chain, per GPU (configs/hw/README.md):
 - `h200-fitted.yaml` / `h100-sxm-fitted.yaml`: the datasheet file with the kernel model `dlsim fit-kernels` fits to
-  the H200's PyTorch sweep (results/fidelity/h200-2026-11-27-kernels.json, CUDA events around each call) and the
+  the H200's PyTorch sweeps (results/fidelity/h200-2026-11-27-kernels.json, CUDA events around each call, mostly
+  the CNNs' layers and random shapes; and h200-2026-11-28b/kernels-graph-llm.json, graph-timed, Qwen2.5-0.5B's
+  GEMMs forward, dgrad and wgrad in fp32, TF32 and bf16, its attention and the memory-bound ops) and the
   GPU's own torch.profiler traces of whole training steps (every lease trace whose ops match dlsim's graph: the
   H200's eleven CNNs, twelve of the H100's thirteen; ShuffleNet V2's does not match), with the GPU's idle time per
   kernel in the CUDA-graph replays of those models added to each trace sample (--gap-us). The sweep's dispatch gets
@@ -43,7 +45,8 @@ import conv_scratch_yaml  # noqa: E402  (the probes' records as a conv_scratch l
 import fit_host_model as host  # noqa: E402  (the host model's fit, shared)
 import step_fidelity  # noqa: E402  (the replay's idle time per kernel; traces that do not match)
 
-SWEEP = "results/fidelity/h200-2026-11-27-kernels.json"
+# The sweeps the kernel model is fitted to, each timed as its meta says (the first event-timed, the second graph-timed).
+SWEEPS = ["results/fidelity/h200-2026-11-27-kernels.json", str(step_fidelity.LLM_SWEEP.relative_to(ROOT))]
 WORK = "build/ship-hw"
 HW = ROOT / "configs" / "hw"
 
@@ -144,12 +147,13 @@ def write_traces(dlsim, label, profiles, names, datasheet):
     return args
 
 
-def fit_kernels(dlsim, label, datasheet, fitted, profile_file):
-    """`dlsim fit-kernels` on the sweep and the machine's matching traces, writing configs/hw/FITTED.yaml."""
+def fit_kernels(dlsim, label, datasheet, fitted, profile_file, sweeps=SWEEPS, out=None):
+    """`dlsim fit-kernels` on the sweeps and the machine's matching traces, writing configs/hw/FITTED.yaml (or `out`,
+    root-relative: llm_kernel_fidelity.py's fit without the LLM sweep)."""
     profiles = host.load_profiles(host.DATA / profile_file)
     names = list(profiles)
     gap = step_fidelity.replay_gap_us(profiles, names)
-    cmd = [dlsim.binary, "fit-kernels", SWEEP, "--hw", datasheet, "--out", f"configs/hw/{fitted}.yaml",
+    cmd = [dlsim.binary, "fit-kernels", *sweeps, "--hw", datasheet, "--out", out or f"configs/hw/{fitted}.yaml",
            "--description", DESCRIPTIONS[fitted]] + \
         write_traces(dlsim, label, profile_file, step_fidelity.traced(names), datasheet) + ["--gap-us", f"{gap:.3f}"]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)

@@ -15,7 +15,8 @@ Predicted, per machine and held-out model M:
   h100-sxm.yaml was; the H200's datasheet file, h200-datasheet.yaml, which h200.yaml was), `launch: eager` and
   `launch: cuda-graph`;
 - after, leave one model out: the kernel model fitted (`dlsim fit-kernels`) to the H200 sweep
-  (results/fidelity/h200-2026-11-27-kernels.json) without the records measured from M's layers, on the GPU's
+  (results/fidelity/h200-2026-11-27-kernels.json) without the records measured from M's layers (in the sweep +
+  traces form with the H200's graph-timed LLM sweep, h200-2026-11-28b/kernels-graph-llm.json, as shipped), on the GPU's
   datasheet file (the H100's kernel model is the H200 sweep's, carried over to the H100's peaks and bandwidth: the
   same GH100 die; nothing measured on the H100 goes into it), and the eager host model fitted
   (validate/torch/fit_host_model.py's method) to that machine's profiles of the two other models;
@@ -44,6 +45,10 @@ sys.path.insert(0, str(HERE))
 import fit_host_model as host  # noqa: E402  (the host model's fit, shared)
 
 SWEEP = ROOT / "results" / "fidelity" / "h200-2026-11-27-kernels.json"
+# The H200's graph-timed sweep of Qwen2.5-0.5B's GEMMs, attention and memory-bound ops: the shipped fit's second sweep
+# (ship_hw_files.py), so in the sweep + traces form too (it holds no CNN's layer: nothing of it is left out).
+LLM_SWEEP = host.DATA / "h200-2026-11-28b" / "kernels-graph-llm.json"
+TRACED_SWEEPS = [LLM_SWEEP]  # the sweeps the sweep + traces form adds ([] gives the form shipped before it)
 # (label, profiles, shipped file, datasheet file the kernel model is fitted onto, the shipped PyTorch variant)
 MACHINES = [("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm-harness", "h100-sxm-datasheet", "h100-sxm"),
             ("h200", "h200-2026-11-27b/step-profiles.json", "h200-datasheet", "h200-datasheet", "h200")]
@@ -135,8 +140,9 @@ def trace_args(dlsim, tmp, trace_dir, names, hw):
 
 def fit_kernels(dlsim, tmp, base, held, sweep_file=SWEEP, traces=None):
     """A hardware file: `base` with the kernel model fitted to the sweep less the records of `held`'s layers (and,
-    with `traces` = (trace directory, profiles, names), the kernels of those models' profiler traces as device-timed
-    samples, the replays' idle time per kernel, from the same models, added to each)."""
+    with `traces` = (trace directory, profiles, names), the LLM sweep and the kernels of those models' profiler
+    traces as device-timed samples, the replays' idle time per kernel, from the same models, added to each: the
+    shipped fit's inputs)."""
     sweep = json.loads(pathlib.Path(sweep_file).read_text())
     name = held.rsplit("-", 1)[0]
     kept = [r for r in sweep["records"] if r.get("src") != f"model:{name}"]
@@ -149,6 +155,7 @@ def fit_kernels(dlsim, tmp, base, held, sweep_file=SWEEP, traces=None):
     cmd = [dlsim.binary, "fit-kernels", str(path), "--hw", base, "--out", str(out)]
     if traces:
         trace_dir, profiles, names = traces
+        cmd[3:3] = [str(s) for s in TRACED_SWEEPS]
         cmd += trace_args(dlsim, tmp, trace_dir, traced(names), base) + \
             ["--gap-us", f"{replay_gap_us(profiles, names):.3f}"]
     r = subprocess.run(cmd, capture_output=True, text=True)

@@ -88,12 +88,16 @@ KernelCrossValidation cross_validate_kernels(const KernelSweep& sweep, const std
   const std::unique_ptr<KernelCostModel> base_model = make_cost_model(base);
   const FittedKernels all = fit_kernel_classes(samples, base, settings, notes);
   const std::unique_ptr<KernelCostModel> all_model = fitted_model_for(base, all);
+  cv.predictions.resize(samples.size());
   for (size_t i = 0; i < samples.size(); ++i) {
     const SweepRecord& r = sweep.records.at(samples[i].record);
     if (samples[i].paired_record == samples[i].record && r.us_min > 0)
       spread[samples[i].cls].push_back((r.us - r.us_min) / r.us * 100.0);
-    before[samples[i].cls].push_back(percent_error(predicted_us(*base_model, graphs[i]), samples[i].us));
-    fitted[samples[i].cls].push_back(percent_error(predicted_us(*all_model, graphs[i]), samples[i].us));
+    SamplePrediction& p = cv.predictions[i];
+    p.before = predicted_us(*base_model, graphs[i]);
+    p.in_sample = predicted_us(*all_model, graphs[i]);
+    before[samples[i].cls].push_back(percent_error(p.before, samples[i].us));
+    fitted[samples[i].cls].push_back(percent_error(p.in_sample, samples[i].us));
   }
 
   const std::vector<int> fold = kfold_assignment(samples, folds);
@@ -104,7 +108,8 @@ KernelCrossValidation cross_validate_kernels(const KernelSweep& sweep, const std
     const auto model = fitted_model_for(base, fit_kernel_classes(train, base, settings, notes));
     for (size_t i = 0; i < samples.size(); ++i) {
       if (fold[i] != f) continue;
-      const double e = percent_error(predicted_us(*model, graphs[i]), samples[i].us);
+      cv.predictions[i].kfold = predicted_us(*model, graphs[i]);
+      const double e = percent_error(cv.predictions[i].kfold, samples[i].us);
       kfold[samples[i].cls].push_back(e);
       const auto c = all.classes.find(samples[i].cls);
       const bool near = c != all.classes.end() && samples[i].us < kNearFixedCost * c->second.fixed_us;
@@ -122,7 +127,8 @@ KernelCrossValidation cross_validate_kernels(const KernelSweep& sweep, const std
     const auto model = fitted_model_for(base, fit_kernel_classes(train, base, settings, notes));
     for (size_t i = 0; i < samples.size(); ++i) {
       if (samples[i].model != m) continue;
-      const double e = percent_error(predicted_us(*model, graphs[i]), samples[i].us);
+      cv.predictions[i].lomo = predicted_us(*model, graphs[i]);
+      const double e = percent_error(cv.predictions[i].lomo, samples[i].us);
       lomo[samples[i].cls].push_back(e);
       lomo_models[m].push_back(e);
     }

@@ -41,9 +41,18 @@ struct ClassCrossValidation {
   ErrorSummary lomo;     // only samples of zoo models (n = 0 when the class has none)
 };
 
+// One sample's predicted times (us) in each of the cross-validation's fits.
+struct SamplePrediction {
+  double before = 0;    // the base file's model
+  double in_sample = 0; // the fit to all samples
+  double kfold = 0;     // the fit to the other folds
+  double lomo = 0;      // the fit to the other models' and the random samples (0: not a zoo model's layer)
+};
+
 struct KernelCrossValidation {
   int folds = 5;
   std::map<std::string, ClassCrossValidation> classes;
+  std::vector<SamplePrediction> predictions;  // per sample, in the samples' order
   std::map<std::string, ErrorSummary> lomo_by_model;  // every class's samples of that model together
 };
 

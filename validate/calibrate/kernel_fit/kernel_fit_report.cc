@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "common/strings.h"
 
 namespace dlsim {
@@ -63,6 +65,25 @@ std::string kernel_fit_report(const std::string& command, const FittedKernels& f
     for (const std::string& n : notes) o << "- " << n << '\n';
   }
   return o.str();
+}
+
+std::string kernel_predictions_json(const std::string& command, const std::string& base_name, const KernelSweep& sweep,
+                                    const std::vector<FitSample>& samples, const KernelCrossValidation& cv) {
+  nlohmann::json j = {{"command", command}, {"base", base_name}, {"samples", nlohmann::json::array()}};
+  for (size_t i = 0; i < samples.size(); ++i) {
+    nlohmann::json s = sweep_record_to_json(sweep.records.at(samples[i].record));
+    s["record"] = samples[i].record;
+    s["device_timed"] = samples[i].device_timed;
+    s["class"] = samples[i].cls;
+    s["measured_us"] = samples[i].us;
+    const SamplePrediction& p = cv.predictions.at(i);
+    s["before_us"] = p.before;
+    s["in_sample_us"] = p.in_sample;
+    s["kfold_us"] = p.kfold;
+    if (!samples[i].model.empty()) s["lomo_us"] = p.lomo;
+    j["samples"].push_back(std::move(s));
+  }
+  return j.dump(1) + "\n";
 }
 
 }  // namespace dlsim
