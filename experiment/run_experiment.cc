@@ -1,5 +1,7 @@
 #include "experiment/run_experiment.h"
 
+#include "experiment/first_step.h"
+
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -7,6 +9,7 @@
 #include <stdexcept>
 
 #include "experiment/experiment_graph.h"
+#include "experiment/first_step.h"
 #include "experiment/memory_breakdown.h"
 #include "experiment/parallel_precision.h"
 #include "sim/check/swap_plan_checker.h"
@@ -98,7 +101,7 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   }
   apply_measured_workspaces(p.graph, p.hw.spec);  // a calibrated file's cuDNN workspaces replace the assumption
   apply_conv_scratch(p.graph, p.hw.spec);  // cuDNN's scratch measured through PyTorch's allocator, by geometry
-  add_cublas_workspaces(p.graph, p.hw.spec);  // PyTorch's cuBLAS workspaces, one per host thread, held throughout
+  p.cublas = add_cublas_workspaces(p.graph, p.hw.spec);  // PyTorch's cuBLAS workspaces, one per host thread, held throughout
   check_max_streams(e);
   auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
   ScheduleContext sc;
@@ -180,7 +183,12 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   std::optional<Hardware> run_hw;  // the plan made for prep.hw, run on another GPU's file
   if (!e.run_hw.empty()) run_hw = load_hardware(e.run_hw, e.hw_override);
   const Hardware& hw = run_hw ? *run_hw : prep.hw;
+  // PyTorch's first step makes the optimizer's state and the cuBLAS workspaces where it first needs them; the
+  // steady iterations after it are the prepared program's (the plan exported to the GPU harness stays that).
+  const bool lazy = lazy_first_step(e, prep.swap ? &prep.swap->result.plan : nullptr);
+  if (lazy) allocate_at_first_use(prep.program, g, pytorch_first_uses(g, prep.cublas));
   const Program& program = prep.program;
+  if (e.first_step || lazy) out.first_step = to_string(lazy ? FirstStep::Lazy : FirstStep::Preallocated);
   out.ops = g.ops().size();
   out.tensors = g.tensors().size();
 
@@ -303,6 +311,8 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["iteration_time_us"] = r.iteration_time_us;
   j["launch"] = to_string(e.launch);
   if (e.sync_every_step) j["sync_every_step"] = true;  // only when set: the outputs of runs without it stay as they were
+  // Where it is lazy (by default on pytorch-caching) or chosen: other runs' outputs keep their keys.
+  if (r.first_step) j["first_step"] = *r.first_step;
   j["streams"] = r.streams;
   j["sm_occupancy"] = r.sm_occupancy;
   j["host_time_us"] = r.host_time_us;

@@ -12,6 +12,7 @@
 #include "experiment/experiment.h"
 #include "experiment/experiment_pool.h"
 #include "experiment/swap_planning.h"
+#include "hw/cublas_workspace.h"
 #include "hw/hardware.h"
 #include "experiment/parallel_metrics.h"
 #include "parallel/rank_local_graph.h"
@@ -25,6 +26,8 @@ namespace dlsim {
 
 struct ExperimentResult {
   Experiment experiment;
+  // "lazy" or "preallocated" where the run chose (first_step) or defaulted to the lazy first step; else absent
+  std::optional<std::string> first_step;
   bool oom = false;
   std::string oom_where;
   int iterations_run = 0;
@@ -100,6 +103,7 @@ struct PreparedExperiment {
   Program program;
   std::optional<SwapPlanning> swap;  // how the swap plan was made (absent for `swap: none`)
   TimeNs ideal_ns = 0;               // ExperimentResult::ideal_iteration_us, in ns
+  CublasWorkspaces cublas;           // the workspace tensors added to graph, per host thread
 };
 // A concurrency policy's max_streams above kMaxHardwareStreams: a ConfigError naming the limit.
 void check_max_streams(const Experiment& e);

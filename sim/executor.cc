@@ -36,7 +36,9 @@ Engine::Engine(const Program& p, const SimContext& c, const SimOptions& o)
 }
 
 const std::vector<Command>& Engine::section() const {
-  return phase_ == Phase::Setup ? prog_.setup : phase_ == Phase::Iterations ? prog_.iteration : prog_.teardown;
+  if (phase_ == Phase::Iterations)
+    return iteration_ == 0 && !prog_.first_iteration.empty() ? prog_.first_iteration : prog_.iteration;
+  return phase_ == Phase::Setup ? prog_.setup : prog_.teardown;
 }
 
 RunResult Engine::run() {
