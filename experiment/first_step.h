@@ -12,7 +12,7 @@
 // - each host thread's cuBLAS and cuBLASLt workspaces (hw/cublas_workspace.h), at the thread's first matrix
 //   product: Python's in the first forward, autograd's in the first backward.
 // Everything else persistent (the parameters, the buffers) exists before the first step, as model.to(device)
-// made it.
+// made it. run_experiment runs a lazy first step as one more iteration before the experiment's.
 #include <vector>
 
 #include "experiment/experiment.h"

@@ -38,6 +38,8 @@ struct ExperimentResult {
   double ideal_iteration_us = 0;
   uint64_t peak_live_bytes = 0;     // lower bound for any pool
   uint64_t peak_reserved_bytes = 0; // the most the pool held from the device
+  // A lazy first step (experiment/first_step.h): both peaks when the host had issued it, setup included.
+  std::optional<uint64_t> first_step_peak_live_bytes, first_step_peak_reserved_bytes;
   uint64_t device_mallocs = 0;      // cudaMalloc calls over the run
   uint64_t device_frees = 0;
   double alloc_time_us = 0;         // host time in allocator calls in the steady-state iteration
@@ -90,6 +92,7 @@ struct RunArtifacts {
   Graph graph;
   Trace trace;
   AllocationLog allocations;  // the pool's calls and the device calls beneath them (experiment/snapshot/allocation_recorder.h)
+  int iterations = 0;         // simulated: the experiment's, and a lazy first step before them
 };
 
 // The compiled experiment: what both backends execute.

@@ -14,9 +14,9 @@ Measured (results/fidelity/data/h200-2026-11-27b/, one H200, PyTorch 2.11, cuDNN
 
 Predicted: `dlsim run --json` on h200 with pool pytorch-caching, no swap (Hugging Face checkpointing, which the
 measured Qwen step used, is `swap: {name: checkpoint, every: 1}` for the zoo graph; the traced step recorded it),
-serial, 3 iterations (the peaks are over all of them, as the allocator's are over warm-ups and measured steps; the
-first one PyTorch's first step, `first_step: lazy`, the default on pytorch-caching; memory_first_step.py's block
-sets it against the state preallocated), of
+serial, PyTorch's first step (`first_step: lazy`, the default on pytorch-caching; memory_first_step.py's block sets
+it against the state preallocated) and 3 iterations after it (the peaks are over all of them, as the allocator's are
+over warm-ups and measured steps), of
 (a) the zoo model and (b) the fake-tensor trace of the same step (`dlsim import-torch`, torch 2.11, kept gzipped in
 results/fidelity/data/memory-traces/). Reserved is `peak_reserved_bytes` against max_memory_reserved; allocated is
 `peak_live_bytes` (tensor bytes, no 512-B rounding) against max_memory_allocated. Nothing is fitted here.
