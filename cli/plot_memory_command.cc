@@ -45,7 +45,7 @@ int run_plot_memory_command(const PlotMemoryCommandOptions& o, std::ostream& out
     for (const std::string& w : r.warnings) err << "dlsim: warning: " << w << '\n';
     temp.emplace("dlsim-plot-memory");
     snapshot = (temp->path() / "snapshot.pickle").string();
-    write_memory_snapshot(snapshot, artifacts, e.iterations);
+    write_memory_snapshot(snapshot, artifacts, artifacts.iterations);
     if (title.empty())
       title = e.model + " batch " + std::to_string(e.batch) + " on " + e.hw_label() + ", pool " + e.pool.label() +
               (e.swap.label() == "none" ? std::string() : ", swap " + e.swap.label()) + " (dlsim, " +

@@ -33,7 +33,7 @@ int run_run_command(const RunCommandOptions& o, std::ostream& out, std::ostream&
     write_file_atomically(o.chrome_trace, to_chrome_trace(artifacts.trace, artifacts.graph).dump() + "\n",
                           "--chrome-trace");
   }
-  if (!o.memory_snapshot.empty()) write_memory_snapshot(o.memory_snapshot, artifacts, e.iterations);
+  if (!o.memory_snapshot.empty()) write_memory_snapshot(o.memory_snapshot, artifacts, artifacts.iterations);
   if (o.json) {
     out << to_json(r).dump(2) << '\n';
     return r.oom ? 3 : 0;

@@ -53,9 +53,11 @@ const std::vector<std::string>& experiment_keys() {
                                                 "image_size",    "seq_len", "optimizer", "precision",
                                                 "tf32",          "memory_format", "kernels",
                                                 "launch",        "max_graph_nodes", "attention",
-                                                "sync_every_step", "run_hw", "parallel"};
+                                                "sync_every_step", "run_hw", "parallel", "first_step"};
   return keys;
 }
+
+const char* to_string(FirstStep f) { return f == FirstStep::Lazy ? "lazy" : "preallocated"; }
 
 std::string Experiment::model_label() const {
   return attention ? model + "(attention=" + to_string(*attention) + ")" : model;
@@ -236,6 +238,17 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.kernels = read_choice(m, "kernels", Kernels::Eager, kKernelChoices);
   e.launch = read_choice(m, "launch", LaunchMode::Eager, kLaunchModes);
   e.sync_every_step = m.get_bool("sync_every_step", false);
+  if (m.has("first_step")) {
+    e.first_step = read_choice(m, "first_step", FirstStep::Preallocated, kFirstSteps);
+    // The lazy first step is PyTorch's eager step on one GPU (a tensor a swap plan moves keeps the plan's first
+    // residency): a rank's sharded state is the layout's, and a CUDA graph is captured only after eager warm-up steps.
+    if (*e.first_step == FirstStep::Lazy) {
+      if (e.pool.name != "pytorch-caching")  // a pool that plans from iteration 0 (planned, smartpool) would plan this one
+        m.fail("first_step", "lazy is PyTorch's first step: it needs pool: pytorch-caching (pool: " + e.pool.name + ")");
+      if (!e.parallel.is_single()) m.fail("first_step", "lazy is for a run on one GPU, without a parallel: section");
+      if (e.launch != LaunchMode::Eager) m.fail("first_step", "lazy is for launch: eager (a CUDA graph is captured after warm-up steps)");
+    }
+  }
   if (m.has("attention")) e.attention = read_choice(m, "attention", Attention::SdpaFlash, kAttentionChoices);
   e.max_graph_nodes = m.get_int("max_graph_nodes", kDefaultMaxGraphNodes);
   if (e.max_graph_nodes < 1) m.fail("max_graph_nodes", "must be at least 1, got " + std::to_string(e.max_graph_nodes));

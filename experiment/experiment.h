@@ -2,6 +2,7 @@
 // One experiment: which model, batch and GPU, and which pool, swap and concurrency policies.
 // The flat YAML form (see configs/experiments/resnet50-cnmem.yaml) is the stable schema; every other key is
 // optional with a stated default.
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +29,13 @@ struct PolicyChoice {
   std::string label() const;
   bool non_default() const { return params.values() != defaults.values(); }
 };
+
+// Where the first iteration allocates what a PyTorch step makes at first use, the optimizer's state and the cuBLAS
+// workspaces (experiment/first_step.h): there (lazy), or before it with the weights (preallocated: every iteration
+// the steady state).
+enum class FirstStep : uint8_t { Lazy, Preallocated };
+const char* to_string(FirstStep f);  // "lazy", "preallocated"
+inline constexpr std::array<FirstStep, 2> kFirstSteps = {FirstStep::Lazy, FirstStep::Preallocated};
 
 struct Experiment {
   std::string file;           // where it was read from ("" when built in code)
@@ -61,6 +69,9 @@ struct Experiment {
   Kernels kernels = Kernels::Eager;
   LaunchMode launch = LaunchMode::Eager;  // eager launches, or one CUDA Graph per iteration (sim/executor.h)
   bool sync_every_step = false;  // the host waits for the GPU after each iteration (SimOptions::sync_every_iteration)
+  // nullopt: lazy for a one-GPU eager run on pytorch-caching without a swap policy, else preallocated
+  // (lazy_first_step in experiment/first_step.h)
+  std::optional<FirstStep> first_step;
   int64_t max_graph_nodes = kDefaultMaxGraphNodes;  // an ONNX model's limit on nodes (workloads/model_options.h)
   // Set in code only (dlsim calibrate --published tries fitted efficiencies): kernel-model parameters that replace
   // the hardware file's `roofline:` values.

@@ -1,5 +1,7 @@
 #include "experiment/run_experiment.h"
 
+#include "experiment/first_step.h"
+
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -7,6 +9,7 @@
 #include <stdexcept>
 
 #include "experiment/experiment_graph.h"
+#include "experiment/first_step.h"
 #include "experiment/memory_breakdown.h"
 #include "experiment/parallel_precision.h"
 #include "sim/check/swap_plan_checker.h"
@@ -98,7 +101,7 @@ PreparedExperiment prepare_experiment(const Experiment& e, Graph training_graph)
   }
   apply_measured_workspaces(p.graph, p.hw.spec);  // a calibrated file's cuDNN workspaces replace the assumption
   apply_conv_scratch(p.graph, p.hw.spec);  // cuDNN's scratch measured through PyTorch's allocator, by geometry
-  add_cublas_workspaces(p.graph, p.hw.spec);  // PyTorch's cuBLAS workspaces, one per host thread, held throughout
+  p.cublas = add_cublas_workspaces(p.graph, p.hw.spec);  // PyTorch's cuBLAS workspaces, one per host thread, held throughout
   check_max_streams(e);
   auto conc = concurrency_registry().create(e.concurrency.name, e.concurrency.params);
   ScheduleContext sc;
@@ -180,7 +183,12 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   std::optional<Hardware> run_hw;  // the plan made for prep.hw, run on another GPU's file
   if (!e.run_hw.empty()) run_hw = load_hardware(e.run_hw, e.hw_override);
   const Hardware& hw = run_hw ? *run_hw : prep.hw;
+  // PyTorch's first step makes the optimizer's state and the cuBLAS workspaces where it first needs them; the
+  // steady iterations after it are the prepared program's (the plan exported to the GPU harness stays that).
+  const bool lazy = lazy_first_step(e, prep.swap ? &prep.swap->result.plan : nullptr);
+  if (lazy) allocate_at_first_use(prep.program, g, pytorch_first_uses(g, prep.cublas));
   const Program& program = prep.program;
+  if (e.first_step || lazy) out.first_step = to_string(lazy ? FirstStep::Lazy : FirstStep::Preallocated);
   out.ops = g.ops().size();
   out.tensors = g.tensors().size();
 
@@ -196,7 +204,11 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
   PoolPolicy* pool = logging_pool ? static_cast<PoolPolicy*>(&*logging_pool) : inner_pool.get();
   SimContext ctx{g, hw.spec, *hw.kernels, *hw.link, *pool, dev};
   SimOptions opt;
-  opt.iterations = e.iterations;
+  // A lazy first step runs before the experiment's iterations, as one more: the last one, whose times are
+  // reported, is as far from the start as without it (the segments it leaves may still make the next one open a
+  // few, and the host's lead over the device settles an iteration later).
+  opt.iterations = e.iterations + (lazy ? 1 : 0);
+  if (artifacts) artifacts->iterations = opt.iterations;
   opt.launch = e.launch;
   opt.sync_every_iteration = e.sync_every_step;
   // A swap run reads its copies off the trace; a run on several streams is checked for memory reuse on it; the
@@ -209,7 +221,11 @@ ExperimentResult run_experiment_as_given(const Experiment& e, RunArtifacts* arti
 
   out.oom = r.trace.oom;
   out.oom_where = r.trace.oom_where;
-  out.iterations_run = r.iterations_completed;
+  out.iterations_run = lazy ? std::max(0, r.iterations_completed - 1) : r.iterations_completed;
+  if (lazy && r.iterations_completed > 0) {
+    out.first_step_peak_live_bytes = r.first_iteration_peak_live_bytes;
+    out.first_step_peak_reserved_bytes = r.first_iteration_peak_reserved_bytes;
+  }
   out.iteration_time_us = static_cast<double>(r.steady_iteration_ns) / 1000.0;
   out.first_iteration_time_us = r.iteration_ns.empty() ? 0.0 : static_cast<double>(r.iteration_ns.front()) / 1000.0;
   out.peak_live_bytes = r.peak_live_bytes;
@@ -303,6 +319,8 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["iteration_time_us"] = r.iteration_time_us;
   j["launch"] = to_string(e.launch);
   if (e.sync_every_step) j["sync_every_step"] = true;  // only when set: the outputs of runs without it stay as they were
+  // Where it is lazy (by default on pytorch-caching) or chosen: other runs' outputs keep their keys.
+  if (r.first_step) j["first_step"] = *r.first_step;
   j["streams"] = r.streams;
   j["sm_occupancy"] = r.sm_occupancy;
   j["host_time_us"] = r.host_time_us;
@@ -312,6 +330,8 @@ nlohmann::json to_json(const ExperimentResult& r, bool with_wall_time) {
   j["ideal_iteration_us"] = r.ideal_iteration_us;
   j["peak_live_bytes"] = r.peak_live_bytes;
   j["peak_reserved_bytes"] = r.peak_reserved_bytes;
+  if (r.first_step_peak_live_bytes) j["first_step_peak_live_bytes"] = *r.first_step_peak_live_bytes;
+  if (r.first_step_peak_reserved_bytes) j["first_step_peak_reserved_bytes"] = *r.first_step_peak_reserved_bytes;
   j["fragmentation"] = r.fragmentation();
   if (!r.memory_breakdown.empty()) j["memory_breakdown"] = r.memory_breakdown;
   j["up_front_reserved_bytes"] = r.up_front_reserved_bytes;

@@ -12,6 +12,7 @@
 #include "experiment/experiment.h"
 #include "experiment/experiment_pool.h"
 #include "experiment/swap_planning.h"
+#include "hw/cublas_workspace.h"
 #include "hw/hardware.h"
 #include "experiment/parallel_metrics.h"
 #include "parallel/rank_local_graph.h"
@@ -25,6 +26,8 @@ namespace dlsim {
 
 struct ExperimentResult {
   Experiment experiment;
+  // "lazy" or "preallocated" where the run chose (first_step) or defaulted to the lazy first step; else absent
+  std::optional<std::string> first_step;
   bool oom = false;
   std::string oom_where;
   int iterations_run = 0;
@@ -35,6 +38,8 @@ struct ExperimentResult {
   double ideal_iteration_us = 0;
   uint64_t peak_live_bytes = 0;     // lower bound for any pool
   uint64_t peak_reserved_bytes = 0; // the most the pool held from the device
+  // A lazy first step (experiment/first_step.h): both peaks when the host had issued it, setup included.
+  std::optional<uint64_t> first_step_peak_live_bytes, first_step_peak_reserved_bytes;
   uint64_t device_mallocs = 0;      // cudaMalloc calls over the run
   uint64_t device_frees = 0;
   double alloc_time_us = 0;         // host time in allocator calls in the steady-state iteration
@@ -87,6 +92,7 @@ struct RunArtifacts {
   Graph graph;
   Trace trace;
   AllocationLog allocations;  // the pool's calls and the device calls beneath them (experiment/snapshot/allocation_recorder.h)
+  int iterations = 0;         // simulated: the experiment's, and a lazy first step before them
 };
 
 // The compiled experiment: what both backends execute.
@@ -100,6 +106,7 @@ struct PreparedExperiment {
   Program program;
   std::optional<SwapPlanning> swap;  // how the swap plan was made (absent for `swap: none`)
   TimeNs ideal_ns = 0;               // ExperimentResult::ideal_iteration_us, in ns
+  CublasWorkspaces cublas;           // the workspace tensors added to graph, per host thread
 };
 // A concurrency policy's max_streams above kMaxHardwareStreams: a ConfigError naming the limit.
 void check_max_streams(const Experiment& e);

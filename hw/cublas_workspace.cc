@@ -28,12 +28,14 @@ const char* to_string(HostThread t) { return t == HostThread::Python ? "python t
 CublasWorkspaces add_cublas_workspaces(Graph& g, const GpuSpec& spec) {
   CublasWorkspaces out;
   if (spec.cublas_workspace_bytes == 0 && spec.cublaslt_workspace_bytes == 0) return out;
-  bool uses[2] = {false, false};
+  std::vector<OpId> matmuls[2];
   for (const Op& op : g.ops())
-    if (runs_cublas(op)) uses[static_cast<int>(thread_of(op))] = true;
+    if (runs_cublas(op)) matmuls[static_cast<int>(thread_of(op))].push_back(op.id);
   for (HostThread th : {HostThread::Python, HostThread::Autograd}) {
-    if (!uses[static_cast<int>(th)]) continue;
+    if (matmuls[static_cast<int>(th)].empty()) continue;
     ++out.threads;
+    CublasWorkspaces::Thread& mine = out.per_thread.emplace_back();
+    mine.matmuls = matmuls[static_cast<int>(th)];
     for (const auto& [what, bytes] : {std::pair<const char*, uint64_t>{"cublas", spec.cublas_workspace_bytes},
                                       std::pair<const char*, uint64_t>{"cublaslt", spec.cublaslt_workspace_bytes}}) {
       if (bytes == 0) continue;
@@ -44,7 +46,7 @@ CublasWorkspaces add_cublas_workspaces(Graph& g, const GpuSpec& spec) {
       t.shape = {static_cast<int64_t>(bytes)};
       t.bytes = bytes;
       t.persistent = true;
-      g.add_tensor(std::move(t));
+      mine.workspaces.push_back(g.add_tensor(std::move(t)));
       ++out.tensors;
       out.bytes += bytes;
     }

@@ -15,12 +15,13 @@
 // that: two 32 MiB blocks (setWorkspaceForHandle) and two 1 MiB blocks (getCUDABlasLtWorkspace) live at every
 // peak.
 //
-// dlsim adds them as persistent tensors: allocated with the weights before the first iteration, on stream 0,
-// held to the end. PyTorch allocates them at the thread's first matrix product of the first iteration instead,
-// when the allocator may carve them from a cached free block rather than open a segment; dlsim's Program has no
-// first-iteration section to express that. One pair per thread, not per stream: a concurrency schedule that runs
+// dlsim adds them as persistent tensors, held to the end. The lowering allocates them with the weights before the
+// first iteration; PyTorch allocates them at the thread's first matrix product of the first iteration instead,
+// when the allocator may carve them from a cached free block rather than open a segment, which a run with
+// Program::first_iteration does (experiment/first_step.h). One pair per thread, not per stream: a concurrency schedule that runs
 // matrix products on several streams of one thread would take one pair per stream in PyTorch.
 #include <cstdint>
+#include <vector>
 
 #include "hw/gpu_spec.h"
 #include "workloads/graph.h"
@@ -33,6 +34,13 @@ struct CublasWorkspaces {
   int threads = 0;      // host threads with a matrix product: Python's (forward, optimizer), autograd's (backward)
   int tensors = 0;      // workspace tensors added
   uint64_t bytes = 0;   // their bytes
+  // Per such thread, Python's first: its workspace tensors and its matrix products (the first of which is where
+  // PyTorch allocates them; experiment/first_step.h).
+  struct Thread {
+    std::vector<TensorId> workspaces;
+    std::vector<OpId> matmuls;
+  };
+  std::vector<Thread> per_thread;
 };
 
 // Whether an op is a matrix product through cuBLAS (Linear, MatMul and their backward ops).

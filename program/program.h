@@ -40,6 +40,10 @@ struct Command {
 struct Program {
   std::vector<Command> setup;      // once, before the first iteration: persistent tensors
   std::vector<Command> iteration;  // one iteration; run back to back `iterations` times
+  // The first iteration where it differs from the others (program/first_iteration.h: what PyTorch allocates at
+  // first use, such as torch.optim's state in the first optimizer step, then held): run in place of `iteration`
+  // as iteration 0. Empty: every iteration runs `iteration`.
+  std::vector<Command> first_iteration;
   std::vector<Command> teardown;   // after the last iteration: frees of persistent tensors
   int num_streams = 1;             // streams 0..num_streams-1 (compute streams first, then copy streams)
   int num_compute_streams = 1;

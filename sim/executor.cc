@@ -36,7 +36,9 @@ Engine::Engine(const Program& p, const SimContext& c, const SimOptions& o)
 }
 
 const std::vector<Command>& Engine::section() const {
-  return phase_ == Phase::Setup ? prog_.setup : phase_ == Phase::Iterations ? prog_.iteration : prog_.teardown;
+  if (phase_ == Phase::Iterations)
+    return iteration_ == 0 && !prog_.first_iteration.empty() ? prog_.first_iteration : prog_.iteration;
+  return phase_ == Phase::Setup ? prog_.setup : prog_.teardown;
 }
 
 RunResult Engine::run() {
@@ -160,6 +162,10 @@ void Engine::end_of_section() {
   pc_ = 0;
   host_done_[tally_index(iteration_)] = 1;
   if (phase_ == Phase::Iterations) {
+    if (iteration_ == 0) {
+      r_.first_iteration_peak_live_bytes = r_.peak_live_bytes;
+      r_.first_iteration_peak_reserved_bytes = ctx_.device.peak_reserved();
+    }
     maybe_close_iteration(iteration_);
     release_captured_frees();  // the capture ends with the host's issue of the iteration
     ctx_.pool.iteration_end(iteration_);

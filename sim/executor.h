@@ -46,7 +46,8 @@
 
 namespace dlsim {
 
-// Runs setup, `iterations` copies of the iteration back to back, then teardown. Throws std::invalid_argument
+// Runs setup, `iterations` copies of the iteration back to back (the first one Program::first_iteration where
+// that is not empty), then teardown. Throws std::invalid_argument
 // when the Program is malformed (a stream, event, op or tensor out of range; an Alloc of a live tensor, a
 // Free of a dead one, a Launch or copy of a tensor that is not allocated), naming the section and index.
 RunResult simulate(const Program& program, const SimContext& ctx, const SimOptions& options);

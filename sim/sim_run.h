@@ -54,6 +54,10 @@ struct RunResult {
 
   uint64_t peak_live_bytes = 0;      // largest sum of Tensor::bytes of allocated tensors: a floor for any pool
   uint64_t peak_reserved_bytes = 0;  // DeviceMemory::peak_reserved() at the end
+  // Both peaks as they stood when the host had issued iteration 0 (Alloc and Free are host calls): the first
+  // iteration's own, setup's included (Program::first_iteration: a first training step's).
+  uint64_t first_iteration_peak_live_bytes = 0;
+  uint64_t first_iteration_peak_reserved_bytes = 0;
   uint64_t device_malloc_calls = 0;  // cudaMalloc calls during this run (setup and teardown included)
   uint64_t device_free_calls = 0;
   // Host time spent inside Alloc/Free commands (cudaMalloc/cudaFree costs and cudaFree's device

@@ -17,7 +17,9 @@
 //   - Dropout's mask is bool, as CUDA's fused dropout keeps; PyTorch on the CPU keeps a float mask.
 //   - Weight gradients follow zero_grad(set_to_none=True), PyTorch's default: a weight's gradient is
 //     allocated by the backward op that first produces it and is last used (so freed) by the optimizer step.
-//     Momentum and Adam state are persistent. The first step's momentum clone is not modelled (steady state).
+//     Momentum and Adam state are persistent: the lowering allocates them before the first iteration, and a run
+//     with a lazy first step (experiment/first_step.h) moves them to the first optimizer step, as torch.optim
+//     makes them (SGD's momentum buffers as clones of the first gradients).
 //     PyTorch keeps every gradient until zero_grad; the foreach Adam's temporary, sized for all of them, is
 //     allocated while all are alive (training_optimizer.cc), so the step's peak is PyTorch's.
 //   - Cross entropy's backward holds nll_loss_backward's gradient of the log-probabilities as its workspace

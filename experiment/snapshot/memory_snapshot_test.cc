@@ -71,7 +71,7 @@ json snapshot_of(const std::string& yaml, ExperimentResult* result = nullptr) {
   RunArtifacts a;
   ExperimentResult r = run_experiment(e, &a);
   if (result) *result = r;
-  return memory_snapshot(a.trace, a.graph, a.allocations, e.iterations);
+  return memory_snapshot(a.trace, a.graph, a.allocations, a.iterations);
 }
 
 }  // namespace

@@ -35,7 +35,9 @@ std::vector<std::string> check_memory_reuse(const Graph& g, const Program& p, co
   for (auto& [op, v] : ops)
     std::stable_sort(v.begin(), v.end(), [](const OpRecord* a, const OpRecord* b) { return a->start < b->start; });
   std::map<OpId, size_t> launched;
-  const std::vector<const CopyRecord*> copy_of = match_copies(p.iteration, tr, it);
+  // A one-iteration run's only iteration is the first, which Program::first_iteration may replace.
+  const std::vector<Command>& cmds = it == 0 && !p.first_iteration.empty() ? p.first_iteration : p.iteration;
+  const std::vector<const CopyRecord*> copy_of = match_copies(cmds, tr, it);
   std::vector<const MemRecord*> mem;
   for (const MemRecord& m : tr.mem)
     if (m.iteration == it) mem.push_back(&m);
@@ -46,8 +48,8 @@ std::vector<std::string> check_memory_reuse(const Graph& g, const Program& p, co
   auto touch = [&](TensorId t, TimeNs start, TimeNs end) {
     if (t != kNoTensor && current[static_cast<size_t>(t)] >= 0) lives[static_cast<size_t>(current[static_cast<size_t>(t)])].touch(start, end);
   };
-  for (size_t i = 0; i < p.iteration.size(); ++i) {
-    const Command& c = p.iteration[i];
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const Command& c = cmds[i];
     switch (c.kind) {
       case CmdKind::Alloc:
         if (m >= mem.size()) return problems;  // a trace without memory records: nothing to check

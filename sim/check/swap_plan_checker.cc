@@ -142,7 +142,7 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
       if (!x.persistent) seen[static_cast<size_t>(x.id)] = 0;
     read_first.clear();
     wrote_first.clear();
-    walk(p.iteration, "iteration " + std::to_string(it));
+    walk(it == 0 && !p.first_iteration.empty() ? p.first_iteration : p.iteration, "iteration " + std::to_string(it));
   }
 }
 
@@ -219,7 +219,8 @@ void check_times(const Graph& g, const Program& p, const Trace& tr, std::vector<
   for (const MemRecord& m : tr.mem)
     if (m.iteration == last) mem.push_back(m);
 
-  const std::vector<Command>& cmds = p.iteration;
+  // A one-iteration run's only iteration is the first, which Program::first_iteration may replace.
+  const std::vector<Command>& cmds = last == 0 && !p.first_iteration.empty() ? p.first_iteration : p.iteration;
   // Per command: its copy record or op record; per Alloc/Free: its memory record.
   const std::vector<const CopyRecord*> copy_of = match_copies(cmds, tr, last);
   std::vector<const MemRecord*> mem_of(cmds.size(), nullptr);

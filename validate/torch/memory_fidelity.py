@@ -15,7 +15,9 @@ Measured (results/fidelity/data/h200-2026-11-27b/, one H200, PyTorch 2.11, cuDNN
 
 Predicted: `dlsim run --json` on h200 with pool pytorch-caching, no swap (Hugging Face checkpointing, which the
 measured Qwen step used, is `swap: {name: checkpoint, every: 1}` for the zoo graph; the traced step recorded it),
-serial, 3 iterations (the peaks are over all of them, as the allocator's are over warm-ups and measured steps), of
+serial, PyTorch's first step (`first_step: lazy`, the default on pytorch-caching; memory_first_step.py's block sets
+it against the state preallocated) and 3 iterations after it (the peaks are over all of them, as the allocator's are
+over warm-ups and measured steps), of
 (a) the zoo model and (b) the fake-tensor trace of the same step (`dlsim import-torch`, torch 2.11, kept gzipped in
 results/fidelity/data/memory-traces/). Reserved is `peak_reserved_bytes` against max_memory_reserved; allocated is
 `peak_live_bytes` (tensor bytes, no 512-B rounding) against max_memory_allocated. Nothing is fitted here.
@@ -39,6 +41,7 @@ import conv_scratch_yaml  # noqa: E402  (the probe's records as a hardware file'
 import memory_h100  # noqa: E402  (the lent H100's cases)
 import memory_h200_lm  # noqa: E402  (GPT-2 as a causal LM on the lent H200 of 2026-11-28)
 import memory_h200_llama  # noqa: E402  (Llama 3.2 1B and Qwen b8 on the second H200 lease of 2026-11-28)
+import memory_first_step  # noqa: E402  (the first step preallocated against lazy)
 import fit_host_model as host  # noqa: E402  (emit_report: the generated blocks and their provenance)
 from fit_host_model import pct  # noqa: E402  (the signed error of a prediction, as every report prints it)
 
@@ -352,6 +355,30 @@ def workspaces():
                       "dlsim's rule |", "|---|---|---|---:|---:|"] + top)
 
 
+def first_step(dlsim):
+    """Every case with a memory measurement, the first step preallocated against lazy (memory_first_step.py)."""
+    cases = []
+    for path, label, keys, trace in TRUTH:
+        c = truth_case(path, trace)
+        cases.append((label, c["measured"]["max_memory_reserved"], c["measured"]["num_device_alloc"], keys,
+                      dlsim.trace(trace), c["case"]["batch"], "h200"))
+    lm = memory_h200_lm
+    for name, keys, trace, label in (("memory-truth-gpt2-none.json", lm.KEYS, lm.TRACE, lm.LABEL + ", no checkpointing"),
+                                     ("memory-truth-gpt2-hf-nostacks.json", dict(lm.KEYS, swap={"name": "checkpoint", "every": 1}),
+                                      lm.TRACE_HF, lm.LABEL + ", HF checkpointing")):
+        m = json.loads((lm.DATA / name).read_text())["cases"][0]["measured"]
+        cases.append((label, m["max_memory_reserved"], m["num_device_alloc"], keys, dlsim.trace(trace), 8, lm.HW))
+    h = memory_h100
+    label, keys, trace = h.CASES["Qwen2.5-0.5B-b4-s2048-mixed-bf16"]
+    m = json.loads((h.DATA / "memory-truth.json").read_text())["cases"][0]["measured"]
+    cases.append((label + ", no checkpointing (H100)", m["max_memory_reserved"], m["num_device_alloc"], keys,
+                  dlsim.trace(trace), 4, h.HW))
+    failed = json.loads((lm.DATA / "memory-truth-gpt2-hf.json").read_text())["cases"][0]["measured"]
+    return memory_first_step.table(dlsim, cases, (
+        "GPT-2 with HF checkpointing under the memory history (memory-truth-gpt2-hf.json)", failed,
+        dict(lm.KEYS, swap={"name": "checkpoint", "every": 1}), dlsim.trace(lm.TRACE_HF), 8, lm.HW))
+
+
 def main():
     def generate(_, binary, tmp):
         dlsim = Dlsim(binary, str(tmp))
@@ -359,7 +386,8 @@ def main():
         return {"truth": peaks, "live-at-peak": live, "step-profiles": step_profiles(dlsim),
                 "conv-workspace": workspaces(), "with-scratch": with_scratch(dlsim),
                 "h100-qwen": memory_h100.qwen_snapshot(dlsim), "h100-step-profiles": memory_h100.peaks(dlsim),
-                "h200-gpt2": memory_h200_lm.gpt2(dlsim), "h200-llama": memory_h200_llama.llama(dlsim)}
+                "h200-gpt2": memory_h200_lm.gpt2(dlsim), "h200-llama": memory_h200_llama.llama(dlsim),
+                "first-step": first_step(dlsim)}
     return host.report_main("memory_fidelity", __doc__, generate)
 
 

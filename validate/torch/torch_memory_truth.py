@@ -10,7 +10,7 @@ Each case is the step `dlsim import-torch` traces (frontend/torch/training_step.
 apply_checkpointing, LossScale; the same option names), run for real so that its figures stand beside the trace's
 and beside dlsim's pytorch-caching pool: --warmup steps, reset_peak_memory_stats, then --steps measured steps.
 Recorded per case: torch.cuda.memory_stats()'s peaks (reserved, allocated, requested, active; retries, OOMs, segment
-counts), max_memory_reserved/allocated, and a memory-history snapshot (_record_memory_history, C++ and Python
+counts), max_memory_reserved/allocated, the reserved, allocated and segment counts after each warm-up step, and a memory-history snapshot (_record_memory_history, C++ and Python
 stacks when this PyTorch has them) from which come (a) the peak of allocated bytes over the measured steps and
 what is live there, grouped by the frame that made it and the 30 largest blocks, and (b) the blocks allocated by
 cuDNN/cuBLAS workspaces (which the fake-tensor trace cannot see). --stacks none records no history: the peaks alone.
@@ -273,6 +273,12 @@ def stats_of(torch):
     return out
 
 
+def step_stats(torch):
+    s = torch.cuda.memory_stats()
+    return {k: s.get(k) for k in ("reserved_bytes.all.current", "allocated_bytes.all.current",
+                                  "allocated_bytes.all.peak", "num_device_alloc", "segment.all.current")}
+
+
 def run_case(c, device, warmup, steps, max_entries):
     """-> the case's result dict. Builds the model on the host (as a user's script does), moves it to the device,
     then runs training_step.run_step exactly as import-torch's recorded step."""
@@ -314,8 +320,15 @@ def run_case(c, device, warmup, steps, max_entries):
                   parameters=sum(p.numel() for p in model.parameters()))
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     t0 = time.perf_counter()
+    # After each warm-up step: what the allocator holds, so that a step's own segments can be told apart (the
+    # first step makes the optimizer's state and the cuBLAS workspaces; dlsim's `first_step: lazy` models it).
+    # The peak of allocated bytes is since the start (no reset here): the first entry's is the first step's own.
+    result["warmup_steps"] = []
     for _ in range(warmup):
         run_step(workload, optimizer, c["precision"], scaler)
+        if cuda:
+            sync()
+            result["warmup_steps"].append(step_stats(torch))
     gc.collect()
     sync()
     if cuda:
