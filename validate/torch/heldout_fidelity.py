@@ -270,8 +270,11 @@ def fold(job):
     sf.UNMATCHED_TRACES.update(refused)
     tmp.mkdir(parents=True, exist_ok=True)
     dlsim = Recorded(binary, tmp)
-    hw, costs = fitted_file(dlsim, tmp, profiles, folder, held, [n for n in profiles if n != held])
-    return [times(dlsim, *host.CASES[n], hw) for n in predict], costs
+    try:
+        hw, costs = fitted_file(dlsim, tmp, profiles, folder, held, [n for n in profiles if n != held])
+        return [times(dlsim, *host.CASES[n], hw) for n in predict], costs
+    except SystemExit as e:  # a pool's worker that exits never answers: the error goes back to the parent
+        return None, str(e)
 
 
 def lomo_report(dlsim, tmp, profiles, tar, jobs):
@@ -284,6 +287,9 @@ def lomo_report(dlsim, tmp, profiles, tar, jobs):
              list(profiles)) for i, held in enumerate(list(profiles) + ["none-b0"])]
     with multiprocessing.Pool(jobs) as pool:
         results = pool.map(fold, work, chunksize=1)
+    for (held, *_), (got, why) in zip((w[5:] for w in work), results):
+        if got is None:
+            raise SystemExit(f"heldout_fidelity: the fit without {held}: {why}")
     in_sample, all_costs = results[-1]
     for i, held in enumerate(profiles):
         model, batch = host.CASES[held]
@@ -316,7 +322,9 @@ def lomo_report(dlsim, tmp, profiles, tar, jobs):
             f"(in-sample): device {sf.mape(errs['in_dev'])}, eager {sf.mape(errs['in_eager'])}.", ""]
     if refused:
         out += ["Traces the matcher refuses (left out of the kernel fits; their models are still predicted):", ""]
-        out += [f"- {n}: {line.split(': ', 1)[-1]}" for n, line in refused.items()] + [""]
+        # The matcher's line without the temporary file's name (a rerun writes the same report).
+        out += [f"- {n}: {line.split(': ', 1)[-1].split('.trace.json: ', 1)[-1]}" for n, line in refused.items()]
+        out += [""]
     out += ["What a refit on all twenty would change in the host section (`host_cpu.pytorch_eager`, µs): the shipped "
             "`h200.yaml` against the fit on all twenty.", "", "| key | shipped | all 20 |", "|---|---:|---:|"]
     out += [f"| `{k}` | {shipped.get(k, float('nan')):.2f} | {all_costs[k]:.2f} |" for k in host.KEY_ORDER]
