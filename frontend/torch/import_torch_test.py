@@ -158,6 +158,17 @@ class FrontEndTest(unittest.TestCase):
         self.assertEqual(d["summary"]["saved_for_backward_bytes"], 21620132)
         self.assertEqual(d["blocks"][0], "layer1.0")
 
+    @unittest.skipUnless(HAVE_TORCHVISION, "python3-torchvision is not installed")
+    def test_regnet_computes_its_widths_outside_the_fake_mode(self):
+        # torchvision's RegNet reads its stage widths back from tensors (BlockParams.from_init_params); the front
+        # end computes them outside the fake mode (PyTorch 2.1 and later). Parameters: torchvision's own count.
+        try:
+            from torch._subclasses.fake_tensor import unset_fake_temporarily  # noqa: F401
+        except ImportError:
+            self.skipTest(f"torch {torch.__version__} has no unset_fake_temporarily (2.1 and later)")
+        d = self.record("torchvision:regnet_y_400mf", "--batch", "1")
+        self.assertEqual(d["summary"]["parameters"], 4344144)
+
     def test_an_unknown_torchvision_model_lists_the_known(self):
         if not HAVE_TORCHVISION:
             self.skipTest("python3-torchvision is not installed")

@@ -13,6 +13,7 @@
 Everything is built inside the tracer's FakeTensorMode: no parameter holds data, so a model of billions of
 parameters builds in seconds and no memory.
 """
+import contextlib
 import importlib.util
 import json
 import os
@@ -51,6 +52,32 @@ def where_in(exc, path=None):
     return f"{chosen.filename} line {chosen.lineno}"
 
 
+@contextlib.contextmanager
+def _real_block_params(models):
+    """RegNet's constructor computes its stage widths with tensor arithmetic and reads them back (`.tolist()` in
+    torchvision's BlockParams.from_init_params), which a fake tensor cannot answer: that arithmetic (on a few
+    integers, no weights) runs outside the fake mode; the model's layers are still built fake."""
+    params = getattr(getattr(models, "regnet", None), "BlockParams", None)
+    try:
+        from torch._subclasses.fake_tensor import unset_fake_temporarily
+    except ImportError:  # PyTorch before 2.1: RegNet fails with the tracer's data-dependence error, as it did
+        params = None
+    if params is None:
+        yield
+        return
+    original = params.__dict__["from_init_params"]
+
+    def real(cls, *args, **kwargs):
+        with unset_fake_temporarily():
+            return original.__func__(cls, *args, **kwargs)
+
+    params.from_init_params = classmethod(real)
+    try:
+        yield
+    finally:
+        params.from_init_params = original
+
+
 def _torchvision(name, batch, image_size):
     try:
         import torchvision
@@ -68,7 +95,8 @@ def _torchvision(name, batch, image_size):
     kwargs = {}
     if name in ("googlenet", "inception_v3"):
         kwargs = {"aux_logits": False, "init_weights": False}  # as the zoo builds them
-    model = getattr(models, name)(**kwargs)
+    with _real_block_params(models):
+        model = getattr(models, name)(**kwargs)
     side = image_size or (299 if name == "inception_v3" else 224)
     inputs = {"images": torch.empty(batch, 3, side, side), "labels": torch.zeros(batch, dtype=torch.long)}
 

@@ -432,12 +432,13 @@ def commit():
     return r.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
 
 
-def report_main(script, doc, generate, options=()):
+def report_main(script, doc, generate, options=(), provenance=blocks.PROVENANCE):
     """The command line of every fidelity report (fit_host_model.py, step_fidelity.py, profile_fidelity.py,
     memory_fidelity.py, concurrency_fidelity.py): --dlsim (checked before anything runs), --report, and `options`
     ((flag, argparse keywords) pairs); `generate(args, dlsim_binary, tmp_dir)` returns the generated blocks, which
     are printed or written into the report with the command that made them (emit_report). An option whose
-    keywords hold `in_command: True` changes what is written, and its value goes into the command."""
+    keywords hold `in_command: True` changes what is written, and its value goes into the command. `provenance`:
+    the block the command and commit go into (a report that shares its page with another names its own)."""
     ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--dlsim", default=str(ROOT / "build" / "bin" / "dlsim"))
     ap.add_argument("--report", help="rewrite the generated blocks of this markdown file (made if absent); "
@@ -456,7 +457,7 @@ def report_main(script, doc, generate, options=()):
     flags += "".join(f" {flag} {getattr(a, flag[2:].replace('-', '_'))}" for flag, kwargs in options
                      if kwargs.get("in_command"))
     command = f"validate/torch/{script}.py{flags}" + (f" --report {a.report}" if a.report else "")
-    return emit_report(generated, command, a.report)
+    return emit_report(generated, command, a.report, provenance)
 
 
 def main():
@@ -466,10 +467,10 @@ def main():
     return report_main("fit_host_model", __doc__, generate)
 
 
-def emit_report(generated, command, report):
+def emit_report(generated, command, report, provenance=blocks.PROVENANCE):
     """The generated blocks with their provenance: printed, or written into `report`'s blocks (made if absent).
     Exit status: 0, or 2 where the file's blocks do not match."""
-    generated[blocks.PROVENANCE] = f"Written by `{command}` at commit {commit()}."
+    generated[provenance] = f"Written by `{command}` at commit {commit()}."
     if not report:
         for name, text in generated.items():
             sys.stdout.write(f"<!-- generated: {name} -->\n\n{text}\n\n{blocks.END}\n\n")
