@@ -176,6 +176,7 @@ RankLocalGraph fsdp_graph(const Graph& training, const ParallelLayout& layout) {
         for (TensorId st : p.states) g.tensor(st).dtype = od;
         const TensorId ws = g.op(p.update).workspace;
         if (ws != kNoTensor) g.tensor(ws).dtype = od;
+        if (p.foreach_sqrt != kNoTensor) g.tensor(p.foreach_sqrt).dtype = od;
       }
       shard_states(g, p, s.local_rows);
     }

@@ -1,5 +1,5 @@
 // The optimizer step and the loss's backward as PyTorch 2.x runs them on a GPU (training_optimizer.cc,
-// training_backward.cc): the foreach Adam's temporary, the SGD step without one, cross entropy's middle gradient.
+// training_backward.cc): the foreach Adam's temporaries, the SGD step without one, cross entropy's middle gradient.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -30,48 +30,64 @@ std::vector<OpId> issue_order(const Graph& g) {
 
 }  // namespace
 
-TEST_CASE("eager Adam and AdamW: the foreach step's sqrt temporary, one per dtype group, beside every gradient") {
+// The temporary of each parameter: named after it, in its update's inputs.
+TensorId sqrt_of(const Graph& g, const Op& update) {
+  const std::string name = g.tensor(update.inputs[0]).name + ".foreach_sqrt";
+  for (const auto* ts : {&update.inputs, &update.outputs})
+    for (TensorId t : *ts)
+      if (g.tensor(t).name == name) return t;
+  return kNoTensor;
+}
+
+TEST_CASE("eager Adam and AdamW: _foreach_sqrt's temporaries, one per parameter, all beside every gradient") {
   for (Optimizer opt : {Optimizer::Adam, Optimizer::AdamW})
     for (Precision p : {Precision::FP32, Precision::BF16}) {
       INFO(to_string(opt) << " " << to_string(p));
       const Graph g = optimizer_test_graph(opt, Kernels::Eager, p);
       const std::vector<Lifetime> life = tensor_lifetimes(g, issue_order(g));
-      std::set<TensorId> temporaries;
-      uint64_t updated_bytes = 0;
-      int first_update = -1;
-      std::vector<TensorId> grads;
-      for (const Op& op : g.ops()) {
-        if (op.kind != OpKind::AdamUpdate) continue;
-        if (first_update < 0) first_update = op.id;
-        REQUIRE(op.workspace != kNoTensor);
-        temporaries.insert(op.workspace);
-        updated_bytes += g.tensor(op.inputs[0]).bytes;
-        grads.push_back(op.inputs[1]);
-        CHECK(g.tensor(op.inputs[1]).kind == TensorKind::Gradient);
-      }
-      // One group (every parameter has the model's dtype): one temporary of all the parameters' size, in their
-      // dtype, that no op reads or writes as a tensor (a scratch, allocated around each update).
-      REQUIRE(temporaries.size() == 1);
-      const Tensor& tmp = g.tensor(*temporaries.begin());
-      CHECK(tmp.kind == TensorKind::Workspace);
-      CHECK_FALSE(tmp.persistent);
-      CHECK(tmp.dtype == (p == Precision::BF16 ? DType::BF16 : DType::F32));
-      CHECK(tmp.bytes == updated_bytes);
-      for (const Op& op : g.ops()) {
-        CHECK(std::count(op.inputs.begin(), op.inputs.end(), tmp.id) == 0);
-        CHECK(std::count(op.outputs.begin(), op.outputs.end(), tmp.id) == 0);
-      }
-      // At the group's first update every gradient is alive: made in backward, freed after its own update.
-      REQUIRE(first_update >= 0);
-      for (TensorId gr : grads) {
-        CHECK(life[static_cast<size_t>(gr)].first < first_update);
-        CHECK(life[static_cast<size_t>(gr)].last >= first_update);
+      std::vector<OpId> updates;
+      for (const Op& op : g.ops())
+        if (op.kind == OpKind::AdamUpdate) updates.push_back(op.id);
+      REQUIRE(updates.size() > 2);
+      const Op& first = g.op(updates.front());
+      std::vector<TensorId> written;  // what the first update writes beside the parameter and its moments
+      for (TensorId t : first.outputs)
+        if (g.tensor(t).kind == TensorKind::Workspace) written.push_back(t);
+      REQUIRE(written.size() == updates.size());
+      for (size_t k = 0; k < updates.size(); ++k) {
+        const Op& op = g.op(updates[k]);
+        INFO(op.name);
+        CHECK(op.workspace == kNoTensor);
+        const Tensor& w = g.tensor(op.inputs[0]);
+        const TensorId gr = op.inputs[1];
+        CHECK(g.tensor(gr).kind == TensorKind::Gradient);
+        // Its parameter's size and dtype, made (in the parameters' order) by the group's first update, as
+        // _foreach_sqrt makes the whole list before any addcdiv_.
+        const TensorId sq = sqrt_of(g, op);
+        REQUIRE(sq != kNoTensor);
+        CHECK(written[k] == sq);
+        const Tensor& t = g.tensor(sq);
+        CHECK(t.kind == TensorKind::Workspace);
+        CHECK_FALSE(t.persistent);
+        CHECK(t.dtype == (p == Precision::BF16 ? DType::BF16 : DType::F32));
+        CHECK(t.shape == w.shape);
+        CHECK(t.bytes == w.bytes);
+        CHECK(std::count(op.inputs.begin(), op.inputs.end(), sq) == 1);
+        // At the first update every temporary and every gradient are alive; each is freed after its own update.
+        const Lifetime& ls = life[static_cast<size_t>(sq)];
+        CHECK(ls.first == static_cast<int>(updates.front()));
+        CHECK(ls.last == static_cast<int>(updates[k]));
+        CHECK(life[static_cast<size_t>(gr)].first < static_cast<int>(updates.front()));
+        CHECK(life[static_cast<size_t>(gr)].last == static_cast<int>(updates[k]));
+        // Appended after emit: the update's traffic is its parameter's, gradient's and moments' (one scratch before).
+        CHECK(op.bytes_read == 3 * w.bytes + g.tensor(gr).bytes);
       }
     }
 }
 
 TEST_CASE("the foreach temporaries follow the parameters' dtype groups, as _group_tensors_by_device_and_dtype") {
-  // A bf16 model with one fp32 parameter (as a norm kept in fp32 would be): two groups, two temporaries.
+  // A bf16 model with one fp32 parameter (as a norm kept in fp32 would be): two groups, each made by its first
+  // update.
   ModelOptions o;
   o.batch = 2;
   o.training.optimizer = Optimizer::AdamW;
@@ -84,15 +100,28 @@ TEST_CASE("the foreach temporaries follow the parameters' dtype groups, as _grou
   f.tensor(fp32_param).dtype = DType::F32;
   f.tensor(fp32_param).bytes *= 2;
   const Graph g = make_training_graph(f, o.training);
-  std::map<TensorId, uint64_t> bytes_of;
+  std::map<DType, uint64_t> param_bytes, written_bytes;
+  std::map<DType, int> writers;
   for (const Op& op : g.ops()) {
     if (op.kind != OpKind::AdamUpdate) continue;
     const Tensor& w = g.tensor(op.inputs[0]);
-    CHECK(g.tensor(op.workspace).dtype == w.dtype);
-    bytes_of[op.workspace] += w.bytes;
+    param_bytes[w.dtype] += w.bytes;
+    CHECK(g.tensor(sqrt_of(g, op)).dtype == w.dtype);
+    bool writes = false;
+    for (TensorId t : op.outputs)
+      if (g.tensor(t).kind == TensorKind::Workspace) {
+        CHECK(g.tensor(t).dtype == w.dtype);
+        written_bytes[w.dtype] += g.tensor(t).bytes;
+        writes = true;
+      }
+    writers[w.dtype] += writes;
   }
-  REQUIRE(bytes_of.size() == 2);
-  for (const auto& [tmp, bytes] : bytes_of) CHECK(g.tensor(tmp).bytes == bytes);
+  REQUIRE(param_bytes.size() == 2);
+  for (const auto& [dtype, bytes] : param_bytes) {
+    INFO(to_string(dtype));
+    CHECK(writers[dtype] == 1);
+    CHECK(written_bytes[dtype] == bytes);
+  }
 }
 
 TEST_CASE("SGD with momentum and the fused (multi-tensor) steps allocate nothing") {

@@ -40,6 +40,8 @@ std::vector<TrainedParameter> trained_parameters(const Graph& g) {
         cur->grad = t;
       } else if (tt.kind == TensorKind::OptimizerState) {
         cur->states.push_back(t);
+      } else if (tt.kind == TensorKind::Workspace && cur->foreach_sqrt == kNoTensor) {
+        cur->foreach_sqrt = t;
       }
     }
   }
@@ -131,6 +133,13 @@ void rescale_optimizer_ops(Graph& g, const std::vector<TrainedParameter>& params
     t.bytes = bytes;
     t.shape = {static_cast<int64_t>(bytes / dtype_bytes(t.dtype))};
   }
+  for (const TrainedParameter& p : params) {  // one temporary per parameter: its state's (local) elements
+    if (p.foreach_sqrt == kNoTensor || p.states.empty()) continue;
+    const Tensor& s = g.tensor(p.states.back());
+    Tensor& t = g.tensor(p.foreach_sqrt);
+    t.shape = s.shape;
+    t.bytes = s.bytes / dtype_bytes(s.dtype) * dtype_bytes(t.dtype);
+  }
   // An update's arithmetic is per element of its parameters' shards: the state's elements against the weight's.
   std::map<OpId, std::pair<double, double>> elements;  // update op -> (local, full)
   for (const TrainedParameter& p : params) {
@@ -144,8 +153,9 @@ void rescale_optimizer_ops(Graph& g, const std::vector<TrainedParameter>& params
     if (o.phase != Phase::Optimizer) continue;
     Op& m = g.op(o.id);
     uint64_t read = 0, written = 0;
-    for (TensorId t : m.inputs) read += g.tensor(t).bytes;
-    for (TensorId t : m.outputs) written += g.tensor(t).bytes;
+    // (not the foreach temporaries the updates name: a scratch, no traffic, as the synthesis counts them)
+    for (TensorId t : m.inputs) read += g.tensor(t).kind == TensorKind::Workspace ? 0 : g.tensor(t).bytes;
+    for (TensorId t : m.outputs) written += g.tensor(t).kind == TensorKind::Workspace ? 0 : g.tensor(t).bytes;
     auto it = elements.find(o.id);
     if (it != elements.end() && it->second.second > 0) m.flops *= it->second.first / it->second.second;
     else if (m.bytes_read > 0) m.flops *= static_cast<double>(read) / static_cast<double>(m.bytes_read);  // AMP's unscale

@@ -13,6 +13,7 @@ struct TrainedParameter {
   TensorId weight = kNoTensor;
   TensorId grad = kNoTensor;      // the gradient its update reads
   std::vector<TensorId> states;   // its optimizer state, in the update's order
+  TensorId foreach_sqrt = kNoTensor;  // the foreach Adam's temporary its update reads (training_optimizer.cc)
   OpId update = -1;               // the optimizer op that updates it
   OpId first_forward_use = -1;    // the first forward op that reads it; -1: none
   int32_t block = -1;             // that op's Graph::blocks index; -1: none (the root's)
@@ -44,7 +45,8 @@ TensorId add_tensor(RankLocalGraph& r, Tensor t, MemoryCategory c);
 void shard_states(Graph& g, const TrainedParameter& p, int64_t local_rows);
 // After the update ops' tensors changed size: their traffic becomes the sum of their tensors' bytes (as the
 // synthesis made it) and their flops scale with it; each op's workspace (the foreach temporary, sized for its
-// group's parameters) is resized to the elements the group's states now hold.
+// group's parameters) is resized to the elements the group's states now hold, and each parameter's foreach
+// temporary to its state's shape.
 void rescale_optimizer_ops(Graph& g, const std::vector<TrainedParameter>& params);
 
 }  // namespace dlsim::parallel::internal

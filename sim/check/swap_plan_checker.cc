@@ -114,6 +114,8 @@ void check_data(const Graph& g, const Program& p, std::vector<std::string>& prob
           const Op& op = g.op(c.op);
           for (TensorId x : op.inputs) {
             const auto xi = static_cast<size_t>(x);
+            // a scratch (the foreach Adam's temporaries) is the host step's own memory, made within it
+            if (g.tensor(x).kind == TensorKind::Workspace) continue;
             if (!host[xi]) problems.push_back(at + "host op '" + op.name + "' reads tensor " + name(x) + " without a current host copy");
             else if (host_version[xi] != latest[xi])
               problems.push_back(at + "host op '" + op.name + "' reads tensor " + name(x) + " holding an older value on the host");

@@ -22,8 +22,8 @@ HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order
     if (op.phase != Phase::Optimizer)
       throw std::invalid_argument("host step: op '" + op.name + "' is not an optimizer op: only the optimizer step runs on the CPU");
     if (h.host_op[static_cast<size_t>(o)]) throw std::invalid_argument("host step: op '" + op.name + "' is listed twice");
-    for (TensorId t : op.outputs)
-      if (!g.tensor(t).persistent)
+    for (TensorId t : op.outputs)  // (a scratch it writes, the foreach Adam's temporaries, is host memory)
+      if (!g.tensor(t).persistent && g.tensor(t).kind != TensorKind::Workspace)
         throw std::invalid_argument("host step: op '" + op.name + "' writes tensor '" + g.tensor(t).name +
                                     "', which is not persistent (only persistent state is updated on the host)");
     h.host_op[static_cast<size_t>(o)] = 1;
@@ -56,6 +56,7 @@ HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order
   for (const Tensor& t : g.tensors()) {
     const auto ti = static_cast<size_t>(t.id);
     if (!host_touch[ti]) continue;
+    if (t.kind == TensorKind::Workspace && last_device[ti] < 0) continue;  // a host op's scratch: host memory
     if (t.persistent && last_device[ti] < 0) {
       h.host_only[ti] = 1;
       continue;
@@ -74,7 +75,7 @@ HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order
   for (OpId o : step.ops)
     for (TensorId t : g.op(o).outputs) {
       const auto ti = static_cast<size_t>(t);
-      if (h.host_only[ti] || h.from_host[ti]) continue;
+      if (h.host_only[ti] || h.from_host[ti] || g.tensor(t).kind == TensorKind::Workspace) continue;
       h.from_host[ti] = 1;
       h.written_back.push_back(t);
     }

@@ -25,8 +25,10 @@ struct HostStepTensors {
 };
 
 // Throws std::invalid_argument naming the op or tensor when the step cannot run so: an op that is not an
-// optimizer op (Phase::Optimizer), listed twice or not in the order; a host op whose output is not persistent;
-// a tensor a host op reads that the device uses after that host op (the copy would be stale).
+// optimizer op (Phase::Optimizer), listed twice or not in the order; a host op whose output is not persistent
+// (but for a scratch, TensorKind::Workspace, that only host ops touch: host memory, as the foreach Adam's
+// temporaries are on the CPU); a tensor a host op reads that the device uses after that host op (the copy would
+// be stale).
 HostStepTensors host_step_tensors(const Graph& g, const std::vector<OpId>& order, const HostStep& step);
 
 // With HostStep::fetch_parameters: one fetch of a parameter into device memory. It is allocated and copied in after
