@@ -29,7 +29,7 @@ ConfigError first_step_error(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("first_step: lazy by default on pytorch-caching without a plan that copies; chosen, or refused, by name") {
+TEST_CASE("first_step: lazy by default on pytorch-caching without a plan that copies (chosen or refused by name)") {
   CHECK(lazy_first_step(first_step_parse(kFirstStepRun + "pool: pytorch-caching\n"), nullptr));
   CHECK_FALSE(lazy_first_step(first_step_parse(kFirstStepRun + "pool: cnmem\n"), nullptr));
   CHECK_FALSE(lazy_first_step(first_step_parse(kFirstStepRun + "pool: pytorch-caching\nlaunch: cuda-graph\n"), nullptr));
@@ -67,7 +67,7 @@ TEST_CASE("first_step: the optimizer's state in one group before its first op's 
   }
 }
 
-TEST_CASE("first_step: a lazy run's first step holds no optimizer state before its step; the steady ones the same") {
+TEST_CASE("first_step: a lazy run's first step holds no optimizer state before its step and the steady ones are unchanged") {
   const Experiment lazy = first_step_parse(kFirstStepRun + "pool: pytorch-caching\niterations: 2\n");
   const Experiment pre = first_step_parse(kFirstStepRun + "pool: pytorch-caching\niterations: 2\nfirst_step: preallocated\n");
   const ExperimentResult l = run_experiment(lazy), p = run_experiment(pre);
