@@ -8,6 +8,7 @@
 #include "common/input_file.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
+#include "hw/hardware_base.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/math_path.h"
 #include "validate/calibrate/kernel_fit/fit_samples.h"
@@ -191,7 +192,7 @@ int run_fit_kernels_command(const FitKernelsCommandOptions& o, std::ostream& out
   if (o.hw.empty()) throw ConfigError("<command line>", 0, "--hw", "give the hardware file to start from");
   if (o.out.empty()) throw ConfigError("<command line>", 0, "--out", "give the hardware file to write");
   const std::string hw_path = resolve_hw_path(o.hw);
-  const GpuSpec base = load_gpu_spec(hw_path);
+  const GpuSpec base = gpu_spec_from_yaml(load_hardware_document(hw_path), hw_path);  // its base: chain laid under it
   if (o.traces.empty() && !o.experiments.empty())
     throw ConfigError("<command line>", 0, "--experiment", "is for --trace: give the traces it profiled");
   for (const auto& [flag, file] : {std::pair{"--report", o.report}, std::pair{"--predictions", o.predictions}})

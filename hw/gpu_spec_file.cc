@@ -10,7 +10,6 @@
 
 #include "common/config_error.h"
 #include "common/sim_time.h"
-#include "hw/hardware_base.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
 #include "hw/conv_scratch.h"
@@ -295,8 +294,7 @@ std::filesystem::path hw_dir() {
 
 }  // namespace
 
-// With its chain of `base:` files laid under it, as every hardware file is read (a shipped h200.yaml has one).
-GpuSpec load_gpu_spec(const std::string& path) { return gpu_spec_from_yaml(load_hardware_document(path), path); }
+GpuSpec load_gpu_spec(const std::string& path) { return gpu_spec_from_yaml(load_yaml_file(path), path); }
 
 GpuSpec measured_tables_from_yaml(const YAML::Node& node, const std::string& path) {
   const YamlMap m(node, path);

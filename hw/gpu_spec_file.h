@@ -11,7 +11,7 @@
 namespace dlsim {
 
 // Reads and checks one hardware file; every missing or malformed field is a ConfigError with file, line, key. A
-// file that starts from another (`base:`) has its chain of bases laid under it first (hw/hardware_base.h).
+// file that starts from another (`base:`) is read by load_hardware (hw/hardware.h), which lays its base under it.
 GpuSpec load_gpu_spec(const std::string& path);
 // The same from a mapping already read (a file with an experiment's overrides merged in); `path` names it.
 // `measured`: the measured tables (kernel_times, conv_workspace and their batch-free forms) taken from this

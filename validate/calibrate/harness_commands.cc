@@ -11,6 +11,7 @@
 #include "common/config_error.h"
 #include "common/strings.h"
 #include "common/yaml_reader.h"
+#include "hw/hardware_base.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
 #include "validate/calibrate/calibrate.h"
@@ -145,7 +146,7 @@ int run_calibrate(const std::vector<std::string>& dirs, const std::string& hw_pa
   }
   const KernelTimeFit k = fit_kernel_times(runs);
   const WorkspaceFit ws = fit_conv_workspaces(reps);
-  const GpuSpec input = load_gpu_spec(hw_path);
+  const GpuSpec input = gpu_spec_from_yaml(load_hardware_document(hw_path), hw_path);  // its base: chain laid under it
   const ClassScaleFit cs = fit_op_class_scale(runs, input);
   std::optional<ConcurrencyRegression> conc;
   if (micro_records) conc = regress_concurrency(*micro_records, input, micro_file);

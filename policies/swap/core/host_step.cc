@@ -135,8 +135,11 @@ std::vector<ParameterFetch> parameter_fetches(const Graph& g, const std::vector<
 TimeNs host_step_ns(const Graph& g, const Op& op, double adam_bytes_per_s) {
   if (!(adam_bytes_per_s > 0)) throw std::invalid_argument("host step: the CPU's Adam rate is not known");
   double elems = 0;
-  for (TensorId t : op.outputs) elems += static_cast<double>(numel(g.tensor(t).shape));
-  const double ns = 4.0 * elems / adam_bytes_per_s * 1e9;  // every output: master weight and each state tensor
+  // Every output that the step keeps, master weight and each state tensor; not the foreach step's temporaries (a
+  // group's first update writes the whole group's): CPU Adam's published rate is per parameter and state.
+  for (TensorId t : op.outputs)
+    if (g.tensor(t).kind != TensorKind::Workspace) elems += static_cast<double>(numel(g.tensor(t).shape));
+  const double ns = 4.0 * elems / adam_bytes_per_s * 1e9;
   if (!(ns < static_cast<double>(std::numeric_limits<TimeNs>::max() / 4)))
     throw std::invalid_argument("host step: op '" + op.name + "' would take longer than the clock can count");
   return static_cast<TimeNs>(std::llround(ns));
