@@ -3,6 +3,8 @@
 // is over a run's first steps and its later ones.
 #include <catch2/catch.hpp>
 
+#include "sim/testing/fake_run.h"
+
 #include "common/byte_units.h"
 #include "policies/concurrency/concurrency_policy.h"
 #include "policies/pool/pytorch_caching_pool.h"
@@ -20,13 +22,7 @@ namespace {
 RunResult run_caching(const Graph& g, const Program& p, int iterations) {
   VirtualDeviceMemory dev(uint64_t{1} << 30);
   PytorchCachingPool pool(dev, PytorchCachingOptions{});
-  AttrKernels k;
-  LinearLink l(10.0, 10.0, 1000);
-  GpuSpec gpu = fake_gpu();
-  SimContext ctx{g, gpu, k, l, pool, dev};
-  SimOptions o;
-  o.iterations = iterations;
-  return simulate(p, ctx, o);
+  return run_on_fakes_with(g, p, pool, dev, iterations);
 }
 
 }  // namespace

@@ -8,9 +8,9 @@
 
 namespace dlsim::testing {
 
-inline RunResult run_on_fakes(const Graph& g, const Program& p, int iterations = 1) {
-  VirtualDeviceMemory dev(1 << 30);
-  ExactCachePool pool(dev);
+// The fakes' kernels, link and GPU, on a pool of the caller's over its device (a PyTorch caching pool, say).
+inline RunResult run_on_fakes_with(const Graph& g, const Program& p, PoolPolicy& pool, DeviceMemory& dev,
+                                   int iterations = 1) {
   AttrKernels k;
   LinearLink l(10.0, 10.0, 1000);
   GpuSpec gpu = fake_gpu();
@@ -18,6 +18,13 @@ inline RunResult run_on_fakes(const Graph& g, const Program& p, int iterations =
   SimOptions o;
   o.iterations = iterations;
   return simulate(p, ctx, o);
+}
+
+// On the exact-size pool over a 1 GiB device.
+inline RunResult run_on_fakes(const Graph& g, const Program& p, int iterations = 1) {
+  VirtualDeviceMemory dev(1 << 30);
+  ExactCachePool pool(dev);
+  return run_on_fakes_with(g, p, pool, dev, iterations);
 }
 
 }  // namespace dlsim::testing
