@@ -200,16 +200,22 @@ TensorId Synthesizer::workspace_for(const Op& o, const std::string& name) {
   return add(std::move(t));
 }
 
-TensorId Synthesizer::new_grad(TensorId of) {
-  const Tensor& src = g_.tensor(of);
+TensorId Synthesizer::tensor_like(TensorId like, std::string name, TensorKind kind, bool persistent) {
+  const Tensor& src = g_.tensor(like);
   Tensor t;
-  t.name = "grad." + src.name;
-  t.kind = TensorKind::Gradient;
-  t.grad_of = of;
+  t.name = std::move(name);
+  t.kind = kind;
   t.dtype = src.dtype;
   t.shape = src.shape;
   t.bytes = src.bytes;
-  return add(std::move(t));
+  t.persistent = persistent;
+  return add(std::move(t));  // src is not read after add: add may move the graph's tensors
+}
+
+TensorId Synthesizer::new_grad(TensorId of) {
+  const TensorId g = tensor_like(of, "grad." + g_.tensor(of).name, TensorKind::Gradient);
+  g_.tensor(g).grad_of = of;
+  return g;
 }
 
 OpId Synthesizer::emit(const Op& fwd, OpKind kind, const std::string& suffix, std::vector<TensorId> in, std::vector<TensorId> out,

@@ -133,14 +133,7 @@ TensorId Synthesizer::weight_grad_input(const Op& fwd) {
 void Synthesizer::loss_backward(const Op& fwd) {
   TensorId gx = grad_for(fwd, 0);
   if (gx == kNoTensor) return;
-  const Tensor& logp = g_.tensor(fwd.outputs[1]);
-  Tensor d;
-  d.name = fwd.name + ".nll_loss_grad";
-  d.kind = TensorKind::Workspace;
-  d.dtype = logp.dtype;
-  d.shape = logp.shape;
-  d.bytes = logp.bytes;
-  const TensorId nll_grad = add(std::move(d));
+  const TensorId nll_grad = tensor_like(fwd.outputs[1], fwd.name + ".nll_loss_grad", TensorKind::Workspace);
   emit(fwd, OpKind::CrossEntropyLossBwd, ".bwd", {fwd.outputs[1], fwd.inputs[1]}, {gx}, 2 * fwd.flops / 5, nll_grad);
   contribute(fwd, fwd.inputs[0], gx);
 }
@@ -346,14 +339,7 @@ void Synthesizer::pow_backward(const Op& fwd, TensorId gy, double n_out) {
   TensorId gx = grad_for(fwd, 0);
   if (gx == kNoTensor) return;
   const TensorId x = fwd.inputs[0];
-  auto scratch = [&](const std::string& suffix) {
-    Tensor t = g_.tensor(x);
-    t.name = fwd.name + suffix;
-    t.kind = TensorKind::Activation;
-    t.learnable = t.persistent = false;
-    t.grad_of = kNoTensor;
-    return add(std::move(t));
-  };
+  auto scratch = [&](const std::string& suffix) { return tensor_like(x, fwd.name + suffix, TensorKind::Activation); };
   const bool square = fwd.attr(Attr::exponent) == 2;
   const TensorId sq = square ? x : scratch(".bwd_pow.out"), scaled = scratch(".bwd_mul_exponent.out");
   if (!square) emit(fwd, OpKind::Other, ".bwd_pow", {x}, {sq}, 2 * n_out);
@@ -372,14 +358,7 @@ void Synthesizer::rsqrt_backward(const Op& fwd, TensorId gy) {
   if (gx == kNoTensor) return;
   const TensorId r = fwd.outputs[0];
   const double n = static_cast<double>(numel(g_.tensor(r).shape));
-  auto scratch = [&](const std::string& suffix) {
-    Tensor t = g_.tensor(r);
-    t.name = fwd.name + suffix;
-    t.kind = TensorKind::Activation;
-    t.learnable = t.persistent = false;
-    t.grad_of = kNoTensor;
-    return add(std::move(t));
-  };
+  auto scratch = [&](const std::string& suffix) { return tensor_like(r, fwd.name + suffix, TensorKind::Activation); };
   const TensorId cube = scratch(".bwd_pow.out"), scaled = scratch(".bwd_mul_half.out");
   Op& c = g_.op(emit(fwd, OpKind::Other, ".bwd_pow", {r}, {cube}, 2 * n));
   c.other = OtherOp::Pow;
@@ -402,13 +381,8 @@ void Synthesizer::cat_halves_backward(const Op& fwd, TensorId gy) {
 
 void Synthesizer::neg_half_backward(const Op& fwd, TensorId gy) {
   if (!rg(fwd.inputs[0])) return;
-  Tensor t = g_.tensor(fwd.outputs[0]);
-  t.name = fwd.name + ".bwd.out";
-  t.kind = TensorKind::Gradient;
-  t.learnable = t.persistent = false;
-  t.grad_of = kNoTensor;
-  const uint64_t half = t.bytes;
-  const TensorId g2 = add(std::move(t));
+  const TensorId g2 = tensor_like(fwd.outputs[0], fwd.name + ".bwd.out", TensorKind::Gradient);
+  const uint64_t half = g_.tensor(g2).bytes;
   Op& o = g_.op(emit(fwd, OpKind::Other, ".bwd", {gy}, {g2}, static_cast<double>(numel(g_.tensor(g2).shape))));
   o.bytes_read = half;  // gy is the cat's whole gradient; the neg reads its first half
   slice_backward(fwd, 0, g2, ".bwd_slice");

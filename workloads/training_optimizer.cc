@@ -88,14 +88,7 @@ void Synthesizer::optimizer() {
     double n = static_cast<double>(numel(wt.shape));
     // State in the parameter's dtype (torch.zeros_like(p)): fp32 beside fp32 masters, bf16 for a bf16 model.
     auto state = [&](const std::string& suffix) {
-      Tensor t;
-      t.name = wt.name + suffix;
-      t.kind = TensorKind::OptimizerState;
-      t.dtype = wt.dtype;
-      t.shape = wt.shape;
-      t.bytes = wt.bytes;
-      t.persistent = true;
-      return add(std::move(t));
+      return tensor_like(static_cast<TensorId>(w), wt.name + suffix, TensorKind::OptimizerState, true);
     };
     none.name = wt.name;
     TensorId wid = static_cast<TensorId>(w);
@@ -129,13 +122,7 @@ void Synthesizer::optimizer() {
       }
       // The foreach step's sqrt of this parameter's second moment. The group's first update makes it (below); its
       // own update reads it, appended after emit (its bytes are in the traffic set above).
-      Tensor t;
-      t.name = wt.name + ".foreach_sqrt";
-      t.kind = TensorKind::Workspace;
-      t.dtype = wt.dtype;
-      t.shape = wt.shape;
-      t.bytes = wt.bytes;
-      const TensorId sq = add(std::move(t));
+      const TensorId sq = tensor_like(static_cast<TensorId>(w), wt.name + ".foreach_sqrt", TensorKind::Workspace);
       group_sqrts[wt.dtype].push_back(sq);
       group_first_update.emplace(wt.dtype, step_id);
       g_.op(step_id).inputs.push_back(sq);

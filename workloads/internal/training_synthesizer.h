@@ -43,6 +43,8 @@ class Synthesizer {
   void scale_loss();
   void mark_requires_grad();
   TensorId add(Tensor t);
+  // A new tensor of `like`'s dtype, shape and bytes, named `name`, of `kind`: a temporary, a gradient, a state.
+  TensorId tensor_like(TensorId like, std::string name, TensorKind kind, bool persistent = false);
   TensorId map(TensorId ft);
   TensorId workspace_for(const Op& o, const std::string& name);
   bool rg(TensorId t) const { return requires_grad_[static_cast<size_t>(t)] != 0; }
