@@ -38,8 +38,6 @@ class TorchStepField : public JsonFields {
     require_object();
   }
 
-  const Json& get(const std::string& field) const { return at(field); }
-  std::string string(const std::string& field) const { return text(field); }
   std::string string_or(const std::string& field, const std::string& fallback) const {
     return has(field) ? text(field) : fallback;
   }
@@ -77,7 +75,7 @@ constexpr int64_t kMaxDim = int64_t{1} << 50;
 TorchStepView read_view(const TorchStepField& f, bool input) {
   TorchStepView v;
   v.storage = f.integer("storage", 0);
-  v.dtype = f.string("dtype");
+  v.dtype = f.text("dtype");
   v.shape = f.integers("shape", 0, kMaxDim);
   v.stride = f.integers("stride", -kMaxDim, kMaxDim);
   if (static_cast<int64_t>(v.shape.size()) > kMaxRank) f.fail("shape", "more than 16 dimensions");
@@ -96,7 +94,7 @@ TorchStepView read_view(const TorchStepField& f, bool input) {
 std::vector<TorchStepArg> read_args(const TorchStepField& op) {
   std::vector<TorchStepArg> out;
   if (!op.has("args")) return out;
-  const Json& args = op.get("args");
+  const Json& args = op.at("args");
   if (!args.is_object()) op.fail("args", std::string("expected an object, got ") + args.type_name());
   for (const auto& [name, v] : args.items()) {
     TorchStepArg a;
@@ -124,7 +122,7 @@ void check_storage_ref(const TorchStepField& f, const std::string& field, int64_
 }
 
 void read_header(const TorchStepField& top, TorchStepFile& out) {
-  const Json& format = top.get("format");
+  const Json& format = top.at("format");
   if (!format.is_string() || format.get<std::string>() != kTorchStepFormat)
     top.fail("format", std::string("not a dlsim trace file: expected format '") + kTorchStepFormat + "', got " +
                            (format.is_string() ? "'" + format.get<std::string>() + "'" : std::string(format.type_name())));
@@ -133,10 +131,10 @@ void read_header(const TorchStepField& top, TorchStepFile& out) {
     top.fail("version", "version " + std::to_string(version) + " of the format; this dlsim reads version " +
                             std::to_string(kTorchStepVersion) + " (record the step again with this dlsim's import-torch)");
   const TorchStepField step = top.record("step");
-  out.spec = step.string("spec");
-  out.model = step.string("model");
-  out.precision = step.string("precision");
-  out.optimizer = step.string("optimizer");
+  out.spec = step.text("spec");
+  out.model = step.text("model");
+  out.precision = step.text("precision");
+  out.optimizer = step.text("optimizer");
   out.batch = step.integer("batch", 1, kMaxDim);
   const TorchStepField summary = top.record("summary");
   out.parameters = static_cast<uint64_t>(summary.integer("parameters", 0));
@@ -158,7 +156,7 @@ void read_storages(const TorchStepField& top, TorchStepFile& out, int64_t ops) {
     s.id = f.integer("id");
     if (s.id != static_cast<int64_t>(i)) f.fail("id", "storage " + std::to_string(i) + " has id " + std::to_string(s.id));
     s.bytes = static_cast<uint64_t>(f.integer("bytes", 0, static_cast<int64_t>(kMaxTensorBytes)));
-    s.kind = f.string("kind");
+    s.kind = f.text("kind");
     static const char* kKinds[] = {"parameter", "buffer", "gradient", "optimizer_state", "input", "constant", "activation"};
     if (std::find(std::begin(kKinds), std::end(kKinds), s.kind) == std::end(kKinds))
       f.fail("kind", "unknown storage kind '" + s.kind + "'; valid: parameter, buffer, gradient, optimizer_state, input, "
@@ -183,8 +181,8 @@ void read_ops(const TorchStepField& top, TorchStepFile& out) {
     TorchStepOp op;
     op.id = f.integer("id");
     if (op.id != static_cast<int64_t>(i)) f.fail("id", "op " + std::to_string(i) + " has id " + std::to_string(op.id));
-    op.name = f.string("name");
-    op.phase = f.string("phase");
+    op.name = f.text("name");
+    op.phase = f.text("phase");
     if (op.phase != "forward" && op.phase != "backward" && op.phase != "optimizer")
       f.fail("phase", "unknown phase '" + op.phase + "'; valid: forward, backward, optimizer");
     op.module = f.string_or("module", "");

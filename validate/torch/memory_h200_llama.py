@@ -12,8 +12,8 @@ qwen2.5-0.5b-hf-b8-s1024).
 import json
 import pathlib
 
-from fit_host_model import pct  # memory_fidelity.py puts validate/torch/ on the path before importing this
-from memory_h100 import mib
+from memory_h100 import mib  # memory_fidelity.py puts validate/torch/ on the path before importing this
+from memory_h200_lm import peak_cells
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "results" / "fidelity" / "data" / "h200-2026-11-28b"
@@ -31,11 +31,6 @@ CASES = [
 MIXED = {"precision": "mixed-bf16", "optimizer": "adamw"}
 
 
-def cells(measured, zoo, tr, key):
-    return (f"{mib(measured)} | {mib(zoo[key])} ({pct(zoo[key], measured)}) | "
-            f"{mib(tr[key])} ({pct(tr[key], measured)})")
-
-
 def llama(dlsim):
     """Per case: measured reserved and allocated against the zoo graph and the recorded step, and the segments."""
     truth = json.loads((DATA / "memory-truth.json").read_text())
@@ -50,8 +45,7 @@ def llama(dlsim):
         res, alloc = m["max_memory_reserved"], m["max_memory_allocated"]
         errors["zoo"].append(abs(zoo["peak_reserved_bytes"] / res - 1))
         errors["traced"].append(abs(tr["peak_reserved_bytes"] / res - 1))
-        rows.append(f"| {label} | {cells(res, zoo, tr, 'peak_reserved_bytes')} | "
-                    f"{cells(alloc, zoo, tr, 'peak_live_bytes')} | {m['num_device_alloc']} / {zoo['device_mallocs']}"
+        rows.append(f"| {label} | {peak_cells(res, alloc, zoo, tr)} | {m['num_device_alloc']} / {zoo['device_mallocs']}"
                     f" / {tr['device_mallocs']} | {mib(m['inactive_split_bytes.all.peak'])} |")
     mean = {k: 100 * sum(v) / len(v) for k, v in errors.items()}
     return "\n".join(
