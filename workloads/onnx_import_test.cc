@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "common/config_error.h"
+#include "common/testing/config_error_of.h"
 #include "workloads/training.h"
 #include "workloads/zoo.h"
 
@@ -21,16 +22,7 @@ ModelOptions batch_of(int64_t b) {
 
 ModelSummary summary_of(const Graph& forward) { return summarize(forward, make_training_graph(forward, TrainingOptions{})); }
 
-// The message of the ConfigError `f` throws ("" when it throws none).
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using dlsim::testing::config_error_of;
 
 }  // namespace
 
@@ -38,7 +30,7 @@ std::string error_of(F f) {
 
 TEST_CASE("without libonnx-dev the importer says so") {
   CHECK_FALSE(onnx_import_available());
-  CHECK_THAT(error_of([] { import_onnx_forward("model.onnx", batch_of(1)); }), Catch::Contains("without ONNX support"));
+  CHECK_THAT(config_error_of([] { import_onnx_forward("model.onnx", batch_of(1)); }), Catch::Contains("without ONNX support"));
 }
 
 #else
@@ -226,7 +218,7 @@ TEST_CASE("an ONNX graph above the node limit, or with a weight past 2^50 elemen
   const std::string path = tiny_cnn().save("limited.onnx");  // five nodes, three initializers
   ModelOptions opts = batch_of(2);
   opts.max_graph_nodes = 4;
-  CHECK(error_of([&] { import_onnx_forward(path, opts); }) ==
+  CHECK(config_error_of([&] { import_onnx_forward(path, opts); }) ==
         path + ": 'graph': the graph has 5 nodes and 3 initializers, above the limit of 4; raise it with "
                "`max_graph_nodes:` in the experiment or `dlsim model --max-graph-nodes N`");
   opts.max_graph_nodes = 5;
@@ -240,14 +232,14 @@ TEST_CASE("an ONNX graph above the node limit, or with a weight past 2^50 elemen
   w->add_dims(int64_t{1} << 35);
   w->add_dims(int64_t{1} << 35);
   const std::string huge = t.save("huge-weight.onnx");
-  CHECK_THAT(error_of([&] { import_onnx_forward(huge, batch_of(1)); }),
+  CHECK_THAT(config_error_of([&] { import_onnx_forward(huge, batch_of(1)); }),
              Catch::Contains(huge) && Catch::Contains("'huge'") && Catch::Contains("more than 2^50 elements"));
 }
 
 TEST_CASE("ONNX import errors name the file and the node") {
   SECTION("an unsupported op") {
     std::string path = tiny_cnn("Sigmoid").save("unsupported.onnx");
-    std::string msg = error_of([&] { import_onnx_forward(path, batch_of(1)); });
+    std::string msg = config_error_of([&] { import_onnx_forward(path, batch_of(1)); });
     CHECK_THAT(msg, Catch::Contains(path) && Catch::Contains("'act'") && Catch::Contains("unsupported ONNX op 'Sigmoid'"));
   }
   SECTION("corrupt bytes") {
@@ -255,7 +247,7 @@ TEST_CASE("ONNX import errors name the file and the node") {
     // Field 1 (ir_version) as a varint longer than ten bytes: no protobuf parser accepts it.
     const char bytes[] = "\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x12\x99garbage";
     std::ofstream(p, std::ios::binary) << std::string(bytes, sizeof bytes - 1);
-    CHECK_THAT(error_of([&] { import_onnx_forward(p.string(), batch_of(1)); }), Catch::Contains(p.string()) && Catch::Contains("not a valid ONNX model"));
+    CHECK_THAT(config_error_of([&] { import_onnx_forward(p.string(), batch_of(1)); }), Catch::Contains(p.string()) && Catch::Contains("not a valid ONNX model"));
   }
   SECTION("a truncated file") {
     std::string path = tiny_cnn().save("whole.onnx");
@@ -263,16 +255,16 @@ TEST_CASE("ONNX import errors name the file and the node") {
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     fs::path p = scratch_dir() / "truncated.onnx";
     std::ofstream(p, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
-    CHECK_THAT(error_of([&] { import_onnx_forward(p.string(), batch_of(1)); }), Catch::Contains(p.string()));
+    CHECK_THAT(config_error_of([&] { import_onnx_forward(p.string(), batch_of(1)); }), Catch::Contains(p.string()));
   }
   SECTION("a missing file") {
-    CHECK_THAT(error_of([] { import_onnx_forward("/nonexistent/model.onnx", batch_of(1)); }), Catch::Contains("cannot open"));
+    CHECK_THAT(config_error_of([] { import_onnx_forward("/nonexistent/model.onnx", batch_of(1)); }), Catch::Contains("cannot open"));
   }
   SECTION("an input without a shape") {
     Tiny t = tiny_cnn();
     t.g->mutable_input(0)->clear_type();
     std::string path = t.save("no_shape.onnx");
-    CHECK_THAT(error_of([&] { import_onnx_forward(path, batch_of(1)); }),
+    CHECK_THAT(config_error_of([&] { import_onnx_forward(path, batch_of(1)); }),
                Catch::Contains(path) && Catch::Contains("'conv'") && Catch::Contains("graph input 'x' has no shape"));
   }
   SECTION("a weight given as a graph input without a shape") {
@@ -280,26 +272,26 @@ TEST_CASE("ONNX import errors name the file and the node") {
     t.g->mutable_initializer()->DeleteSubrange(0, 1);  // conv.weight becomes an undeclared-shape graph input
     t.input("conv.weight", {}, false);
     std::string path = t.save("weight_no_shape.onnx");
-    CHECK_THAT(error_of([&] { import_onnx_forward(path, batch_of(1)); }), Catch::Contains("weight 'conv.weight'") && Catch::Contains("no shape"));
+    CHECK_THAT(config_error_of([&] { import_onnx_forward(path, batch_of(1)); }), Catch::Contains("weight 'conv.weight'") && Catch::Contains("no shape"));
   }
   SECTION("a value no node produces") {
     Tiny t = tiny_cnn();
     t.g->mutable_node(1)->set_input(0, "nowhere");
     std::string path = t.save("dangling.onnx");
-    CHECK_THAT(error_of([&] { import_onnx_forward(path, batch_of(1)); }), Catch::Contains("'act'") && Catch::Contains("'nowhere'"));
+    CHECK_THAT(config_error_of([&] { import_onnx_forward(path, batch_of(1)); }), Catch::Contains("'act'") && Catch::Contains("'nowhere'"));
   }
   SECTION("a kernel_shape that disagrees with the weight (a zero was ignored)") {
     Tiny t = tiny_cnn();
     t.g->mutable_node(0)->mutable_attribute(0)->set_ints(0, 0);  // kernel_shape [0, 3]
     std::string path = t.save("zero_kernel.onnx");
-    CHECK_THAT(error_of([&] { import_onnx_forward(path, batch_of(1)); }),
+    CHECK_THAT(config_error_of([&] { import_onnx_forward(path, batch_of(1)); }),
                Catch::Contains("'conv'") && Catch::Contains("kernel_shape [0,3] disagrees with the weight's [4,3,3,3]"));
   }
   SECTION("pads so large that the padded size would wrap") {
     Tiny t = tiny_cnn();
     for (int i = 0; i < 4; ++i) t.g->mutable_node(0)->mutable_attribute(1)->set_ints(i, int64_t{1} << 62);
     std::string path = t.save("huge_pads.onnx");
-    CHECK_THAT(error_of([&] { import_onnx_forward(path, batch_of(1)); }),
+    CHECK_THAT(config_error_of([&] { import_onnx_forward(path, batch_of(1)); }),
                Catch::Contains("'conv'") && Catch::Contains("[1, 2^31]"));
   }
   SECTION("a Clip other than ReLU6 or ReLU") {
@@ -312,7 +304,7 @@ TEST_CASE("ONNX import errors name the file and the node") {
       a->set_f(v);
     }
     std::string path = t.save("clip3.onnx");
-    CHECK_THAT(error_of([&] { import_onnx_forward(path, batch_of(1)); }), Catch::Contains("'act'") && Catch::Contains("Clip to [0.000000, 3.000000]"));
+    CHECK_THAT(config_error_of([&] { import_onnx_forward(path, batch_of(1)); }), Catch::Contains("'act'") && Catch::Contains("Clip to [0.000000, 3.000000]"));
   }
 }
 
