@@ -2,6 +2,7 @@
 // The `kernel_model:` section of a hardware file: kernel time from shape, per class of library kernel, fitted to a
 // sweep of measured kernels on one GPU (`dlsim fit-kernels`, validate/calibrate/kernel_fit/). A class's time is
 //   t = fixed_us + flop_scale * F + wave_scale * F * q + byte_scale * B [+ channel_scale * B / C * SMs]   (µs)
+// (a batch-norm backward kernel: channel_bwd_scale in place of channel_scale where the class has one)
 // with F = flops / the path's peak (the ideal compute time), q >= 1 the wave quantisation of the kernel's tiles
 // over the GPU's SMs (hw/fitted/kernel_shape.h: ceil(blocks / SMs) * SMs / blocks), and B = bytes / the HBM
 // bandwidth (the ideal memory time). The four coefficients are fitted, never set by hand: 1 / flop_scale is the
@@ -22,6 +23,9 @@ struct FittedKernelClass {
   double byte_scale = 0;
   int64_t records = 0;  // sweep records it was fitted to (what the file says; not used to price)
   double channel_scale = 0;  // batch norm: times the per-channel term (hw/fitted/kernel_terms.h); 0 elsewhere
+  // Batch norm's backward kernel: times its per-channel term, fitted where profiler traces gave backward samples
+  // (a sweep measures the forward alone); 0: none, the backward takes channel_scale (kernel_terms.h).
+  double channel_bwd_scale = 0;
   bool operator==(const FittedKernelClass&) const = default;
 };
 

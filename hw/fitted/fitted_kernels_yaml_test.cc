@@ -42,10 +42,13 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
   f.fixed_includes_dispatch = true;
   f.classes["conv_fwd.tf32.spatial"] = {32.048, 0.276, 0.897, 3.255, 197};
   f.classes["layernorm.bf16"] = {23.06, 0, 0, 2.227, 6};
-  f.classes["batchnorm.f32"] = {4.6, 0, 0, 1.9, 2016, 0.35};
+  f.classes["batchnorm.f32"] = {4.6, 0, 0, 1.9, 2016, 0.35, 0.6};
+  f.classes["batchnorm.bf16"] = {4.6, 0, 0, 1.9, 6, 0.35};
   const std::string yaml = fitted_kernels_to_yaml(f);
   CHECK_THAT(yaml, Catch::Contains("batchnorm.f32: {fixed_us: 4.6, flop_scale: 0, wave_scale: 0, byte_scale: 1.9, "
-                                   "channel_scale: 0.35, records: 2016}"));
+                                   "channel_scale: 0.35, channel_bwd_scale: 0.6, records: 2016}"));
+  CHECK_THAT(yaml, Catch::Contains("batchnorm.bf16: {fixed_us: 4.6, flop_scale: 0, wave_scale: 0, byte_scale: 1.9, "
+                                   "channel_scale: 0.35, records: 6}"));  // no backward term: not written
   CHECK_THAT(yaml, Catch::Contains("layernorm.bf16: {fixed_us: 23.06, flop_scale: 0, wave_scale: 0, byte_scale: "
                                    "2.227, records: 6}"));  // no channel term: the key is not written
   const GpuSpec s = h200_with("\n" + yaml);
@@ -58,6 +61,8 @@ TEST_CASE("a bad fitted section is refused at its line and key") {
               "not a kernel class");
   check_error("kernel_model:\n  classes:\n    gemm.bf16: {fixed_us: -1}\n", "kernel_model.classes.gemm.bf16.fixed_us",
               "must be in [0, 1e+06], got -1");
+  check_error("kernel_model:\n  classes:\n    batchnorm.f32: {fixed_us: 1, channel_bwd_scale: -2}\n",
+              "kernel_model.classes.batchnorm.f32.channel_bwd_scale", "must be in [0, 1e+06], got -2");
   check_error("kernel_model:\n  classes:\n    gemm.bf16: {fixed_us: 1, flop_scale: fast}\n",
               "kernel_model.classes.gemm.bf16.flop_scale", "fast");
   check_error("kernel_model:\n  classes:\n    gemm.bf16: {flop_scale: 1}\n", "kernel_model.classes.gemm.bf16.fixed_us",

@@ -10,13 +10,20 @@ KernelTerms kernel_terms(const KernelShape& s, const GpuSpec& spec, const Fitted
   if (s.flops > 0 && peak > 0) t.flop_us = s.flops / peak * 1e6;
   t.wave = wave_factor(grid_blocks(s.grid, spec.sms, fitted.tile, fitted.min_split_k), spec.sms);
   if (s.bytes > 0 && spec.hbm_bandwidth > 0) t.byte_us = s.bytes / spec.hbm_bandwidth * 1e6;
-  if (s.channels > 0) t.channel_us = t.byte_us / s.channels * static_cast<double>(spec.sms);
+  if (s.channels > 0) {
+    const double per_channel = t.byte_us / s.channels * static_cast<double>(spec.sms);
+    (s.backward ? t.channel_bwd_us : t.channel_us) = per_channel;
+  }
   return t;
 }
 
 double class_time_us(const FittedKernelClass& c, const KernelTerms& t) {
   return c.fixed_us + c.flop_scale * t.flop_us + c.wave_scale * t.flop_us * t.wave + c.byte_scale * t.byte_us +
-         c.channel_scale * t.channel_us;
+         c.channel_scale * t.channel_us + channel_bwd_coefficient(c) * t.channel_bwd_us;
+}
+
+double channel_bwd_coefficient(const FittedKernelClass& c) {
+  return c.channel_bwd_scale > 0 ? c.channel_bwd_scale : c.channel_scale;
 }
 
 double device_time_us(const FittedKernels& f, const FittedKernelClass& c, const KernelTerms& t, double device_fixed_us) {

@@ -16,11 +16,18 @@ struct KernelTerms {
   // Batch norm: one channel's bytes over one SM's share of the bandwidth (bytes / channels * SMs / bandwidth), the
   // time where each channel is one block on one SM; 0 without channels.
   double channel_us = 0;
+  // The same for a batch-norm backward kernel (KernelShape::backward), which has its own coefficient; exactly one
+  // of the two is non-zero for a batch norm with channels.
+  double channel_bwd_us = 0;
 };
 // `spec` gives the peaks, the bandwidth and the SMs; `fitted` the tile settings. A path the GPU has no peak for
 // has no compute term (0).
 KernelTerms kernel_terms(const KernelShape& s, const GpuSpec& spec, const FittedKernels& fitted);
 double class_time_us(const FittedKernelClass& c, const KernelTerms& t);
+// The coefficient of a backward kernel's per-channel term: channel_bwd_scale, or channel_scale where the class has
+// none (a sweep measures batch norm forward only: a GPU fitted from its sweep alone prices the backward's channels
+// as the forward's).
+double channel_bwd_coefficient(const FittedKernelClass& c);
 // The kernel's time on the device alone: class_time_us, with `device_fixed_us` in place of the class's fixed cost
 // where the sweep's timings held the host's dispatch (FittedKernels::fixed_includes_dispatch).
 double device_time_us(const FittedKernels& f, const FittedKernelClass& c, const KernelTerms& t, double device_fixed_us);

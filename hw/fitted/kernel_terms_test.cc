@@ -31,6 +31,25 @@ TEST_CASE("batch norm's channel term: one channel's bytes over one SM's share of
   CHECK(class_time_us(c, kernel_terms(s, spec, FittedKernels{})) == Approx(2 + 1.5 * t.byte_us));
 }
 
+TEST_CASE("a backward batch norm's channel term has its own coefficient, the forward's where the class has none") {
+  const GpuSpec spec = round_spec();
+  KernelShape s;
+  s.family = KernelFamily::BatchNorm;
+  s.bytes = 1e9;
+  s.channels = 16;
+  const KernelTerms fwd = kernel_terms(s, spec, FittedKernels{});
+  s.backward = true;
+  const KernelTerms bwd = kernel_terms(s, spec, FittedKernels{});
+  CHECK(bwd.channel_us == 0);
+  CHECK(bwd.channel_bwd_us == Approx(fwd.channel_us));
+  CHECK(fwd.channel_bwd_us == 0);
+  FittedKernelClass c{2, 0, 0, 1.5, 0, 0.25, 0.75};
+  CHECK(class_time_us(c, bwd) == Approx(2 + 1.5 * bwd.byte_us + 0.75 * bwd.channel_bwd_us));
+  CHECK(class_time_us(c, fwd) == Approx(2 + 1.5 * fwd.byte_us + 0.25 * fwd.channel_us));
+  c.channel_bwd_scale = 0;  // a class fitted to a sweep alone (forward records): the forward's coefficient
+  CHECK(class_time_us(c, bwd) == Approx(class_time_us(c, fwd)));
+}
+
 TEST_CASE("a zoo CNN's batch norms, forward and backward, know their channels") {
   ModelOptions opts;
   opts.batch = 4;
@@ -44,6 +63,7 @@ TEST_CASE("a zoo CNN's batch norms, forward and backward, know their channels") 
     REQUIRE(shapes->size() == 1);
     CHECK(shapes->front().family == KernelFamily::BatchNorm);
     CHECK(shapes->front().channels >= 64);  // resnet18's narrowest
+    CHECK(shapes->front().backward == (op.kind == OpKind::BatchNormBwd));
     ++(op.kind == OpKind::BatchNorm ? forward : backward);
   }
   CHECK(forward == 20);

@@ -50,6 +50,7 @@ KernelShape memory_shape_of_op(const Graph& g, const Op& op, KernelFamily f) {
   s.dtype = compute_dtype(g, op);
   s.bytes = static_cast<double>(op.bytes_read) + static_cast<double>(op.bytes_written);
   if (f == KernelFamily::BatchNorm) {  // its channels: the op's, else its forward op's (a backward's)
+    s.backward = op.kind == OpKind::BatchNormBwd;
     if (op.has_attr(Attr::channels)) s.channels = static_cast<double>(op.attr(Attr::channels));
     else if (op.forward_op >= 0 && g.op(op.forward_op).has_attr(Attr::channels))
       s.channels = static_cast<double>(g.op(op.forward_op).attr(Attr::channels));

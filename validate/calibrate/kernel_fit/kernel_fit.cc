@@ -11,7 +11,7 @@
 namespace dlsim {
 namespace {
 
-constexpr size_t kMaxTerms = 6;
+constexpr size_t kMaxTerms = 7;
 constexpr int kReweightRounds = 40;
 // IRLS weight floor: a sample predicted within 1 % counts as if it were 1 % off (keeps the weights finite).
 constexpr double kLeastRelativeError = 0.01;
@@ -20,10 +20,10 @@ using TermRow = std::array<double, kMaxTerms>;
 
 // The columns a class's coefficients multiply: 1, F, F*q, B (memory-bound: 1 and B in slots 0 and 3), and the
 // event-timed samples' dispatch (slot 4: 1 for an event-timed sample, used only where the class has both kinds),
-// and batch norm's per-channel term (slot 5).
+// and batch norm's per-channel terms, forward kernels' (slot 5) and backward kernels' (slot 6).
 TermRow term_row(const FitSample& s, const GpuSpec& spec, const FittedKernels& settings) {
   const KernelTerms t = kernel_terms(s.shape, spec, settings);
-  return {1.0, t.flop_us, t.flop_us * t.wave, t.byte_us, s.device_timed ? 0.0 : 1.0, t.channel_us};
+  return {1.0, t.flop_us, t.flop_us * t.wave, t.byte_us, s.device_timed ? 0.0 : 1.0, t.channel_us, t.channel_bwd_us};
 }
 
 double median_of(std::vector<double> v) {
@@ -32,7 +32,7 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Solves the normal equations A x = b (n <= 4) by Gaussian elimination with partial pivoting; false when singular.
+// Solves the normal equations A x = b (n <= kMaxTerms) by Gaussian elimination with partial pivoting; false when singular.
 bool solve_small(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>& x) {
   const size_t n = b.size();
   for (size_t col = 0; col < n; ++col) {
@@ -125,9 +125,17 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
   const bool memory = !samples.empty() && is_memory_family(samples.front()->shape.family);
   bool device = false, events = false;
   for (const FitSample* s : samples) (s->device_timed ? device : events) = true;
-  bool channels = false;
-  for (const FitSample* s : samples) channels = channels || s->shape.channels > 0;
-  const std::array<bool, kMaxTerms> allowed = {true, !memory, !memory, true, device && events, channels};
+  bool channels = false, channels_bwd = false;
+  for (const FitSample* s : samples) {
+    channels = channels || (s->shape.channels > 0 && !s->shape.backward);
+    channels_bwd = channels_bwd || (s->shape.channels > 0 && s->shape.backward);
+  }
+  // Backward samples without forward ones (no sweep record of the class): one per-channel coefficient for both.
+  if (channels_bwd && !channels) {
+    for (TermRow& r : rows) std::swap(r[5], r[6]);
+    std::swap(channels, channels_bwd);
+  }
+  const std::array<bool, kMaxTerms> allowed = {true, !memory, !memory, true, device && events, channels, channels_bwd};
   TermRow coef{};
   for (int round = 0; round < kReweightRounds; ++round) {
     coef = nnls_subsets(rows, y, w, allowed);
@@ -145,6 +153,7 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
   c.wave_scale = coef[2];
   c.byte_scale = coef[3];
   c.channel_scale = coef[5];
+  c.channel_bwd_scale = coef[6];
   c.records = static_cast<int64_t>(samples.size());
   if (dispatch_us) *dispatch_us = coef[4];
   return c;

@@ -52,6 +52,37 @@ TEST_CASE("samples whose times follow the model exactly give back its coefficien
   CHECK(c.records == 15);
 }
 
+TEST_CASE("batch norm's forward and backward per-channel coefficients are fitted apart, the backward's only from "
+          "backward samples") {
+  const GpuSpec spec = h200();
+  const FittedKernels settings;
+  const FittedKernelClass truth{1.0, 0, 0, 1.4, 0, 2.0, 3.7};
+  std::vector<FitSample> samples;
+  for (bool backward : {false, true})
+    for (double c : {16.0, 32.0, 64.0, 256.0, 1024.0})
+      for (double mib : {8.0, 64.0, 512.0}) {
+        FitSample s;
+        s.shape.family = KernelFamily::BatchNorm;
+        s.shape.bytes = mib * 1048576 * (backward ? 1.5 : 1.0);
+        s.shape.channels = c;
+        s.shape.backward = backward;
+        s.cls = "batchnorm.f32";
+        s.us = class_time_us(truth, kernel_terms(s.shape, spec, settings));
+        s.device_timed = true;
+        samples.push_back(s);
+      }
+  std::vector<std::string> notes;
+  const FittedKernelClass both = fit_kernel_classes(samples, spec, settings, notes).classes.at("batchnorm.f32");
+  CHECK(both.byte_scale == Approx(truth.byte_scale).epsilon(1e-6));
+  CHECK(both.channel_scale == Approx(truth.channel_scale).epsilon(1e-6));
+  CHECK(both.channel_bwd_scale == Approx(truth.channel_bwd_scale).epsilon(1e-6));
+  // Forward samples alone (a sweep): no backward coefficient, so the backward is priced by the forward's.
+  samples.resize(samples.size() / 2);
+  const FittedKernelClass fwd = fit_kernel_classes(samples, spec, settings, notes).classes.at("batchnorm.f32");
+  CHECK(fwd.channel_scale == Approx(truth.channel_scale).epsilon(1e-6));
+  CHECK(fwd.channel_bwd_scale == 0);
+}
+
 TEST_CASE("device-timed and event-timed samples share the work terms, the event-timed ones' dispatch apart") {
   // A profiler trace's kernels (device time) with a sweep's (the same work plus 25 us of PyTorch's dispatch in each
   // event-timed call): the class's fixed_us is the device's, and a class with event-timed samples alone loses the

@@ -14,7 +14,7 @@ namespace {
 std::string trace_shape_key(const std::string& cls, const KernelShape& k) {
   return cls + " flops=" + significant(k.flops) + " bytes=" + significant(k.bytes) + " grid=" +
          significant(k.grid.batch) + "x" + significant(k.grid.rows) + "x" + significant(k.grid.cols) + "x" +
-         significant(k.grid.reduction);
+         significant(k.grid.reduction) + (k.backward ? " bwd" : "");
 }
 
 struct SampledOp {

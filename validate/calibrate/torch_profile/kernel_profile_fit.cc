@@ -104,6 +104,7 @@ KernelProfileFit fit_kernels_from_profiles(const std::vector<MatchedProfile>& pr
     k.wave_scale *= c.scale;
     k.byte_scale *= c.scale;
     k.channel_scale *= c.scale;
+    k.channel_bwd_scale *= c.scale;
     out.corrected.classes[cls] = k;
   }
   for (auto& [kind, c] : out.roofline_kinds) {
@@ -127,6 +128,8 @@ std::string kernel_corrections_yaml(const KernelProfileFit& f) {
              significant(c.flop_scale) + ", wave_scale: " + significant(c.wave_scale) +
              ", byte_scale: " + significant(c.byte_scale) +
              (c.channel_scale > 0 ? ", channel_scale: " + significant(c.channel_scale) : std::string()) +
+             (c.channel_bwd_scale > 0 ? ", channel_bwd_scale: " + significant(c.channel_bwd_scale)
+                                      : std::string()) +
              ", records: " + std::to_string(c.records) + "}\n";
   }
   if (!f.roofline_kinds.empty()) {
