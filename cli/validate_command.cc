@@ -27,6 +27,9 @@ int run_validate_command(const ValidateCommandOptions& o, std::ostream& out, std
   if (o.warmup < 0 || o.iterations < 1)
     throw ConfigError("<command line>", 0, "--iterations", "need warmup >= 0 and iterations >= 1");
   Experiment e = load_experiment(o.experiment_path);
+  // The harness runs each Adam update op as one fused kernel (validate/gpu/op_translation_elementwise.cc), not as
+  // PyTorch's foreach passes: the plan, and its simulated twin, say so (4 reads, 3 writes, no sqrt temporaries).
+  e.eager_adam = EagerAdam::PerParameter;
   PreparedExperiment prep = prepare_experiment(e);
   // The simulated twin of the real run: the same Program, the same pool, warm-up iterations included, so that
   // iteration i of both traces is the same work.

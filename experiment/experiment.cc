@@ -161,6 +161,7 @@ TrainingOptions training_options(const Experiment& e) {
   t.tf32 = e.tf32;
   t.memory_format = e.memory_format;
   t.kernels = e.kernels;
+  t.eager_adam = e.eager_adam;
   return t;
 }
 

@@ -67,6 +67,9 @@ struct Experiment {
   Tf32 tf32 = Tf32::Conv;
   MemoryFormat memory_format = MemoryFormat::NCHW;
   Kernels kernels = Kernels::Eager;
+  // Set in code only: how an eager Adam step runs per parameter (workloads/training_options.h). PyTorch's foreach
+  // passes by default; dlsim validate sets PerParameter, the one fused kernel the GPU harness runs for it.
+  EagerAdam eager_adam = EagerAdam::Foreach;
   LaunchMode launch = LaunchMode::Eager;  // eager launches, or one CUDA Graph per iteration (sim/executor.h)
   bool sync_every_step = false;  // the host waits for the GPU after each iteration (SimOptions::sync_every_iteration)
   // nullopt: lazy for a one-GPU eager run on pytorch-caching without a swap policy, else preallocated

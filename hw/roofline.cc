@@ -76,6 +76,8 @@ double RooflineCostModel::sm_fraction(const Graph& g, const Op& op) const {
   return std::clamp(static_cast<double>(grid(g, op).blocks) / sms, 1.0 / sms, 1.0);
 }
 
+bool is_foreach_update(const Op& op) { return op.kind == OpKind::AdamUpdate && op.attr(Attr::foreach) != 0; }
+
 KernelCost RooflineCostModel::cost(const Graph& g, const Op& op) const {
   // A collective is priced by the interconnect, not by a kernel model (hw/collective_op.h).
   if (is_collective(op.kind)) return collective_kernel_cost(spec_, op);
@@ -97,7 +99,8 @@ KernelCost RooflineCostModel::cost(const Graph& g, const Op& op) const {
   const auto measured = spec_.op_class_scale.find(op.kind);
   const auto measured_path = spec_.op_class_scale_path.find(op.kind);
   const bool per_class = measured == spec_.op_class_scale.end() ||
-                         (measured_path != spec_.op_class_scale_path.end() && measured_path->second != path);
+                         (measured_path != spec_.op_class_scale_path.end() && measured_path->second != path) ||
+                         is_foreach_update(op);
   const double share = options_.occupancy_scaling && per_class ? c.sm_fraction : 1.0;
   const double ce = per_class ? options_.classes.compute_for(cls, path, options_.compute_efficiency)
                               : options_.compute_efficiency;

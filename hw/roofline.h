@@ -44,6 +44,10 @@ int64_t tensor_core_blocks(double out_elems, double k, int sms, double tile_elem
 // PyTorch — else the CUDA-core fp32 rate, which every non-matrix op gets).
 double compute_peak(const GpuSpec& spec, const Graph& g, const Op& op);
 
+// Whether `op` is an Adam update run as torch.optim's foreach passes (attr foreach, workloads/training_options.h):
+// not the one fused kernel per update that the GPU harness runs, so no calibration of the harness measured it.
+bool is_foreach_update(const Op& op);
+
 class RooflineCostModel : public KernelCostModel {
  public:
   explicit RooflineCostModel(GpuSpec spec, RooflineOptions options = {})
@@ -60,7 +64,8 @@ class RooflineCostModel : public KernelCostModel {
   // With a calibrated op_class_scale for the op's kind, measured on the GPU on the op's math path (a
   // convolution or matmul kind names it in op_class_scale_path), the duration is that of the single-efficiency
   // roofline (compute_efficiency, memory_efficiency, no occupancy scaling: what the factor was fitted against)
-  // times the factor: measured first. The per-class efficiencies serve what no calibration run measured.
+  // times the factor: measured first. The per-class efficiencies serve what no calibration run measured,
+  // among them a foreach Adam update (is_foreach_update): its factor is the harness's fused kernel's.
   KernelCost cost(const Graph& g, const Op& op) const override;
 
   // The share of the SMs an op can occupy on its own, from how many thread blocks it launches:

@@ -25,7 +25,9 @@
 // (results/fidelity/data/h200-2026-11-28/traces.tar). The zoo's op count is the parameters' (290, and 196 for its
 // GPT-2 with q, k and v apart), not the launches': the kernels' fixed costs differ by the difference.
 // The zoo keeps one AdamUpdate per parameter (what zero-offload and param-offload move to the CPU, what
-// optimizer-overlap moves into backward, what the GPU harness runs). Each parameter's sqrt temporary is a tensor of
+// optimizer-overlap moves into backward), marked foreach (attr): the GPU harness runs one fused kernel per update
+// op instead, so the plans it runs are made with EagerAdam::PerParameter (training_options.h): 4 reads, 3 writes,
+// no temporary. Each parameter's sqrt temporary is a tensor of
 // its own (TensorKind::Workspace): the group's first update writes all of them, in the parameters' order, and each
 // update reads its own, after which it is freed. So at the group's first update every temporary is alive beside
 // every gradient, which is the foreach step's peak, and the caching allocator sees what PyTorch asks of it: one
@@ -113,9 +115,13 @@ void Synthesizer::optimizer() {
       TensorId m = state(".exp_avg"), v = state(".exp_avg_sq");
       const OpId step_id = emit(none, OpKind::AdamUpdate, adamw ? ".adamw" : ".adam", {wid, gw, m, v}, {wid, m, v},
                                 adam_flops * n, kNoTensor, Phase::Optimizer);
+      if (adamw) g_.op(step_id).set_attr(Attr::adamw, 1);
+      // EagerAdam::PerParameter: one fused kernel, the bytes emit gave (weight, gradient and moments read once,
+      // weight and moments written once), no temporary: what the GPU harness runs for this op.
+      if (opts_.eager_adam == EagerAdam::PerParameter) continue;
       {
         Op& u = g_.op(step_id);
-        if (adamw) u.set_attr(Attr::adamw, 1);
+        u.set_attr(Attr::foreach, 1);
         // the foreach passes' traffic over this parameter (above); gradient, states and temporary in its dtype
         u.bytes_read = (adamw ? uint64_t{12} : uint64_t{11}) * wt.bytes;
         u.bytes_written = (adamw ? uint64_t{8} : uint64_t{7}) * wt.bytes;

@@ -38,6 +38,15 @@ enum class MemoryFormat : uint8_t { NCHW, NHWC };
 //   apply_rotary_pos_emb    one Rotary op per q and k instead of its 5 kernels (11 backward) (model_builder_llama.cc)
 // Layer norm is one kernel each way in both (PyTorch's native_layer_norm is already fused).
 enum class Kernels : uint8_t { Eager, Fused };
+// How an eager step (Kernels::Eager) runs Adam's and AdamW's update of each parameter (training_optimizer.cc):
+//   Foreach       torch.optim's default on a GPU since PyTorch 2.0 (_multi_tensor_adam): eight multi-tensor passes
+//                 (Adam seven) that read 12 (11) and write 8 (7) tensors of the parameter's size, with a sqrt
+//                 temporary per parameter; the update op carries attr foreach.
+//   PerParameter  one fused kernel per parameter that reads the weight, its gradient and both moments once and
+//                 writes the weight and moments once (4 reads, 3 writes), no temporary: what the GPU harness
+//                 (dlsim-cuda's Adam kernel) runs for each update op, so what the plans `dlsim validate` writes are.
+// The two are different kernels: a correction measured on one (roofline.op_class_scale) is not the other's.
+enum class EagerAdam : uint8_t { Foreach, PerParameter };
 
 const char* to_string(Optimizer o);  // "sgd-momentum", "adam", "adamw"
 const char* to_string(Precision p);  // "fp32", "mixed-fp16", "mixed-bf16", "bf16"
@@ -72,6 +81,7 @@ struct TrainingOptions {
   Tf32 tf32 = Tf32::Conv;
   MemoryFormat memory_format = MemoryFormat::NCHW;
   Kernels kernels = Kernels::Eager;
+  EagerAdam eager_adam = EagerAdam::Foreach;
   // cuDNN workspace per convolution, bytes; the cost of the fastest algorithm is modelled as this fraction
   // of the op's input+output bytes, capped (workloads/training.cc documents the choice).
   bool conv_workspace = true;

@@ -160,6 +160,9 @@ ClassScaleFit fit_op_class_scale(const std::vector<std::pair<const Graph*, const
     for (const OpRecord& r : t->ops) {
       if (r.iteration < 0 || r.op < 0 || static_cast<size_t>(r.op) >= g->ops().size()) continue;
       const Op& op = g->op(r.op);
+      // A foreach Adam update is not the kernel the factor serves (the roofline never applies it there); the
+      // harness's own plans have none (dlsim validate writes fused updates), but a run directory may.
+      if (is_foreach_update(op)) continue;
       double& m = model[static_cast<size_t>(r.op)];
       if (m < 0) m = static_cast<double>(roofline.cost(*g, op).duration_ns);
       if (m > 0) ratios[{op.kind, math_path(spec, *g, op)}].push_back(static_cast<double>(r.end - r.start) / m);

@@ -92,6 +92,11 @@ void translate_elementwise(const Graph& g, const Op& op, OpTranslation& kp) {
       if (kp.steps.empty()) fail(g, op, "zero_grad names no tensor");
       return;
     case OpKind::SgdMomentumUpdate: case OpKind::AdamUpdate: {
+      // One fused kernel per update. PyTorch's foreach passes (attr foreach) move 20 tensors' bytes where it moves
+      // 7, and their sqrt temporaries would be allocated for nothing: such a plan is not what the harness runs.
+      if (op.kind == OpKind::AdamUpdate && op.attr(Attr::foreach) != 0)
+        fail(g, op, "a foreach Adam update (torch.optim's passes) is not the harness's one fused kernel; dlsim "
+                    "validate writes plans of fused updates (EagerAdam::PerParameter)");
       // Roles by tensor kind: the weight, its gradient and the optimizer state(s); updated in place.
       const TensorId w = require(g, op, first_of_kind(g, op.inputs, TensorKind::Weight), "weight");
       const TensorId gr = require(g, op, first_of_kind(g, op.inputs, TensorKind::Gradient), "gradient");

@@ -272,3 +272,19 @@ TEST_CASE("plan: a collective is an error naming the op, not a crash (the harnes
     }
   }
 }
+
+TEST_CASE("plan: a foreach Adam update is an error naming the op (the harness runs one fused kernel per update)") {
+  Net n;
+  auto w = n.t("w", TensorKind::Weight, {100});
+  auto gw = n.t("w.grad", TensorKind::Gradient, {100});
+  auto m1 = n.t("w.m", TensorKind::OptimizerState, {100});
+  auto m2 = n.t("w.v", TensorKind::OptimizerState, {100});
+  OpId adam = n.op("adam", OpKind::AdamUpdate, {w, gw, m1, m2}, {w, m1, m2}, -1, {{Attr::foreach, 1}});
+  try {
+    translate_op(n.g, n.g.op(adam));
+    FAIL("expected ConfigError");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "adam");
+    CHECK_THAT(e.what(), Catch::Contains("foreach"));
+  }
+}
