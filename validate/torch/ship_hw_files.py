@@ -25,7 +25,9 @@ The chain, per GPU (configs/hw/README.md):
   profiled model), and what was measured that is not op time: on the H100, dlsim's harness's micro-benchmarks and
   plans on a real H100 (PCIe copies, cudaMalloc/cudaFree, the launch and concurrency constants, cuDNN's workspaces:
   copied from `h100-sxm-harness.yaml`, the harness-calibrated file, with where each comes from); on the H200, the
-  H100's concurrency constants (same die) and its own copy slowdown (in the datasheet file).
+  H100's concurrency constants (same die) and its own copy slowdown (in the datasheet file); on both, cuDNN's
+  scratch per convolution measured through PyTorch's allocator (`conv_scratch`, CONV_SCRATCH_PROBES below: the
+  H100 takes the H200's two-gradient records).
 The trace files are unzipped, and their experiments written, under build/ship-hw/ (their names are in the fitted
 files' comments, so they are fixed, not temporary).
 """
