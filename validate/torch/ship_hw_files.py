@@ -25,7 +25,9 @@ The chain, per GPU (configs/hw/README.md):
   profiled model), and what was measured that is not op time: on the H100, dlsim's harness's micro-benchmarks and
   plans on a real H100 (PCIe copies, cudaMalloc/cudaFree, the launch and concurrency constants, cuDNN's workspaces:
   copied from `h100-sxm-harness.yaml`, the harness-calibrated file, with where each comes from); on the H200, the
-  H100's concurrency constants (same die) and its own copy slowdown (in the datasheet file).
+  H100's concurrency constants (same die) and its own copy slowdown (in the datasheet file); on both, cuDNN's
+  scratch per convolution measured through PyTorch's allocator (`conv_scratch`, CONV_SCRATCH_PROBES below: the
+  H100 takes the H200's two-gradient records).
 The trace files are unzipped, and their experiments written, under build/ship-hw/ (their names are in the fitted
 files' comments, so they are fixed, not temporary).
 """
@@ -99,23 +101,44 @@ def top_level_block(text, key, path):
     return lines[start:end]
 
 
-# cuDNN's scratch per convolution measured through PyTorch's allocator on the lent H200, fp32 (TF32 on), the
-# later probe's records replacing the earlier's of the same pass, batch and geometry (results/fidelity/memory.md,
-# "dlsim with the measured scratch", sets both beside the measured peaks).
-CONV_SCRATCH_PROBES = ["results/fidelity/data/h200-2026-11-27b/conv-workspace.json",
-                       "results/fidelity/data/h200-2026-11-28b/conv-workspace-bwd.json"]
+# cuDNN's scratch per convolution measured through PyTorch's allocator, fp32 (TF32 on), per GPU: the one-gradient
+# probe at batch 32, then the two-gradient probe at the measured steps' batches, whose records replace the first's of
+# the same pass, batch and geometry (results/fidelity/memory.md, "dlsim with the measured scratch", sets both beside
+# the measured peaks). The H100 was probed with one gradient only; the H200's two-gradient records are carried over
+# to it: the same GH100 die and cuDNN 9.19, and where both GPUs were measured they agree to the byte (the two
+# one-gradient probes' 648 fp32 records, and the eleven CNN steps' max_memory_reserved and max_memory_allocated).
+CONV_SCRATCH_PROBES = {
+    "h200": ["results/fidelity/data/h200-2026-11-27b/conv-workspace.json",
+             "results/fidelity/data/h200-2026-11-28b/conv-workspace-bwd.json"],
+    "h100": ["results/fidelity/data/h100-2026-11-27c/conv-workspace.json",
+             "results/fidelity/data/h200-2026-11-28b/conv-workspace-bwd.json"],
+}
+CONV_SCRATCH_SOURCES = {
+    "h200": ("measured through PyTorch 2.11's caching allocator on the lent H200 (validate/torch/conv_workspace_probe.py, "
+             "cuDNN's heuristics, cudnn.benchmark off; fp32 NCHW, TF32 on): the 2026-11-27 probe's one-gradient calls "
+             "at batch 32 and the 2026-11-28 probe's forward and two-gradient calls at the measured steps' batches"),
+    "h100": ("measured through PyTorch 2.11's caching allocator (validate/torch/conv_workspace_probe.py, cuDNN's "
+             "heuristics, cudnn.benchmark off; fp32 NCHW, TF32 on): the lent H100's own one-gradient calls at batch 32 "
+             "(2026-11-27) and the lent H200's forward and two-gradient calls at the measured steps' batches "
+             "(2026-11-28)"),
+}
+# Why another GPU's records serve this one.
+CONV_SCRATCH_CARRIED = {
+    "h100": ("The H200's records are carried over: the same GH100 die (132 SMs, sm_90) and cuDNN 9.19.0, and where "
+             "both GPUs were measured they agree to the byte (the one-gradient probes' 648 fp32 records; the eleven "
+             "torchvision CNN steps' max_memory_reserved and max_memory_allocated)."),
+}
 
 
-def conv_scratch_text():
-    """The H200's measured cuDNN scratch as a `conv_scratch:` list, with where it comes from."""
-    probe = conv_scratch_yaml.merge([json.loads((ROOT / p).read_text()) for p in CONV_SCRATCH_PROBES])
-    head = ("cuDNN's scratch per convolution, measured through PyTorch 2.11's caching allocator on the lent H200 "
-            "(validate/torch/conv_workspace_probe.py, cuDNN's heuristics, cudnn.benchmark off; fp32 NCHW, TF32 on): "
-            "the 2026-11-27 probe's one-gradient calls at batch 32 and the 2026-11-28 probe's forward and "
-            "two-gradient calls at the measured steps' batches (" + ", ".join(CONV_SCRATCH_PROBES) + "); "
-            "results/fidelity/memory.md sets dlsim with it beside the measured peaks.")
-    return ("\n".join(textwrap.wrap(head, 114, initial_indent="# ", subsequent_indent="# ")) + "\n" +
-            conv_scratch_yaml.to_yaml(probe, {"float32"}))
+def conv_scratch_text(label):
+    """The GPU's measured cuDNN scratch as a `conv_scratch:` list, with where it comes from."""
+    probes = CONV_SCRATCH_PROBES[label]
+    probe = conv_scratch_yaml.merge([json.loads((ROOT / p).read_text()) for p in probes])
+    head = (f"cuDNN's scratch per convolution, {CONV_SCRATCH_SOURCES[label]} (" + ", ".join(probes) + "); "
+            "results/fidelity/memory.md sets dlsim with it beside the measured peaks." +
+            (" " + CONV_SCRATCH_CARRIED[label] if label in CONV_SCRATCH_CARRIED else ""))
+    lines = textwrap.wrap(head, 114, initial_indent="# ", subsequent_indent="# ", break_on_hyphens=False)
+    return "\n".join(lines) + "\n" + conv_scratch_yaml.to_yaml(probe, {"float32"})
 
 
 def harness_text():
@@ -179,8 +202,7 @@ def shipped_text(label, fitted, profile_file, profiles, names, extra, s, costs):
     text += "host_cpu:\n" + host.section_yaml(costs)
     if extra != "harness":
         text += host.SAME_DIE_CONCURRENCY
-    if label == "h200":
-        text += conv_scratch_text()
+    text += conv_scratch_text(label)
     return text
 
 

@@ -273,10 +273,25 @@ def stats_of(torch):
     return out
 
 
+def segment_layout(segments, device=0):
+    """The allocator's segments as torch.cuda.memory_snapshot() lists them (no memory history needed), in address
+    order: per segment [its bytes, 'large' or 'small', the sizes of its live blocks in address order]. Set beside
+    dlsim's own segments (`dlsim run --memory-snapshot`), it says which segment each request opened and where the
+    blocks a later step reuses sit: e.g. where the first optimizer step put AdamW's state."""
+    out = []
+    for seg in sorted((s for s in segments if s.get("device", device) == device), key=lambda s: s["address"]):
+        live = [b["size"] for b in seg.get("blocks", []) if b.get("state") == "active_allocated"]
+        out.append([seg["total_size"], "small" if seg.get("segment_type") == "small" else "large", live])
+    return out
+
+
 def step_stats(torch):
+    """What the allocator holds after a warm-up step: its counters, and its segments with their live blocks."""
     s = torch.cuda.memory_stats()
-    return {k: s.get(k) for k in ("reserved_bytes.all.current", "allocated_bytes.all.current",
-                                  "allocated_bytes.all.peak", "num_device_alloc", "segment.all.current")}
+    out = {k: s.get(k) for k in ("reserved_bytes.all.current", "allocated_bytes.all.current",
+                                 "allocated_bytes.all.peak", "num_device_alloc", "segment.all.current")}
+    out["segments"] = segment_layout(torch.cuda.memory_snapshot(), torch.cuda.current_device())
+    return out
 
 
 def run_case(c, device, warmup, steps, max_entries):
@@ -321,7 +336,8 @@ def run_case(c, device, warmup, steps, max_entries):
     sync = torch.cuda.synchronize if cuda else (lambda: None)
     t0 = time.perf_counter()
     # After each warm-up step: what the allocator holds, so that a step's own segments can be told apart (the
-    # first step makes the optimizer's state and the cuBLAS workspaces; dlsim's `first_step: lazy` models it).
+    # first step makes the optimizer's state and the cuBLAS workspaces; dlsim's `first_step: lazy` models it), with
+    # every segment's size and live blocks (step_stats).
     # The peak of allocated bytes is since the start (no reset here): the first entry's is the first step's own.
     result["warmup_steps"] = []
     for _ in range(warmup):

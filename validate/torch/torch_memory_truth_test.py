@@ -78,6 +78,18 @@ class SnapshotAnalysis(unittest.TestCase):
         self.assertEqual(r["workspaces"]["count"], 2)
         self.assertEqual(r["workspaces"]["max_bytes"], 200)
 
+    def test_segment_layout_lists_each_segment_with_its_live_blocks(self):
+        import torch_memory_truth as tmt
+        segments = [  # torch.cuda.memory_snapshot()'s shape: blocks in address order, each with its state
+            {"device": 0, "address": 1 << 30, "total_size": 20 << 20, "segment_type": "large",
+             "blocks": [{"size": 9 << 20, "state": "active_allocated"}, {"size": 2 << 20, "state": "inactive"},
+                        {"size": 9 << 20, "state": "active_allocated"}]},
+            {"device": 0, "address": 1 << 20, "total_size": 2 << 20, "segment_type": "small",
+             "blocks": [{"size": 512, "state": "active_allocated"}, {"size": (2 << 20) - 512, "state": "inactive"}]},
+            {"device": 1, "address": 0, "total_size": 2 << 20, "segment_type": "small", "blocks": []}]
+        self.assertEqual(tmt.segment_layout(segments, 0),
+                         [[2 << 20, "small", [512]], [20 << 20, "large", [9 << 20, 9 << 20]]])
+
     def test_backward_blocks_are_named_by_their_autograd_node(self):
         import torch_memory_truth as t
         f = frames("c10::cuda::CUDACachingAllocator::malloc", "at::detail::empty_generic",
