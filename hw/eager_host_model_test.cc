@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "hw/testing/fixtures.h"
+#include "workloads/torch_step_graph.h"
 
 using namespace dlsim;
 using namespace dlsim::testing;
@@ -112,4 +113,28 @@ TEST_CASE("host op classes: backward kinds take their forward op's class") {
   CHECK(host_op_class(OpKind::Reshape) == HostOpClass::View);
   CHECK(host_op_class(OpKind::MaxPoolBwd) == HostOpClass::Elementwise);
   CHECK(std::string(to_string(HostOpClass::Elementwise)) == "elementwise");
+}
+
+TEST_CASE("eager host charges: a recorded step's gradient sums are the engine's, its backward ops backward's") {
+  // tiny_mlp (x + relu(fc(x)) twice): autograd's engine sums x's two gradients once per block. It adds them from
+  // C++ between nodes, as the zoo's GradAccumulate ops: grad_accumulate_us, not a backward node's first kernel.
+  const Graph g =
+      load_torch_step(std::string(DLSIM_SOURCE_DIR) + "/workloads/testdata/torch_steps/tiny_mlp.torchstep.json").graph;
+  const EagerHostSpec s = eager_host_powers_of_two();
+  const EagerHostCharges c = eager_host_charges(s, g);
+  int sums = 0;
+  for (const Op& op : g.ops()) {
+    const TimeNs charge = c.issue_ns[static_cast<size_t>(op.id)];
+    if (op.kind == OpKind::GradAccumulate) {
+      CHECK(charge == s.grad_accumulate_ns);  // x's gradient is no parameter's: no AccumulateGrad on top
+      ++sums;
+    }
+    if (op.phase != Phase::Backward) continue;
+    // Every backward op pays backward's costs: a node of its class, a further kernel of a node, or the engine's
+    // sum, each with any parameter gradients it stores; never a forward op's cost.
+    const TimeNs own = charge % s.param_grad_ns;
+    CHECK((own == s.backward_ns[static_cast<size_t>(host_op_class(op.kind))] || own == s.extra_kernel_ns ||
+           own == s.grad_accumulate_ns));
+  }
+  CHECK(sums == 2);
 }

@@ -153,6 +153,10 @@ class StepGraphBuilder {
     if (pieces.empty()) {
       ++out_.traffic_ops[op.name];
       pieces.push_back(TorchStepPiece{});  // Other, no sub-kind: the kernel model costs its bytes
+    } else if (engine_grad_sum(op)) {
+      pieces.front().kind = OpKind::GradAccumulate;
+      pieces.front().attrs.clear();
+      ++out_.grad_sums;
     }
     const std::string short_name = op.name.rfind("aten::", 0) == 0 ? op.name.substr(6) : op.name;
     for (const TorchStepPiece& p : pieces) {
@@ -184,6 +188,35 @@ class StepGraphBuilder {
       }
       pieces_of_[static_cast<size_t>(op.id)].push_back(out_.graph.add_op(std::move(o)));
     }
+  }
+
+  // Whether a storage was made by backward's own work: an op of the backward phase that is no checkpointed
+  // module's forward replayed (a gradient, never an activation, a saved tensor or a parameter).
+  bool made_by_backward(int64_t storage) const {
+    const std::optional<int64_t>& at = f_.storages[static_cast<size_t>(storage)].allocated_at;
+    if (!at || *at < 0 || *at >= static_cast<int64_t>(f_.ops.size())) return false;
+    const TorchStepOp& maker = f_.ops[static_cast<size_t>(*at)];
+    return maker.phase == "backward" && !maker.recompute;
+  }
+
+  // Autograd's engine summing the gradients of a tensor that fed several ops: when a second gradient reaches a
+  // node's input buffer (torch/csrc/autograd/input_buffer.cpp, InputBuffer::accumulate), the engine adds it to the
+  // first, in place (old.add_(new), or new.add_(old)) when it holds the only reference, else out of place
+  // (old + new; always so on the fake tensors import-torch records with, which are tensor subclasses). It is
+  // an aten::add.Tensor of alpha 1 in the backward phase, outside any module's forward (no checkpointed replay),
+  // on two gradients of one shape and dtype that backward made. The engine calls it from C++ between nodes, with no
+  // Python, dispatch of a node or autograd recording around it: dlsim charges it as the zoo's graphs charge their
+  // GradAccumulate ops (grad_accumulate_us), not as a backward node.
+  bool engine_grad_sum(const TorchStepOp& op) const {
+    if ((op.name != "aten::add" && op.name != "aten::add_") || op.phase != "backward" || op.recompute) return false;
+    if (op.inputs.size() != 2 || op.outputs.size() != 1) return false;
+    if (const TorchStepArg* alpha = op.arg("alpha")) {
+      const bool one = alpha->number ? *alpha->number == 1 : alpha->ints.size() == 1 && alpha->ints[0] == 1;
+      if (!one) return false;
+    }
+    const TorchStepView &a = op.inputs[0], &b = op.inputs[1], &y = op.outputs[0];
+    if (a.shape != b.shape || a.dtype != b.dtype || y.shape != a.shape || y.dtype != a.dtype) return false;
+    return made_by_backward(a.storage) && made_by_backward(b.storage);
   }
 
   // ones_like(loss), the gradient's seed, and its kin read their input's shape and dtype, not its data: the input

@@ -8,6 +8,8 @@
 //              no kind for is an Other op costed by its memory traffic, and named in traffic_ops. Views (no data
 //              moves) and bare allocations (empty) are no ops. Every op keeps the storages it reads and writes,
 //              so each tensor's producer is the op that wrote it (what recomputation replays).
+//   autograd's sums -> the engine's sum of the gradients of a tensor several ops read (an aten::add of two
+//              gradients in the backward phase, outside any module) is a GradAccumulate op, as the zoo makes it.
 //   saved    -> each tensor autograd saved is an input of the backward op that used it, so it is kept to that
 //              use even where the kernel does not read it; that op's forward_op is the op that saved it.
 //   frees    -> a tensor PyTorch freed later than its last use (a leaf's .grad until zero_grad, a saved tensor
@@ -29,7 +31,8 @@ struct TorchStepLoad {
   int64_t views = 0;        // views and other ops that move no data
   int64_t allocations = 0;  // bare allocations (empty, empty_strided)
   int64_t host_ops = 0;     // ops on host memory only
-  int64_t saved_attached = 0;  // saved tensors made an input of the backward op that used them
+  int64_t saved_attached = 0;
+  int64_t grad_sums = 0;  // autograd's engine summing a tensor's gradients: GradAccumulate ops, not Adds  // saved tensors made an input of the backward op that used them
   // Tensors PyTorch freed after their last use, held to the op before their recorded free, and their bytes.
   int64_t held_past_last_use = 0;
   uint64_t held_bytes = 0;

@@ -130,6 +130,60 @@ TEST_CASE("what autograd saved is kept to the backward op that used it, which kn
   CHECK(load.held_past_last_use > 0);
 }
 
+// The op of `g` made from recorded op `id` (its name ends "#id").
+static const Op* op_from_record(const Graph& g, int64_t id) {
+  const std::string suffix = "#" + std::to_string(id);
+  for (const Op& o : g.ops())
+    if (o.name.size() >= suffix.size() && o.name.compare(o.name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return &o;
+  return nullptr;
+}
+
+TEST_CASE("autograd's sums of a tensor's gradients are GradAccumulate ops; the model's own adds stay Adds") {
+  // tiny_mlp's blocks compute x + relu(fc(x)): x feeds fc and the add, so backward sums x's two gradients (the
+  // add's pass-through and fc's input gradient), once per block: recorded ops 46 and 63.
+  const TorchStepFile file = read_torch_step(fixture("tiny_mlp"));
+  const TorchStepLoad load = torch_step_graph(file);
+  const Graph& g = load.graph;
+  CHECK(load.grad_sums == 2);
+  for (int64_t id : {46, 63}) {
+    REQUIRE(file.ops[static_cast<size_t>(id)].name == "aten::add");
+    const Op* sum = op_from_record(g, id);
+    REQUIRE(sum != nullptr);
+    CHECK(sum->kind == OpKind::GradAccumulate);
+    CHECK(sum->phase == Phase::Backward);
+    CHECK(sum->forward_op < 0);  // the engine's, no node's
+    REQUIRE(sum->inputs.size() >= 2);
+    CHECK(g.tensor(sum->inputs[0]).shape == g.tensor(sum->inputs[1]).shape);
+    CHECK(g.tensor(sum->outputs.at(0)).shape == g.tensor(sum->inputs[0]).shape);
+  }
+  int forward_adds = 0;
+  for (const Op& o : g.ops()) {
+    if (o.kind == OpKind::Add) {
+      CHECK(o.phase == Phase::Forward);  // the residual adds: no backward Add is left
+      ++forward_adds;
+    }
+  }
+  CHECK(forward_adds == 2);
+}
+
+TEST_CASE("a checkpointed block's replayed add is no gradient sum: one of its operands was made in forward") {
+  // Recorded op 44 is blocks.1's x + relu(fc(x)) replayed during backward (x, the checkpoint's input, was made in
+  // forward); ops 56 and 83 are the engine's sums of x's gradients.
+  const TorchStepFile file = read_torch_step(fixture("tiny_mlp_adamw_checkpointed"));
+  const TorchStepLoad load = torch_step_graph(file);
+  const Op* replay = op_from_record(load.graph, 44);
+  REQUIRE(replay != nullptr);
+  CHECK(replay->phase == Phase::Backward);
+  CHECK(replay->kind == OpKind::Add);
+  for (int64_t id : {56, 83}) {
+    const Op* sum = op_from_record(load.graph, id);
+    REQUIRE(sum != nullptr);
+    CHECK(sum->kind == OpKind::GradAccumulate);
+  }
+  CHECK(load.grad_sums == 2);
+}
+
 TEST_CASE("checkpointed blocks recompute in the backward phase, and the forward ops know their blocks") {
   const Graph g = load_torch_step(fixture("tiny_mlp_adamw_checkpointed")).graph;
   REQUIRE(g.blocks == std::vector<std::string>{"blocks.0", "blocks.1"});

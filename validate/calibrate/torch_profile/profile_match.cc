@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace dlsim {
@@ -27,12 +28,13 @@ const std::vector<int64_t>* match_first_shape(const ProfileEvent& e) {
   return nullptr;
 }
 
-// Whether two shapes are one tensor's: equal, or a view of it (flatten, reshape: dlsim's graphs drop views, so a
-// linear layer after a flatten reads the pooled [N, C, 1, 1] tensor the trace shows as [N, C]): the same first
-// dimension (the batch) and the same number of elements.
+// Whether two shapes are one tensor's: equal, or a view of it (dlsim's graphs drop views) that merges trailing
+// dimensions (a flatten: a linear layer after it reads the pooled [N, C, 1, 1] tensor the trace shows as [N, C]) or
+// leading ones (aten::linear on [N, H, W, C] runs its addmm on the [N*H*W, C] view, whose storage a recording holds
+// in that shape): the same number of elements and the same first or the same last dimension.
 bool match_same_tensor(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   if (a == b) return true;
-  if (a.empty() || b.empty() || a.front() != b.front()) return false;
+  if (a.empty() || b.empty() || (a.front() != b.front() && a.back() != b.back())) return false;
   int64_t na = 1, nb = 1;
   for (int64_t d : a) na *= d;
   for (int64_t d : b) nb *= d;
@@ -47,6 +49,58 @@ bool match_shapes_agree(const ProfileEvent& e, const Graph& g, const Op& op) {
   for (TensorId t : op.inputs)
     if (t != kNoTensor && match_same_tensor(g.tensor(t).shape, *s)) return true;
   return false;
+}
+
+// The aten op a recorded graph's op was made from ("features.1.0.block.3/hardswish_#12" -> "aten::hardswish_",
+// workloads/torch_step_graph.cc's names); "" for a zoo graph's op.
+std::string match_recorded_aten(const Op& op) {
+  const size_t hash = op.name.rfind('#');
+  if (hash == std::string::npos) return "";
+  const size_t slash = op.name.rfind('/', hash);
+  const size_t from = slash == std::string::npos ? 0 : slash + 1;
+  const std::string name = op.name.substr(from, hash - from);
+  return name.find("::") == std::string::npos ? "aten::" + name : name;
+}
+
+// An aten name without its in-place mark: hardswish_ and hardswish are one op of dlsim's (what it writes is its
+// inputs' and outputs' business, which the recording holds).
+std::string match_out_of_place(const std::string& n) {
+  return n.size() > 1 && n.back() == '_' ? n.substr(0, n.size() - 1) : n;
+}
+
+// The dispatcher-level op a composite op the profiler shows whole starts with, where the recording (below
+// autograd) sees its parts: at::dropout_ and the unfused at::dropout are empty_like, bernoulli_, div_, mul(_).
+std::string match_first_part(const std::string& n) {
+  static const std::map<std::string, std::string> parts = {
+      {"aten::dropout_", "aten::bernoulli_"}, {"aten::dropout", "aten::bernoulli_"},
+      {"aten::feature_dropout_", "aten::bernoulli_"}, {"aten::feature_dropout", "aten::bernoulli_"}};
+  auto it = parts.find(n);
+  return it == parts.end() ? "" : it->second;
+}
+
+// Whether a graph op can be the trace's op by kind: one of the kinds the aten name stands for, or, for an op dlsim
+// prices by its traffic (OpKind::Other, no kind for its aten op), the recording's own aten op of that name, in
+// place or not, or the op a composite starts with.
+bool match_kind_agrees(const std::string& name, const std::vector<OpKind>& kinds, const Op& op) {
+  if (std::find(kinds.begin(), kinds.end(), op.kind) != kinds.end()) return true;
+  if (op.kind != OpKind::Other) return false;
+  const std::string recorded = match_out_of_place(match_recorded_aten(op));
+  if (recorded.empty() || recorded == "aten::") return false;
+  return recorded == match_out_of_place(name) || recorded == match_out_of_place(match_first_part(name));
+}
+
+// An op that moves no data and launches no kernel, which a recorded graph holds no op for (views) or none that
+// the trace's op is (a bare allocation): PyTorch's view ops and the allocating factories. A reshape, flatten or
+// contiguous that copies launches a kernel (a GPU trace shows it; a CPU trace launches none, and there it counts
+// as a view).
+bool match_moves_no_data(const ProfileEvent& e, const ProfileHostOp& h) {
+  static const std::set<std::string> views = {
+      "aten::view", "aten::_unsafe_view", "aten::reshape", "aten::flatten", "aten::unflatten", "aten::permute",
+      "aten::transpose", "aten::t", "aten::expand", "aten::expand_as", "aten::view_as", "aten::squeeze",
+      "aten::unsqueeze", "aten::select", "aten::slice", "aten::narrow", "aten::as_strided", "aten::alias",
+      "aten::detach", "aten::split", "aten::chunk", "aten::unbind", "aten::contiguous",
+      "aten::empty", "aten::empty_like", "aten::empty_strided", "aten::new_empty", "aten::new_empty_strided"};
+  return h.kernels == 0 && views.count(e.name) > 0;
 }
 
 bool match_is_bn_counter(const ProfileEvent& e) {
@@ -112,6 +166,7 @@ StepMatch match_profile_step(const ProfilerTrace& t, const ProfileStep& s, const
   std::vector<uint8_t> used(fwd.size(), 0);
   size_t cursor = 0;
   const ProfileHostOp* pending_counter = nullptr;
+  std::set<const ProfileHostOp*> no_op;  // forward ops that moved no data and the graph holds no op for
   for (const ProfileHostOp& h : s.forward) {
     const ProfileEvent& e = t.events[h.event];
     if (match_is_bn_counter(e)) {  // goes with the batch norm it precedes
@@ -122,15 +177,18 @@ StepMatch match_profile_step(const ProfilerTrace& t, const ProfileStep& s, const
     }
     const std::vector<OpKind> kinds = profile_op_kinds(e.name);
     size_t found = fwd.size();
-    for (size_t i = cursor; i < fwd.size() && i < cursor + kMatchWindow && !kinds.empty(); ++i) {
+    for (size_t i = cursor; i < fwd.size() && i < cursor + kMatchWindow; ++i) {
       const Op& op = g.op(fwd[i]);
-      if (used[i] || std::find(kinds.begin(), kinds.end(), op.kind) == kinds.end()) continue;
+      if (used[i] || !match_kind_agrees(e.name, kinds, op)) continue;
       if (!match_shapes_agree(e, g, op)) continue;
       found = i;
       break;
     }
-    if (found == fwd.size()) {
-      const char* why = kinds.empty() ? ": dlsim has no op kind for it"
+    if (found == fwd.size() && match_moves_no_data(e, h)) {
+      m.without_op.push_back(&h);
+      no_op.insert(&h);
+    } else if (found == fwd.size()) {
+      const char* why = kinds.empty() ? ": dlsim has no op kind for it, and no op of the graph was recorded as it"
                                       : ": no forward op of that kind and shape next in the graph";
       m.unmatched.push_back({h.event, match_place(t, s, h.event) + why});
     } else {
@@ -183,6 +241,10 @@ StepMatch match_profile_step(const ProfilerTrace& t, const ProfileStep& s, const
         auto at = matched_at.find(fwd_op);
         if (at != matched_at.end()) {
           m.forward[at->second].nodes.push_back(&h);
+          continue;
+        }
+        if (no_op.count(fwd_op) && h.kernels == 0) {  // a view's node (PermuteBackward0): a view of the gradient
+          m.without_op.push_back(&h);
           continue;
         }
         why = ": its forward op " + t.events[fwd_op->event].name + " (traceEvents[" +

@@ -7,8 +7,12 @@
 // autograd node to the forward op whose autograd sequence numbers it carries (PyTorch numbers the nodes a forward
 // op creates from the "Sequence number" that op started at); AccumulateGrad nodes are the parameters' gradient
 // stores. Training-mode batch norm's `num_batches_tracked.add_(1)` (an aten::add_ of no tensor shape just before
-// the aten::batch_norm) goes with that batch norm, as dlsim prices it. What matches nothing is listed with its
-// place in the trace, never dropped without a word.
+// the aten::batch_norm) goes with that batch norm, as dlsim prices it. An aten op dlsim has no kind for matches
+// the op a recorded graph made from the same aten op (in place or not: hardswish_ and hardswish; a composite the
+// trace shows whole, dropout_, by the op it starts with, bernoulli_), which dlsim prices by its traffic. A view or
+// bare allocation that launched no kernel (permute, flatten, empty), which a recorded graph holds no op for, is
+// set apart with its autograd node, not counted as unmatched. What matches nothing is listed with its place in the
+// trace, never dropped without a word.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,6 +39,8 @@ struct StepMatch {
   const ProfileStep* step = nullptr;
   std::vector<MatchedForwardOp> forward;
   std::vector<const ProfileHostOp*> accumulate_grad;  // AccumulateGrad nodes
+  // Views and bare allocations that launched no kernel and match no graph op, and their autograd nodes.
+  std::vector<const ProfileHostOp*> without_op;
   std::vector<UnmatchedProfileOp> unmatched;
   size_t graph_forward_ops = 0;     // forward ops of the graph that launch work or are views
   std::vector<OpId> graph_unmatched;  // forward graph ops no trace op matched

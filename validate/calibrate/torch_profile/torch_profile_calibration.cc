@@ -31,12 +31,13 @@ std::string profile_quoted(const std::string& s) {
 
 void profile_report_trace(std::ostream& r, const MatchedProfile& p, const std::string& model) {
   const ProfilerTrace& t = *p.trace;
-  size_t fwd = 0, nodes = 0, accumulate = 0, unmatched = 0, host_ops = 0;
+  size_t fwd = 0, nodes = 0, accumulate = 0, unmatched = 0, host_ops = 0, without_op = 0;
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const StepMatch& m = p.matches[i];
     fwd += m.forward.size();
     for (const MatchedForwardOp& f : m.forward) nodes += f.nodes.size();
     accumulate += m.accumulate_grad.size();
+    without_op += m.without_op.size();
     unmatched += m.unmatched.size();
     host_ops += p.steps[i].forward.size() + p.steps[i].backward.size() + p.steps[i].other.size();
   }
@@ -44,7 +45,8 @@ void profile_report_trace(std::ostream& r, const MatchedProfile& p, const std::s
     << " step(s) of " << model << "\n";
   r << "  matched per step: " << fwd / p.steps.size() << " forward ops of the graph's "
     << p.matches.front().graph_forward_ops << ", " << nodes / p.steps.size() << " autograd nodes, "
-    << accumulate / p.steps.size() << " AccumulateGrad nodes\n";
+    << accumulate / p.steps.size() << " AccumulateGrad nodes; " << without_op / p.steps.size()
+    << " views and allocations (no kernel, no op of the graph) with their nodes\n";
   r << "  unmatched trace ops: " << unmatched << " of " << host_ops;
   if (unmatched == 0) r << "\n";
   else r << " (the first " << std::min(unmatched, kProfileListed) << "):\n";
