@@ -41,7 +41,6 @@ import step_fidelity as sf  # noqa: E402
 
 HELD_OUT = "h200-2026-11-28b"
 FITTED = "h200-2026-11-27b"
-RECORDINGS = host.DATA / "memory-traces"
 STEPS = 2  # profiled eager steps per trace
 # A kernel's class, from the aten op that launched it (measured) or dlsim's op kind and name: first match.
 CLASSES = [("optimizer", r"_foreach|sgd"),
@@ -60,24 +59,6 @@ CLASSES = [("optimizer", r"_foreach|sgd"),
 def kernel_class(text):
     text = text.lower()
     return next(c for c, pattern in CLASSES if re.search(pattern, text))
-
-
-class Recorded(host.Dlsim):
-    """dlsim with the committed recordings (data/memory-traces/NAME-bB.torchstep.json.gz) for the torchvision CNNs
-    the zoo lacks, instead of recording them anew (which needs PyTorch 2.x)."""
-
-    def model(self, model, batch):
-        if not model.startswith("torchvision:"):
-            return model
-        name = f"{model.split(':', 1)[1]}-b{batch}"
-        src = RECORDINGS / f"{name}.torchstep.json.gz"
-        if not src.exists():
-            raise SystemExit(f"heldout_fidelity: {src}: no recording; make it with `DLSIM_PYTHON=... dlsim import-torch "
-                             f"{model} --batch {batch} --out {name}.torchstep.json` and gzip it there")
-        out = self.tmp / f"{name}.torchstep.json"
-        if not out.exists():
-            out.write_bytes(gzip.decompress(src.read_bytes()))
-        return str(out)
 
 
 def launching_ops(trace_events):
@@ -269,7 +250,7 @@ def fold(job):
     binary, tmp, folder, profiles, refused, held, predict = job
     sf.UNMATCHED_TRACES.update(refused)
     tmp.mkdir(parents=True, exist_ok=True)
-    dlsim = Recorded(binary, tmp)
+    dlsim = host.Dlsim(binary, tmp)
     try:
         hw, costs = fitted_file(dlsim, tmp, profiles, folder, held, [n for n in profiles if n != held])
         return [times(dlsim, *host.CASES[n], hw) for n in predict], costs
@@ -356,7 +337,7 @@ def shipped_host_costs():
 
 def main():
     def generate(a, binary, tmp):
-        dlsim = Recorded(binary, tmp)
+        dlsim = host.Dlsim(binary, tmp)
         tar = host.DATA / HELD_OUT / "traces.tar"
         held = host.load_profiles(host.DATA / HELD_OUT / "step-profiles.json")
         generated = {"heldout-shipped": "\n".join(held_out_report(dlsim, held, tar)[0])}
