@@ -15,14 +15,17 @@ regenerates without PyTorch 2.x; the recording's SGD has no weight decay, whose 
 section charges per parameter). Every dlsim run as step_fidelity.py's: pool pytorch-caching, no swap, serial, two
 iterations (the second's), eager with `sync_every_step: true` against the eager wall, cuda-graph against the replay.
 
-1. Held out: `h200.yaml` as shipped (fitted on the eleven CNNs of h200-2026-11-27b only). Kernels per step: dlsim's
+1. Held out: `h200.yaml` as it shipped before the nine were measured (fitted on the eleven CNNs of h200-2026-11-27b
+   only; ship_hw_files.py now fits its kernel model on the nine's traces too), rebuilt by the same fit: the kernel
+   model fitted to the sweeps and the eleven's profiler traces, the host to their profiles. Kernels per step: dlsim's
    kernels of its last iteration (its Chrome trace) against the trace's. Per kernel class, the measured kernels
    (each attributed to the aten op that launched it, by the profiler's External id) against dlsim's kernels of the
    cuda-graph run (by op kind and name): the same classes on both sides (CLASSES).
 2. Leave one model out over the twenty (the eleven of h200-2026-11-27b and these nine), as step_fidelity.py's
    *sweep + traces*: the kernel model fitted onto h200-datasheet.yaml to the H200 sweep less the held-out model's
    records and the other models' profiler traces (those the trace matcher takes), the replays' idle time per kernel
-   from the same models, and the host section fitted (fit_host_model.py) on the other models' profiles.
+   from the same models, and the host section fitted (fit_host_model.py) on the profiles of the other models of
+   the same machine (the host is the CPU's: the two leases' machines ran the same aten ops at different speeds).
 """
 import collections
 import gzip
@@ -41,7 +44,6 @@ import step_fidelity as sf  # noqa: E402
 
 HELD_OUT = "h200-2026-11-28b"
 FITTED = "h200-2026-11-27b"
-RECORDINGS = host.DATA / "memory-traces"
 STEPS = 2  # profiled eager steps per trace
 # A kernel's class, from the aten op that launched it (measured) or dlsim's op kind and name: first match.
 CLASSES = [("optimizer", r"_foreach|sgd"),
@@ -60,24 +62,6 @@ CLASSES = [("optimizer", r"_foreach|sgd"),
 def kernel_class(text):
     text = text.lower()
     return next(c for c, pattern in CLASSES if re.search(pattern, text))
-
-
-class Recorded(host.Dlsim):
-    """dlsim with the committed recordings (data/memory-traces/NAME-bB.torchstep.json.gz) for the torchvision CNNs
-    the zoo lacks, instead of recording them anew (which needs PyTorch 2.x)."""
-
-    def model(self, model, batch):
-        if not model.startswith("torchvision:"):
-            return model
-        name = f"{model.split(':', 1)[1]}-b{batch}"
-        src = RECORDINGS / f"{name}.torchstep.json.gz"
-        if not src.exists():
-            raise SystemExit(f"heldout_fidelity: {src}: no recording; make it with `DLSIM_PYTHON=... dlsim import-torch "
-                             f"{model} --batch {batch} --out {name}.torchstep.json` and gzip it there")
-        out = self.tmp / f"{name}.torchstep.json"
-        if not out.exists():
-            out.write_bytes(gzip.decompress(src.read_bytes()))
-        return str(out)
 
 
 def launching_ops(trace_events):
@@ -138,12 +122,20 @@ def trace_events(tar, case):
         return json.loads(gzip.decompress(t.extractfile(f"traces/{case}.json.gz").read()))["traceEvents"]
 
 
-def held_out_report(dlsim, profiles, tar):
+def eleven_only_file(dlsim, tmp, profiles, tar):
+    """`h200.yaml` as it shipped before the nine were measured (to commit cc1cc91), rebuilt by the same fit: the
+    kernel model fitted to the sweeps and the eleven's profiler traces, the host to the eleven's profiles."""
+    folder = trace_folder(tmp / "eleven-only", profiles, tar)
+    hw, _ = fitted_file(dlsim, tmp, profiles, folder, "none-b0", list(profiles), list(profiles))
+    return hw
+
+
+def held_out_report(dlsim, profiles, tar, hw):
     rows, classes, dev, eager = [], [], [], []
     for case, p in profiles.items():
         model, batch = host.CASES[case]
-        e_run, _ = dlsim_kernels(dlsim, model, batch, "h200", "eager")
-        g_run, per_class = dlsim_kernels(dlsim, model, batch, "h200", "cuda-graph")
+        e_run, _ = dlsim_kernels(dlsim, model, batch, hw, "eager")
+        g_run, per_class = dlsim_kernels(dlsim, model, batch, hw, "cuda-graph")
         e_ms, g_ms = e_run["iteration_time_us"] / 1000, g_run["iteration_time_us"] / 1000
         replay, wall = p["graph_replay_ms_median"], p["eager_wall_ms_median"]
         dev.append(sf.err(g_ms, replay))
@@ -157,14 +149,16 @@ def held_out_report(dlsim, profiles, tar):
                     f"{p['kernels_per_iteration']:.0f} / {p['graph_kernels_per_replay']:.0f} | {n_dlsim} |")
         measured = measured_kernels(trace_events(tar, case))
         classes += class_table(case, measured, per_class, replay, g_ms)
-    head = ["`h200.yaml` as shipped (fitted on the eleven CNNs of `h200-2026-11-27b` only), no refit. ms per step; "
+    head = ["`h200.yaml` as it shipped before these nine were measured (to commit cc1cc91), rebuilt by the same fit "
+            "(the kernel model fitted to the sweeps and the profiler traces of the eleven CNNs of `h200-2026-11-27b`, "
+            "the host to their profiles): nothing of the nine in it. ms per step; "
             "the error against the measurement in brackets. Kernels: per step, the eager trace's / the replay "
             "trace's, and dlsim's last iteration. *kernels ms*: the sum of the kernels' durations (CUPTI; dlsim's "
             "cuda-graph run).", "",
             "| model | replay ms | dlsim cuda-graph | kernels ms | dlsim kernels ms | eager ms | dlsim eager | bound "
             "| kernels measured (eager / replay) | dlsim kernels |",
             "|---|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
-    tail = ["", f"Held out, `h200.yaml`: device time (cuda-graph vs replay) MAPE {sf.mape(dev)}; eager step MAPE "
+    tail = ["", f"Held out, `h200.yaml` before the nine: device time (cuda-graph vs replay) MAPE {sf.mape(dev)}; eager step MAPE "
             f"{sf.mape(eager)}.", ""]
     intro = ["Per kernel class, ms per step: the measured kernels (two profiled eager steps, averaged; each classed "
              "by the aten op that launched it) against dlsim's (the cuda-graph run above, by op kind and name), "
@@ -252,26 +246,33 @@ def times(dlsim, model, batch, hw):
     return eager["iteration_time_us"] / 1000.0, graph["iteration_time_us"] / 1000.0, eager["bound"]
 
 
-def fitted_file(dlsim, tmp, profiles, folder, held, train):
-    """step_fidelity.py's *sweep + traces* file fitted on `train` (the sweep less `held`'s records), with the host
-    section fitted on `train`'s profiles: (the file, the host costs)."""
+def fitted_file(dlsim, tmp, profiles, folder, held, train, host_train):
+    """step_fidelity.py's *sweep + traces* file fitted on `train` (the sweep less `held`'s records, the traces of
+    `train`), with the host section fitted on `host_train`'s profiles: (the file, the host costs)."""
     traced_hw, _ = sf.fit_kernels(dlsim, tmp, "h200-datasheet", held, traces=(folder, profiles, train))
     base, fixed = host.with_device_fixed(dlsim, str(traced_hw), profiles, train)
     if fixed is not None:
         raise SystemExit(f"heldout_fidelity: {traced_hw} still holds the dispatch in its fixed costs")
-    _, _, costs = host.fit(dlsim, str(base), profiles, train)
+    _, _, costs = host.fit(dlsim, str(base), profiles, host_train)
     return dlsim.hw_file(str(base), costs), costs
 
 
+def same_machine(profiles, held_out, case):
+    """The cases profiled on the machine that profiled `case` (the host is the machine's CPU): the nine of HELD_OUT
+    or the eleven of FITTED."""
+    return [n for n in profiles if (n in held_out) == (case in held_out)]
+
+
 def fold(job):
-    """One fit (in its own folder, so that folds run as parallel processes): the file fitted without `held` (all
-    twenty for held = "none-b0"), and (eager ms, cuda-graph ms, bound) of each of `predict` on it; the host costs."""
-    binary, tmp, folder, profiles, refused, held, predict = job
+    """One fit (in its own folder, so that folds run as parallel processes): the file whose kernel model is fitted
+    without `held` and whose host is fitted on `host_train`, and (eager ms, cuda-graph ms, bound) of each of
+    `predict` on it; the host costs."""
+    binary, tmp, folder, profiles, refused, held, host_train, predict = job
     sf.UNMATCHED_TRACES.update(refused)
     tmp.mkdir(parents=True, exist_ok=True)
-    dlsim = Recorded(binary, tmp)
+    dlsim = host.Dlsim(binary, tmp)
     try:
-        hw, costs = fitted_file(dlsim, tmp, profiles, folder, held, [n for n in profiles if n != held])
+        hw, costs = fitted_file(dlsim, tmp, profiles, folder, held, [n for n in profiles if n != held], host_train)
         return [times(dlsim, *host.CASES[n], hw) for n in predict], costs
     except SystemExit as e:  # a pool's worker that exits never answers: the error goes back to the parent
         return None, str(e)
@@ -283,20 +284,29 @@ def lomo_report(dlsim, tmp, profiles, tar, jobs):
     refused = unmatched(dlsim, tmp, folder, [n for n in profiles if n not in sf.UNMATCHED_TRACES])
     sf.UNMATCHED_TRACES.update(refused)
     rows, errs = [], {k: [] for k in ("dev", "eager", "dev9", "eager9", "dev11", "eager11", "in_dev", "in_eager")}
-    work = [(dlsim.binary, tmp / f"fold-{i}", folder, profiles, refused, held, [held] if held in profiles else
-             list(profiles)) for i, held in enumerate(list(profiles) + ["none-b0"])]
+    # Each model left out of the kernel fit and of its own machine's host fit; then, in-sample, the kernel model
+    # fitted on all twenty with each machine's host fitted on all its models (what ship_hw_files.py ships for the
+    # eleven's machine).
+    eleven, nine = (same_machine(profiles, held_out, next(n for n in profiles if (n in held_out) == new))
+                    for new in (False, True))
+    work = [(dlsim.binary, tmp / f"fold-{i}", folder, profiles, refused, held,
+             [n for n in same_machine(profiles, held_out, held) if n != held], [held])
+            for i, held in enumerate(profiles)]
+    work += [(dlsim.binary, tmp / f"fold-all-{k}", folder, profiles, refused, "none-b0", group, group)
+             for k, group in (("eleven", eleven), ("nine", nine))]
     with multiprocessing.Pool(jobs) as pool:
         results = pool.map(fold, work, chunksize=1)
-    for (held, *_), (got, why) in zip((w[5:] for w in work), results):
+    for w, (got, why) in zip(work, results):
         if got is None:
-            raise SystemExit(f"heldout_fidelity: the fit without {held}: {why}")
-    in_sample, all_costs = results[-1]
+            raise SystemExit(f"heldout_fidelity: the fit without {w[5]} (host on {len(w[6])} models): {why}")
+    in_sample = dict(zip(eleven, results[-2][0])) | dict(zip(nine, results[-1][0]))
+    costs_eleven, costs_nine = results[-2][1], results[-1][1]
     for i, held in enumerate(profiles):
         model, batch = host.CASES[held]
         p = profiles[held]
         replay, wall = p["graph_replay_ms_median"], p["eager_wall_ms_median"]
         (e, g, bound), = results[i][0]
-        ie, ig, _ = in_sample[i]
+        ie, ig, _ = in_sample[held]
         group = "9" if held in held_out else "11"
         for key, value in (("dev", sf.err(g, replay)), ("eager", sf.err(e, wall))):
             errs[key].append(value)
@@ -312,8 +322,9 @@ def lomo_report(dlsim, tmp, profiles, tar, jobs):
            f"`{HELD_OUT}`, marked *new*), step_fidelity.py's *sweep + traces*: the kernel model fitted onto "
            "`h200-datasheet.yaml` to the H200 sweep less the held-out model's records and the other models' "
            "profiler traces (the replays' idle time per kernel from the same models), the host fitted on the other "
-           "models' profiles. *All 20*: the same fitted on all twenty (what a refit of `h200.yaml` would ship, "
-           "in-sample). ms per step.", "",
+           "models' profiles of the same machine (the host is the machine's CPU: the last table). *All 20*: the "
+           "kernel model fitted on all twenty, the host on all the models of the model's machine (for the eleven, "
+           "what `h200.yaml` ships; in-sample). ms per step.", "",
            "| model | replay ms | leave one out | all 20 | eager ms | leave one out | all 20 | bound | trace in the "
            "fits |", "|---|---:|---:|---:|---:|---:|---:|---|---|"] + rows
     out += ["", f"Leave one model out, all {len(profiles)}: device time MAPE {sf.mape(errs['dev'])}; eager step MAPE "
@@ -325,9 +336,12 @@ def lomo_report(dlsim, tmp, profiles, tar, jobs):
         # The matcher's line without the temporary file's name (a rerun writes the same report).
         out += [f"- {n}: {line.split(': ', 1)[-1].split('.trace.json: ', 1)[-1]}" for n, line in refused.items()]
         out += [""]
-    out += ["What a refit on all twenty would change in the host section (`host_cpu.pytorch_eager`, µs): the shipped "
-            "`h200.yaml` against the fit on all twenty.", "", "| key | shipped | all 20 |", "|---|---:|---:|"]
-    out += [f"| `{k}` | {shipped.get(k, float('nan')):.2f} | {all_costs[k]:.2f} |" for k in host.KEY_ORDER]
+    out += ["The host section (`host_cpu.pytorch_eager`, µs) as `h200.yaml` ships it, and fitted (over the kernel "
+            f"model of all twenty) on each machine's models: the eleven of `{FITTED}` (the machine `h200.yaml`'s host "
+            f"is fitted on) and the nine of `{HELD_OUT}`.", "",
+            "| key | shipped | fitted on the eleven | fitted on the nine |", "|---|---:|---:|---:|"]
+    out += [f"| `{k}` | {shipped.get(k, float('nan')):.2f} | {costs_eleven[k]:.2f} | {costs_nine[k]:.2f} |"
+            for k in host.KEY_ORDER]
     return out + [""]
 
 
@@ -356,11 +370,12 @@ def shipped_host_costs():
 
 def main():
     def generate(a, binary, tmp):
-        dlsim = Recorded(binary, tmp)
+        dlsim = host.Dlsim(binary, tmp)
         tar = host.DATA / HELD_OUT / "traces.tar"
         held = host.load_profiles(host.DATA / HELD_OUT / "step-profiles.json")
-        generated = {"heldout-shipped": "\n".join(held_out_report(dlsim, held, tar)[0])}
         fitted = host.load_profiles(host.DATA / FITTED / "step-profiles.json")
+        hw = eleven_only_file(dlsim, tmp, fitted, tar)
+        generated = {"heldout-shipped": "\n".join(held_out_report(dlsim, held, tar, hw)[0])}
         generated["heldout-host"] = "\n".join(host_per_call_table(fitted, held))
         if not a.no_lomo:
             profiles = dict(fitted)
