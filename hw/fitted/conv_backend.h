@@ -20,8 +20,8 @@
 // (workloads/memory_format.h), so they are not counted here again.
 #include <vector>
 
+#include "hw/fitted/conv_sizes.h"
 #include "hw/fitted/kernel_shape.h"
-#include "hw/fitted/op_kernel_shapes.h"
 
 namespace dlsim {
 

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "hw/fitted/op_kernel_shapes.h"
+
 using namespace dlsim;
 
 namespace {

@@ -93,9 +93,6 @@ std::optional<ConvSizes> conv_sizes_of_op(const Graph& g, const Op& op) {
   return z;
 }
 
-int64_t ConvSizes::out_h() const { return (h + 2 * pad_h - dilation * (r - 1) - 1) / stride_h + 1; }
-int64_t ConvSizes::out_w() const { return (w + 2 * pad_w - dilation * (s - 1) - 1) / stride_w + 1; }
-
 KernelShape conv_kernel_shape(KernelFamily pass, const ConvSizes& z, MathPath path, uint32_t element_bytes) {
   KernelShape s;
   s.family = pass;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "hw/fitted/conv_sizes.h"
 #include "hw/fitted/kernel_shape.h"
 #include "hw/gpu_spec.h"
 #include "workloads/graph.h"
@@ -18,16 +19,6 @@ namespace dlsim {
 // filter and padding from the attributes.
 std::optional<std::vector<KernelShape>> op_kernel_shapes(const GpuSpec& spec, const Graph& g, const Op& op);
 
-// The shape of a convolution pass from its sizes (what a sweep record holds; op_kernel_shapes uses it too).
-struct ConvSizes {
-  int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1;
-  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation = 1, groups = 1;
-  // The activations are NHWC in memory (PyTorch's channels_last, or a 16-bit operand the memory-format pass
-  // transposed): decides where PyTorch runs a depthwise convolution (hw/fitted/conv_backend.h).
-  bool channels_last = false;
-  int64_t out_h() const;
-  int64_t out_w() const;
-};
 // A convolution op's sizes (forward, backward-data or backward-filter: the forward's), or nullopt when its
 // activation operand is not a 4-D tensor.
 std::optional<ConvSizes> conv_sizes_of_op(const Graph& g, const Op& op);
