@@ -12,7 +12,9 @@
 //     backward ops, x for backward-filter) through a Transpose to NHWC (perm 0,2,3,1), and writes its activation
 //     output (y, dx) in NHWC, transposed back (perm 0,3,1,2). The transposes carry attr layout_transpose=1 and
 //     their NHWC tensors live from the transpose to the convolution.
-//   - NCHW in fp32 (CUDA cores or TF32): cuDNN has NCHW kernels; nothing changes.
+//   - NCHW in fp32 (CUDA cores or TF32): cuDNN has NCHW kernels; nothing changes. (A grouped, not depthwise,
+//     fp32 NCHW convolution is the exception: cuDNN transposes its operands inside the call; the fitted kernel
+//     model counts those transposes as the convolution's own kernels, hw/fitted/conv_backend.h.)
 // Assumptions [A]: filters are left as they are (cuDNN also reorders them, but they are small); batch norm and
 // pooling run in the layout they are given at the same cost.
 #include "workloads/graph.h"

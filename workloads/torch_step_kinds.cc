@@ -70,7 +70,20 @@ TorchStepPiece whole(OpKind kind, StepAttrs attrs, double flops) {
   return p;
 }
 
+// A 4-D view whose strides are NHWC's (PyTorch's channels_last) and not also NCHW's: more than one channel and
+// more than one pixel, the channels innermost.
+bool step_channels_last(const TorchStepView& v) {
+  if (v.shape.size() != 4 || v.stride.size() != 4) return false;
+  const int64_t n = v.shape[0], c = v.shape[1], h = v.shape[2], w = v.shape[3];
+  if (c <= 1 || h * w <= 1) return false;
+  return v.stride[1] == 1 && (w == 1 || v.stride[3] == c) && (h == 1 || v.stride[2] == w * c) &&
+         (n == 1 || v.stride[0] == h * w * c);
+}
+
 // convolution / convolution_backward (and cuDNN's, MKL-DNN's spellings): Conv2d, or its two backward kernels.
+// channels_last: the input or the filter is strided NHWC, which is when PyTorch runs the convolution in cuDNN's
+// NHWC kernels (cudnn_conv_suggest_memory_format), a depthwise one included (hw/fitted/conv_backend.h): ConvNeXt's
+// blocks are, through the permutes around their LayerNorm and Linear layers.
 std::vector<TorchStepPiece> step_convolution(const TorchStepOp& op, bool backward) {
   const auto xi = step_input_index(op, "input"), wi = step_input_index(op, "weight");
   if (!xi || !wi) return {};
@@ -91,7 +104,8 @@ std::vector<TorchStepPiece> step_convolution(const TorchStepOp& op, bool backwar
   const StepAttrs attrs = {{Attr::kernel_h, w.shape[2]}, {Attr::kernel_w, w.shape[3]}, {Attr::stride_h, stride->first},
                            {Attr::stride_w, stride->second}, {Attr::pad_h, pad->first}, {Attr::pad_w, pad->second},
                            {Attr::dilation, dil->first}, {Attr::groups, groups}, {Attr::bias, bias},
-                           {Attr::in_channels, x.shape[1]}, {Attr::out_channels, w.shape[0]}, {Attr::macs, *macs}};
+                           {Attr::in_channels, x.shape[1]}, {Attr::out_channels, w.shape[0]}, {Attr::macs, *macs},
+                           {Attr::channels_last, step_channels_last(x) || step_channels_last(w) ? 1 : 0}};
   const double flops = 2.0 * static_cast<double>(*macs);
   if (!backward) return {whole(OpKind::Conv2d, attrs, flops)};
   std::vector<TorchStepPiece> out;

@@ -72,6 +72,26 @@ TEST_CASE("a recorded convolution step loads with dlsim's kinds and attributes")
   CHECK(load.allocations == 1);  // batch norm's empty reserve
 }
 
+TEST_CASE("a recorded convolution on an NHWC-strided input is channels_last, as PyTorch then runs it in cuDNN") {
+  // tiny_conv's input [2, 3, 8, 8] strided NCHW, then the same recording with it strided NHWC (what ConvNeXt's
+  // permutes leave its convolutions): hw/fitted/conv_backend.h decides a depthwise one's kernels by it.
+  const std::string text = text_of(fixture("tiny_conv"));
+  const std::string nchw = "\"shape\":[2,3,8,8],\"stride\":[192,64,8,1]";
+  const std::string nhwc = "\"shape\":[2,3,8,8],\"stride\":[192,1,24,3]";
+  std::string strided = text;
+  for (size_t at = strided.find(nchw); at != std::string::npos; at = strided.find(nchw, at))
+    strided.replace(at, nchw.size(), nhwc);
+  REQUIRE(strided != text);
+  for (const auto& [body, want] : {std::make_pair(text, 0), std::make_pair(strided, 1)}) {
+    const Graph g = torch_step_graph(parse_torch_step(body, "tiny_conv")).graph;
+    for (OpKind k : {OpKind::Conv2d, OpKind::Conv2dBwdFilter}) {
+      INFO(to_string(k) << " expecting channels_last " << want);
+      REQUIRE(first_of_kind(g, k) != nullptr);
+      CHECK(first_of_kind(g, k)->attr(Attr::channels_last) == want);
+    }
+  }
+}
+
 TEST_CASE("a recorded step's tensors: parameters and optimizer state live across steps, gradients within one") {
   const TorchStepFile file = read_torch_step(fixture("tiny_conv"));
   const Graph g = torch_step_graph(file).graph;

@@ -22,10 +22,12 @@ enum class KernelFamily : uint8_t {
 const char* to_string(KernelFamily f);  // "conv_fwd", "bmm", "sdpa_bwd", "layernorm", ...
 bool is_memory_family(KernelFamily f);   // priced by bytes alone
 
-// How a convolution's filter is laid out, which decides the kernel cuDNN runs: a 1x1 filter is a plain GEMM, a
-// larger one an implicit GEMM, a depthwise one (groups = input channels) a memory-bound kernel of its own.
-enum class ConvVariant : uint8_t { None, OneByOne, Spatial, Depthwise, Grouped };
-const char* to_string(ConvVariant v);  // "", "1x1", "spatial", "depthwise", "grouped"
+// How a convolution's filter is laid out, and which library runs it (hw/fitted/conv_backend.h): a 1x1 filter is a
+// plain GEMM in cuDNN, a larger one an implicit GEMM, a grouped one cuDNN's grouped kernels; a depthwise one
+// (groups = input channels) PyTorch's own memory-bound kernels (Depthwise) or, channels_last or fp16 of the shapes
+// PyTorch picks, cuDNN's depthwise/grouped kernels (CudnnDepthwise), which are much slower per element in fp32.
+enum class ConvVariant : uint8_t { None, OneByOne, Spatial, Depthwise, Grouped, CudnnDepthwise };
+const char* to_string(ConvVariant v);  // "", "1x1", "spatial", "depthwise", "grouped", "cudnn_depthwise""
 
 // The kernel's grid as tiles of its output: `batch` independent products of rows x cols outputs, each tiled by
 // tile x tile blocks, the reduction split (split-K) only as far as needed to give every SM a block. batch = 0:
@@ -65,8 +67,10 @@ double grid_blocks(const TileGrid& g, int sms, double tile, double min_split_k);
 double wave_factor(double blocks, int sms);
 
 // The fitted class names that may price the shape, best first: "conv_fwd.tf32.spatial"; a grouped convolution
-// then its 1x1/spatial class; a batched product then the plain one; a 16-bit kernel then the other 16-bit
-// type's class (bf16 and fp16 tensor cores have the same rate). Memory families: "<family>.<dtype>".
+// then its 1x1/spatial class; a depthwise one of either library then the other library's depthwise class (what
+// priced it before the two were told apart, so that a file fitted without the split keeps its times); a batched
+// product then the plain one; a 16-bit kernel then the other 16-bit type's class (bf16 and fp16 tensor cores
+// have the same rate). Memory families: "<family>.<dtype>".
 std::vector<std::string> class_candidates(const KernelShape& s);
 // Whether `name` is a class name of that grammar; `why` says what is wrong when not.
 bool is_kernel_class_name(const std::string& name, std::string& why);

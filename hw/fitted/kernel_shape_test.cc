@@ -31,8 +31,15 @@ TEST_CASE("class names: the best class first, then what stands in for it") {
   KernelShape spatial = conv_kernel_shape(KernelFamily::ConvFwd, z, MathPath::Bf16, 2);
   CHECK(class_candidates(spatial) == std::vector<std::string>{"conv_fwd.bf16.spatial", "conv_fwd.fp16.spatial"});
   z.groups = 64;
+  // PyTorch's own depthwise kernel (fp32 NCHW), then cuDNN's depthwise class.
   CHECK(class_candidates(conv_kernel_shape(KernelFamily::ConvWgrad, z, MathPath::Tf32, 4)) ==
-        std::vector<std::string>{"conv_wgrad.tf32.depthwise"});
+        std::vector<std::string>{"conv_wgrad.tf32.depthwise", "conv_wgrad.tf32.cudnn_depthwise"});
+  // fp16 NHWC (a sweep's records, a 16-bit graph's transposed operands): cuDNN's, then the other 16-bit type's.
+  z.channels_last = true;
+  CHECK(class_candidates(conv_kernel_shape(KernelFamily::ConvFwd, z, MathPath::Fp16, 2)) ==
+        std::vector<std::string>{"conv_fwd.fp16.cudnn_depthwise", "conv_fwd.bf16.cudnn_depthwise",
+                                 "conv_fwd.fp16.depthwise", "conv_fwd.bf16.depthwise"});
+  z.channels_last = false;
   z.groups = 4, z.r = z.s = 1, z.pad_h = z.pad_w = 0;
   CHECK(class_candidates(conv_kernel_shape(KernelFamily::ConvDgrad, z, MathPath::Tf32, 4)) ==
         std::vector<std::string>{"conv_dgrad.tf32.grouped", "conv_dgrad.tf32.1x1"});
@@ -45,7 +52,8 @@ TEST_CASE("class names: the best class first, then what stands in for it") {
   ln.dtype = DType::F16;
   CHECK(class_candidates(ln) == std::vector<std::string>{"layernorm.f16", "layernorm.bf16"});
   std::string why;
-  for (const char* name : {"conv_fwd.tf32.spatial", "gemm.cuda_core", "sdpa_bwd.bf16", "batchnorm.f32"})
+  for (const char* name : {"conv_fwd.tf32.spatial", "conv_wgrad.tf32.cudnn_depthwise", "gemm.cuda_core", "sdpa_bwd.bf16",
+                           "batchnorm.f32"})
     CHECK(is_kernel_class_name(name, why));
   CHECK_FALSE(is_kernel_class_name("conv_fwd.tf32", why));  // a convolution needs its variant
   CHECK_FALSE(is_kernel_class_name("gemm.float32", why));

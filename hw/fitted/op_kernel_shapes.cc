@@ -1,5 +1,6 @@
 #include "hw/fitted/op_kernel_shapes.h"
 
+#include "hw/fitted/conv_backend.h"
 #include "hw/math_path.h"
 #include "hw/op_class.h"
 
@@ -8,13 +9,18 @@ namespace {
 
 bool fitted_is_16bit(DType t) { return t == DType::F16 || t == DType::BF16; }
 
-std::optional<KernelShape> conv_shape_of_op(const GpuSpec& spec, const Graph& g, const Op& op) {
+// The convolution's kernel, then cuDNN's layout transposes around it where it runs them.
+std::optional<std::vector<KernelShape>> conv_shapes_of_op(const GpuSpec& spec, const Graph& g, const Op& op) {
   const auto z = conv_sizes_of_op(g, op);
   if (!z) return std::nullopt;
   const KernelFamily pass = op.kind == OpKind::Conv2d          ? KernelFamily::ConvFwd
                             : op.kind == OpKind::Conv2dBwdData ? KernelFamily::ConvDgrad
                                                                : KernelFamily::ConvWgrad;
-  return conv_kernel_shape(pass, *z, math_path(spec, g, op), dtype_bytes(compute_dtype(g, op)));
+  const MathPath path = math_path(spec, g, op);
+  const uint32_t eb = dtype_bytes(compute_dtype(g, op));
+  std::vector<KernelShape> v{conv_kernel_shape(pass, *z, path, eb)};
+  for (KernelShape& t : conv_layout_transposes(pass, *z, path, eb)) v.push_back(std::move(t));
+  return v;
 }
 
 // The matrix products of a Linear or MatMul op (forward or backward) as (batch, m, n, k) with C = m x n.
@@ -83,12 +89,10 @@ std::optional<ConvSizes> conv_sizes_of_op(const Graph& g, const Op& op) {
   z.pad_w = op.attr(Attr::pad_w);
   z.dilation = op.attr(Attr::dilation);
   z.groups = op.attr(Attr::groups);
+  z.channels_last = nhwc_shaped || op.attr(Attr::channels_last) != 0;
   if (z.groups <= 0 || z.stride_h <= 0 || z.stride_w <= 0 || z.out_h() <= 0 || z.out_w() <= 0) return std::nullopt;
   return z;
 }
-
-int64_t ConvSizes::out_h() const { return (h + 2 * pad_h - dilation * (r - 1) - 1) / stride_h + 1; }
-int64_t ConvSizes::out_w() const { return (w + 2 * pad_w - dilation * (s - 1) - 1) / stride_w + 1; }
 
 KernelShape conv_kernel_shape(KernelFamily pass, const ConvSizes& z, MathPath path, uint32_t element_bytes) {
   KernelShape s;
@@ -98,8 +102,10 @@ KernelShape conv_kernel_shape(KernelFamily pass, const ConvSizes& z, MathPath pa
   const double g = static_cast<double>(z.groups), rs = static_cast<double>(z.r * z.s);
   const double hw = static_cast<double>(z.h * z.w), out_hw = static_cast<double>(z.out_h() * z.out_w());
   s.filter_1x1 = z.r == 1 && z.s == 1;
-  s.variant = z.groups == 1 ? (s.filter_1x1 ? ConvVariant::OneByOne : ConvVariant::Spatial)
-              : z.groups == z.c ? ConvVariant::Depthwise : ConvVariant::Grouped;
+  s.variant = z.groups == 1             ? (s.filter_1x1 ? ConvVariant::OneByOne : ConvVariant::Spatial)
+              : !is_depthwise_conv(z) ? ConvVariant::Grouped
+              : conv_library(z, path) == ConvLibrary::TorchDepthwise ? ConvVariant::Depthwise
+                                                                     : ConvVariant::CudnnDepthwise;
   s.flops = 2.0 * n * k * out_hw * (c / g) * rs;
   s.bytes = (n * c * hw + k * (c / g) * rs + n * k * out_hw) * element_bytes;
   // Each group an implicit GEMM: forward N*Ho*Wo x K/g reducing C/g*R*S; backward-data N*H*W x C/g reducing
@@ -143,11 +149,7 @@ std::optional<std::vector<KernelShape>> op_kernel_shapes(const GpuSpec& spec, co
   switch (op.kind) {
     case OpKind::Conv2d:
     case OpKind::Conv2dBwdData:
-    case OpKind::Conv2dBwdFilter: {
-      auto s = conv_shape_of_op(spec, g, op);
-      if (!s) return std::nullopt;
-      return std::vector<KernelShape>{*s};
-    }
+    case OpKind::Conv2dBwdFilter: return conv_shapes_of_op(spec, g, op);
     case OpKind::Linear:
     case OpKind::LinearBwdData:
     case OpKind::LinearBwdWeight:

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "hw/fitted/conv_sizes.h"
 #include "hw/fitted/kernel_shape.h"
 #include "hw/gpu_spec.h"
 #include "workloads/graph.h"
@@ -12,20 +13,17 @@ namespace dlsim {
 
 // The kernels the op launches, or nullopt when the model has no family for it (an optimizer step, a test's
 // stand-in kernel). Usually one; a matrix product's backward that computes both operands' gradients is two
-// GEMMs. Convolutions: the input's N, C, H, W from the activation operand (NHWC-shaped where the memory-format
-// pass transposed a 16-bit NCHW operand, workloads/memory_format.h), the filter and padding from the attributes.
+// GEMMs; an fp32 NCHW grouped convolution is its cuDNN kernel first, then the layout transposes cuDNN runs
+// around it (hw/fitted/conv_backend.h). Convolutions: the input's N, C, H, W from the activation operand
+// (NHWC-shaped where the memory-format pass transposed a 16-bit NCHW operand, workloads/memory_format.h), the
+// filter and padding from the attributes.
 std::optional<std::vector<KernelShape>> op_kernel_shapes(const GpuSpec& spec, const Graph& g, const Op& op);
 
-// The shape of a convolution pass from its sizes (what a sweep record holds; op_kernel_shapes uses it too).
-struct ConvSizes {
-  int64_t n = 1, c = 1, h = 1, w = 1, k = 1, r = 1, s = 1;
-  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation = 1, groups = 1;
-  int64_t out_h() const;
-  int64_t out_w() const;
-};
 // A convolution op's sizes (forward, backward-data or backward-filter: the forward's), or nullopt when its
 // activation operand is not a 4-D tensor.
 std::optional<ConvSizes> conv_sizes_of_op(const Graph& g, const Op& op);
+// Its variant follows the library PyTorch runs it in (hw/fitted/conv_backend.h): a depthwise convolution is
+// PyTorch's own kernel (ConvVariant::Depthwise) or cuDNN's (ConvVariant::CudnnDepthwise).
 KernelShape conv_kernel_shape(KernelFamily pass, const ConvSizes& z, MathPath path, uint32_t element_bytes);
 // A (batched) matrix product C[batch, m, n] = A[batch, m, k] B[batch, k, n].
 KernelShape gemm_kernel_shape(double batch, double m, double n, double k, MathPath path, uint32_t element_bytes);

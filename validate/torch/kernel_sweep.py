@@ -7,7 +7,9 @@ device and the library versions. What it measures, as PyTorch runs it with its d
 cuDNN's heuristics choose; TF32 on for convolutions, off for matmuls unless the record says tf32):
   - every convolution shape of --shapes (`dlsim fit-kernels --shapes-of MODEL,... --out FILE` lists the zoo's
     layers) and --random seeded draws, each as forward (F.conv2d), backward-data and backward-filter
-    (aten.convolution_backward asked for one gradient), in float32 NCHW and float16 channels_last;
+    (aten.convolution_backward asked for one gradient), in float32 NCHW and float16 channels_last; a depthwise
+    shape also in float32 channels_last, which PyTorch runs in cuDNN's depthwise kernels where it runs float32 NCHW
+    in its own (hw/fitted/conv_backend.h: two classes of their own);
   - every GEMM (a @ b) and batched GEMM (torch.bmm) shape, in fp32, tf32 and bf16;
   - causal scaled dot-product attention (PyTorch's flash kernel), forward and forward + backward, in bf16;
   - add, relu, copy, softmax and layer norm (rows of 1,024) and training-mode batch norm (N x C x 56 x 56) at
@@ -37,6 +39,7 @@ import time
 MEMORY_OPS = ["add", "relu", "copy", "softmax", "layernorm", "batchnorm_fwd"]
 CONV_PASSES = ["conv_fwd", "conv_dgrad", "conv_wgrad"]
 CONV_TYPES = [("float32", "nchw"), ("float16", "nhwc")]
+DEPTHWISE_TYPES = CONV_TYPES + [("float32", "nhwc")]
 GEMM_TYPES = ["fp32", "tf32", "bf16"]
 CHANNELS = [3, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024]
 SIDES = [7, 14, 17, 28, 35, 56, 112, 224]
@@ -137,7 +140,8 @@ def work_list(a):
     sdpas += [random_sdpa(rng, a.dry_run) for _ in range(a.random_sdpa)]
     queues = {}
     for s in convs:
-        for dtype, layout in CONV_TYPES:
+        depthwise = s["groups"] > 1 and s["groups"] == s["c"]
+        for dtype, layout in DEPTHWISE_TYPES if depthwise else CONV_TYPES:
             for op in CONV_PASSES:
                 queues.setdefault((op, dtype), []).append(dict(s, op=op, dtype=dtype, layout=layout))
     for s in gemms:

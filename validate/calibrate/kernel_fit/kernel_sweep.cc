@@ -91,6 +91,7 @@ void read_conv(const SweepRecordReader& r, SweepRecord& s) {
     s.layout = r.text("layout");
     check_sweep_choice(r, "layout", s.layout, {"nchw", "nhwc"});
   }
+  z.channels_last = s.layout == "nhwc";  // where PyTorch runs a depthwise convolution (hw/fitted/conv_backend.h)
   if (r.has("tf32")) {
     s.tf32 = r.flag("tf32");
     if (s.dtype != "float32") r.fail("tf32", "goes with dtype float32 only");

@@ -8,7 +8,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hw/fitted/conv_backend.h"
+#include "hw/fitted/kernel_terms.h"
 #include "hw/gpu_spec_file.h"
+#include "validate/calibrate/kernel_fit/sample_graph.h"
 #include "validate/calibrate/torch_profile/matched_profiles.h"
 
 namespace dlsim {
@@ -74,6 +77,47 @@ TEST_CASE("trace samples: an op of no fitted family is not sampled, and the reas
   CHECK(t.units == 15);
   REQUIRE(t.skipped.size() == 1);
   CHECK_THAT(t.skipped[0], Catch::Contains("15 units (MatMul 15): no class of the sweep's fit"));
+}
+
+TEST_CASE("trace samples: an fp32 NCHW grouped convolution's transposes come off its unit's time") {
+  // ResNeXt-50's 3x3 layer of 32 groups, forward: the trace's unit is cuDNN's kernel and its three transposes.
+  SweepRecord r;
+  r.op = SweepOp::ConvFwd;
+  r.dtype = "float32";
+  r.layout = "nchw";
+  r.conv.n = 32, r.conv.c = r.conv.k = 128, r.conv.h = r.conv.w = 56, r.conv.r = r.conv.s = 3;
+  r.conv.pad_h = r.conv.pad_w = 1, r.conv.groups = 32;
+  const Graph g = sample_graph(r);
+  const GpuSpec spec = load_gpu_spec(resolve_hw_path("h200-fitted"));
+  double side_us = 0;  // the transposes as the sweep's fit prices them on the device
+  for (const KernelShape& t : conv_layout_transposes(KernelFamily::ConvFwd, r.conv, MathPath::Tf32, 4)) {
+    const FittedKernelClass* c = find_class(spec.fitted_kernels, t);
+    REQUIRE(c != nullptr);
+    side_us += device_time_us(spec.fitted_kernels, *c, kernel_terms(t, spec, spec.fitted_kernels), 0.0);
+  }
+  REQUIRE(side_us > 0);
+  ProfileHostOp host;
+  host.kernels = 4;
+  host.kernel_us = 160;  // the 2026-11-28 trace: 74 µs of kernel, 60 of transposes, in about this sum
+  MatchedProfile p;
+  p.graph = &g;
+  StepMatch step;
+  MatchedForwardOp f;
+  f.host = &host;
+  f.graph_op = g.ops().back().id;
+  step.forward.push_back(f);
+  p.matches.push_back(step);
+  const TraceSamples t = trace_fit_samples({p}, spec, spec.fitted_kernels, 0.5);
+  REQUIRE(t.samples.size() == 1);
+  CHECK(t.samples[0].cls == "conv_fwd.tf32.grouped");
+  CHECK(t.samples[0].us == Approx(160 + 4 * 0.5 - side_us));
+  CHECK(t.sampled_us == Approx(160));
+  // A unit the transposes alone would fill is skipped, and said so.
+  host.kernel_us = side_us / 2;
+  const TraceSamples none = trace_fit_samples({p}, spec, spec.fitted_kernels, 0.0);
+  CHECK(none.samples.empty());
+  REQUIRE(none.skipped.size() == 1);
+  CHECK_THAT(none.skipped[0], Catch::Contains("1 units (Conv2d 1): its layout transposes"));
 }
 
 }  // namespace

@@ -1,0 +1,61 @@
+#include "hw/fitted/conv_backend.h"
+
+namespace dlsim {
+namespace {
+
+// check_cudnn_depthwise_workload_with_filter (cuDNN >= 8.2): which fp16 NCHW depthwise shapes PyTorch measured to
+// run faster in cuDNN than in its own kernels.
+bool cudnn_depthwise_workload(const ConvSizes& z) {
+  if (z.h == 1 && z.stride_w == 1) return true;  // a 1-D convolution
+  if (z.r != z.s) return false;
+  const int64_t filter = z.s;
+  if (filter != 1 && filter != 3 && filter != 5) return false;
+  if (z.w < 7) return false;
+  if (z.stride_w == 1) return true;
+  if (z.stride_w != 2) return false;
+  if (z.n == 1) return filter != 1 || z.w <= 28;
+  if (filter == 1) return z.n <= 16 && z.c >= 128 && z.w <= 7;
+  return z.c >= 512 || (z.c >= 256 && z.w >= 28);
+}
+
+KernelShape transpose_shape(double elements, uint32_t element_bytes) {
+  KernelShape s;
+  s.family = KernelFamily::Elementwise;
+  s.dtype = element_bytes == 2 ? DType::F16 : DType::F32;
+  s.bytes = 2.0 * elements * element_bytes;  // read once, written once in the other layout
+  return s;
+}
+
+}  // namespace
+
+bool is_depthwise_conv(const ConvSizes& z) { return z.groups > 1 && z.groups == z.c && z.k % z.c == 0; }
+
+ConvLibrary conv_library(const ConvSizes& z, MathPath path) {
+  if (!is_depthwise_conv(z)) return ConvLibrary::Cudnn;
+  if (z.channels_last) return ConvLibrary::Cudnn;
+  const bool fp16_eligible = path == MathPath::Fp16 && z.dilation == 1 &&
+                             (z.stride_h == z.stride_w || z.h == 1) && z.c >= 32;
+  return fp16_eligible && cudnn_depthwise_workload(z) ? ConvLibrary::Cudnn : ConvLibrary::TorchDepthwise;
+}
+
+std::vector<KernelShape> conv_layout_transposes(KernelFamily pass, const ConvSizes& z, MathPath path,
+                                                uint32_t element_bytes) {
+  const bool fp32 = path == MathPath::CudaCore || path == MathPath::Tf32;
+  if (!fp32 || z.channels_last || z.groups <= 1 || is_depthwise_conv(z)) return {};
+  const double x = static_cast<double>(z.n * z.c * z.h * z.w);
+  const double w = static_cast<double>(z.k * (z.c / z.groups) * z.r * z.s);
+  const double y = static_cast<double>(z.n * z.k * z.out_h() * z.out_w());
+  // The two operands to NHWC, the result back: forward x, w -> y; backward-data dy, w -> dx; backward-filter
+  // dy, x -> dw.
+  switch (pass) {
+    case KernelFamily::ConvFwd:
+      return {transpose_shape(x, element_bytes), transpose_shape(w, element_bytes), transpose_shape(y, element_bytes)};
+    case KernelFamily::ConvDgrad:
+      return {transpose_shape(y, element_bytes), transpose_shape(w, element_bytes), transpose_shape(x, element_bytes)};
+    case KernelFamily::ConvWgrad:
+      return {transpose_shape(y, element_bytes), transpose_shape(x, element_bytes), transpose_shape(w, element_bytes)};
+    default: return {};
+  }
+}
+
+}  // namespace dlsim

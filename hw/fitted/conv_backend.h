@@ -1,0 +1,39 @@
+#pragma once
+// Which kernels PyTorch 2.x runs a 2-D convolution pass in, as aten/src/ATen/native/Convolution.cpp's backend choice
+// (_select_conv_backend, read for PyTorch 2.11) decides it, and what cuDNN adds around it. The fitted kernel model
+// (hw/fitted/kernel_shape.h) gives each library's kernels a class of their own, because their speeds differ by an
+// order of magnitude on the same shape: on the H200 a 7x7 depthwise weight gradient of ConvNeXt-T takes 280 µs in
+// cuDNN's grouped kernels (wgrad2d_grouped_direct_kernel, TF32 implicit GEMM) where PyTorch's own kernel takes tens.
+//
+// Depthwise (groups = input channels > 1, output channels a multiple of them): PyTorch's own conv_depthwise2d
+// kernels unless use_cudnn_depthwise says cuDNN, which it does
+//   - always when the convolution's suggested memory format is channels_last (the input or the filter strided
+//     NHWC; ConvNeXt's blocks are, after the permutes around their LayerNorm and Linear layers), any dtype;
+//   - for fp16 NCHW (not bf16, not fp32) only for undilated, square-strided convolutions of at least 32 channels
+//     whose shape passes check_cudnn_depthwise_workload_with_filter: a square 1x1, 3x3 or 5x5 filter, width >= 7,
+//     stride 1 always, stride 2 only for some channel counts, widths and batches (conv_library spells them out).
+// Every other convolution (1x1, spatial, grouped) runs in cuDNN.
+// Handed fp32 NCHW tensors, cuDNN 9 runs a grouped (not depthwise) convolution in its NHWC kernels and transposes
+// around each pass: the activation and filter operands to NHWC before the kernel (nchwToNhwcKernel), the result
+// back after it (nhwcToNchwKernel); the 2026-11-28 H200 traces show three transposes per pass on RegNetY-800MF and
+// ResNeXt-50 (161 and 294 a step). 16-bit NCHW convolutions' transposes are the graph's own ops already
+// (workloads/memory_format.h), so they are not counted here again.
+#include <vector>
+
+#include "hw/fitted/conv_sizes.h"
+#include "hw/fitted/kernel_shape.h"
+
+namespace dlsim {
+
+enum class ConvLibrary : uint8_t { Cudnn, TorchDepthwise };
+
+// groups = input channels > 1 with output channels a multiple of them (PyTorch's is_depthwise).
+bool is_depthwise_conv(const ConvSizes& z);
+// The library PyTorch runs the convolution in; `path` tells fp16 from bf16 and fp32 (TF32 or CUDA cores).
+ConvLibrary conv_library(const ConvSizes& z, MathPath path);
+// The layout transposes cuDNN runs around one pass of the convolution, as memory-bound (elementwise) kernels that
+// read and write their tensor once; none where cuDNN runs it in the tensors' own layout.
+std::vector<KernelShape> conv_layout_transposes(KernelFamily pass, const ConvSizes& z, MathPath path,
+                                                uint32_t element_bytes);
+
+}  // namespace dlsim

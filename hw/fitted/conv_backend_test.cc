@@ -1,0 +1,93 @@
+#include "hw/fitted/conv_backend.h"
+
+#include <catch2/catch.hpp>
+
+#include "hw/fitted/op_kernel_shapes.h"
+
+using namespace dlsim;
+
+namespace {
+
+ConvSizes depthwise(int64_t n, int64_t c, int64_t hw, int64_t filter, int64_t stride) {
+  ConvSizes z;
+  z.n = n, z.c = z.k = z.groups = c, z.h = z.w = hw, z.r = z.s = filter;
+  z.stride_h = z.stride_w = stride, z.pad_h = z.pad_w = filter / 2;
+  return z;
+}
+
+}  // namespace
+
+TEST_CASE("depthwise convolutions: PyTorch's own kernels for NCHW fp32 and bf16, of any filter") {
+  // MobileNet-V3's and EfficientNet's 3x3 and 5x5 layers as the 2026-11-28 H200 traces ran them (conv_depthwise2d).
+  for (int64_t filter : {3, 5, 7})
+    for (MathPath p : {MathPath::Tf32, MathPath::CudaCore, MathPath::Bf16}) {
+      INFO("filter " << filter << " path " << to_string(p));
+      CHECK(conv_library(depthwise(64, 960, 7, filter, 1), p) == ConvLibrary::TorchDepthwise);
+      CHECK(conv_kernel_shape(KernelFamily::ConvWgrad, depthwise(64, 960, 7, filter, 1), p, 4).variant ==
+            ConvVariant::Depthwise);
+    }
+}
+
+TEST_CASE("depthwise convolutions: cuDNN for channels_last of any dtype") {
+  // ConvNeXt-T's 7x7 layers: NHWC-strided through the permutes, run in cuDNN's grouped kernels in fp32.
+  ConvSizes z = depthwise(32, 768, 7, 7, 1);
+  z.channels_last = true;
+  CHECK(conv_library(z, MathPath::Tf32) == ConvLibrary::Cudnn);
+  const KernelShape s = conv_kernel_shape(KernelFamily::ConvWgrad, z, MathPath::Tf32, 4);
+  CHECK(s.variant == ConvVariant::CudnnDepthwise);
+  // Its own class first, then PyTorch's depthwise class, which priced it before the split.
+  CHECK(class_candidates(s) ==
+        std::vector<std::string>{"conv_wgrad.tf32.cudnn_depthwise", "conv_wgrad.tf32.depthwise"});
+  // And no transposes: cuDNN runs it in the tensors' own layout.
+  CHECK(conv_layout_transposes(KernelFamily::ConvWgrad, z, MathPath::Tf32, 4).empty());
+}
+
+TEST_CASE("depthwise convolutions in fp16 NCHW: cuDNN where PyTorch's workload check says so") {
+  // Stride 1 of a 1x1, 3x3 or 5x5 filter, at least 32 channels and width 7: cuDNN.
+  CHECK(conv_library(depthwise(32, 64, 56, 3, 1), MathPath::Fp16) == ConvLibrary::Cudnn);
+  CHECK(conv_library(depthwise(32, 64, 56, 5, 1), MathPath::Fp16) == ConvLibrary::Cudnn);
+  CHECK(conv_library(depthwise(32, 16, 112, 3, 1), MathPath::Fp16) == ConvLibrary::TorchDepthwise);  // < 32 ch
+  CHECK(conv_library(depthwise(32, 64, 56, 7, 1), MathPath::Fp16) == ConvLibrary::TorchDepthwise);   // 7x7
+  CHECK(conv_library(depthwise(32, 64, 4, 3, 1), MathPath::Fp16) == ConvLibrary::TorchDepthwise);    // width 4
+  // Stride 2: only many channels, or 256 on wide maps.
+  CHECK(conv_library(depthwise(32, 144, 56, 3, 2), MathPath::Fp16) == ConvLibrary::TorchDepthwise);
+  CHECK(conv_library(depthwise(32, 256, 28, 3, 2), MathPath::Fp16) == ConvLibrary::Cudnn);
+  CHECK(conv_library(depthwise(32, 512, 14, 5, 2), MathPath::Fp16) == ConvLibrary::Cudnn);
+  CHECK(conv_library(depthwise(1, 144, 56, 3, 2), MathPath::Fp16) == ConvLibrary::Cudnn);  // batch 1
+  ConvSizes dilated = depthwise(32, 64, 56, 3, 1);
+  dilated.dilation = 2;
+  CHECK(conv_library(dilated, MathPath::Fp16) == ConvLibrary::TorchDepthwise);
+  ConvSizes oblong = depthwise(32, 64, 56, 3, 1);
+  oblong.stride_w = 2;
+  CHECK(conv_library(oblong, MathPath::Fp16) == ConvLibrary::TorchDepthwise);
+}
+
+TEST_CASE("grouped convolutions: cuDNN, with its NCHW<->NHWC transposes in fp32 NCHW") {
+  // ResNeXt-50's 3x3 layer of 32 groups: x [32, 128, 56, 56], w [128, 4, 3, 3], y [32, 128, 56, 56].
+  ConvSizes z;
+  z.n = 32, z.c = z.k = 128, z.h = z.w = 56, z.r = z.s = 3, z.pad_h = z.pad_w = 1, z.groups = 32;
+  CHECK(!is_depthwise_conv(z));
+  CHECK(conv_library(z, MathPath::Tf32) == ConvLibrary::Cudnn);
+  const double x = 32.0 * 128 * 56 * 56, w = 128.0 * 4 * 9;
+  const auto fwd = conv_layout_transposes(KernelFamily::ConvFwd, z, MathPath::Tf32, 4);
+  REQUIRE(fwd.size() == 3);
+  for (const KernelShape& t : fwd) {
+    CHECK(t.family == KernelFamily::Elementwise);
+    CHECK(t.dtype == DType::F32);
+  }
+  CHECK(fwd[0].bytes == 2 * x * 4);  // x to NHWC, read and written
+  CHECK(fwd[1].bytes == 2 * w * 4);  // the filter
+  CHECK(fwd[2].bytes == 2 * x * 4);  // y back (same size here)
+  const auto wgrad = conv_layout_transposes(KernelFamily::ConvWgrad, z, MathPath::Tf32, 4);
+  REQUIRE(wgrad.size() == 3);
+  CHECK(wgrad[2].bytes == 2 * w * 4);  // dw back to KCRS
+  CHECK(conv_layout_transposes(KernelFamily::ConvDgrad, z, MathPath::CudaCore, 4).size() == 3);
+  // None channels_last, none for 16-bit (the memory-format pass's own Transpose ops), none ungrouped.
+  ConvSizes cl = z;
+  cl.channels_last = true;
+  CHECK(conv_layout_transposes(KernelFamily::ConvFwd, cl, MathPath::Tf32, 4).empty());
+  CHECK(conv_layout_transposes(KernelFamily::ConvFwd, z, MathPath::Bf16, 2).empty());
+  ConvSizes dense = z;
+  dense.groups = 1;
+  CHECK(conv_layout_transposes(KernelFamily::ConvFwd, dense, MathPath::Tf32, 4).empty());
+}
