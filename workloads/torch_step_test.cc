@@ -159,7 +159,7 @@ static const Op* op_from_record(const Graph& g, int64_t id) {
   return nullptr;
 }
 
-TEST_CASE("autograd's sums of a tensor's gradients are GradAccumulate ops; the model's own adds stay Adds") {
+TEST_CASE("autograd's sums of a tensor's gradients are GradAccumulate ops, and the model's own adds stay Adds") {
   // tiny_mlp's blocks compute x + relu(fc(x)): x feeds fc and the add, so backward sums x's two gradients (the
   // add's pass-through and fc's input gradient), once per block: recorded ops 46 and 63.
   const TorchStepFile file = read_torch_step(fixture("tiny_mlp"));
