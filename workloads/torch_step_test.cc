@@ -188,8 +188,8 @@ TEST_CASE("autograd's sums of a tensor's gradients are GradAccumulate ops, and t
 }
 
 TEST_CASE("a checkpointed block's replayed add is no gradient sum: one of its operands was made in forward") {
-  // Recorded op 44 is blocks.1's x + relu(fc(x)) replayed during backward (x, the checkpoint's input, was made in
-  // forward); ops 56 and 83 are the engine's sums of x's gradients.
+  // Recorded op 44 is blocks.1's x + relu(fc(x)) replayed during backward (marked recompute, and x, the
+  // checkpoint's input, was made in forward); ops 56 and 83 are the engine's sums of x's gradients.
   const TorchStepFile file = read_torch_step(fixture("tiny_mlp_adamw_checkpointed"));
   const TorchStepLoad load = torch_step_graph(file);
   const Op* replay = op_from_record(load.graph, 44);
@@ -202,6 +202,29 @@ TEST_CASE("a checkpointed block's replayed add is no gradient sum: one of its op
     CHECK(sum->kind == OpKind::GradAccumulate);
   }
   CHECK(load.grad_sums == 2);
+}
+
+TEST_CASE("Hugging Face's checkpointed step sums the same gradients as the plain step; only its replays recompute") {
+  // Non-reentrant checkpoint's early stop leaves the replayed layers' forward hooks unreturned: a recorder that took
+  // a module on its stack in backward for a replay marked all of backward from the first replay on, and found no
+  // sums. The replay is each decoder layer's forward up to its last saved tensor.
+  for (const std::string model : {"qwen2.5-0.5b", "llama3-8b"}) {
+    INFO(model);
+    const TorchStepFile plain = read_torch_step(fixture(model + "-2-layers-none"));
+    const TorchStepFile hf = read_torch_step(fixture(model + "-2-layers-hf"));
+    const auto backward = [](const TorchStepFile& f, bool recompute) {
+      return std::count_if(f.ops.begin(), f.ops.end(), [&](const TorchStepOp& o) {
+        return o.phase == "backward" && !o.view && o.recompute == recompute;
+      });
+    };
+    CHECK(backward(plain, true) == 0);
+    // Backward's own kernels, the replays aside, are the plain step's (checkpoint adds views of its saved inputs).
+    CHECK(backward(hf, false) == backward(plain, false));
+    CHECK(backward(hf, true) > 0);
+    const int64_t sums = torch_step_graph(plain).grad_sums;
+    CHECK(sums > 0);
+    CHECK(torch_step_graph(hf).grad_sums == sums);
+  }
 }
 
 TEST_CASE("checkpointed blocks recompute in the backward phase, and the forward ops know their blocks") {

@@ -103,6 +103,40 @@ class FrontEndTest(unittest.TestCase):
         self.assertTrue(any(op.get("recompute") for op in d["ops"] if op["phase"] == "backward"))
         self.assertLess(d["summary"]["saved_for_backward_bytes"], plain["summary"]["saved_for_backward_bytes"])
 
+    def check_recompute_marks(self, d):
+        """`recompute` is set on checkpoint's replays and nothing else: each run of marked ops replays one block's
+        forward (its first ops, all of them without an early stop) in backward; the backward ops outside the replays
+        run in no module (a replayed module left on the recorder's stack would name them)."""
+        def kernels(ops):  # the ops that compute (2.x's checkpoint allocates its dummy input in forward only)
+            return [op["name"] for op in ops if not op.get("view") and op["inputs"]]
+
+        forward = {}
+        for op in d["ops"]:
+            if op["phase"] == "forward" and "block" in op:
+                forward.setdefault(op["block"], []).append(op)
+        runs, run = [], []
+        for op in d["ops"]:
+            if op.get("recompute"):
+                self.assertEqual(op["phase"], "backward")
+                run.append(op)
+            elif run:
+                runs, run = runs + [run], []
+        self.assertEqual(len(runs), len(d["blocks"]))  # one replay per checkpointed block, the last one's first
+        for run, block in zip(runs, reversed(range(len(d["blocks"])))):
+            replayed = kernels(run)
+            # Both saved tensors backward needs (fc's input, relu's output) made again, early stop or not.
+            self.assertEqual(replayed[:2], ["aten::addmm", "aten::relu"])
+            self.assertEqual(replayed, kernels(forward[block])[:len(replayed)])
+        outside = [op for op in d["ops"] if op["phase"] == "backward" and not op.get("recompute")]
+        self.assertTrue(outside)
+        self.assertEqual([op["id"] for op in outside if "module" in op or "block" in op], [])
+
+    def test_recompute_marks_checkpoints_replays_only(self):
+        # Checkpoint around each block's forward (--checkpointing blocks), and around each block's call as Hugging
+        # Face's layers do (2.x's early stop then raises out of the replayed block before its hooks return).
+        self.check_recompute_marks(self.record(f"{STEPS}:tiny_mlp", "--batch", "2", "--checkpointing", "blocks"))
+        self.check_recompute_marks(self.record(f"{STEPS}:tiny_mlp_checkpointing_calls", "--batch", "2"))
+
     def test_adamw_keeps_two_states_per_parameter(self):
         d = self.record(f"{STEPS}:tiny_mlp", "--batch", "2", "--optimizer", "adamw")
         device_state = sum(s["bytes"] for s in d["storages"] if s["kind"] == "optimizer_state" and not s.get("host"))

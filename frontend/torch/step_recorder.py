@@ -62,6 +62,9 @@ class StepRecorder(TorchDispatchMode):
         self._module_names = module_names  # id(module) -> qualified name
         self._block_of_module = block_of_module  # id(module) -> index in the trace's blocks
         self._module_stack = []
+        # One entry per saved-tensor hooks context of torch.utils.checkpoint open now: the module stack's depth when
+        # it opened in backward (a recomputation), None when it opened in forward (a checkpointed region).
+        self._checkpoint_hooks = []
         self._bookkeeping = 0  # > 0 while the recorder's own hooks run: their ops are not the model's
         self._live = {}  # storage key -> storage id, while alive
         self._freed = {}  # storage key -> storage id freed at that address (until the address is reused)
@@ -167,6 +170,22 @@ class StepRecorder(TorchDispatchMode):
     def module_post_hook(self, module, _inputs, _output):
         if self._module_stack and self._module_stack[-1] == id(module):
             self._module_stack.pop()
+
+    # ----- checkpoint's recomputation -----
+
+    def checkpoint_hooks_entered(self):
+        """torch.utils.checkpoint opened its saved-tensor hooks (torch_compat.checkpoint_hooks_seen): in backward,
+        around its recomputation of a checkpointed region."""
+        self._checkpoint_hooks.append(len(self._module_stack) if self.phase == "backward" else None)
+
+    def checkpoint_hooks_exited(self):
+        depth = self._checkpoint_hooks.pop()
+        if depth is not None:
+            # An early stop raised out of the replayed modules before their forward hooks ran: they are done.
+            del self._module_stack[depth:]
+
+    def recomputing(self):
+        return any(d is not None for d in self._checkpoint_hooks)
 
     def _where(self):
         """(innermost module path, outermost block index) of the op being recorded."""
@@ -290,8 +309,8 @@ class StepRecorder(TorchDispatchMode):
             rec["module"] = module
         if block >= 0:
             rec["block"] = block
-        if self.phase == "backward" and self._module_stack:
-            rec["recompute"] = True  # a module's forward running during backward: checkpointing's replay
+        if self.recomputing():
+            rec["recompute"] = True  # run by checkpoint's recomputation, not by a backward node
         self.ops.append(rec)
         return out
 

@@ -14,7 +14,8 @@ from torch import nn
 import model_specs
 from model_specs import SpecError, build_workload
 from step_recorder import StepRecorder
-from torch_compat import DATA_DEPENDENT_ERRORS, cast_floating, make_fake_mode, no_profiler_annotations
+from torch_compat import (DATA_DEPENDENT_ERRORS, cast_floating, checkpoint_hooks_seen, make_fake_mode,
+                          no_profiler_annotations)
 from training_step import LossScale, apply_checkpointing, check_precision_supported, make_optimizer, run_step, warm_up
 
 TRACER_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -164,7 +165,8 @@ def _record(spec, batch, seq_len, image_size, precision, optimizer_name, checkpo
                         recorder.mark(p.grad, "gradient", name + ".grad", grad_of=param_sid[name])
 
             recorder.recording = True
-            with torch.autograd.graph.saved_tensors_hooks(recorder.pack, recorder.unpack):
+            with checkpoint_hooks_seen(recorder.checkpoint_hooks_entered, recorder.checkpoint_hooks_exited), \
+                    torch.autograd.graph.saved_tensors_hooks(recorder.pack, recorder.unpack):
                 _guarded("the recorded step", script,
                          lambda: run_step(workload, optimizer, precision, scaler, recorder, name_gradients))
             recorder.finish()

@@ -57,6 +57,42 @@ def no_profiler_annotations():
         cls.__init__, cls.__enter__, cls.__exit__ = saved
 
 
+@contextlib.contextmanager
+def checkpoint_hooks_seen(entered, exited):
+    """Calls entered() and exited() around every saved-tensor hooks context that torch.utils.checkpoint opens (its
+    hooks' pack function is defined there), exited() also when the context ends by an exception.
+
+    Non-reentrant checkpoint opens one such context around the checkpointed forward and, in backward, one around its
+    recomputation: 2.x's `_recomputation_hook`, which early stop leaves by raising `_StopRecomputationError` out of
+    the replayed function once the saved tensors backward needs are made again (the replayed modules' forward hooks
+    never run then); 1.13's `inner_pack`/`inner_unpack` pair, around a replay run to its end. Both are instances of
+    torch.autograd.graph.saved_tensors_hooks, whose __enter__/__exit__ are wrapped here while recording."""
+    cls = torch.autograd.graph.saved_tensors_hooks
+    enter, exit_ = cls.__enter__, cls.__exit__
+
+    def from_checkpoint(hooks):
+        return getattr(getattr(hooks, "pack_hook", None), "__module__", None) == "torch.utils.checkpoint"
+
+    def wrapped_enter(self):
+        result = enter(self)
+        if from_checkpoint(self):
+            entered()
+        return result
+
+    def wrapped_exit(self, *exc):
+        try:
+            return exit_(self, *exc)
+        finally:
+            if from_checkpoint(self):
+                exited()
+
+    cls.__enter__, cls.__exit__ = wrapped_enter, wrapped_exit
+    try:
+        yield
+    finally:
+        cls.__enter__, cls.__exit__ = enter, exit_
+
+
 def cast_floating(model, dtype):
     """model.to(dtype) for its floating-point parameters and buffers, by new Parameter objects (a tied parameter
     stays tied: one new object for each old one). 2.x's module.to changes a fake parameter in place by

@@ -33,6 +33,24 @@ def tiny_mlp(batch, seq_len):
     return model, inputs, lambda m, x: F.cross_entropy(m(x["x"]), x["labels"])
 
 
+class TinyNetCheckpointingCalls(TinyNet):
+    """TinyNet checkpointing each block as Hugging Face's GradientCheckpointingLayer does: non-reentrant checkpoint
+    around the block's call (its forward hooks run in the replay too, and 2.x's early stop leaves them unreturned)."""
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+        x = self.stem(x)
+        for block in self.blocks:
+            x = checkpoint(block, x, use_reentrant=False)
+        return self.head(x)
+
+
+def tiny_mlp_checkpointing_calls(batch, seq_len):
+    model = TinyNetCheckpointingCalls()
+    inputs = {"x": torch.empty(batch, 8), "labels": torch.zeros(batch, dtype=torch.long)}
+    return model, inputs, lambda m, x: F.cross_entropy(m(x["x"]), x["labels"])
+
+
 def tiny_conv(batch, seq_len):
     model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
                           nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
