@@ -30,6 +30,9 @@ int run_validate_command(const ValidateCommandOptions& o, std::ostream& out, std
   // The harness runs each Adam update op as one fused kernel (validate/gpu/op_translation_elementwise.cc), not as
   // PyTorch's foreach passes: the plan, and its simulated twin, say so (4 reads, 3 writes, no sqrt temporaries).
   e.eager_adam = EagerAdam::PerParameter;
+  // Its cross entropy backward is one fused kernel from the log-probabilities (validate/gpu/cuda/kernels.cu's
+  // cross_entropy_backward), not nll_loss_backward then _log_softmax_backward_data: no middle gradient tensor.
+  e.nll_grad_workspace = false;
   PreparedExperiment prep = prepare_experiment(e);
   // The simulated twin of the real run: the same Program, the same pool, warm-up iterations included, so that
   // iteration i of both traces is the same work.

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 // calibration (results/validation/calibrate_h100.sh) sees the kernels it measured, and its file's kernel table
 // serves every update of the plan. When the plans carried the foreach form, the table missed each update and the
 // file could no longer be remade from its own data.
-TEST_CASE("dlsim validate: BERT-base's plan updates each parameter with the harness's one fused Adam kernel") {
+TEST_CASE("dlsim validate: BERT-base's plan runs the harness's kernels (one fused Adam per parameter, a fused loss backward)") {
   const fs::path dir = fs::temp_directory_path() / ("dlsim-validate-adam-" + std::to_string(::getpid()));
   ValidateCommandOptions o;
   o.experiment_path = std::string(DLSIM_SOURCE_DIR) + "/configs/validation/bert-base-b16-cnmem.yaml";
@@ -45,5 +45,15 @@ TEST_CASE("dlsim validate: BERT-base's plan updates each parameter with the harn
     CHECK(hw.spec.kernel_times.contains(op_signature(plan.graph, op)));
   }
   CHECK(updates > 100);  // BERT-base's parameters with a gradient
+  // Its cross entropy backward is the harness's one fused kernel: no nll_loss_backward gradient (250 MB here).
+  int losses = 0;
+  for (const Op& op : plan.graph.ops()) {
+    if (op.kind != OpKind::CrossEntropyLossBwd) continue;
+    ++losses;
+    CHECK(op.workspace == kNoTensor);
+  }
+  CHECK(losses >= 1);
+  // Nor PyTorch's cuBLAS workspaces: the experiment pins them off (dlsim-cuda's cuBLAS takes no pool buffer).
+  for (const Tensor& t : plan.graph.tensors()) CHECK_FALSE((t.kind == TensorKind::Workspace && t.persistent));
   fs::remove_all(dir);
 }

@@ -162,6 +162,7 @@ TrainingOptions training_options(const Experiment& e) {
   t.memory_format = e.memory_format;
   t.kernels = e.kernels;
   t.eager_adam = e.eager_adam;
+  t.nll_grad_workspace = e.nll_grad_workspace;
   return t;
 }
 

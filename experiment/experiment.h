@@ -70,6 +70,9 @@ struct Experiment {
   // Set in code only: how an eager Adam step runs per parameter (workloads/training_options.h). PyTorch's foreach
   // passes by default; dlsim validate sets PerParameter, the one fused kernel the GPU harness runs for it.
   EagerAdam eager_adam = EagerAdam::Foreach;
+  // Set in code only: whether cross entropy's backward holds nll_loss_backward's gradient (PyTorch's two kernels,
+  // the default); dlsim validate clears it, the harness's one fused kernel (workloads/training_options.h).
+  bool nll_grad_workspace = true;
   LaunchMode launch = LaunchMode::Eager;  // eager launches, or one CUDA Graph per iteration (sim/executor.h)
   bool sync_every_step = false;  // the host waits for the GPU after each iteration (SimOptions::sync_every_iteration)
   // nullopt: lazy for a one-GPU eager run on pytorch-caching without a swap policy, else preallocated

@@ -133,7 +133,10 @@ TensorId Synthesizer::weight_grad_input(const Op& fwd) {
 void Synthesizer::loss_backward(const Op& fwd) {
   TensorId gx = grad_for(fwd, 0);
   if (gx == kNoTensor) return;
-  const TensorId nll_grad = tensor_like(fwd.outputs[1], fwd.name + ".nll_loss_grad", TensorKind::Workspace);
+  // The harness's fused kernel (TrainingOptions::nll_grad_workspace false) has no middle tensor.
+  const TensorId nll_grad = opts_.nll_grad_workspace
+                                ? tensor_like(fwd.outputs[1], fwd.name + ".nll_loss_grad", TensorKind::Workspace)
+                                : kNoTensor;
   emit(fwd, OpKind::CrossEntropyLossBwd, ".bwd", {fwd.outputs[1], fwd.inputs[1]}, {gx}, 2 * fwd.flops / 5, nll_grad);
   contribute(fwd, fwd.inputs[0], gx);
 }

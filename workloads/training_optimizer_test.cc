@@ -167,6 +167,29 @@ TEST_CASE("cross entropy's backward holds nll_loss_backward's gradient of the lo
   }
 }
 
+// The harness's form (dlsim validate's plans): one fused kernel, no middle tensor; the op reads and writes the same.
+TEST_CASE("without nll_grad_workspace, cross entropy's backward holds no workspace and moves the same bytes") {
+  ModelOptions o;
+  o.batch = 2;
+  const Graph with = build_training_graph("cifar-resnet20", o);
+  o.training.nll_grad_workspace = false;
+  const Graph without = build_training_graph("cifar-resnet20", o);
+  REQUIRE(with.ops().size() == without.ops().size());
+  REQUIRE(with.tensors().size() == without.tensors().size() + 1);  // the middle gradient, and nothing else
+  int found = 0;
+  for (size_t i = 0; i < with.ops().size(); ++i) {
+    const Op& a = with.ops()[i];
+    const Op& b = without.ops()[i];
+    if (a.kind != OpKind::CrossEntropyLossBwd) continue;
+    ++found;
+    CHECK(a.workspace != kNoTensor);
+    CHECK(b.workspace == kNoTensor);
+    CHECK(a.bytes_read == b.bytes_read);
+    CHECK(a.bytes_written == b.bytes_written);
+  }
+  CHECK(found == 1);
+}
+
 // What each update moves: the foreach step's passes (training_optimizer.cc, from torch/optim/adam.py's
 // _multi_tensor_adam): AdamW's decay mul_ (reads and writes the parameter), lerp_ (reads exp_avg and the gradient,
 // writes exp_avg), mul_ (exp_avg_sq), addcmul_ (exp_avg_sq and the gradient; writes exp_avg_sq), sqrt (exp_avg_sq;

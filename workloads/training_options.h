@@ -85,6 +85,11 @@ struct TrainingOptions {
   // cuDNN workspace per convolution, bytes; the cost of the fastest algorithm is modelled as this fraction
   // of the op's input+output bytes, capped (workloads/training.cc documents the choice).
   bool conv_workspace = true;
+  // Whether cross entropy's backward holds nll_loss_backward's gradient of the log-probabilities as its workspace
+  // (PyTorch's two kernels, training_backward.cc). false: one fused kernel from the log-probabilities to the
+  // logits' gradient, no middle tensor: what the GPU harness (dlsim-cuda's cross_entropy_backward) runs, so what
+  // the plans `dlsim validate` writes are.
+  bool nll_grad_workspace = true;
 };
 
 }  // namespace dlsim
