@@ -58,7 +58,14 @@ def run_snapshot(dlsim, hw, tag):
     if r.returncode != 0:
         raise SystemExit(f"memory_segment_openings: dlsim run {exp} failed ({r.returncode}): {r.stderr.strip()}")
     with open(snap, "rb") as f:
-        return json.loads(r.stdout), openings(pickle.load(f)["device_traces"][0])
+        events = pickle.load(f)["device_traces"][0]
+    result = json.loads(r.stdout)
+    # cuDNN's scratch requests per step (dlsim names them NAME.workspace; the lazy first step is a step too)
+    steps = result["iterations"] + (1 if result.get("first_step") == "lazy" else 0)
+    ws = [e["size"] for e in events if e["action"] == "alloc" and e.get("frames")
+          and e["frames"][0]["name"].endswith("workspace") and "cublas" not in e["frames"][0]["name"]]
+    result["cudnn_requests_per_step"] = (len(ws) / steps, sum(ws) / steps)
+    return result, openings(events)
 
 
 def what_if_hw(dlsim, base):
@@ -90,7 +97,7 @@ def measured(path):
     if "cases" not in doc:  # torch_step_profile.py's records: the peaks alone
         rec = next(r for r in doc["records"] if r["case"] == "inception_v3-b32")
         return {"reserved": rec["max_memory_reserved_bytes"], "large": None, "small": None, "large_bytes": None,
-                "max_ws": None, "openings": None}
+                "max_ws": None, "ws_per_step": ({}, 0), "openings": None}
     case = next(c for c in doc["cases"]
                 if c.get("status") == "ok" and "inception_v3" in c["case"]["spec"] and c["case"]["batch"] == 32)
     m = case["measured"]
@@ -98,6 +105,7 @@ def measured(path):
     return {"reserved": m["max_memory_reserved"], "large": m["segment.large_pool.peak"], "small": small,
             "large_bytes": m["max_memory_reserved"] - small * SMALL_SEGMENT,
             "max_ws": ((case.get("snapshot") or {}).get("workspaces") or {}).get("max_bytes"),
+            "ws_per_step": ((case.get("snapshot") or {}).get("workspaces") or {}, doc["meta"]["measured_steps"]),
             # torch_memory_truth.py's openings ([segment, request, who]); measurements before it kept none
             "openings": (case.get("snapshot") or {}).get("segment_openings")}
 
@@ -136,6 +144,12 @@ def inception(dlsim):
                          f"{records['dgrad']:,} B, weight gradient {records.get('wgrad', 0):,} B, both gradients "
                          f"{records.get('bwd', 0):,} B; the measured steps' largest cuDNN workspace request "
                          + (f"{t['max_ws']:,} B." if t["max_ws"] else "was not recorded."))
+            ws, steps = t["ws_per_step"]
+            n, b = r["cudnn_requests_per_step"]
+            if ws.get("count"):
+                notes.append(f"Per step, the measured cuDNN workspace requests (the snapshot's, over {steps} steps) "
+                             f"number {ws['count'] / steps:,.0f} and sum {ws['total_bytes'] / steps / MIB:,.0f} MiB; "
+                             f"dlsim's scratch requests {n:,.0f} and {b / MIB:,.0f} MiB.")
     return "\n".join([
         "MiB. Segments (cudaMalloc calls) per pool: measured from memory_stats (the small pool's are 2 MiB each); "
         "dlsim's from `dlsim run --memory-snapshot`. *what-if*: Conv2d_2b's data-gradient workspace record set to "
@@ -143,4 +157,4 @@ def inception(dlsim):
         "| case | reserved | large segments | large-pool bytes | small segments |",
         "|---|---:|---:|---:|---:|", *rows, "",
         f"dlsim's segments of {mib(BIG)} MiB or more on the H200, in the order opened (the request that opened each):",
-        "", "| segment | request, bytes | request |", "|---:|---:|---|", *big, "", *notes])
+        "", "| segment | request, bytes | request |", "|---:|---:|---|", *big, "", " ".join(notes)])
