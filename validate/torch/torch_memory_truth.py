@@ -154,6 +154,25 @@ def _live_at_end(snapshot, device):
     return live
 
 
+def segment_openings(events):
+    """Every cudaMalloc of the recorded history (from before the first step on, so the warm-up steps' too), in
+    order: [the segment's bytes, the request that opened it (bytes), who made that request]. The caching allocator
+    records a segment_alloc and then, under the same lock, the alloc it serves. A segment is opened only when no
+    cached block fits, so a request a few hundred KiB above a cached segment opens a new one: dlsim's segments
+    (`dlsim run --memory-snapshot`) set beside these say which requests differ (issue 29: Inception-v3's cuDNN
+    workspaces)."""
+    out, waiting = [], []  # waiting: openings whose request is not yet seen
+    for e in events:
+        if e["action"] == "segment_alloc":
+            waiting.append([e["size"], None, "(no request recorded after it)"])
+            out.append(waiting[-1])
+        elif e["action"] == "alloc" and waiting:
+            for w in waiting:
+                w[1], w[2] = e["size"], top_frame(e.get("frames", []))
+            waiting = []
+    return out
+
+
 def analyse_snapshot(snapshot, device=0, top_n=30):
     """(a) the peak of allocated bytes over the measured steps (the events after the marker) and what is live at it;
     (b) the workspace blocks allocated in those steps."""
@@ -203,6 +222,7 @@ def analyse_snapshot(snapshot, device=0, top_n=30):
         ws_kinds[k] = max(ws_kinds.get(k, 0), e["size"])
     return {
         "window": window, "events": len(events) - start,
+        "segment_openings": segment_openings(events),
         "peak_allocated_bytes": peak, "live_blocks_at_peak": len(live),
         "workspace_bytes_live_at_peak": sum(s for s, f in live.values() if workspace_frame(f) is not None),
         "live_at_peak_by_frame": by_frame,

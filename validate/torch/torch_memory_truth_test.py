@@ -78,6 +78,28 @@ class SnapshotAnalysis(unittest.TestCase):
         self.assertEqual(r["workspaces"]["count"], 2)
         self.assertEqual(r["workspaces"]["max_bytes"], 200)
 
+    def test_segment_openings_name_the_request_each_cudamalloc_served(self):
+        # The allocator records segment_alloc, then (same lock) the alloc it serves; a request served from a cached
+        # block opens nothing. Sizes are Inception-v3 b32's Conv2d_2b workspaces as dlsim's h200 charges them: the
+        # forward's 265,605,632 B opens a 254 MiB segment, the data gradient's 267,145,216 B does not fit it.
+        import torch_memory_truth as t
+        plan = "at::native::run_conv_plan(cudnnContext*, at::Tensor const&)"  # as the H200's snapshots name it
+        conv_ws = frames("c10::cuda::CUDACachingAllocator::malloc", plan)
+        events = [
+            {"action": "segment_alloc", "addr": 0, "size": 254 << 20, "frames": conv_ws},
+            {"action": "alloc", "addr": 0, "size": 265605632, "frames": conv_ws},
+            {"action": "free_completed", "addr": 0, "size": 265605632, "frames": conv_ws},
+            {"action": "alloc", "addr": 0, "size": 177020928, "frames": []},  # a cached block: no cudaMalloc
+            {"action": "segment_alloc", "addr": 1 << 30, "size": 256 << 20, "frames": conv_ws},
+            {"action": "alloc", "addr": 1 << 30, "size": 267145216, "frames": conv_ws},
+            {"action": "segment_alloc", "addr": 1 << 31, "size": 2 << 20, "frames": []}]  # cut off: no request
+        self.assertEqual(t.segment_openings(events),
+                         [[254 << 20, 265605632, "workspace: " + plan],
+                          [256 << 20, 267145216, "workspace: " + plan],
+                          [2 << 20, None, "(no request recorded after it)"]])
+        r = t.analyse_snapshot({"segments": [], "device_traces": [events]}, 0)
+        self.assertEqual(len(r["segment_openings"]), 3)
+
     def test_segment_layout_lists_each_segment_with_its_live_blocks(self):
         import torch_memory_truth as tmt
         segments = [  # torch.cuda.memory_snapshot()'s shape: blocks in address order, each with its state
