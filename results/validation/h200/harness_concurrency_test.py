@@ -166,5 +166,32 @@ class Committed(unittest.TestCase):
                 self.assertIn(f"\n  {k}: {v}\n", block)
 
 
+class HarnessExperiment(unittest.TestCase):
+    """The simulated twin pins what dlsim-cuda does, whatever the experiment file or the defaults say."""
+    CONFIG = ("model: inception_v3\nbatch: 8\nhw: h100-sxm-harness\npool: pytorch-caching\nconcurrency: ios\n"
+              "launch: cuda-graph\nfirst_step: lazy\nhw_override: {memory: {cublas_workspace_kib: 32768}}\n")
+
+    def keys(self, text):
+        pairs = [l.split(":", 1) for l in text.splitlines()]
+        names = [k for k, _ in pairs]
+        self.assertEqual(len(names), len(set(names)), text)  # each key once: a YAML map
+        return {k: v.strip() for k, v in pairs}
+
+    def test_eager_preallocates_and_gives_cublas_nothing(self):
+        k = self.keys(hc.harness_experiment(self.CONFIG, "eager", "h.yaml"))
+        self.assertEqual(k["launch"], "eager")
+        self.assertEqual(k["first_step"], "preallocated")  # the harness's plan holds its state before iteration 0
+        self.assertEqual(k["hw_override"], "{memory: {cublas_workspace_kib: 0, cublaslt_workspace_kib: 0}}")
+        self.assertEqual(k["run_hw"], "h.yaml")
+        self.assertEqual(k["sync_every_step"], "true")
+        self.assertEqual((k["model"], k["concurrency"]), ("inception_v3", "ios"))
+
+    def test_the_diagnostic_joins_the_same_override(self):
+        k = self.keys(hc.harness_experiment(self.CONFIG, "graph", "h.yaml", co_run_slowdown=0.6))
+        self.assertEqual(k["launch"], "cuda-graph")
+        self.assertEqual(k["hw_override"], "{memory: {cublas_workspace_kib: 0, cublaslt_workspace_kib: 0}, "
+                         "concurrent_kernels: {co_run_slowdown: 0.6}}")
+
+
 if __name__ == "__main__":
     unittest.main()
