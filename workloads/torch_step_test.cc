@@ -204,7 +204,7 @@ TEST_CASE("a checkpointed block's replayed add is no gradient sum: one of its op
   CHECK(load.grad_sums == 2);
 }
 
-TEST_CASE("Hugging Face's checkpointed step sums the same gradients as the plain step; only its replays recompute") {
+TEST_CASE("Hugging Face's checkpointed step sums the same gradients as the plain step, and only its replays recompute") {
   // Non-reentrant checkpoint's early stop leaves the replayed layers' forward hooks unreturned: a recorder that took
   // a module on its stack in backward for a replay marked all of backward from the first replay on, and found no
   // sums. The replay is each decoder layer's forward up to its last saved tensor.
