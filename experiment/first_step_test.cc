@@ -5,8 +5,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <optional>
 
 #include "common/config_error.h"
+#include "common/testing/config_error_of.h"
 #include "experiment/run_experiment.h"
 
 using namespace dlsim;
@@ -17,14 +19,9 @@ const std::string kFirstStepRun = "model: cifar-resnet20\nbatch: 8\nhw: h200\nsw
 
 Experiment first_step_parse(const std::string& text) { return experiment_from_yaml(YAML::Load(text), "exp.yaml"); }
 
-ConfigError first_step_error(const std::string& text) {
-  try {
-    first_step_parse(text);
-  } catch (const ConfigError& e) {
-    return e;
-  }
-  FAIL("expected a ConfigError for:\n" << text);
-  throw std::logic_error("unreachable");
+// The ConfigError `text` raises (where it points); none when it parses.
+std::optional<ConfigError> first_step_error(const std::string& text) {
+  return testing::thrown_config_error([&] { first_step_parse(text); });
 }
 
 }  // namespace
@@ -40,12 +37,19 @@ TEST_CASE("first_step: lazy by default on pytorch-caching without a plan that co
   CHECK(lazy_first_step(first_step_parse(kFirstStepRun + "pool: pytorch-caching\n"), &recompute));
   CHECK_FALSE(lazy_first_step(first_step_parse(kFirstStepRun + "pool: pytorch-caching\n"), &copies));
   CHECK(lazy_first_step(first_step_parse(kFirstStepRun + "pool: pytorch-caching\nfirst_step: lazy\n"), &copies));
-  const ConfigError pool = first_step_error(kFirstStepRun + "pool: cnmem\nfirst_step: lazy\n");
-  CHECK(pool.key() == "first_step");
-  CHECK(pool.line() == 8);
-  CHECK_THAT(pool.message(), Catch::Contains("pytorch-caching"));
-  CHECK(first_step_error(kFirstStepRun + "pool: pytorch-caching\nfirst_step: sometimes\n").key() == "first_step");
-  CHECK(first_step_error(kFirstStepRun + "pool: pytorch-caching\nlaunch: cuda-graph\nfirst_step: lazy\n").key() == "first_step");
+  const std::optional<ConfigError> pool = first_step_error(kFirstStepRun + "pool: cnmem\nfirst_step: lazy\n");
+  REQUIRE(pool);
+  CHECK(pool->key() == "first_step");
+  CHECK(pool->line() == 8);
+  CHECK_THAT(pool->message(), Catch::Contains("pytorch-caching"));
+  const std::optional<ConfigError> word =
+      first_step_error(kFirstStepRun + "pool: pytorch-caching\nfirst_step: sometimes\n");
+  REQUIRE(word);
+  CHECK(word->key() == "first_step");
+  const std::optional<ConfigError> graph =
+      first_step_error(kFirstStepRun + "pool: pytorch-caching\nlaunch: cuda-graph\nfirst_step: lazy\n");
+  REQUIRE(graph);
+  CHECK(graph->key() == "first_step");
 }
 
 TEST_CASE("first_step: the optimizer's state in one group before its first op's allocations, cuBLAS's per thread") {

@@ -1,6 +1,7 @@
 #pragma once
-// The message of the ConfigError a call throws, for tests of what a loader refuses (one definition that the tests
+// The ConfigError a call throws, or its message, for tests of what a loader refuses (one definition that the tests
 // share; many older tests still keep a local copy of it).
+#include <optional>
 #include <string>
 
 #include "common/config_error.h"
@@ -16,6 +17,17 @@ std::string config_error_of(F read) {
     return e.what();
   }
   return "";
+}
+
+// The ConfigError `read` throws, for checking where it points (key(), line()); none when it throws none.
+template <class F>
+std::optional<ConfigError> thrown_config_error(F read) {
+  try {
+    read();
+  } catch (const ConfigError& e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 }  // namespace dlsim::testing
