@@ -43,6 +43,7 @@ import os
 import pathlib
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
@@ -199,6 +200,16 @@ def step_experiment(model, batch, hw, launch):
     replays back to back, as they were timed (replays between two events)."""
     return {"model": model, "batch": batch, "hw": str(hw), "pool": "pytorch-caching", "swap": "none",
             "concurrency": "serial", "iterations": 2, "launch": launch, "sync_every_step": launch == "eager"}
+
+
+def lease_trace(profiles, name):
+    """The gzipped profiler trace of case `name` of the lease whose step profiles are `profiles` (a path relative
+    to DATA): in the lease's traces/ folder, or in its traces.tar (traces/NAME.json.gz)."""
+    lease = (DATA / profiles).parent
+    if (lease / "traces").is_dir():
+        return (lease / "traces" / f"{name}.json.gz").read_bytes()
+    with tarfile.open(lease / "traces.tar") as t:
+        return t.extractfile(f"traces/{name}.json.gz").read()
 
 
 class Dlsim:

@@ -122,11 +122,10 @@ def trace_events(tar, case):
         return json.loads(gzip.decompress(t.extractfile(f"traces/{case}.json.gz").read()))["traceEvents"]
 
 
-def eleven_only_file(dlsim, tmp, profiles, tar):
+def eleven_only_file(dlsim, tmp, profiles, folder):
     """`h200.yaml` fitted as before the nine were measured (ship_hw_files.py's fit to commit cc1cc91, with the
     kernel model as the code now fits it): the kernel model fitted to the sweeps and the eleven's profiler traces,
     the host to the eleven's profiles."""
-    folder = trace_folder(tmp / "eleven-only", profiles, tar)
     hw, _ = fitted_file(dlsim, tmp, profiles, folder, "none-b0", list(profiles), list(profiles))
     return hw
 
@@ -210,18 +209,13 @@ def class_table(case, measured, predicted, replay, g_ms):
     return out + [""]
 
 
-def trace_folder(tmp, profiles, tar):
-    """One folder of every model's eager profiler trace (NAME.json.gz), as step_fidelity.trace_args reads them:
-    the fitted models' from data/h200-2026-11-27b/traces/, the held-out ones' out of traces.tar."""
+def trace_folder(tmp, leases):
+    """One folder of every model's eager profiler trace (NAME.json.gz), as step_fidelity.trace_args reads them,
+    each from its lease ({case: the lease's step-profile file, relative to the data folder})."""
     folder = tmp / "traces" / "traces"
     folder.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(tar) as t:
-        held = {pathlib.PurePath(m).name for m in t.getnames()}
-        for case in profiles:
-            if f"{case}.json.gz" in held:
-                (folder / f"{case}.json.gz").write_bytes(t.extractfile(f"traces/{case}.json.gz").read())
-            else:
-                (folder / f"{case}.json.gz").write_bytes((host.DATA / FITTED / "traces" / f"{case}.json.gz").read_bytes())
+    for case, profiles in leases.items():
+        (folder / f"{case}.json.gz").write_bytes(host.lease_trace(profiles, case))
     return folder
 
 
@@ -280,9 +274,8 @@ def fold(job):
         return None, str(e)
 
 
-def lomo_report(dlsim, tmp, profiles, tar, jobs):
+def lomo_report(dlsim, tmp, profiles, folder, jobs):
     held_out = set(host.load_profiles(host.DATA / HELD_OUT / "step-profiles.json"))
-    folder = trace_folder(tmp, profiles, tar)
     refused = unmatched(dlsim, tmp, folder, [n for n in profiles if n not in sf.UNMATCHED_TRACES])
     sf.UNMATCHED_TRACES.update(refused)
     rows, errs = [], {k: [] for k in ("dev", "eager", "dev9", "eager9", "dev11", "eager11", "in_dev", "in_eager")}
@@ -376,13 +369,16 @@ def main():
         tar = host.DATA / HELD_OUT / "traces.tar"
         held = host.load_profiles(host.DATA / HELD_OUT / "step-profiles.json")
         fitted = host.load_profiles(host.DATA / FITTED / "step-profiles.json")
-        hw = eleven_only_file(dlsim, tmp, fitted, tar)
+        leases = {c: f"{lease}/step-profiles.json" for lease, group in ((FITTED, fitted), (HELD_OUT, held))
+                  for c in group}
+        folder = trace_folder(tmp, leases)
+        hw = eleven_only_file(dlsim, tmp, fitted, folder)
         generated = {"heldout-shipped": "\n".join(held_out_report(dlsim, held, tar, hw)[0])}
         generated["heldout-host"] = "\n".join(host_per_call_table(fitted, held))
         if not a.no_lomo:
             profiles = dict(fitted)
             profiles.update(held)
-            generated["heldout-lomo"] = "\n".join(lomo_report(dlsim, tmp, profiles, tar, a.jobs))
+            generated["heldout-lomo"] = "\n".join(lomo_report(dlsim, tmp, profiles, folder, a.jobs))
         return generated
     return host.report_main("heldout_fidelity", __doc__, generate,
                             [("--no-lomo", {"action": "store_true",

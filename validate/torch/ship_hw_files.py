@@ -38,7 +38,6 @@ import os
 import pathlib
 import subprocess
 import sys
-import tarfile
 import textwrap
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -162,16 +161,6 @@ def harness_text():
     return "\n".join(out) + "\n"
 
 
-def trace_bytes(profiles, name):
-    """The gzipped profiler trace of case `name` of the lease whose step profiles are `profiles` (root-relative
-    under the data folder): in its traces/ folder, or in its traces.tar (traces/NAME.json.gz)."""
-    lease = (host.DATA / profiles).parent
-    if (lease / "traces").is_dir():
-        return (lease / "traces" / f"{name}.json.gz").read_bytes()
-    with tarfile.open(lease / "traces.tar") as t:
-        return t.extractfile(f"traces/{name}.json.gz").read()
-
-
 def write_traces(dlsim, label, trace_profiles, datasheet):
     """`--trace T --experiment E` for each matching trace of `trace_profiles` ({case: profile file}; root-relative
     paths under WORK), the traces unzipped there."""
@@ -180,7 +169,7 @@ def write_traces(dlsim, label, trace_profiles, datasheet):
     args = []
     for n in step_fidelity.traced(list(trace_profiles)):
         trace, exp = work / f"{n}.trace.json", work / f"{n}.experiment.yaml"
-        data = gzip.decompress(trace_bytes(trace_profiles[n], n))
+        data = gzip.decompress(host.lease_trace(trace_profiles[n], n))
         if not trace.exists() or trace.read_bytes() != data:
             trace.write_bytes(data)
         model, batch = host.CASES[n]
