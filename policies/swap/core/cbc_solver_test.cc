@@ -25,7 +25,9 @@ struct FakeCbc {
   fs::path dir;
   std::string old_path;
   explicit FakeCbc(const std::string& body) {
-    dir = fs::temp_directory_path() / ("dlsim-fake-cbc-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    // The process id too: CTest runs the cases as parallel processes, whose clocks may read the same tick.
+    dir = fs::temp_directory_path() / ("dlsim-fake-cbc-" + std::to_string(getpid()) + "-" +
+                                       std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
     fs::create_directories(dir);
     std::ofstream(dir / "cbc") << "#!/bin/sh\n" << body << "\n";
     fs::permissions(dir / "cbc", fs::perms::owner_all);
