@@ -94,6 +94,25 @@ def load_profiles(path):
             continue
         out[r["case"]] = r
     return out
+# Held out of every host fit: ViT-B/16 (28c) is the check of a transformer no fit has seen (results/fidelity.md).
+NOT_FITTED = {"vit_b_16-b32"}
+
+
+def machine_cases(machines):
+    """The profiles of several machines pooled: {CASE@MACHINE: profile} over `machines` ({machine: [profile files
+    relative to DATA]}, in order), each case registered in CASES. A machine's CPU sets its per-op costs, so the
+    same model on two machines is two cases; one machine gives its cases as load_profiles does, renamed."""
+    out = {}
+    for machine, files in machines.items():
+        for f in files:
+            for case, p in load_profiles(DATA / f).items():
+                if case in NOT_FITTED:
+                    continue
+                CASES[f"{case}@{machine}"] = CASES[case]
+                out[f"{case}@{machine}"] = p
+    return out
+
+
 CLASSES = ["conv", "matmul", "norm", "elementwise", "view"]
 
 # Per call: the aten ops whose profiled time a key's per-call cost is pooled from. A backward node that launches a
