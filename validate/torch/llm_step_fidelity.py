@@ -30,6 +30,13 @@ traces.tar. dlsim as above on h200 (h200-fitted plus PyTorch's eager host fitted
 (the kernel model fitted to an event-timed PyTorch sweep on an H200 and the H200's CNN profiler traces), h200-datasheet and "sweep fit" (fit-kernels
 of h200-2026-11-27b/kernels-graph.json, a graph-timed sweep of the earlier H200 lease, over h200-datasheet); the
 recorded GPT-2 is the causal LM's (data/memory-traces/gpt2-lm-b8-s1024).
+
+Session 12's lent H200 (results/fidelity/data/h200-2026-11-28c/step-profile-llama1b.json, no profiler trace): Llama
+3.2 1B b2 s2048, bf16 autocast, AdamW (foreach), a model no hardware file was fitted on, against the shipped h200
+alone: the zoo's llama3.2-1b and the recording llama3.2-1b-b2-s2048 (checked to have the measured batch, sequence,
+precision, optimizer and no checkpointing), `launch: eager` against the eager step and its device time against the
+busy time, `launch: cuda-graph` against the whole-step replay (AdamW capturable); dlsim's classes without a
+measured column (block h200c-llama).
 """
 import collections
 import gzip
@@ -86,6 +93,11 @@ H200 = Machine("H200", FIDELITY / "h200-2026-11-28", ["h200", "h200-fitted", "h2
                [("zoo", "h200"), ("traced", "h200"), ("zoo", "h200-fitted"), ("zoo", "h200-datasheet"),
                 ("zoo", "sweep fit")],
                ["zoo, h200", "traced, h200", "zoo, h200-fitted", "zoo, datasheet", "zoo, sweep fit"], True)
+
+# Session 12's lent H200: Llama 3.2 1B, a model no dlsim file was fitted on, measured without a profiler trace.
+LLAMA = ("Llama-3.2-1B-b2-s2048-mixed-bf16", "Llama 3.2 1B b2 s2048", dict(model="llama3.2-1b", seq_len=2048, **LLM),
+         "llama3.2-1b-b2-s2048")
+LLAMA_DATA = FIDELITY / "h200-2026-11-28c" / "step-profile-llama1b.json"
 
 CLASSES = ["GEMM", "attention", "loss (softmax, NLL)", "optimizer", "casts and copies", "other elementwise, norms, "
            "reductions"]
@@ -154,11 +166,11 @@ class Runner:
                 raise SystemExit(f"llm_step_fidelity: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
         return str(out)
 
-    def run(self, keys, batch, hw, machine):
-        """The run's JSON and {class: (µs, kernels)} of its last iteration."""
+    def run(self, keys, batch, hw, machine, launch="eager", classify=None):
+        """The run's JSON and {class: (µs, kernels)} of its last iteration (by `classify`, default dlsim_class)."""
         hw = self.hw(hw, machine)
         self.n += 1
-        doc = host.step_experiment(keys["model"], batch, hw, "eager")
+        doc = host.step_experiment(keys["model"], batch, hw, launch)
         doc.update(keys)
         exp, chrome = self.tmp / f"exp{self.n}.yaml", self.tmp / f"trace{self.n}.json"
         exp.write_text(json.dumps(doc))
@@ -168,12 +180,13 @@ class Runner:
             raise SystemExit(f"llm_step_fidelity: {' '.join(cmd)} ({json.dumps(doc)}) failed ({r.returncode}): "
                              f"{r.stderr.strip()}")
         result = json.loads(r.stdout)
+        self.last_chrome = chrome  # the run's Chrome trace, for a caller's own breakdown
         last = result["iterations_completed"] - 1
         us, n = collections.Counter(), collections.Counter()
         for e in json.loads(chrome.read_text())["traceEvents"]:
             if e.get("ph") == "X" and e.get("tid", -1) >= 0 and e.get("cat") not in ("host", "copy", "iteration") \
                     and e["args"].get("iteration") == last:
-                c = dlsim_class(e["cat"], e["name"])
+                c = (classify or dlsim_class)(e["cat"], e["name"])
                 us[c] += e["dur"]
                 n[c] += 1
         return result, (us, n)
@@ -238,12 +251,56 @@ def steps(runner, machine):
     return "\n".join(step_table(machine, rows)), "\n\n".join(breakdowns)
 
 
+def llama_heldout(runner):
+    """Llama 3.2 1B on session 12's lent H200 (LLAMA_DATA: no profiler trace, so no measured class), against the
+    shipped h200 alone: eager with its host, and cuda-graph against the whole-step replay."""
+    doc = json.loads(LLAMA_DATA.read_text())
+    r = {x["case"]: x for x in doc["records"]}[LLAMA[0]]
+    case, label, keys, trace = LLAMA
+    path = runner.trace(trace)
+    step = json.loads(pathlib.Path(path).read_text())["step"]
+    recorded = (step["batch"], step["seq_len"], step["precision"], step["optimizer"], step["checkpointing"]["mode"])
+    if recorded != (r["batch"], r["seq_len"], r["precision"], r["optimizer"], "none"):
+        raise SystemExit(f"llm_step_fidelity: {trace} records {recorded}, the measured {case} is "
+                         f"{(r['batch'], r['seq_len'], r['precision'], r['optimizer'], 'none')}")
+    wall, busy = r["eager_wall_ms_median"] * 1000.0, r["gpu_busy_ms_per_iteration"] * 1000.0
+    replay = r["graph_replay_ms_median"] * 1000.0
+    rows = [f"| measured | {ms(wall)} | | {ms(busy)} | {ms(replay)} | {r['kernels_per_iteration']:,.0f} |"]
+    per_class = {}
+    for source, k in (("zoo", keys), ("traced", {"model": path})):
+        eager, per = runner.run(k, r["batch"], "h200", None)
+        graph, _ = runner.run(k, r["batch"], "h200", None, launch="cuda-graph")
+        per_class[source] = per
+        dev, it = eager["device_time_us"], graph["iteration_time_us"]
+        rows.append(f"| {source}, h200 | {ms(eager['iteration_time_us'])} ({pct(eager['iteration_time_us'], wall)}) "
+                    f"| {ms(eager['host_time_us'])} ({eager['bound']}) | {ms(dev)} ({pct(dev, busy)}) | "
+                    f"{ms(it)} ({pct(it, replay)}) | {sum(per[1].values()):,.0f} |")
+    table = [f"{label}, bf16 autocast, AdamW (foreach), on the H200 of `h200-2026-11-28c` ({r['torch']}); ms per "
+             "step, dlsim's error against the measurement in brackets: `launch: eager` against the synchronised "
+             "eager step, its device time against the GPU's busy time (profiled eager steps), `launch: cuda-graph` "
+             f"against the whole-step replay ({r['graph_optimizer']}). Hardware file: the shipped `h200`. Kernels: "
+             "per step (dlsim: kernels of its last eager iteration).", "",
+             "| | eager step | host (bound) | device time (vs busy) | cuda-graph (vs replay) | kernels |",
+             "|---|---:|---:|---:|---:|---:|"] + rows
+    classes = ["dlsim's kernel time by class (ms per step, kernels in brackets; the lease kept no trace of this "
+               "step, so there is no measured column):", "", "| class | zoo, h200 | traced, h200 |", "|---|---:|---:|"]
+    for c in CLASSES + ["total"]:
+        cells = []
+        for source in ("zoo", "traced"):
+            us, n = per_class[source]
+            cells.append(f"{ms(sum(us.values()) if c == 'total' else us[c])} "
+                         f"({sum(n.values()) if c == 'total' else n[c]:,.0f})")
+        classes.append(f"| {c} | " + " | ".join(cells) + " |")
+    return "\n".join(table + [""] + classes)
+
+
 def main():
     def generate(_, binary, tmp):
         runner = Runner(binary, tmp)
         table, classes = steps(runner, H100)
         h200_table, h200_classes = steps(runner, H200)
-        return {"steps": table, "classes": classes, "h200-steps": h200_table, "h200-classes": h200_classes}
+        return {"steps": table, "classes": classes, "h200-steps": h200_table, "h200-classes": h200_classes,
+                "h200c-llama": llama_heldout(runner)}
     return host.report_main("llm_step_fidelity", __doc__, generate)
 
 
