@@ -26,8 +26,9 @@ The lent H100's cases (results/fidelity/data/h100-2026-11-27c/: Qwen2.5-0.5B wit
 snapshot, and the peaks of 2 LLM and 13 CNN eager steps) are memory_h100.py's, on h100-sxm; GPT-2 small as a
 causal LM on the lent H200 of 2026-11-28 (results/fidelity/data/h200-2026-11-28/) is memory_h200_lm.py's, on h200;
 Llama 3.2 1B and Qwen2.5-0.5B b8 on the second lease that day (data/h200-2026-11-28b/) memory_h200_llama.py's;
-Inception-v3 b32's segments (dlsim's cudaMalloc calls beside the measured pool counts, and a what-if run) are
-memory_segment_openings.py's.
+Inception-v3 b32's segments (dlsim's cudaMalloc calls beside the measured pool counts and the segments of session
+12's H200, and a what-if run) are memory_segment_openings.py's; GPT-2's segments after each warm-up step (session 12's
+H200, data/h200-2026-11-28c/) beside dlsim's after each iteration memory_gpt2_segments.py's.
 """
 import gzip
 import json
@@ -42,6 +43,7 @@ sys.path.insert(0, str(HERE))
 import conv_scratch_yaml  # noqa: E402  (the probe's records as a hardware file's conv_scratch list)
 import memory_h100  # noqa: E402  (the lent H100's cases)
 import memory_h200_lm  # noqa: E402  (GPT-2 as a causal LM on the lent H200 of 2026-11-28)
+import memory_gpt2_segments  # noqa: E402  (GPT-2's segments after each warm-up step, session 12's H200)
 import memory_h200_llama  # noqa: E402  (Llama 3.2 1B and Qwen b8 on the second H200 lease of 2026-11-28)
 import memory_first_step  # noqa: E402  (the first step preallocated against lazy)
 import memory_segment_openings  # noqa: E402  (Inception-v3's segments: dlsim's cudaMalloc calls and a what-if)
@@ -389,7 +391,9 @@ def main():
         return {"truth": peaks, "live-at-peak": live, "step-profiles": step_profiles(dlsim),
                 "conv-workspace": workspaces(), "with-scratch": with_scratch(dlsim),
                 "h100-qwen": memory_h100.qwen_snapshot(dlsim), "h100-step-profiles": memory_h100.peaks(dlsim),
-                "h200-gpt2": memory_h200_lm.gpt2(dlsim), "h200-llama": memory_h200_llama.llama(dlsim),
+                "h200-gpt2": memory_h200_lm.gpt2(dlsim),
+                "h200-gpt2-segments": memory_gpt2_segments.gpt2_segments(dlsim),
+                "h200-llama": memory_h200_llama.llama(dlsim),
                 "first-step": first_step(dlsim), "segment-openings": memory_segment_openings.inception(dlsim)}
     return host.report_main("memory_fidelity", __doc__, generate)
 

@@ -27,6 +27,9 @@ SHAPE = re.compile(r"pass: (\w+), dtype: f32, layout: nchw, n: 32, c: 32, h: 147
 # The H200's step has memory_stats and a snapshot's analysis; the H100's (torch_step_profile.py) its peaks only.
 CASES = (("H200", "h200", "h200-2026-11-27b/memory-truth-inception_v3-b32.json"),
          ("H100", "h100-sxm", "h100-2026-11-27c/step-profiles.json"))
+# Session 12's H200 (the same software): the segments after each warm-up step (`warmup_steps`, no memory history, so
+# no request names), which say which large segments the step opened.
+LAYOUT = "h200-2026-11-28c/memory-truth-inception_v3-b32.json"
 
 
 def mib(b):
@@ -110,6 +113,18 @@ def measured(path):
             "openings": (case.get("snapshot") or {}).get("segment_openings")}
 
 
+def measured_layout(path):
+    """(reserved, the large segments of BIG bytes or more, largest first, segment count) after the first warm-up step
+    of a torch_memory_truth.py measurement that kept `warmup_steps`, and whether a later step opened any."""
+    case = next(c for c in json.loads((DATA / path).read_text())["cases"] if c.get("status") == "ok")
+    steps = case.get("warmup_steps")
+    if not steps:
+        raise SystemExit(f"memory_segment_openings: {DATA / path}: no warm-up steps with segments")
+    first = [s for s, _, _ in steps[0]["segments"]]
+    later = any(sorted(s for s, _, _ in w["segments"]) != sorted(first) for w in steps[1:])
+    return sum(first), sorted((s for s in first if s >= BIG), reverse=True), len(first), later
+
+
 def pools(o):
     """(large segments, their bytes, small segments) of a list of openings."""
     small = [s for s, _, _ in o if s == SMALL_SEGMENT]
@@ -121,7 +136,7 @@ def cell(v, fmt=str):
 
 
 def inception(dlsim):
-    rows, big, notes = [], [], []
+    rows, big, notes, h200_openings = [], [], [], []
     for gpu, hw, path in CASES:
         t = measured(path)
         r, op = run_snapshot(dlsim, hw, hw)
@@ -134,6 +149,7 @@ def inception(dlsim):
             rows.append(f"| {gpu}, {label} | {mib(res['peak_reserved_bytes'])} "
                         f"({pct(res['peak_reserved_bytes'], t['reserved'])}) | {n} | {mib(b)} | {s} |")
         if gpu == "H200":
+            h200_openings = op
             big = [f"| {mib(s)} | {q:,} | {name} |" for s, q, name in op if s >= BIG]
             if t["openings"]:
                 big += ["", f"The measured step's, from `segment_openings` ({path}):", "",
@@ -150,6 +166,12 @@ def inception(dlsim):
                 notes.append(f"Per step, the measured cuDNN workspace requests (the snapshot's, over {steps} steps) "
                              f"number {ws['count'] / steps:,.0f} and sum {ws['total_bytes'] / steps / MIB:,.0f} MiB; "
                              f"dlsim's scratch requests {n:,.0f} and {b / MIB:,.0f} MiB.")
+    res, big_real, n, later = measured_layout(LAYOUT)
+    ours = sorted((s for s, _, _ in h200_openings if s >= BIG), reverse=True)
+    notes.append(f"Session 12's H200 (`{LAYOUT}`): {n} segments, {mib(res)} MiB after the first warm-up step, "
+                 f"{'and later steps opened more' if later else 'none opened after it'}; its segments of "
+                 f"{mib(BIG)} MiB or more: {', '.join(mib(s) for s in big_real)} MiB; dlsim's (h200 as shipped): "
+                 f"{', '.join(mib(s) for s in ours)} MiB.")
     return "\n".join([
         "MiB. Segments (cudaMalloc calls) per pool: measured from memory_stats (the small pool's are 2 MiB each); "
         "dlsim's from `dlsim run --memory-snapshot`. *what-if*: Conv2d_2b's data-gradient workspace record set to "

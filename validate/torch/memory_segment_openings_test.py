@@ -4,6 +4,7 @@
 
   python validate/torch/memory_segment_openings_test.py [build/bin/dlsim]
 """
+import json
 import pathlib
 import sys
 import tempfile
@@ -34,6 +35,17 @@ class Openings(unittest.TestCase):
         self.assertEqual(mso.openings(ev), [(254 * MIB, 265605632, "Conv2d_2b_3x3.conv.workspace"),
                                             (2 * MIB, 512, "?")])
         self.assertEqual(mso.pools(mso.openings(ev)), (1, 254 * MIB, 1))
+
+
+class MeasuredLayout(unittest.TestCase):
+    def test_session_12s_layout_is_read_from_the_warm_up_steps(self):
+        reserved, big, n, later = mso.measured_layout(mso.LAYOUT)
+        case = json.loads((mso.DATA / mso.LAYOUT).read_text())["cases"][0]
+        self.assertEqual(reserved, case["measured"]["max_memory_reserved"])  # the first step opened every segment
+        self.assertEqual(n, case["measured"]["num_device_alloc"])
+        self.assertFalse(later)
+        self.assertEqual(big, sorted(big, reverse=True))
+        self.assertTrue(all(s >= mso.BIG for s in big))
 
 
 class WhatIf(unittest.TestCase):

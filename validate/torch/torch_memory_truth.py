@@ -13,7 +13,8 @@ Recorded per case: torch.cuda.memory_stats()'s peaks (reserved, allocated, reque
 counts), max_memory_reserved/allocated, the reserved, allocated and segment counts after each warm-up step, and a memory-history snapshot (_record_memory_history, C++ and Python
 stacks when this PyTorch has them) from which come (a) the peak of allocated bytes over the measured steps and
 what is live there, grouped by the frame that made it and the 30 largest blocks, and (b) the blocks allocated by
-cuDNN/cuBLAS workspaces (which the fake-tensor trace cannot see). --stacks none records no history: the peaks alone.
+cuDNN/cuBLAS workspaces (which the fake-tensor trace cannot see). --stacks trace records the history without stacks
+(the requests' sizes and order, each cudaMalloc's request); --stacks none records no history: the peaks alone.
 
 Each case runs in a fresh process: the allocator, cuDNN's plans and cuBLAS's handles start empty, as in the
 user's own run, and a case that dies (OOM, timeout, crash) cannot spoil the next. The JSON is rewritten after
@@ -152,6 +153,19 @@ def _live_at_end(snapshot, device):
                 live[addr] = (b["size"], b.get("frames", []))
             addr += b["size"]
     return live
+
+
+def history_settings(stacks):
+    """The memory history's settings to try in order for --stacks, each (keywords of _record_memory_history,
+    label): all, C++ and Python frames (they name the cuDNN/cuBLAS workspaces), else Python's alone; python, Python's
+    alone (faster to symbolise); trace, every alloc, free and cudaMalloc with its size but no stack at all (context
+    None): the request sequence and each segment's opening request where gathering stacks breaks a step (GPT-2 with
+    Hugging Face's checkpointing under Python stacks: autograd's run_backward failed), though then no frame names a
+    block or marks the measured steps, so the snapshot's analysis covers the whole trace; none, no history: the
+    peaks alone (to tell whether the history is what a failing step trips on)."""
+    python = ({"context": "all", "stacks": "python"}, "python")
+    return {"all": [({"context": "all", "stacks": "all"}, "all"), python], "python": [python],
+            "trace": [({"context": None, "stacks": "python"}, "trace")], "none": []}[stacks]
 
 
 def segment_openings(events):
@@ -331,16 +345,15 @@ def run_case(c, device, warmup, steps, max_entries):
     stacks = None
     if cuda:
         torch.backends.cudnn.benchmark = False  # PyTorch's default: the plan cuDNN's heuristics pick
-    # --stacks none: no memory history, the peaks alone (to tell whether the history is what a failing step trips on)
-    if cuda and c.get("stacks", "all") != "none":
-        try:  # C++ frames too: they name the cuDNN/cuBLAS workspaces (--stacks python: faster to symbolise)
-            if c.get("stacks", "all") != "all":
-                raise ValueError("python stacks asked for")
-            torch.cuda.memory._record_memory_history(max_entries=max_entries, context="all", stacks="all")
-            stacks = "all"
-        except (RuntimeError, TypeError, ValueError):
-            torch.cuda.memory._record_memory_history(max_entries=max_entries, context="all", stacks="python")
-            stacks = "python"
+    settings = history_settings(c.get("stacks", "all")) if cuda else []
+    for i, (kwargs, label) in enumerate(settings):
+        try:
+            torch.cuda.memory._record_memory_history(max_entries=max_entries, **kwargs)
+            stacks = label
+            break
+        except (RuntimeError, TypeError):  # a PyTorch without C++ stacks: the next setting, if any
+            if i == len(settings) - 1:
+                raise
     workload = build_workload(c["spec"], c["batch"], c["seq_len"], c["image_size"])
     model = workload.model.train()
     if c["precision"] == "bf16":
@@ -475,9 +488,10 @@ def parse(argv):
     p.add_argument("--precision", default="fp32", choices=PRECISIONS)
     p.add_argument("--optimizer", default="sgd-momentum", choices=OPTIMIZERS)
     p.add_argument("--checkpointing", default="none", choices=CHECKPOINTING)
-    p.add_argument("--stacks", default="all", choices=["all", "python", "none"],
-                   help="the memory history's stacks: all (C++ frames name the workspaces), python (faster) or none "
-                        "(no history: the peaks alone, no snapshot)")
+    p.add_argument("--stacks", default="all", choices=["all", "python", "trace", "none"],
+                   help="the memory history's stacks: all (C++ frames name the workspaces), python (faster), trace "
+                        "(the history without stacks: every request's size and order) or none (no history: the "
+                        "peaks alone, no snapshot)")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--child-out", help=argparse.SUPPRESS)
     a = p.parse_args(argv)

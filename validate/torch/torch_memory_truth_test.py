@@ -100,6 +100,15 @@ class SnapshotAnalysis(unittest.TestCase):
         r = t.analyse_snapshot({"segments": [], "device_traces": [events]}, 0)
         self.assertEqual(len(r["segment_openings"]), 3)
 
+    def test_history_settings_per_stacks_option(self):
+        import torch_memory_truth as tmt
+        # trace: the history's alloc/free/cudaMalloc entries without any traceback (context None)
+        self.assertEqual(tmt.history_settings("trace"), [({"context": None, "stacks": "python"}, "trace")])
+        self.assertEqual([label for _, label in tmt.history_settings("all")], ["all", "python"])
+        self.assertEqual(tmt.history_settings("python"), [({"context": "all", "stacks": "python"}, "python")])
+        self.assertEqual(tmt.history_settings("none"), [])
+        self.assertEqual(tmt.parse(["--out", "x.json", "--stacks", "trace"]).stacks, "trace")
+
     def test_segment_layout_lists_each_segment_with_its_live_blocks(self):
         import torch_memory_truth as tmt
         segments = [  # torch.cuda.memory_snapshot()'s shape: blocks in address order, each with its state
