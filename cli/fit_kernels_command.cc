@@ -130,8 +130,18 @@ JoinedSweeps join_sweeps(const std::vector<std::string>& files, const GpuSpec& b
                          std::vector<std::string>& notes) {
   JoinedSweeps j;
   std::vector<std::string> descriptions, timings;
+  std::string first_device;
   for (const std::string& file : files) {
     const KernelSweep sweep = load_kernel_sweep(file);
+    // One GPU's kernel model: a sweep of another GPU (its meta.device names a different one) is not merged into it.
+    const std::string device = meta_text(sweep.meta, "device");
+    if (&file == &files.front()) {
+      first_device = device;
+    } else if (!device.empty() && !first_device.empty() && device != first_device) {
+      throw ConfigError(file, 0, "meta.device",
+                        "'" + device + "' is not the GPU of " + files.front() + " ('" + first_device +
+                            "'): fit the sweeps of one GPU together");
+    }
     std::vector<FitSample> samples = fit_samples(sweep, notes);
     check_paths(sweep, samples, base, hw);
     const bool with_dispatch = fixed_includes_dispatch(sweep);

@@ -207,6 +207,41 @@ TEST_CASE("dlsim fit-kernels fits several sweeps of one GPU, each timed as its m
   fs::remove_all(dir);
 }
 
+TEST_CASE("dlsim fit-kernels names the malformed one of several sweeps, and refuses sweeps of two GPUs") {
+  const fs::path dir = fs::temp_directory_path() / ("dlsim-fit-kernels-several-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string bad = std::string(DLSIM_SOURCE_DIR) + "/tests/data/bad-input/kernel-sweep-missing-time.json";
+  FitKernelsCommandOptions o;
+  o.sweeps = {kFixture, bad};  // the first loads; the second's record 1 has no time
+  o.hw = "h200-datasheet";
+  o.out = (dir / "out.yaml").string();
+  std::ostringstream out, err;
+  try {
+    run_fit_kernels_command(o, out, err);
+    FAIL("a malformed second sweep was taken");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == bad);
+    CHECK(e.key() == "records[1].us");
+  }
+  CHECK_FALSE(fs::exists(o.out));
+  // The fixture's records again, as measured on another GPU: one GPU's kernel model is not fitted to both.
+  nlohmann::json other = nlohmann::json::parse(read_file(kFixture));
+  other["meta"]["device"] = "NVIDIA H100 80GB HBM3";
+  const std::string other_file = (dir / "h100.json").string();
+  std::ofstream(other_file) << other.dump();
+  o.sweeps = {kFixture, other_file};
+  try {
+    run_fit_kernels_command(o, out, err);
+    FAIL("sweeps of two GPUs were fitted together");
+  } catch (const ConfigError& e) {
+    CHECK(e.file() == other_file);
+    CHECK(e.key() == "meta.device");
+    CHECK_THAT(e.message(), Catch::Contains("NVIDIA H200"));
+  }
+  CHECK_FALSE(fs::exists(o.out));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("dlsim fit-kernels --trace refuses traces without GPU kernels, experiments without traces, and --report") {
   const std::string data = std::string(DLSIM_SOURCE_DIR) + "/validate/calibrate/torch_profile/testdata/";
   FitKernelsCommandOptions o;

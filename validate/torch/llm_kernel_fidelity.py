@@ -12,9 +12,11 @@ six random ones, six memory-bound ops at six sizes in fp32 and bf16. The planned
 50,257-wide vocabulary) and Llama 3.2 1B's were not reached.
 
 Predicted, per record (`dlsim fit-kernels --predictions`, the sample priced through the simulator's own cost model):
-- held out: the kernel model as shipped before these records, `dlsim fit-kernels` on the 2026-11-27 event-timed
-  sweep and the H200's CNN profiler traces over h200-datasheet (ship_hw_files.py's fit without the LLM sweep,
-  written to build/llm-kernels/), which is h200-fitted.yaml before this refit byte for byte but for its --out;
+- held out: `dlsim fit-kernels` on the event-timed sweeps (ship_hw_files.EVENT_SWEEPS: the 2026-11-27 sweep and,
+  since session 12, the grouped/depthwise and seed-7 random ones) and the H200's CNN profiler traces over
+  h200-datasheet (ship_hw_files.py's fit without the graph-timed LLM sweeps, which measured the same shapes twice,
+  written to build/llm-kernels/); before session 12 that was h200-fitted.yaml before the LLM refit byte for byte
+  but for its --out;
 - k-fold after: both sweeps fitted together without traces over h200-datasheet, each record predicted by a fit to
   the other four folds by shape (the form whose k-fold error `--report` defines; the shipped fit adds the traces);
 - in-sample after: configs/hw/h200-fitted.yaml as shipped (both sweeps and the traces).
@@ -34,7 +36,7 @@ sys.path.insert(0, str(HERE))
 import fit_host_model as host  # noqa: E402  (report_main, Dlsim)
 import ship_hw_files as ship  # noqa: E402  (the shipped fit's inputs)
 
-LLM_SWEEP = ship.SWEEPS[1]
+LLM_SWEEP = str(ship.step_fidelity.LLM_SWEEP.relative_to(ROOT))
 WORK = ROOT / "build" / "llm-kernels"
 VOCAB = 151936  # Qwen2.5-0.5B's vocabulary: the LM head's N (forward), K (dgrad) or M / N (wgrad)
 
@@ -87,13 +89,16 @@ def llm_samples(dlsim):
     """Each LLM sample with its held-out, k-fold and in-sample predictions (keyed by its record fields)."""
     WORK.mkdir(parents=True, exist_ok=True)
     without = f"{WORK.relative_to(ROOT)}/h200-fitted-without-llm.yaml"
-    ship.fit_kernels(dlsim, "h200", "h200-datasheet", "h200-fitted", ship.MACHINES[0][4], sweeps=ship.SWEEPS[:1],
+    # Held out: the event-timed sweeps only (the 2026-11-28c graph sweep measured the same LLM shapes again).
+    ship.fit_kernels(dlsim, "h200", "h200-datasheet", "h200-fitted", ship.MACHINES[0][4], sweeps=ship.EVENT_SWEEPS,
                      out=without)
     held = predictions(dlsim, [LLM_SWEEP], ROOT / without, "held-out")
     inside = predictions(dlsim, [LLM_SWEEP], ROOT / "configs" / "hw" / "h200-fitted.yaml", "in-sample")
     both = predictions(dlsim, ship.SWEEPS, "h200-datasheet", "both-sweeps")
-    first = len(json.loads((ROOT / ship.SWEEPS[0]).read_text())["records"])
-    kfold = [s for s in both if s["record"] >= first]
+    at = ship.SWEEPS.index(LLM_SWEEP)  # the LLM sweep's records follow the sweeps before it in the joined records
+    first = sum(len(json.loads((ROOT / f).read_text())["records"]) for f in ship.SWEEPS[:at])
+    last = first + len(json.loads((ROOT / LLM_SWEEP).read_text())["records"])
+    kfold = [s for s in both if first <= s["record"] < last]
     if not (len(held) == len(inside) == len(kfold)):
         raise SystemExit("llm_kernel_fidelity: the three fits took different samples of the LLM sweep")
     rows = []

@@ -3,6 +3,8 @@
 #include <map>
 #include <tuple>
 
+#include "hw/fitted/conv_backend.h"
+
 namespace dlsim {
 namespace {
 
@@ -29,7 +31,17 @@ KernelFamily memory_family(SweepOp op) {
   }
 }
 
-std::string sweep_model_of(const std::string& src) { return src.rfind("model:", 0) == 0 ? src.substr(6) : ""; }
+// The zoo model of a record's src: "model:<name>", where later sweeps add the pass (":wgrad") or the batch the layer
+// was recorded at ("-b64"); neither is another model, so leaving one model out leaves out all of its layers.
+std::string sweep_model_of(const std::string& src) {
+  if (src.rfind("model:", 0) != 0) return "";
+  std::string m = src.substr(6, src.find(':', 6) == std::string::npos ? std::string::npos : src.find(':', 6) - 6);
+  const size_t b = m.rfind("-b");
+  if (b != std::string::npos && b + 2 < m.size() &&
+      m.find_first_not_of("0123456789", b + 2) == std::string::npos)
+    m.erase(b);
+  return m;
+}
 
 std::string sweep_sizes_key(const SweepRecord& r) {
   nlohmann::json j = sweep_record_to_json(r);
@@ -49,6 +61,18 @@ FitSample fit_sample_of(const SweepRecord& r, double us) {
   s.model = sweep_model_of(r.src);
   s.record = s.paired_record = r.index;
   return s;
+}
+
+// A convolution cuDNN runs with layout transposes around it (an fp32 NCHW grouped one): its measured time is the
+// kernel's and the transposes', and the simulator prices each of them (op_kernel_shapes.h), so a sample of the whole
+// would count the transposes twice.
+bool has_layout_transposes(const SweepRecord& r) {
+  const KernelFamily pass = r.op == SweepOp::ConvFwd     ? KernelFamily::ConvFwd
+                            : r.op == SweepOp::ConvDgrad ? KernelFamily::ConvDgrad
+                            : r.op == SweepOp::ConvWgrad ? KernelFamily::ConvWgrad
+                                                         : KernelFamily::Gemm;
+  if (pass == KernelFamily::Gemm) return false;
+  return !conv_layout_transposes(pass, r.conv, sweep_path(r), dtype_bytes(sweep_dtype(r))).empty();
 }
 
 }  // namespace
@@ -87,7 +111,12 @@ std::vector<FitSample> fit_samples(const KernelSweep& sweep, std::vector<std::st
   std::map<SdpaKey, size_t> used;
   for (const SweepRecord& r : sweep.records)
     if (r.op == SweepOp::SdpaFwd) forwards[{r.b, r.heads, r.seq, r.d, r.causal, r.dtype}].push_back(&r);
+  size_t transposed = 0;
   for (const SweepRecord& r : sweep.records) {
+    if (has_layout_transposes(r)) {
+      ++transposed;
+      continue;
+    }
     if (r.op != SweepOp::SdpaFwdBwd) {
       out.push_back(fit_sample_of(r, r.us));
       continue;
@@ -109,6 +138,11 @@ std::vector<FitSample> fit_samples(const KernelSweep& sweep, std::vector<std::st
     s.paired_record = f.index;
     out.push_back(std::move(s));
   }
+  if (transposed > 0)
+    notes.push_back(sweep.file + ": " + std::to_string(transposed) +
+                    " fp32 NCHW grouped convolution records left out: their time holds the layout transposes cuDNN "
+                    "runs around the kernel, which the simulator prices as kernels of their own (hw/fitted/"
+                    "conv_backend.h)");
   return out;
 }
 

@@ -15,7 +15,7 @@ struct FitSample {
   std::string cls;            // the class it is fitted to (class_candidates(shape).front())
   double us = 0;              // measured time (microseconds)
   std::string shape_key;      // the class and the sizes: the k-fold split keeps equal keys together
-  std::string model;          // the zoo model a layer came from (src "model:<name>"), else ""
+  std::string model;          // the zoo model a layer came from (src "model:<name>[-b<batch>][:<pass>]"), else ""
   size_t record = 0;          // the sweep record it came from (for a backward: the sdpa_fwd_bwd record)
   size_t paired_record = 0;   // a backward's forward record (else = record)
   // Timed on the GPU alone (a profiler trace's kernels, trace_samples.h): its time holds no host dispatch. An
@@ -26,7 +26,8 @@ struct FitSample {
   double weight = 1;
 };
 
-// `notes` collects what was left out and why (a backward whose forward was not measured, or measured slower).
+// `notes` collects what was left out and why (a backward whose forward was not measured, or measured slower; an
+// fp32 NCHW grouped convolution, whose time holds the layout transposes cuDNN runs around it, hw/fitted/conv_backend.h).
 std::vector<FitSample> fit_samples(const KernelSweep& sweep, std::vector<std::string>& notes);
 // The kernel shape a record describes (for sdpa_fwd_bwd: its backward).
 KernelShape sweep_record_shape(const SweepRecord& r);
