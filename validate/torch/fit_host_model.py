@@ -62,9 +62,10 @@ concurrent_kernels:
   gemm_blocks_per_sm: 1
   co_run_slowdown: 0.312
 """
-MACHINES = [  # (label, profile file, the hardware file the host is laid over, the shipped file)
-    ("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm-fitted", "h100-sxm"),
-    ("h200", "h200-2026-11-27b/step-profiles.json", "h200-fitted", "h200"),
+MACHINES = [  # (label, profile file, the hardware file the host is laid over, the shipped file, whether it holds
+    # this machine's fit: h200.yaml's host pools four machines, ship_hw_files.HOST_PROFILES)
+    ("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm-fitted", "h100-sxm", True),
+    ("h200", "h200-2026-11-27b/step-profiles.json", "h200-fitted", "h200", False),
 ]
 # The zoo's CNNs: a profiled case "NAME-bBATCH" of one of them is simulated as the zoo's graph of NAME at BATCH.
 # A torchvision CNN the zoo does not build (EfficientNet-B0, ShuffleNet V2 in the H100 lease) is simulated as the
@@ -405,7 +406,7 @@ def pct(p, m):
     return f"{100.0 * (p / m - 1):+.1f} %"
 
 
-def machine_report(dlsim, label, profile_file, base_hw, variant):
+def machine_report(dlsim, label, profile_file, base_hw, variant, holds):
     profiles = load_profiles(DATA / profile_file)
     names = list(profiles)
     out = [f"### {label.upper()} machine ({profiles[names[0]]['device']}), `{variant}.yaml` (base: `{base_hw}`)", ""]
@@ -416,7 +417,10 @@ def machine_report(dlsim, label, profile_file, base_hw, variant):
                 f"cost per kernel is fitted first, to the measured CUDA-graph replays: `roofline.kernel_fixed_us` = "
                 f"{d_all:.2f} µs on all {len(names)} models.", ""]
     b_all, s_all, final = fit(dlsim, base_hw, profiles, names)
-    out += [f"Fitted on all {len(names)} models (what the file holds): profiled cost per call, the scale, the value.", "",
+    what = ("what the file holds" if holds else f"`{variant}.yaml` holds the fit on four machines' models pooled: "
+            "section *Four H200 machines*")
+    out += [f"Fitted on all {len(names)} models of this machine ({what}): profiled cost per call, the scale, the "
+            "value.", "",
             "| key | profiled µs | fitted µs |", "|---|---:|---:|"]
     out += [f"| `{k}` | {b_all[k]:.2f} | {final[k]:.2f} |" for k in KEY_ORDER]
     out += ["", f"Scale s = {s_all:.4f}: the eager host costs {s_all:.2f} times what the profiler measured per op "
@@ -448,7 +452,8 @@ def machine_report(dlsim, label, profile_file, base_hw, variant):
             f"{100 * max(own_errs):.1f} %). Host time against the eager wall: mean "
             f"{100 * sum(host_errs) / len(host_errs):.1f} % apart (it bounds the host from above; equal only where the "
             "step is host-bound).", ""]
-    out += ["In-sample (the file's values on each model), and `dlsim run` end to end with the file (its own kernel "
+    out += ["In-sample (the values fitted on all of them, on each model), and `dlsim run` end to end with them over "
+            "the base (its own kernel "
             "model; eager with `sync_every_step: true`, a synchronised step as measured):", "",
             "| model | predicted host ms | predicted eager ms | error | dlsim eager iteration ms | dlsim host ms | "
             "dlsim device ms | bound | dlsim cuda-graph ms | measured replay ms |",

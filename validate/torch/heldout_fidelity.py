@@ -40,6 +40,7 @@ import tarfile
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import fit_host_model as host  # noqa: E402
+import ship_hw_files as ship  # noqa: E402
 import step_fidelity as sf  # noqa: E402
 
 HELD_OUT = "h200-2026-11-28b"
@@ -126,7 +127,7 @@ def eleven_only_file(dlsim, tmp, profiles, folder):
     """`h200.yaml` fitted as before the nine were measured (ship_hw_files.py's fit to commit cc1cc91, with the
     kernel model as the code now fits it): the kernel model fitted to the sweeps and the eleven's profiler traces,
     the host to the eleven's profiles."""
-    hw, _ = fitted_file(dlsim, tmp, profiles, folder, "none-b0", list(profiles), list(profiles))
+    hw, _ = fitted_file(dlsim, tmp, profiles, folder, "none-b0", list(profiles), profiles, list(profiles))
     return hw
 
 
@@ -242,101 +243,130 @@ def times(dlsim, model, batch, hw):
     return eager["iteration_time_us"] / 1000.0, graph["iteration_time_us"] / 1000.0, eager["bound"]
 
 
-def fitted_file(dlsim, tmp, profiles, folder, held, train, host_train):
-    """step_fidelity.py's *sweep + traces* file fitted on `train` (the sweep less `held`'s records, the traces of
-    `train`), with the host section fitted on `host_train`'s profiles: (the file, the host costs)."""
+def kernel_file(dlsim, tmp, profiles, folder, held, train):
+    """step_fidelity.py's *sweep + traces* file fitted on `train` (the sweeps less `held`'s records, the traces of
+    `train`)."""
     traced_hw, _ = sf.fit_kernels(dlsim, tmp, "h200-datasheet", held, traces=(folder, profiles, train))
     base, fixed = host.with_device_fixed(dlsim, str(traced_hw), profiles, train)
     if fixed is not None:
         raise SystemExit(f"heldout_fidelity: {traced_hw} still holds the dispatch in its fixed costs")
-    _, _, costs = host.fit(dlsim, str(base), profiles, host_train)
+    return base
+
+
+def with_host(dlsim, base, host_profiles, host_train):
+    """`base` with the host section fitted on the profiles `host_train` of `host_profiles`: (the file, the costs)."""
+    _, _, costs = host.fit(dlsim, str(base), host_profiles, host_train)
     return dlsim.hw_file(str(base), costs), costs
 
 
-def same_machine(profiles, held_out, case):
-    """The cases profiled on the machine that profiled `case` (the host is the machine's CPU): the nine of HELD_OUT
-    or the eleven of FITTED."""
-    return [n for n in profiles if (n in held_out) == (case in held_out)]
+def fitted_file(dlsim, tmp, profiles, folder, held, train, host_profiles, host_train):
+    """kernel_file with_host: (the file, the host costs)."""
+    return with_host(dlsim, kernel_file(dlsim, tmp, profiles, folder, held, train), host_profiles, host_train)
 
 
 def fold(job):
     """One fit (in its own folder, so that folds run as parallel processes): the file whose kernel model is fitted
-    without `held` and whose host is fitted on `host_train`, and (eager ms, cuda-graph ms, bound) of each of
-    `predict` on it; the host costs."""
-    binary, tmp, folder, profiles, refused, held, host_train, predict = job
+    without `held`, with the host fitted on every machine's profiles but `held`'s (pooled), and with each machine's
+    own host fitted on its other models (own); (eager ms, cuda-graph ms, bound) of `held` on each: ({"pooled": times,
+    machine: times}, the pooled host costs)."""
+    binary, tmp, folder, profiles, host_profiles, refused, held = job
     sf.UNMATCHED_TRACES.update(refused)
     tmp.mkdir(parents=True, exist_ok=True)
     dlsim = host.Dlsim(binary, tmp)
     try:
-        hw, costs = fitted_file(dlsim, tmp, profiles, folder, held, [n for n in profiles if n != held], host_train)
-        return [times(dlsim, *host.CASES[n], hw) for n in predict], costs
+        base = kernel_file(dlsim, tmp, profiles, folder, held, [n for n in profiles if n != held])
+        hw, costs = with_host(dlsim, base, host_profiles, [n for n in host_profiles if n.split("@")[0] != held])
+        out = {"pooled": times(dlsim, *host.CASES[held], hw)}
+        for machine in sorted({n.split("@")[1] for n in host_profiles if n.split("@")[0] == held}):
+            own = [n for n in host_profiles if n.endswith(f"@{machine}") and n.split("@")[0] != held]
+            if len(own) >= 2:  # a machine of three models (the issue's) leaves two to fit on
+                out[machine] = times(dlsim, *host.CASES[held], with_host(dlsim, base, host_profiles, own)[0])
+        return out, costs
     except SystemExit as e:  # a pool's worker that exits never answers: the error goes back to the parent
         return None, str(e)
 
 
 def lomo_report(dlsim, tmp, profiles, folder, jobs):
     held_out = set(host.load_profiles(host.DATA / HELD_OUT / "step-profiles.json"))
+    host_profiles = host.machine_cases(ship.HOST_PROFILES["h200"])
+    machines = list(ship.HOST_PROFILES["h200"])
     refused = unmatched(dlsim, tmp, folder, [n for n in profiles if n not in sf.UNMATCHED_TRACES])
     sf.UNMATCHED_TRACES.update(refused)
-    rows, errs = [], {k: [] for k in ("dev", "eager", "dev9", "eager9", "dev11", "eager11", "in_dev", "in_eager")}
-    # Each model left out of the kernel fit and of its own machine's host fit; then, in-sample, the kernel model
-    # fitted on all twenty with each machine's host fitted on all its models (what ship_hw_files.py ships for the
-    # eleven's machine).
-    eleven, nine = (same_machine(profiles, held_out, next(n for n in profiles if (n in held_out) == new))
-                    for new in (False, True))
-    work = [(dlsim.binary, tmp / f"fold-{i}", folder, profiles, refused, held,
-             [n for n in same_machine(profiles, held_out, held) if n != held], [held])
+    # Each model left out of the kernel fit (its sweep records and trace) and of the host fit on every machine;
+    # then, in-sample, all twenty in the kernel fit and every machine's models in the host's (what h200.yaml ships).
+    work = [(dlsim.binary, tmp / f"fold-{i}", folder, profiles, host_profiles, refused, held)
             for i, held in enumerate(profiles)]
-    work += [(dlsim.binary, tmp / f"fold-all-{k}", folder, profiles, refused, "none-b0", group, group)
-             for k, group in (("eleven", eleven), ("nine", nine))]
+    work.append((dlsim.binary, tmp / "fold-all", folder, profiles, host_profiles, refused, "none-b0"))
     with multiprocessing.Pool(jobs) as pool:
-        results = pool.map(fold, work, chunksize=1)
+        results = pool.map(fold, work[:-1], chunksize=1)
     for w, (got, why) in zip(work, results):
         if got is None:
-            raise SystemExit(f"heldout_fidelity: the fit without {w[5]} (host on {len(w[6])} models): {why}")
-    in_sample = dict(zip(eleven, results[-2][0])) | dict(zip(nine, results[-1][0]))
-    costs_eleven, costs_nine = results[-2][1], results[-1][1]
+            raise SystemExit(f"heldout_fidelity: the fit without {w[6]}: {why}")
+    all_dlsim = host.Dlsim(dlsim.binary, tmp / "fold-all")
+    (tmp / "fold-all").mkdir(parents=True, exist_ok=True)
+    hw_all, costs_all = fitted_file(all_dlsim, tmp / "fold-all", profiles, folder, "none-b0", list(profiles),
+                                    host_profiles, list(host_profiles))
+    rows, dev, eager, own_eager, in_eager = [], [], [], [], []
+    per_machine = {m: [] for m in machines}
+    per_machine_own = {m: [] for m in machines}
     for i, held in enumerate(profiles):
         model, batch = host.CASES[held]
-        p = profiles[held]
-        replay, wall = p["graph_replay_ms_median"], p["eager_wall_ms_median"]
-        (e, g, bound), = results[i][0]
-        ie, ig, _ = in_sample[held]
-        group = "9" if held in held_out else "11"
-        for key, value in (("dev", sf.err(g, replay)), ("eager", sf.err(e, wall))):
-            errs[key].append(value)
-            errs[key + group].append(value)
-        errs["in_dev"].append(sf.err(ig, replay))
-        errs["in_eager"].append(sf.err(ie, wall))
+        got, _ = results[i]
+        e, g, bound = got["pooled"]
+        ie, ig, _ = times(all_dlsim, model, batch, hw_all)
+        replay = profiles[held]["graph_replay_ms_median"]
+        dev.append(sf.err(g, replay))
+        walls = []
+        for m in machines:
+            p = host_profiles.get(f"{held}@{m}")
+            if p is None:
+                walls.append("")
+                continue
+            wall = p["eager_wall_ms_median"]
+            eager.append(sf.err(e, wall))
+            in_eager.append(sf.err(ie, wall))
+            per_machine[m].append(sf.err(e, wall))
+            own = ""
+            if m in got:
+                own_eager.append(sf.err(got[m][0], wall))
+                per_machine_own[m].append(sf.err(got[m][0], wall))
+                own = f" / {sf.pct(sf.err(got[m][0], wall))}"
+            walls.append(f"{wall:.2f} ({sf.pct(sf.err(e, wall))}{own})")
         rows.append(f"| {held}{' (new)' if held in held_out else ''} | {replay:.2f} | {g:.2f} "
-                    f"({sf.pct(sf.err(g, replay))}) | {ig:.2f} ({sf.pct(sf.err(ig, replay))}) | {wall:.2f} | "
-                    f"{e:.2f} ({sf.pct(sf.err(e, wall))}) | {ie:.2f} ({sf.pct(sf.err(ie, wall))}) | {bound} | "
-                    f"{'no: ' + 'matcher refuses it' if held in sf.UNMATCHED_TRACES else 'yes'} |")
+                    f"({sf.pct(sf.err(g, replay))}) | {ig:.2f} | {e:.2f} | {ie:.2f} | " + " | ".join(walls) +
+                    f" | {bound} | {'no: ' + 'matcher refuses it' if held in sf.UNMATCHED_TRACES else 'yes'} |")
     shipped = shipped_host_costs()
     out = [f"Leave one model out over the {len(profiles)} H200 models (the eleven of `{FITTED}` and the nine of "
            f"`{HELD_OUT}`, marked *new*), step_fidelity.py's *sweep + traces*: the kernel model fitted onto "
-           "`h200-datasheet.yaml` to the H200 sweep less the held-out model's records and the other models' "
+           "`h200-datasheet.yaml` to the H200 sweeps less the held-out model's records and the other models' "
            "profiler traces (the replays' idle time per kernel from the same models), the host fitted on the other "
-           "models' profiles of the same machine (the host is the machine's CPU: the last table). *All 20*: the "
-           "kernel model fitted on all twenty, the host on all the models of the model's machine (for the eleven, "
-           "what `h200.yaml` ships; in-sample). ms per step.", "",
-           "| model | replay ms | leave one out | all 20 | eager ms | leave one out | all 20 | bound | trace in the "
-           "fits |", "|---|---:|---:|---:|---:|---:|---:|---|---|"] + rows
-    out += ["", f"Leave one model out, all {len(profiles)}: device time MAPE {sf.mape(errs['dev'])}; eager step MAPE "
-            f"{sf.mape(errs['eager'])}. The eleven: device {sf.mape(errs['dev11'])}, eager {sf.mape(errs['eager11'])}; "
-            f"the nine new: device {sf.mape(errs['dev9'])}, eager {sf.mape(errs['eager9'])}. Fitted on all twenty "
-            f"(in-sample): device {sf.mape(errs['in_dev'])}, eager {sf.mape(errs['in_eager'])}.", ""]
+           f"models' profiles of all {len(machines)} machines pooled (results/fidelity/host.md, *Four H200 "
+           "machines*; the model left out on every machine), as `h200.yaml` is fitted. One prediction per model, set "
+           "against each machine's measured eager step (`issue`: the issue's H200 profiles; 27b, 28b, 28c: the "
+           "leases), with its error in brackets and, after the slash, the error of the same fold with the host fitted on "
+           "that machine's other models alone (what `dlsim calibrate --torch-profile` on your own machine gives; not "
+           "for the issue's machine, whose three models leave two). *All*: fitted on everything (in-sample; what "
+           "`h200.yaml` ships). ms per step.", "",
+           "| model | replay ms | leave one out | all | dlsim eager, leave one out | all | " +
+           " | ".join(f"eager {m}" for m in machines) + " | bound | trace in the fits |",
+           "|---|---:|---:|---:|---:|---:|" + "---:|" * len(machines) + "---|---|"] + rows
+    by_machine = "; ".join(f"{m} {sf.mape(v)} ({len(v)})" for m, v in per_machine.items())
+    by_machine_own = "; ".join(f"{m} {sf.mape(v)} ({len(v)})" for m, v in per_machine_own.items() if v)
+    out += ["", f"Leave one model out: device time MAPE {sf.mape(dev)} over the {len(profiles)} models; eager step "
+            f"MAPE {sf.mape(eager)} over the {len(eager)} measured steps with the host of all machines pooled (per "
+            f"machine: {by_machine}), {sf.mape(own_eager)} over {len(own_eager)} with each machine's own host (per "
+            f"machine: {by_machine_own}). Fitted on everything (in-sample, pooled host): eager {sf.mape(in_eager)}.",
+            ""]
     if refused:
         out += ["Traces the matcher refuses (left out of the kernel fits; their models are still predicted):", ""]
         # The matcher's line without the temporary file's name (a rerun writes the same report).
         out += [f"- {n}: {line.split(': ', 1)[-1].split('.trace.json: ', 1)[-1]}" for n, line in refused.items()]
         out += [""]
-    out += ["The host section (`host_cpu.pytorch_eager`, µs) as `h200.yaml` ships it, and fitted (over the kernel "
-            f"model of all twenty) on each machine's models: the eleven of `{FITTED}` (the machine `h200.yaml`'s host "
-            f"is fitted on) and the nine of `{HELD_OUT}`.", "",
-            "| key | shipped | fitted on the eleven | fitted on the nine |", "|---|---:|---:|---:|"]
-    out += [f"| `{k}` | {shipped.get(k, float('nan')):.2f} | {costs_eleven[k]:.2f} | {costs_nine[k]:.2f} |"
-            for k in host.KEY_ORDER]
+    out += ["The host section (`host_cpu.pytorch_eager`, µs) as `h200.yaml` ships it, and fitted here on all the "
+            "machines' models over the kernel model of all twenty (the same fit over a kernel model without "
+            "28c's sweeps' records would differ only there).", "",
+            "| key | shipped | fitted here |", "|---|---:|---:|"]
+    out += [f"| `{k}` | {shipped.get(k, float('nan')):.2f} | {costs_all[k]:.2f} |" for k in host.KEY_ORDER]
     return out + [""]
 
 

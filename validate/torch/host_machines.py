@@ -18,7 +18,7 @@ new process 6-10 minutes later: step-profiles-repeat.json). Each machine is a VM
    validate/torch/ship_hw_files.py fits `h200.yaml`'s host) with the device time taken from that machine's measured replay (fit_host_model.predict): the
    host's error alone. A model is never predicted by a fit that saw it on the same machine; the training set
    excludes it on every machine (leave one model out inside each cell).
-3. The shipped `h200.yaml` end to end on the third machine (dlsim's own kernel model; eager with
+3. The shipped `h200.yaml` end to end on the machine that ran all twenty (dlsim's own kernel model; eager with
    `sync_every_step: true` against the eager wall, cuda-graph against the replay).
 """
 import pathlib
@@ -139,8 +139,9 @@ def cross_table(dlsim, machines):
 
 
 def shipped_table(dlsim, machines):
-    head = ["The shipped `h200.yaml` (host fitted on 27b; kernel model on the sweeps and the traces of 27b and 28b) "
-            "on the twenty CNNs of 28c, ms per step, the error in brackets:", "",
+    head = ["The shipped `h200.yaml` on the twenty CNNs of 28c (its host fitted on the four machines pooled, 28c's "
+            "models among them; its kernel model on the sweeps, 28c's among them, and the traces of 27b and 28b), "
+            "ms per step, the error in brackets:", "",
             "| model | replay | dlsim cuda-graph | eager | dlsim eager | bound |", "|---|---:|---:|---:|---:|---|"]
     rows, dev, eager = [], [], []
     for case, p in machines["28c"].items():

@@ -104,9 +104,9 @@ MACHINES = [  # (label, datasheet file, fitted file, shipped file, profiles, tex
 # The kernel model learns from every lease of the GPU (the kernels are the GPU's, whichever machine hosts it). The
 # host is the CPU's, and a user's machine is none of ours: four H200 machines ran the same aten ops at per-call
 # costs up to 1.6 times apart, and one ran the same eager step 41 % slower ten minutes later (results/fidelity/host.md,
-# "Four H200 machines"). A host fitted on one machine missed the others by 11-16 % (eager MAPE), one fitted on every
-# machine but the predicted one by 9-12 %: the H200's host is fitted on every machine's profiles pooled (the issue's
-# own, 2026-11-27b, 2026-11-28b, 2026-11-28c); the H100's on the one H100 machine measured.
+# "Four H200 machines"). On a machine it never saw, a host fitted on one machine missed by 7-16 % (eager MAPE, the
+# host's error alone), one fitted on the three others by 7-12 %: the H200's host is fitted on every machine's profiles
+# pooled (the issue's own, 2026-11-27b, 2026-11-28b, 2026-11-28c); the H100's on the one H100 machine measured.
 HOST_PROFILES = {
     "h200": {"issue": ["h200-2026-11-27-pytorch-step-profiles.json"],
              "27b": ["h200-2026-11-27b/step-profiles.json"],
@@ -267,7 +267,7 @@ def shipped_text(label, fitted, profile_file, profiles, names, extra, s, costs):
     text = ("\n".join(textwrap.wrap(head, 114, initial_indent="# ", subsequent_indent="# ")) + "\n"
             f"base: {fitted}\n"
             f"description: {device}, kernel times and PyTorch 2.11 eager host fitted to PyTorch on the "
-            f"{label.upper()} lease (base {fitted})\n")
+            f"{label.upper()} lease{'s' if len(HOST_PROFILES[label]) > 1 else ''} (base {fitted})\n")
     if extra == "harness":
         text += harness_text()
     text += "host_cpu:\n" + host.section_yaml(costs)

@@ -48,7 +48,12 @@ SWEEP = ROOT / "results" / "fidelity" / "h200-2026-11-27-kernels.json"
 # The H200's graph-timed sweep of Qwen2.5-0.5B's GEMMs, attention and memory-bound ops: the shipped fit's second sweep
 # (ship_hw_files.py), so in the sweep + traces form too (it holds no CNN's layer: nothing of it is left out).
 LLM_SWEEP = host.DATA / "h200-2026-11-28b" / "kernels-graph-llm.json"
-TRACED_SWEEPS = [LLM_SWEEP]  # the sweeps the sweep + traces form adds ([] gives the form shipped before it)
+# The sweeps the sweep + traces form adds, as ship_hw_files.py's SWEEPS: the LLM GEMMs (both leases, graph-timed),
+# session 12's seeded random shapes, and (less the held-out model's layers) its grouped and depthwise convolutions
+# of seven recorded CNNs.
+TRACED_SWEEPS = [LLM_SWEEP, host.DATA / "h200-2026-11-28c" / "kernels-graph-llm.json",
+                 host.DATA / "h200-2026-11-28c" / "kernels-random-seed7.json"]
+MODEL_SWEEPS = [host.DATA / "h200-2026-11-28c" / "kernels-grouped.json"]
 # (label, profiles, shipped file, datasheet file the kernel model is fitted onto, the shipped PyTorch variant)
 MACHINES = [("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm-harness", "h100-sxm-datasheet", "h100-sxm"),
             ("h200", "h200-2026-11-27b/step-profiles.json", "h200-datasheet", "h200-datasheet", "h200")]
@@ -155,13 +160,24 @@ def fit_kernels(dlsim, tmp, base, held, sweep_file=SWEEP, traces=None):
     cmd = [dlsim.binary, "fit-kernels", str(path), "--hw", base, "--out", str(out)]
     if traces:
         trace_dir, profiles, names = traces
-        cmd[3:3] = [str(s) for s in TRACED_SWEEPS]
+        cmd[3:3] = [str(s) for s in TRACED_SWEEPS] + [str(without_model(f, name, tmp)) for f in MODEL_SWEEPS]
         cmd += trace_args(dlsim, tmp, trace_dir, traced(names), base) + \
             ["--gap-us", f"{replay_gap_us(profiles, names):.3f}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"step_fidelity: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
     return out, dropped
+
+
+def without_model(sweep_file, name, tmp):
+    """`sweep_file` less the records of model `name`'s layers (src `model:NAME` or `model:NAME-bBATCH`), written
+    into `tmp`."""
+    sweep = json.loads(pathlib.Path(sweep_file).read_text())
+    sweep["records"] = [r for r in sweep["records"]
+                        if r.get("src") != f"model:{name}" and not r.get("src", "").startswith(f"model:{name}-b")]
+    path = tmp / f"{pathlib.Path(sweep_file).stem}-no-{name}.json"
+    path.write_text(json.dumps(sweep))
+    return path
 
 
 def times(dlsim, model, batch, hw):
