@@ -27,8 +27,8 @@
 // conv2d_c1_k1_nhwc and backward-data dgrad2d_c1_k1_nhwc_specialized at every stage, but the weight gradient in
 // sm80_xmma_wgrad_implicit_gemm_indexed_tf32..._g16 (56x56 and 28x28, with two tensorTransformGeneric around it)
 // or wgrad2d_grouped_direct_kernel (14x14 and 7x7); kernels-grouped.json times those at 0.31-0.41 TFLOP/s, where
-// the fp32 NHWC 3x3 and 5x5 depthwise weight gradients of MobileNet-V2/V3, EfficientNet-B0 and ShuffleNet-V2 reach
-// 0.5-5 and the fp16 NHWC 7x7 ones 3.3-9.6 (a public fp16 profile on an sm86 GPU lists cuDNN's depthwise
+// the fp32 NHWC 3x3 and 5x5 depthwise weight gradients of MobileNet-V2/V3, EfficientNet-B0 and ShuffleNet-V2 of as
+// much work (100 MFLOP or more) reach 0.94-5.1 and the fp16 NHWC 7x7 ones 3.3-9.6 (a public fp16 profile on an sm86 GPU lists cuDNN's depthwise
 // wgrad2d_c1_k1_nhwc_kernel for __half 3x3, 5x5 and 7x7 filters). cuDNN 8.0's release notes, as quoted in
 // tensorflow/tensorflow#40303, extended the NHWC depthwise fprop and dgrad kernels, not wgrad, to 5x5 and 7x7.
 // So a 16-bit depthwise pass, an fp32 forward or backward-data one, and an fp32 weight gradient of a square filter
