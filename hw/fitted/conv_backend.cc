@@ -38,6 +38,16 @@ ConvLibrary conv_library(const ConvSizes& z, MathPath path) {
   return fp16_eligible && cudnn_depthwise_workload(z) ? ConvLibrary::Cudnn : ConvLibrary::TorchDepthwise;
 }
 
+ConvVariant conv_variant(KernelFamily pass, const ConvSizes& z, MathPath path) {
+  if (z.groups == 1) return z.r == 1 && z.s == 1 ? ConvVariant::OneByOne : ConvVariant::Spatial;
+  if (!is_depthwise_conv(z)) return ConvVariant::Grouped;
+  if (conv_library(z, path) == ConvLibrary::TorchDepthwise) return ConvVariant::Depthwise;
+  const bool fp32 = path == MathPath::CudaCore || path == MathPath::Tf32;
+  const bool depthwise_wgrad_kernel = z.r == z.s && z.r <= 5;
+  if (pass == KernelFamily::ConvWgrad && fp32 && !depthwise_wgrad_kernel) return ConvVariant::CudnnDepthwiseGrouped;
+  return ConvVariant::CudnnDepthwise;
+}
+
 std::vector<KernelShape> conv_layout_transposes(KernelFamily pass, const ConvSizes& z, MathPath path,
                                                 uint32_t element_bytes) {
   const bool fp32 = path == MathPath::CudaCore || path == MathPath::Tf32;

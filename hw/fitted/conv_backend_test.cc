@@ -29,17 +29,57 @@ TEST_CASE("depthwise convolutions: PyTorch's own kernels for NCHW fp32 and bf16,
 }
 
 TEST_CASE("depthwise convolutions: cuDNN for channels_last of any dtype") {
-  // ConvNeXt-T's 7x7 layers: NHWC-strided through the permutes, run in cuDNN's grouped kernels in fp32.
+  // ConvNeXt-T's 7x7 layers: NHWC-strided through the permutes, run in cuDNN.
   ConvSizes z = depthwise(32, 768, 7, 7, 1);
   z.channels_last = true;
   CHECK(conv_library(z, MathPath::Tf32) == ConvLibrary::Cudnn);
-  const KernelShape s = conv_kernel_shape(KernelFamily::ConvWgrad, z, MathPath::Tf32, 4);
-  CHECK(s.variant == ConvVariant::CudnnDepthwise);
-  // Its own class first, then PyTorch's depthwise class, which priced it before the split.
-  CHECK(class_candidates(s) ==
-        std::vector<std::string>{"conv_wgrad.tf32.cudnn_depthwise", "conv_wgrad.tf32.depthwise"});
+  CHECK(conv_library(z, MathPath::Bf16) == ConvLibrary::Cudnn);
   // And no transposes: cuDNN runs it in the tensors' own layout.
   CHECK(conv_layout_transposes(KernelFamily::ConvWgrad, z, MathPath::Tf32, 4).empty());
+}
+
+TEST_CASE("cuDNN's fp32 7x7 depthwise weight gradient runs in its grouped kernels, the rest in depthwise ones") {
+  // What the H200 traces of ConvNeXt-T (cuDNN 9.19, fp32, results/fidelity/data/h200-2026-11-28c/traces.tar) ran
+  // for its four stages' 7x7 depthwise layers [32, C, H, W]: forward conv2d_c1_k1_nhwc and backward-data
+  // dgrad2d_c1_k1_nhwc_specialized every time, the weight gradient sm80_xmma_wgrad_implicit_gemm_indexed_..._g16
+  // (96x56x56, 192x28x28) or wgrad2d_grouped_direct_kernel (384x14x14, 768x7x7).
+  for (auto [c, hw] : {std::pair<int64_t, int64_t>{96, 56}, {192, 28}, {384, 14}, {768, 7}}) {
+    ConvSizes z = depthwise(32, c, hw, 7, 1);
+    z.channels_last = true;
+    INFO("channels " << c);
+    for (MathPath p : {MathPath::Tf32, MathPath::CudaCore}) {
+      CHECK(conv_variant(KernelFamily::ConvFwd, z, p) == ConvVariant::CudnnDepthwise);
+      CHECK(conv_variant(KernelFamily::ConvDgrad, z, p) == ConvVariant::CudnnDepthwise);
+      CHECK(conv_variant(KernelFamily::ConvWgrad, z, p) == ConvVariant::CudnnDepthwiseGrouped);
+    }
+    // fp16 NHWC: cuDNN has depthwise wgrad kernels of 7x7 filters (kernels-grouped.json: 3.3-9.6 TFLOP/s where
+    // fp32 takes 0.31-0.41).
+    CHECK(conv_variant(KernelFamily::ConvWgrad, z, MathPath::Fp16) == ConvVariant::CudnnDepthwise);
+  }
+  // The sweep and the simulated op name the same class, the split's fallback first cuDNN's depthwise class.
+  ConvSizes z = depthwise(32, 768, 7, 7, 1);
+  z.channels_last = true;
+  const KernelShape s = conv_kernel_shape(KernelFamily::ConvWgrad, z, MathPath::Tf32, 4);
+  CHECK(s.variant == ConvVariant::CudnnDepthwiseGrouped);
+  CHECK(class_candidates(s) == std::vector<std::string>{"conv_wgrad.tf32.cudnn_depthwise_grouped",
+                                                        "conv_wgrad.tf32.cudnn_depthwise",
+                                                        "conv_wgrad.tf32.depthwise"});
+  CHECK(class_candidates(conv_kernel_shape(KernelFamily::ConvFwd, z, MathPath::Tf32, 4)) ==
+        std::vector<std::string>{"conv_fwd.tf32.cudnn_depthwise", "conv_fwd.tf32.depthwise"});
+  // The 3x3 and 5x5 fp32 NHWC weight gradients of MobileNet-V3 and EfficientNet-B0 (0.94-5.1 TFLOP/s in the same
+  // sweep, those of 100 MFLOP or more) keep cuDNN's depthwise class, strided or not.
+  for (auto [filter, stride] : {std::pair<int64_t, int64_t>{3, 1}, {3, 2}, {5, 1}, {5, 2}}) {
+    ConvSizes m = depthwise(64, 672, 14, filter, stride);
+    m.channels_last = true;
+    INFO("filter " << filter << " stride " << stride);
+    CHECK(conv_variant(KernelFamily::ConvWgrad, m, MathPath::Tf32) == ConvVariant::CudnnDepthwise);
+  }
+  // An oblong filter has no square depthwise kernel either; PyTorch's own kernels are untouched by the split.
+  ConvSizes oblong = depthwise(32, 64, 28, 3, 1);
+  oblong.s = 7, oblong.channels_last = true;
+  CHECK(conv_variant(KernelFamily::ConvWgrad, oblong, MathPath::Tf32) == ConvVariant::CudnnDepthwiseGrouped);
+  CHECK(conv_variant(KernelFamily::ConvWgrad, depthwise(32, 768, 7, 7, 1), MathPath::Tf32) ==
+        ConvVariant::Depthwise);
 }
 
 TEST_CASE("depthwise convolutions in fp16 NCHW: cuDNN where PyTorch's workload check says so") {

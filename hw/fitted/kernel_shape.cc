@@ -15,7 +15,8 @@ constexpr KernelFamily kFamilies[] = {
 };
 constexpr MathPath kPaths[] = {MathPath::CudaCore, MathPath::Tf32, MathPath::Fp16, MathPath::Bf16};
 constexpr ConvVariant kConvVariants[] = {ConvVariant::OneByOne, ConvVariant::Spatial, ConvVariant::Depthwise,
-                                         ConvVariant::Grouped, ConvVariant::CudnnDepthwise};
+                                         ConvVariant::Grouped, ConvVariant::CudnnDepthwise,
+                                         ConvVariant::CudnnDepthwiseGrouped};
 constexpr DType kMemoryTypes[] = {DType::F32, DType::BF16, DType::F16};
 
 bool is_conv_family(KernelFamily f) {
@@ -84,6 +85,7 @@ const char* to_string(ConvVariant v) {
     case ConvVariant::Depthwise: return "depthwise";
     case ConvVariant::Grouped: return "grouped";
     case ConvVariant::CudnnDepthwise: return "cudnn_depthwise";
+    case ConvVariant::CudnnDepthwiseGrouped: return "cudnn_depthwise_grouped";
   }
   return "?";
 }
@@ -109,10 +111,13 @@ std::vector<std::string> class_candidates(const KernelShape& s) {
     push_unique(c, std::string(to_string(s.family)) + "." + to_string(other_half(s.dtype)));
     return c;
   }
-  if (is_conv_family(s.family) && (s.variant == ConvVariant::Depthwise || s.variant == ConvVariant::CudnnDepthwise)) {
-    const ConvVariant other =
-        s.variant == ConvVariant::Depthwise ? ConvVariant::CudnnDepthwise : ConvVariant::Depthwise;
-    for (ConvVariant v : {s.variant, other})
+  if (is_conv_family(s.family) && (s.variant == ConvVariant::Depthwise || s.variant == ConvVariant::CudnnDepthwise ||
+                                   s.variant == ConvVariant::CudnnDepthwiseGrouped)) {
+    // cuDNN's grouped fallback: then cuDNN's depthwise class, which priced it before the two were told apart.
+    std::vector<ConvVariant> order{s.variant};
+    if (s.variant == ConvVariant::CudnnDepthwiseGrouped) order.push_back(ConvVariant::CudnnDepthwise);
+    order.push_back(s.variant == ConvVariant::Depthwise ? ConvVariant::CudnnDepthwise : ConvVariant::Depthwise);
+    for (ConvVariant v : order)
       for (MathPath p : {s.path, other_half(s.path)}) push_unique(c, compute_class(s.family, p, v));
     return c;
   }
@@ -146,7 +151,8 @@ bool is_kernel_class_name(const std::string& name, std::string& why) {
   }
   if (std::find(valid.begin(), valid.end(), name) != valid.end()) return true;
   why = "not a kernel class: expected <family>.<path>[.<variant>] for the compute families (conv_fwd, conv_dgrad, "
-        "conv_wgrad with a variant 1x1, spatial, depthwise, grouped or cudnn_depthwise; gemm, bmm, sdpa_fwd, "
+        "conv_wgrad with a variant 1x1, spatial, depthwise, grouped, cudnn_depthwise or "
+        "cudnn_depthwise_grouped; gemm, bmm, sdpa_fwd, "
         "sdpa_bwd; paths cuda_core, tf32, fp16, bf16) or <family>.<dtype> for the memory-bound ones (elementwise, "
         "reduction, layernorm, batchnorm; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, gemm.bf16, layernorm.f32";
   return false;

@@ -25,9 +25,12 @@ bool is_memory_family(KernelFamily f);   // priced by bytes alone
 // How a convolution's filter is laid out, and which library runs it (hw/fitted/conv_backend.h): a 1x1 filter is a
 // plain GEMM in cuDNN, a larger one an implicit GEMM, a grouped one cuDNN's grouped kernels; a depthwise one
 // (groups = input channels) PyTorch's own memory-bound kernels (Depthwise) or, channels_last or fp16 of the shapes
-// PyTorch picks, cuDNN's depthwise/grouped kernels (CudnnDepthwise), which are much slower per element in fp32.
-enum class ConvVariant : uint8_t { None, OneByOne, Spatial, Depthwise, Grouped, CudnnDepthwise };
-const char* to_string(ConvVariant v);  // "", "1x1", "spatial", "depthwise", "grouped", "cudnn_depthwise""
+// PyTorch picks, cuDNN's depthwise kernels (CudnnDepthwise), or cuDNN's general grouped kernels where it has no
+// depthwise one for the pass (CudnnDepthwiseGrouped: fp32 weight gradients of filters above 5x5), which are much
+// slower per flop.
+enum class ConvVariant : uint8_t { None, OneByOne, Spatial, Depthwise, Grouped, CudnnDepthwise, CudnnDepthwiseGrouped };
+// "", "1x1", "spatial", "depthwise", "grouped", "cudnn_depthwise", "cudnn_depthwise_grouped"
+const char* to_string(ConvVariant v);
 
 // The kernel's grid as tiles of its output: `batch` independent products of rows x cols outputs, each tiled by
 // tile x tile blocks, the reduction split (split-K) only as far as needed to give every SM a block. batch = 0:
@@ -68,7 +71,8 @@ double wave_factor(double blocks, int sms);
 
 // The fitted class names that may price the shape, best first: "conv_fwd.tf32.spatial"; a grouped convolution
 // then its 1x1/spatial class; a depthwise one of either library then the other library's depthwise class (what
-// priced it before the two were told apart, so that a file fitted without the split keeps its times); a batched
+// priced it before the two were told apart, so that a file fitted without the split keeps its times), cuDNN's
+// grouped fallback for a depthwise shape first cuDNN's depthwise class (the same reason); a batched
 // product then the plain one; a 16-bit kernel then the other 16-bit type's class (bf16 and fp16 tensor cores
 // have the same rate). Memory families: "<family>.<dtype>".
 std::vector<std::string> class_candidates(const KernelShape& s);

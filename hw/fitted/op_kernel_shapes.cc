@@ -102,10 +102,7 @@ KernelShape conv_kernel_shape(KernelFamily pass, const ConvSizes& z, MathPath pa
   const double g = static_cast<double>(z.groups), rs = static_cast<double>(z.r * z.s);
   const double hw = static_cast<double>(z.h * z.w), out_hw = static_cast<double>(z.out_h() * z.out_w());
   s.filter_1x1 = z.r == 1 && z.s == 1;
-  s.variant = z.groups == 1             ? (s.filter_1x1 ? ConvVariant::OneByOne : ConvVariant::Spatial)
-              : !is_depthwise_conv(z) ? ConvVariant::Grouped
-              : conv_library(z, path) == ConvLibrary::TorchDepthwise ? ConvVariant::Depthwise
-                                                                     : ConvVariant::CudnnDepthwise;
+  s.variant = conv_variant(pass, z, path);
   s.flops = 2.0 * n * k * out_hw * (c / g) * rs;
   s.bytes = (n * c * hw + k * (c / g) * rs + n * k * out_hw) * element_bytes;
   // Each group an implicit GEMM: forward N*Ho*Wo x K/g reducing C/g*R*S; backward-data N*H*W x C/g reducing

@@ -23,7 +23,8 @@ std::optional<std::vector<KernelShape>> op_kernel_shapes(const GpuSpec& spec, co
 // activation operand is not a 4-D tensor.
 std::optional<ConvSizes> conv_sizes_of_op(const Graph& g, const Op& op);
 // Its variant follows the library PyTorch runs it in (hw/fitted/conv_backend.h): a depthwise convolution is
-// PyTorch's own kernel (ConvVariant::Depthwise) or cuDNN's (ConvVariant::CudnnDepthwise).
+// PyTorch's own kernel (ConvVariant::Depthwise), cuDNN's (ConvVariant::CudnnDepthwise), or, for a pass cuDNN has
+// no depthwise kernel of, cuDNN's grouped ones (ConvVariant::CudnnDepthwiseGrouped): conv_variant.
 KernelShape conv_kernel_shape(KernelFamily pass, const ConvSizes& z, MathPath path, uint32_t element_bytes);
 // A (batched) matrix product C[batch, m, n] = A[batch, m, k] B[batch, k, n].
 KernelShape gemm_kernel_shape(double batch, double m, double n, double k, MathPath path, uint32_t element_bytes);

@@ -29,8 +29,8 @@ The chain, per GPU (configs/hw/README.md):
   H100's concurrency constants (same die) and its own copy slowdown (in the datasheet file); on both, cuDNN's
   scratch per convolution measured through PyTorch's allocator (`conv_scratch`, CONV_SCRATCH_PROBES below: the
   H100 takes the H200's two-gradient records).
-The trace files are unzipped, and their experiments and the sweeps less LEFT_OUT's records written, under
-build/ship-hw/ (their names are in the fitted files' comments, so they are fixed, not temporary).
+The trace files are unzipped, and their experiments written, under build/ship-hw/ (their names are in the fitted
+files' comments, so they are fixed, not temporary).
 """
 import argparse
 import gzip
@@ -52,26 +52,15 @@ import step_fidelity  # noqa: E402  (the replay's idle time per kernel; traces t
 # dispatch held in a short kernel's time; the fit gives it a term of its own, kernel_fit.h), or CUDA-graph replays
 # (the device alone). Event-timed: the shared 2026-11-27 sweep (the CNNs' layers and random shapes), and session
 # 12's every grouped and depthwise convolution of seven recorded steps (fp32 NHWC depthwise among them: the
-# cudnn_depthwise classes; its fp32 NCHW grouped records are left out by the fit, their time holding cuDNN's
-# transposes) and its seeded random shapes (seed 7). Graph-timed: the LLMs' GEMMs, attention and memory-bound ops,
-# 2026-11-28b and again (GPT-2's shapes added) 2026-11-28c. results/fidelity/kernels.md has their k-fold errors.
+# cudnn_depthwise classes, ConvNeXt-T's 7x7 weight gradients the cudnn_depthwise_grouped one, hw/fitted/
+# conv_backend.h; its fp32 NCHW grouped records are left out by the fit, their time holding cuDNN's transposes) and
+# its seeded random shapes (seed 7). Graph-timed: the LLMs' GEMMs, attention and memory-bound ops, 2026-11-28b
+# and again (GPT-2's shapes added) 2026-11-28c. results/fidelity/kernels.md has their k-fold errors.
 C = "results/fidelity/data/h200-2026-11-28c"
 EVENT_SWEEPS = ["results/fidelity/h200-2026-11-27-kernels.json", f"{C}/kernels-grouped.json",
                 f"{C}/kernels-random-seed7.json"]
 GRAPH_SWEEPS = [str(step_fidelity.LLM_SWEEP.relative_to(ROOT)), f"{C}/kernels-graph-llm.json"]
 SWEEPS = EVENT_SWEEPS + GRAPH_SWEEPS
-# Records of a sweep the shipped fit leaves out, with why ({sweep: (file name of what is kept, keep(record), why)}).
-# The fp32 channels_last depthwise weight gradients: cuDNN runs ConvNeXt-T's 7x7 ones 10-30 times slower per flop
-# than the other models' 3x3 and 5x5 (314-2,326 µs against a median of 82), and the one class
-# conv_wgrad.tf32.cudnn_depthwise cannot hold both: fitted with them it prices ConvNeXt-T's step 30.6 % short,
-# whose traces (the class's only other samples) are the fp32 steps that run this path (kernels.md, "The new sweeps").
-LEFT_OUT = {
-    f"{C}/kernels-grouped.json": (
-        "kernels-grouped-no-fp32-nhwc-wgrad.json",
-        lambda r: not (r["op"] == "conv_wgrad" and r["dtype"] == "float32" and r.get("layout") == "nhwc"),
-        "fp32 NHWC depthwise weight gradients: ConvNeXt's 7x7 and the others' 3x3/5x5 run in kernels of speeds one "
-        "class cannot hold"),
-}
 WORK = "build/ship-hw"
 HW = ROOT / "configs" / "hw"
 
@@ -209,27 +198,6 @@ def write_traces(dlsim, label, trace_profiles, datasheet):
     return args
 
 
-def sweep_inputs(sweeps):
-    """The sweep files as the fit takes them: those of LEFT_OUT without the records it names, written under WORK
-    (fixed names: the fitted file's comment names them)."""
-    out = []
-    for f in sweeps:
-        if f not in LEFT_OUT:
-            out.append(f)
-            continue
-        name, keep, why = LEFT_OUT[f]
-        sweep = json.loads((ROOT / f).read_text())
-        kept = [r for r in sweep["records"] if keep(r)]
-        sweep["meta"]["left_out"] = f"{len(sweep['records']) - len(kept)} records of {f} by ship_hw_files.py: {why}"
-        sweep["records"] = kept
-        path = ROOT / WORK / name
-        text = json.dumps(sweep, indent=1) + "\n"
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
-        out.append(str(path.relative_to(ROOT)))
-    return out
-
-
 def fit_kernels(dlsim, label, datasheet, fitted, profile_file, sweeps=SWEEPS, out=None):
     """`dlsim fit-kernels` on the sweeps and the matching traces of every lease of the GPU (KERNEL_TRACE_PROFILES,
     the replays' idle time per kernel from the same models), writing configs/hw/FITTED.yaml (or `out`,
@@ -244,7 +212,7 @@ def fit_kernels(dlsim, label, datasheet, fitted, profile_file, sweeps=SWEEPS, ou
             traced_profiles[n], where[n] = p, f
     gap = step_fidelity.replay_gap_us(traced_profiles, list(traced_profiles))
     (ROOT / WORK).mkdir(parents=True, exist_ok=True)
-    cmd = [dlsim.binary, "fit-kernels", *sweep_inputs(sweeps), "--hw", datasheet, "--out", out or f"configs/hw/{fitted}.yaml",
+    cmd = [dlsim.binary, "fit-kernels", *sweeps, "--hw", datasheet, "--out", out or f"configs/hw/{fitted}.yaml",
            "--description", DESCRIPTIONS[fitted]] + \
         write_traces(dlsim, label, where, datasheet) + ["--gap-us", f"{gap:.3f}"]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
