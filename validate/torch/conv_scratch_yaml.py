@@ -12,6 +12,14 @@ The probe's shapes carry no dilation (the zoo's CNNs have none): entries say dil
 (convolution_backward asked for both gradients in one call, as autograd asks it) becomes a `bwd` entry, which dlsim
 charges once for the pair of backward ops (hw/conv_scratch.h). Several probe files are merged in the order given: a
 later file's record of the same pass, dtype, batch and geometry replaces an earlier one's.
+
+Which bytes: a record with `request_bytes` (the probe since session 12) gives the bytes asked, as PyTorch's
+run_conv_plan asks them and as dlsim's pool then rounds them; an older record has only `scratch_bytes`, the
+allocator's whole blocks, which may hold up to 1 MiB unsplit beyond the request and the results' blocks' unsplit
+tails (conv_workspace_probe.py). A `conv_bwd` record with `requests` (each [bytes, results allocated before it])
+becomes the two calls PyTorch makes: a dgrad entry (its largest request after the data gradient) and a wgrad entry
+(after the weight gradient), no bwd entry, so that dlsim asks each backward op's own workspace; these replace the
+same file's one-gradient records of that batch and geometry, and an earlier file's dgrad, wgrad and bwd records.
 """
 import argparse
 import json
@@ -25,17 +33,41 @@ def pair(v):
     return (v[0], v[1]) if isinstance(v, list) else (v, v)
 
 
+def record_bytes(r):
+    """The bytes a record's call asked beyond its operands and results: the requests where measured, else the
+    allocated blocks (older probes)."""
+    return int(r["request_bytes"] if "request_bytes" in r else r["scratch_bytes"])
+
+
+def per_call(records):
+    """`records` with each conv_bwd record that has `requests` replaced by its two calls' records, conv_dgrad and
+    conv_wgrad (marked `from_bwd`), which also replace that list's own one-gradient records of the same batch and
+    geometry (the two-gradient call is the one a training step makes; both ask the same cuDNN plan)."""
+    derived = {}
+    for r in records:
+        if r["op"] != "conv_bwd" or "requests" not in r:
+            continue
+        for op, results in (("conv_dgrad", 1), ("conv_wgrad", 2)):
+            asked = [b for b, before in r["requests"] if before == results]
+            d = dict(r, op=op, request_bytes=max(asked, default=0), from_bwd=True)
+            del d["requests"]
+            derived[(op, r["dtype"], r["layout"], r["n"]) + geometry(r)] = d
+    kept = [r for r in records if not (r["op"] == "conv_bwd" and "requests" in r)
+            and (r["op"], r["dtype"], r["layout"], r["n"]) + geometry(r) not in derived]
+    return kept + list(derived.values())
+
+
 def entries(records, dtypes):
     """The list's entries (dicts in the loader's key order), sorted for byte-identical output."""
     out, seen = [], set()
-    for r in records:
+    for r in per_call(records):
         if r["dtype"] not in dtypes or r["op"] not in PASSES:
             continue
         (sh, sw), (ph, pw) = pair(r["stride"]), pair(r["pad"])
         e = {"pass": PASSES[r["op"]], "dtype": DTYPES[r["dtype"]], "layout": "nhwc" if r["layout"] != "nchw" else "nchw",
              "n": r["n"], "c": r["c"], "h": r["h"], "w": r["w"], "k": r["k"], "r": r["r"], "s": r["s"],
              "stride_h": sh, "stride_w": sw, "pad_h": ph, "pad_w": pw, "dilation": 1, "groups": r["groups"],
-             "bytes": int(r["scratch_bytes"])}
+             "bytes": record_bytes(r)}
         key = tuple(v for k, v in e.items() if k != "bytes")
         if key in seen:
             raise SystemExit(f"conv_scratch_yaml: two records for {key}")
@@ -56,8 +88,11 @@ def merge(probes):
         raise SystemExit("conv_scratch_yaml: no probe file")
     by_key = {}
     for p in probes:
-        for r in p["records"]:
-            by_key[(r["op"], r["dtype"], r["layout"], r["n"]) + geometry(r)] = r
+        for r in per_call(p["records"]):
+            key = (r["dtype"], r["layout"], r["n"]) + geometry(r)
+            by_key[(r["op"],) + key] = r
+            if r.get("from_bwd"):  # the two calls measured: an earlier file's peak of the pair no longer serves
+                by_key.pop(("conv_bwd",) + key, None)
     meta = dict(probes[-1].get("meta", {}))
     meta["date"] = ", ".join(str(p.get("meta", {}).get("date")) for p in probes)
     return {"meta": meta, "records": list(by_key.values())}

@@ -61,6 +61,35 @@ class Entries(unittest.TestCase):
         got = sorted((x["pass"], x["n"], x["bytes"]) for x in cs.entries(m["records"], {"float32"}))
         self.assertEqual(got, [("bwd", 32, 9), ("fwd", 32, 6), ("fwd", 64, 8), ("wgrad", 32, 7)])
 
+    def test_the_bytes_asked_where_measured_else_the_blocks(self):
+        # Inception-v3's Conv2d_2b data gradient: the older probe's whole blocks (a 254 MiB segment and the result's
+        # 806,912 B unsplit tail) against a request within that segment
+        old = record("conv_dgrad", scratch=267145216)
+        new = dict(record("conv_dgrad", scratch=267145216), request_bytes=265605632)
+        self.assertEqual(cs.entries([old], {"float32"})[0]["bytes"], 267145216)
+        self.assertEqual(cs.entries([new], {"float32"})[0]["bytes"], 265605632)
+
+    def test_two_gradient_call_with_requests_is_two_per_call_entries(self):
+        # convolution_backward for both gradients: the data gradient (1 result allocated), its workspace, then the
+        # weight gradient (2) and its workspace; a small request after the data gradient too
+        bwd = dict(record("conv_bwd", scratch=275533824), request_bytes=273799315,
+                   requests=[[4096, 1], [265605632, 1], [273799315, 2]])
+        lone = dict(record("conv_dgrad", scratch=267145216), request_bytes=1)  # replaced: the step's call is bwd
+        e = cs.entries([bwd, lone, record("conv_fwd", scratch=5)], {"float32"})
+        self.assertEqual([(x["pass"], x["bytes"]) for x in e], [("dgrad", 265605632), ("fwd", 5),
+                                                                 ("wgrad", 273799315)])
+        # no request after a result: that call asked no workspace
+        e = cs.entries([dict(record("conv_bwd"), requests=[[512, 2]], request_bytes=512)], {"float32"})
+        self.assertEqual([(x["pass"], x["bytes"]) for x in e], [("dgrad", 0), ("wgrad", 512)])
+
+    def test_merge_per_call_records_replace_an_earlier_pair_peak(self):
+        old = {"meta": {"date": "a"}, "records": [record("conv_bwd", scratch=9), record("conv_dgrad", scratch=8),
+                                                  record("conv_wgrad", scratch=7), record("conv_bwd", c=32, scratch=6)]}
+        new = {"meta": {"date": "b"},
+               "records": [dict(record("conv_bwd", scratch=99), request_bytes=5, requests=[[4, 1], [5, 2]])]}
+        got = sorted((x["pass"], x["c"], x["bytes"]) for x in cs.entries(cs.merge([old, new])["records"], {"float32"}))
+        self.assertEqual(got, [("bwd", 32, 6), ("dgrad", 64, 4), ("wgrad", 64, 5)])
+
     def test_cli_refuses_an_unknown_dtype(self):
         with tempfile.TemporaryDirectory() as t:
             p = os.path.join(t, "probe.json")

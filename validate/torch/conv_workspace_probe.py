@@ -10,8 +10,20 @@ the same). For each convolution shape, pass (forward: F.conv2d; dgrad and wgrad:
 for one gradient, as kernel_sweep.py times them; conv_bwd: asked for both in one call, as autograd asks it in a
 training step) and dtype (float32 NCHW with TF32, float16 channels_last), with
 PyTorch's defaults (cudnn.benchmark off): one warm-up call (cuDNN's plan cache), then the allocator's peak is reset
-and one call made; `scratch_bytes` = the peak of allocated bytes during that call, less what was allocated
-before it, less the result's bytes. That is the memory the fake-tensor trace of `dlsim import-torch` cannot see.
+and one call made, under the allocator's memory history. Per record:
+- `requests`: every block the call asked for that is not one of its results, in order, each [bytes asked, the
+  results allocated before it]: the cuDNN workspaces as run_conv_plan asks them. convolution_backward asked for both
+  gradients allocates the data gradient, asks its workspace, then allocates the weight gradient and asks its own,
+  so a request after one result is the data gradient's, after two the weight gradient's (conv_scratch_yaml.py
+  writes them as the dgrad and wgrad entries dlsim charges per call);
+- `request_bytes`: the peak of requested bytes (memory_stats' `requested_bytes`, the sizes asked, unrounded) during
+  the call, less those before it and the results' bytes;
+- `scratch_bytes`: the same of allocated bytes. Allocated bytes count whole blocks, and the caching allocator does
+  not split a block when 1 MiB or less would be left, so this counts the unsplit tail of the workspace's block and of
+  the results' blocks too: Inception-v3's Conv2d_2b at batch 32 measured 254 MiB + 806,912 B for its data gradient
+  (a whole 254 MiB segment, plus the data gradient's 88,510,464 B result in an 89,317,376 B block) where the step
+  asks at most 254 MiB (results/fidelity/memory.md, "Inception-v3 b32: one segment too many"). Kept to compare.
+That is the memory the fake-tensor trace of `dlsim import-torch` cannot see.
 Records are written as they are measured (a run cut short keeps them); without a GPU it exits 3.
 """
 import argparse
@@ -23,6 +35,49 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kernel_sweep import conv_geometry  # noqa: E402  (the sweep's reading of a shape record)
+
+
+def call_requests(events, result_addrs):
+    """The requests of one call from the memory history's trace events (oldest first): [[bytes asked, how many of
+    the call's results were allocated before it], ...] for every alloc that is not a result (`result_addrs`: the
+    results' data pointers; a fresh tensor's data pointer is its block's address). A trace alloc's `size` is the
+    size asked, before the allocator's rounding."""
+    out, results = [], 0
+    for e in events:
+        if e.get("action") != "alloc":
+            continue
+        if e.get("addr") in result_addrs:
+            results += 1
+        else:
+            out.append([int(e["size"]), results])
+    return out
+
+
+def measure(torch, fn):
+    """One call of `fn` (after its warm-up): (outputs tuple, requests, requested-bytes peak above before, allocated-
+    bytes peak above before)."""
+    fn()
+    torch.cuda.synchronize()
+    stats = torch.cuda.memory_stats()
+    before_alloc, before_req = stats["allocated_bytes.all.current"], stats["requested_bytes.all.current"]
+    torch.cuda.reset_peak_memory_stats()
+    # the trace alone (no stacks), cleared so that it holds this call's events only
+    torch.cuda.memory._record_memory_history(enabled="all", context=None, stacks="python", max_entries=100000,
+                                             clear_history=True)
+    try:
+        out = fn()
+        torch.cuda.synchronize()
+        snap = torch.cuda.memory._snapshot()
+    finally:
+        torch.cuda.memory._record_memory_history(enabled=None)
+    stats = torch.cuda.memory_stats()
+    outs = out if isinstance(out, tuple) else (out,)
+    traces = snap.get("device_traces", [])
+    dev = torch.cuda.current_device()
+    events = traces[dev] if dev < len(traces) else []
+    requests = call_requests(events, {o.data_ptr() for o in outs})
+    return (outs, requests, stats["requested_bytes.all.peak"] - before_req,
+            stats["allocated_bytes.all.peak"] - before_alloc)
 
 
 def main():
@@ -82,22 +137,15 @@ def main():
                         [True, True, False])[:2],
                 }
                 for op in wanted:
-                    fn = passes[op]
-                    fn()
-                    torch.cuda.synchronize()
-                    before = torch.cuda.memory_allocated()
-                    torch.cuda.reset_peak_memory_stats()
-                    out = fn()
-                    torch.cuda.synchronize()
-                    peak = torch.cuda.max_memory_allocated()
-                    outs = out if isinstance(out, tuple) else (out,)
+                    outs, requests, req_peak, alloc_peak = measure(torch, passes[op])
                     result = sum(o.numel() * o.element_size() for o in outs)
                     del outs
-                    del out
                     records.append({"op": op, "n": n, "c": c, "h": h, "w": w, "k": k, "r": kr, "s": ks,
                                     "stride": stride, "pad": pad, "groups": groups, "dtype": dtype_name,
                                     "layout": "nhwc" if dtype_name == "float16" else "nchw",
-                                    "result_bytes": result, "scratch_bytes": max(0, peak - before - result),
+                                    "result_bytes": result, "requests": requests,
+                                    "request_bytes": max(0, req_peak - result),
+                                    "scratch_bytes": max(0, alloc_peak - result),
                                     "src": r.get("src")})
                 del x, wt, y, gy
             except (RuntimeError, torch.cuda.OutOfMemoryError) as e:
@@ -107,10 +155,11 @@ def main():
             json.dump({"meta": meta, "records": records, "failed": failed}, f, indent=0)
     print(f"conv_workspace_probe: {len(records)} records ({len(failed)} failed) in "
           f"{time.monotonic() - start:.0f} s: {a.out}")
-    big = sorted(records, key=lambda r: -r["scratch_bytes"])[:8]
+    big = sorted(records, key=lambda r: -r["request_bytes"])[:8]
     for r in big:
         print(f"  {r['op']:10} {r['dtype']:8} n{r['n']} c{r['c']} {r['h']}x{r['w']} k{r['k']} {r['r']}x{r['s']} "
-              f"s{r['stride'][0]} g{r['groups']}: {r['scratch_bytes'] / 2**20:.1f} MiB")
+              f"s{r['stride'][0]} g{r['groups']}: asked {r['request_bytes'] / 2**20:.2f} MiB "
+              f"(blocks {r['scratch_bytes'] / 2**20:.2f} MiB), requests {[q[0] for q in r['requests']]}")
     return 0
 
 

@@ -1,12 +1,12 @@
 """Why dlsim reserves more than PyTorch for Inception-v3 b32 (issue 29), for memory_fidelity.py's report: the
 cudaMalloc calls of dlsim's pytorch-caching pool (`dlsim run --memory-snapshot`: each segment and the request that
-opened it) set beside what the measured step's memory_stats say of its segments, and one what-if run.
+opened it) set beside what the measured step's memory_stats say of its segments, and one what-if run (Conv2d_2b's records replaced by the requests conv_probe_replay.py finds they imply).
 
 The measurement has no segment list (the H200 run of 2026-11-27 kept only memory_stats and an analysis of the
 measured steps' snapshot), but it has the segment counts per pool: the small pool's segments are 2 MiB each, so the
-large pool's bytes are max_memory_reserved less 2 MiB per small segment. The what-if lowers one record of the
-shipped conv_scratch (Conv2d_2b's data gradient) to the forward's, which the snapshot's largest workspace request
-makes plausible; it is a diagnosis, not a fit: nothing shipped changes.
+large pool's bytes are max_memory_reserved less 2 MiB per small segment. The what-if replaces the shipped
+conv_scratch records of one convolution (Conv2d_2b) by the requests that conv_probe_replay.py shows its probe records
+imply; it is a diagnosis, not a fit: nothing shipped changes until the probe is run again (it now records requests).
 """
 import json
 import pathlib
@@ -14,6 +14,7 @@ import pickle
 import re
 import subprocess
 
+import conv_probe_replay  # noqa: E402  (the requests Conv2d_2b's probe records imply)
 from fit_host_model import pct  # memory_fidelity.py puts validate/torch/ on the path before importing this
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
@@ -72,23 +73,31 @@ def run_snapshot(dlsim, hw, tag):
 
 
 def what_if_hw(dlsim, base):
-    """`base`'s hardware file with Conv2d_2b's dgrad record set to its forward record, every other record as
-    shipped (a conv_scratch list replaces the base's whole list, so the list is copied)."""
+    """`base`'s hardware file with Conv2d_2b's records replaced by the requests its probe records imply
+    (conv_probe_replay.py: the older probe's allocated bytes replayed through the allocator's rules): forward
+    265,605,632 B, data gradient the forward's (the records bound it to the forward's 254 MiB segment, at most 1 MiB
+    left), weight gradient 273,799,315 B (the step's largest request), and no two-gradient entry (per-call entries,
+    as conv_scratch_yaml.py writes a two-gradient call's requests); every other record as shipped (a conv_scratch
+    list replaces the base's whole list, so the list is copied)."""
     text = (ROOT / "configs" / "hw" / f"{base}.yaml").read_text()
     records = {m.group(1): int(m.group(2)) for m in SHAPE.finditer(text)}
     if "fwd" not in records or "dgrad" not in records:
         raise SystemExit(f"memory_segment_openings: configs/hw/{base}.yaml: no fwd/dgrad conv_scratch record of "
                          "Inception-v3's Conv2d_2b at batch 32")
+    asked = {"fwd": conv_probe_replay.ASKED_FWD, "dgrad": conv_probe_replay.ASKED_FWD,
+             "wgrad": conv_probe_replay.ASKED_WGRAD}
     lines = text[text.index("conv_scratch:"):].splitlines()
     out = [f"base: {base}", "conv_scratch:"]
     for line in lines[1:]:
         if not line.lstrip().startswith("- {"):
             break
         m = SHAPE.search(line)
-        if m and m.group(1) == "dgrad":
-            line = line.replace(f"bytes: {m.group(2)}", f"bytes: {records['fwd']}")
+        if m and m.group(1) == "bwd":
+            continue
+        if m and m.group(1) in asked:
+            line = line.replace(f"bytes: {m.group(2)}", f"bytes: {asked[m.group(1)]}")
         out.append(line)
-    path = dlsim.tmp / f"{base}-what-if-dgrad.yaml"
+    path = dlsim.tmp / f"{base}-what-if-requests.yaml"
     path.write_text("\n".join(out) + "\n")
     return str(path), records
 
@@ -174,8 +183,9 @@ def inception(dlsim):
                  f"{', '.join(mib(s) for s in ours)} MiB.")
     return "\n".join([
         "MiB. Segments (cudaMalloc calls) per pool: measured from memory_stats (the small pool's are 2 MiB each); "
-        "dlsim's from `dlsim run --memory-snapshot`. *what-if*: Conv2d_2b's data-gradient workspace record set to "
-        "its forward's, nothing else changed.", "",
+        "dlsim's from `dlsim run --memory-snapshot`. *what-if*: Conv2d_2b's records replaced by the requests the "
+        "probe's allocated bytes imply (`conv_probe_replay.py`): forward 265,605,632 B, data gradient the forward's, "
+        "weight gradient 273,799,315 B, per call (no two-gradient entry); nothing else changed.", "",
         "| case | reserved | large segments | large-pool bytes | small segments |",
         "|---|---:|---:|---:|---:|", *rows, "",
         f"dlsim's segments of {mib(BIG)} MiB or more on the H200, in the order opened (the request that opened each):",
