@@ -125,9 +125,14 @@ def trace_events(tar, case):
 
 def eleven_only_file(dlsim, tmp, profiles, folder):
     """`h200.yaml` fitted as before the nine were measured (ship_hw_files.py's fit to commit cc1cc91, with the
-    kernel model as the code now fits it): the kernel model fitted to the sweeps and the eleven's profiler traces,
+    kernel model as the code now fits it): the kernel model fitted to the sweeps of then (the 2026-11-27 sweep and
+    2026-11-28b's LLM GEMMs: none of session 12's, which hold the nine's layers) and the eleven's profiler traces,
     the host to the eleven's profiles."""
-    hw, _ = fitted_file(dlsim, tmp, profiles, folder, "none-b0", list(profiles), profiles, list(profiles))
+    traced_hw, _ = sf.fit_kernels(dlsim, tmp, "h200-datasheet", "none-b0",
+                                  traces=(folder, profiles, list(profiles)), extra_sweeps=[sf.LLM_SWEEP],
+                                  model_sweeps=[])
+    base, _ = host.with_device_fixed(dlsim, str(traced_hw), profiles, list(profiles))
+    hw, _ = with_host(dlsim, base, profiles, list(profiles))
     return hw
 
 

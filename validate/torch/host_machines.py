@@ -7,17 +7,18 @@ section "Four H200 machines").
   validate/torch/host_machines.py [--dlsim build/bin/dlsim] [--report results/fidelity/host.md]
 
 Measured (torch_step_profile.py, fp32, SGD momentum, PyTorch 2.11, the same script and cases on each machine):
-*issue*, the H200 profiles given with the issue (h200-2026-11-27-pytorch-step-profiles.json: ResNet-50, MobileNet-V2,
-GoogLeNet; the same measurements, another machine), h200-2026-11-27b (eleven CNNs), h200-2026-11-28b (nine others), h200-2026-11-28c (all twenty, and four again in a
-new process 6-10 minutes later: step-profiles-repeat.json). Each machine is a VM with 16 cores of an unnamed Xeon.
+*issue*, the H200 profiles given with the issue (h200-2026-11-27-pytorch-step-profiles.json: ResNet-50,
+MobileNet-V2, GoogLeNet; the same measurements, another machine), h200-2026-11-27b (eleven CNNs), h200-2026-11-28b
+(nine others), h200-2026-11-28c (all twenty, and four again in a new process 6-10 minutes later:
+step-profiles-repeat.json). Each machine is a VM with 16 cores of an unnamed Xeon.
 
 1. Spread: per model, the CUDA-graph replay (the device alone) and the eager wall on each machine.
 2. Cross-machine host fits: fit_host_model.py's fit (profiled per-op costs pooled over the training models, one
-   scale fitted to their eager walls) on the models of one machine or of several pooled, predicted on each other
-   machine's models (and on every machine but the predicted one: a machine never seen; and on all four, as
-   validate/torch/ship_hw_files.py fits `h200.yaml`'s host) with the device time taken from that machine's measured replay (fit_host_model.predict): the
-   host's error alone. A model is never predicted by a fit that saw it on the same machine; the training set
-   excludes it on every machine (leave one model out inside each cell).
+   scale fitted to their eager walls) on the models of one machine, of every machine but the predicted one (a
+   machine never seen) and of all four (as validate/torch/ship_hw_files.py fits `h200.yaml`'s host), predicted on
+   each machine's models with the device time taken from that machine's measured replay (fit_host_model.predict):
+   the host's error alone. A model is never predicted by a fit that saw it: the training set excludes it on every
+   machine (leave one model out inside each cell).
 3. The shipped `h200.yaml` end to end on the machine that ran all twenty (dlsim's own kernel model; eager with
    `sync_every_step: true` against the eager wall, cuda-graph against the replay).
 """
@@ -56,13 +57,14 @@ def recorded(case):
 
 
 def machine_profiles():
-    """{label: {case: profile}}: each machine's CNNs with a replay and a model dlsim can run (load_profiles; a
-    torchvision model with no committed recording, ViT-B/16 on 28c, is left out)."""
+    """{label: {case: profile}}: each machine's CNNs with a replay and a model dlsim can run (load_profiles), less
+    fit_host_model.NOT_FITTED (ViT-B/16, the transformer held out of every host fit)."""
     out = {}
     for label, files in MACHINES.items():
         out[label] = {}
         for f in files:
-            out[label].update({c: p for c, p in host.load_profiles(host.DATA / f).items() if recorded(c)})
+            out[label].update({c: p for c, p in host.load_profiles(host.DATA / f).items()
+                               if recorded(c) and c not in host.NOT_FITTED})
     return out
 
 

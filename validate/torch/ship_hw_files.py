@@ -94,7 +94,7 @@ MACHINES = [  # (label, datasheet file, fitted file, shipped file, profiles, tex
 # host is the CPU's, and a user's machine is none of ours: four H200 machines ran the same aten ops at per-call
 # costs up to 1.6 times apart, and one ran the same eager step 41 % slower ten minutes later (results/fidelity/host.md,
 # "Four H200 machines"). On a machine it never saw, a host fitted on one machine missed by 7-16 % (eager MAPE, the
-# host's error alone), one fitted on the three others by 7-12 %: the H200's host is fitted on every machine's profiles
+# host's error alone), one fitted on the three others by 6-12 %: the H200's host is fitted on every machine's profiles
 # pooled (the issue's own, 2026-11-27b, 2026-11-28b, 2026-11-28c); the H100's on the one H100 machine measured.
 HOST_PROFILES = {
     "h200": {"issue": ["h200-2026-11-27-pytorch-step-profiles.json"],

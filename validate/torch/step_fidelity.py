@@ -57,9 +57,13 @@ MODEL_SWEEPS = [host.DATA / "h200-2026-11-28c" / "kernels-grouped.json"]
 # (label, profiles, shipped file, datasheet file the kernel model is fitted onto, the shipped PyTorch variant)
 MACHINES = [("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm-harness", "h100-sxm-datasheet", "h100-sxm"),
             ("h200", "h200-2026-11-27b/step-profiles.json", "h200-datasheet", "h200-datasheet", "h200")]
-# Another machine of the same kind: the shipped file (fitted on the machine above) against profiles measured on it.
-OTHER_MACHINES = [("h200-other", "h200-2026-11-27-pytorch-step-profiles.json", "h200"),
-                  ("h100-other", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm")]
+# Another machine of the same kind: the shipped file against profiles measured on it (label, profiles, the shipped
+# file, how its host was fitted: the H100's on the machine above; the H200's on four machines pooled, this one's
+# three models among them, ship_hw_files.HOST_PROFILES).
+OTHER_MACHINES = [("h200-other", "h200-2026-11-27-pytorch-step-profiles.json", "h200",
+                   "its host fitted on four H200 machines' profiles pooled, these three among them"),
+                  ("h100-other", "h100-2026-11-27-pytorch-step-profiles.json", "h100-sxm",
+                   "fitted on the machine above")]
 # The GPU nobody measured: (label, the profiles predicted, the sweep the kernel model is fitted to, the other GPU's
 # profiles (whose traces join the fit and whose replays give the idle time per kernel), this GPU's datasheet file,
 # the other GPU's shipped file whose host and concurrency sections are carried over). A user with only an H100 has
@@ -143,11 +147,12 @@ def trace_args(dlsim, tmp, trace_dir, names, hw):
     return args
 
 
-def fit_kernels(dlsim, tmp, base, held, sweep_file=SWEEP, traces=None):
+def fit_kernels(dlsim, tmp, base, held, sweep_file=SWEEP, traces=None, extra_sweeps=None, model_sweeps=None):
     """A hardware file: `base` with the kernel model fitted to the sweep less the records of `held`'s layers (and,
     with `traces` = (trace directory, profiles, names), the LLM sweep and the kernels of those models' profiler
     traces as device-timed samples, the replays' idle time per kernel, from the same models, added to each: the
-    shipped fit's inputs)."""
+    shipped fit's inputs: TRACED_SWEEPS and MODEL_SWEEPS less `held`'s layers, unless `extra_sweeps` and
+    `model_sweeps` name others)."""
     sweep = json.loads(pathlib.Path(sweep_file).read_text())
     name = held.rsplit("-", 1)[0]
     kept = [r for r in sweep["records"] if r.get("src") != f"model:{name}"]
@@ -160,7 +165,9 @@ def fit_kernels(dlsim, tmp, base, held, sweep_file=SWEEP, traces=None):
     cmd = [dlsim.binary, "fit-kernels", str(path), "--hw", base, "--out", str(out)]
     if traces:
         trace_dir, profiles, names = traces
-        cmd[3:3] = [str(s) for s in TRACED_SWEEPS] + [str(without_model(f, name, tmp)) for f in MODEL_SWEEPS]
+        extra = TRACED_SWEEPS if extra_sweeps is None else extra_sweeps
+        models = MODEL_SWEEPS if model_sweeps is None else model_sweeps
+        cmd[3:3] = [str(s) for s in extra] + [str(without_model(f, name, tmp)) for f in models]
         cmd += trace_args(dlsim, tmp, trace_dir, traced(names), base) + \
             ["--gap-us", f"{replay_gap_us(profiles, names):.3f}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -308,10 +315,10 @@ def graph_sweep_report(dlsim, tmp, label, profile_file, sweep_file, datasheet, r
         rows + ["", f"Device time MAPE {mape(dev)}; eager step MAPE {mape(eager)}.", ""]
 
 
-def other_machine_report(dlsim, label, profile_file, variant):
-    """The shipped file on the same GPU kind in another VM (another host CPU): no fit, a prediction."""
+def other_machine_report(dlsim, label, profile_file, variant, fitted):
+    """The shipped file on the same GPU kind in another VM (another host CPU)."""
     profiles = host.load_profiles(host.DATA / profile_file)
-    return [f"`{variant}.yaml`, fitted on the machine above, predicting the same models measured on another "
+    return [f"`{variant}.yaml`, {fitted}, predicting the same models measured on another "
             f"{profiles[next(iter(profiles))]['device']} machine (`{profile_file}`, shared data): same GPU kind, "
             "another VM and host CPU. ms per step.", ""] + prediction_table(dlsim, profiles, variant)
 
