@@ -9,7 +9,7 @@ Measured (results/fidelity/data/h200-2026-11-28c/step-profiles-eleven.json, torc
 the commands): torchvision's vit_b_16 at batch 32, 224 px, fp32 (TF32 for convolutions only, PyTorch's default, so
 the linear layers run fp32 GEMMs), cross entropy, SGD momentum 0.9 with weight decay 1e-4 (foreach): the median
 synchronised eager step of 10, the GPU's busy time and kernels of 2 profiled eager steps, the median whole-step
-CUDA-graph replay of 10; traces-eleven.tar holds the profiler traces of the 2 eager steps and of 2 replays.
+CUDA-graph replay of 10; traces-vit.tar holds the profiler traces of the 2 eager steps and of 2 replays.
 
 Predicted: `dlsim run --json --chrome-trace` of the step's fake-tensor recording (data/memory-traces/
 vit_b_16-b32.torchstep.json.gz: `dlsim import-torch torchvision:vit_b_16 --batch 32`, no weight decay) on the
@@ -73,7 +73,7 @@ def dlsim_class(kind, name):
 
 
 def trace_events(member):
-    with tarfile.open(DATA / "traces-eleven.tar") as t:
+    with tarfile.open(DATA / "traces-vit.tar") as t:
         return json.loads(gzip.decompress(t.extractfile(member).read()))["traceEvents"]
 
 
