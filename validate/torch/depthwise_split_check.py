@@ -39,8 +39,8 @@ def main():
     work = ROOT / WORK
     work.mkdir(parents=True, exist_ok=True)
     dlsim = host.Dlsim(os.path.abspath(a.dlsim), work)
-    label, datasheet, fitted, _, profile_file, _ = ship.MACHINES[0]
-    ship.fit_kernels(dlsim, label, datasheet, fitted, profile_file, out=f"{WORK}/{fitted}.yaml")
+    label, datasheet, fitted, _, _ = ship.MACHINES[0]
+    ship.fit_kernels(dlsim, label, datasheet, fitted, out=f"{WORK}/{fitted}.yaml")
     shipped = (ROOT / "configs" / "hw" / "h200.yaml").read_text()
     refit = work / "h200.yaml"
     refit.write_text(re.sub(r"(?m)^base: h200-fitted$", f"base: {fitted}.yaml", shipped, count=1))

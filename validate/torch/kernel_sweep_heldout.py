@@ -28,6 +28,8 @@ import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import llm_kernel_fidelity as llm_kernels  # noqa: E402  (the error summary both reports print)
 DATA = "results/fidelity/data/h200-2026-11-28c"
 BASE_SWEEP = "results/fidelity/h200-2026-11-27-kernels.json"
 GROUPED = f"{DATA}/kernels-grouped.json"
@@ -62,20 +64,6 @@ def heldout(dlsim, label, sweeps):
     pred = f"{WORK}/seed7-by-{stem}.json"
     run([dlsim, "fit-kernels", SEED7, "--hw", timed, "--out", f"{WORK}/seed7-refit.yaml", "--predictions", pred])
     return json.loads((ROOT / pred).read_text())["samples"]
-
-
-def p90(v):
-    v = sorted(v)
-    pos = 0.9 * (len(v) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
-
-
-def summary(pairs):
-    e = [p / m - 1 for p, m in pairs]
-    a = [abs(x) for x in e]
-    return f"{100 * statistics.median(a):.1f} / {100 * p90(a):.1f} | {100 * statistics.median(e):+.1f}"
 
 
 def spread(rows):
@@ -116,7 +104,7 @@ def main():
         idx = [i for i, s in enumerate(first) if cls in ("all", s["class"])]
         # A flash-attention backward's sample is a difference of two records: no spread of its own.
         rows = [records[first[i]["record"]] for i in idx if not first[i]["class"].startswith("sdpa_bwd")]
-        cols = [summary([(fits[l][i]["before_us"], fits[l][i]["measured_us"]) for i in idx]) for l, _ in FITS]
+        cols = [llm_kernels.errors([(fits[l][i]["before_us"], fits[l][i]["measured_us"]) for i in idx]) for l, _ in FITS]
         name = f"**{cls}**" if cls == "all" else cls
         out.append(f"| {name} | {len(idx)} | {spread(rows)} | " + " | ".join(cols) + " |")
     met = {l: sum(1 for c in classes if statistics.median(

@@ -77,12 +77,17 @@ def p90(v):
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
 
 
-def summary(pairs):
-    """'median / p90 |e|, signed median, sum' of (predicted, measured) pairs, in percent."""
+def errors(pairs):
+    """'median / p90 |e| | signed median' of (predicted, measured) pairs, in percent."""
     e = [p / m - 1 for p, m in pairs]
     a = [abs(x) for x in e]
+    return f"{100 * statistics.median(a):.1f} / {100 * p90(a):.1f} | {100 * statistics.median(e):+.1f}"
+
+
+def summary(pairs):
+    """errors(pairs) and the error of their sum, in percent."""
     total = sum(p for p, _ in pairs) / sum(m for _, m in pairs) - 1
-    return f"{100 * statistics.median(a):.1f} / {100 * p90(a):.1f} | {100 * statistics.median(e):+.1f} | {100 * total:+.1f}"
+    return f"{errors(pairs)} | {100 * total:+.1f}"
 
 
 def llm_samples(dlsim):
@@ -90,8 +95,7 @@ def llm_samples(dlsim):
     WORK.mkdir(parents=True, exist_ok=True)
     without = f"{WORK.relative_to(ROOT)}/h200-fitted-without-llm.yaml"
     # Held out: the event-timed sweeps only (the 2026-11-28c graph sweep measured the same LLM shapes again).
-    ship.fit_kernels(dlsim, "h200", "h200-datasheet", "h200-fitted", ship.MACHINES[0][4], sweeps=ship.EVENT_SWEEPS,
-                     out=without)
+    ship.fit_kernels(dlsim, "h200", "h200-datasheet", "h200-fitted", sweeps=ship.EVENT_SWEEPS, out=without)
     held = predictions(dlsim, [LLM_SWEEP], ROOT / without, "held-out")
     inside = predictions(dlsim, [LLM_SWEEP], ROOT / "configs" / "hw" / "h200-fitted.yaml", "in-sample")
     both = predictions(dlsim, ship.SWEEPS, "h200-datasheet", "both-sweeps")

@@ -109,11 +109,12 @@ MEASURED_RULES = [("attention", r"sdpa|fmha|flash|cudnn::fusion"),
                   ("casts and copies", r"copy_kernel")]
 
 
-def measured_class(name):
-    for cls, pattern in MEASURED_RULES:
+def measured_class(name, rules=MEASURED_RULES, other=CLASSES[-1]):
+    """A measured kernel's class: the first of `rules` whose pattern its name matches, else `other`."""
+    for cls, pattern in rules:
         if re.search(pattern, name):
             return cls
-    return CLASSES[-1]
+    return other
 
 
 def dlsim_class(kind, name):

@@ -16,11 +16,10 @@ when that cast is asked for in the second step.
 import collections
 import json
 import pathlib
-import pickle
-import subprocess
 
 from fit_host_model import pct  # memory_fidelity.py puts validate/torch/ on the path before importing this
 import memory_h200_lm as lm
+from memory_segment_openings import snapshot_run
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "results" / "fidelity" / "data" / "h200-2026-11-28c"
@@ -94,18 +93,11 @@ def steps_of(events):
 
 def run_snapshot(dlsim, keys, tag):
     """dlsim's GPT-2 step (memory_fidelity.py's experiment keys) on h200 -> (result JSON, steps_of its trace)."""
-    exp, snap = dlsim.tmp / f"gpt2-segments-{tag}.yaml", dlsim.tmp / f"gpt2-segments-{tag}.pickle"
     doc = {"batch": BATCH, "hw": lm.HW, "pool": "pytorch-caching", "swap": "none", "concurrency": "serial",
            "iterations": 3}
     doc.update(keys)
-    exp.write_text(json.dumps(doc))
-    r = subprocess.run([dlsim.binary, "run", str(exp), "--json", "--memory-snapshot", str(snap)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"memory_gpt2_segments: dlsim run {exp} failed ({r.returncode}): {r.stderr.strip()}")
-    with open(snap, "rb") as f:
-        events = pickle.load(f)["device_traces"][0]
-    return json.loads(r.stdout), steps_of(events)
+    result, events = snapshot_run(dlsim, doc, f"gpt2-segments-{tag}", "memory_gpt2_segments")
+    return result, steps_of(events)
 
 
 def measured_steps(path):

@@ -51,19 +51,24 @@ def openings(events):
     return out
 
 
-def run_snapshot(dlsim, hw, tag):
-    """dlsim's Inception-v3 b32 step on `hw` (memory_fidelity.py's experiment keys) -> (result JSON, openings)."""
-    exp = dlsim.tmp / f"openings-{tag}.yaml"
-    snap = dlsim.tmp / f"openings-{tag}.pickle"
-    exp.write_text(json.dumps({"batch": 32, "hw": hw, "pool": "pytorch-caching", "swap": "none",
-                               "concurrency": "serial", "iterations": 3, "model": "inception_v3"}))
+def snapshot_run(dlsim, experiment, name, script):
+    """`dlsim run --json --memory-snapshot` of the experiment `experiment` (a dict), written into dlsim.tmp as
+    NAME.yaml: (the result JSON, the snapshot's device trace events); a failed run names `script`."""
+    exp, snap = dlsim.tmp / f"{name}.yaml", dlsim.tmp / f"{name}.pickle"
+    exp.write_text(json.dumps(experiment))
     r = subprocess.run([dlsim.binary, "run", str(exp), "--json", "--memory-snapshot", str(snap)],
                        capture_output=True, text=True)
     if r.returncode != 0:
-        raise SystemExit(f"memory_segment_openings: dlsim run {exp} failed ({r.returncode}): {r.stderr.strip()}")
+        raise SystemExit(f"{script}: dlsim run {exp} failed ({r.returncode}): {r.stderr.strip()}")
     with open(snap, "rb") as f:
-        events = pickle.load(f)["device_traces"][0]
-    result = json.loads(r.stdout)
+        return json.loads(r.stdout), pickle.load(f)["device_traces"][0]
+
+
+def run_snapshot(dlsim, hw, tag):
+    """dlsim's Inception-v3 b32 step on `hw` (memory_fidelity.py's experiment keys) -> (result JSON, openings)."""
+    result, events = snapshot_run(dlsim, {"batch": 32, "hw": hw, "pool": "pytorch-caching", "swap": "none",
+                                          "concurrency": "serial", "iterations": 3, "model": "inception_v3"},
+                                  f"openings-{tag}", "memory_segment_openings")
     # cuDNN's scratch requests per step (dlsim names them NAME.workspace; the lazy first step is a step too)
     steps = result["iterations"] + (1 if result.get("first_step") == "lazy" else 0)
     ws = [e["size"] for e in events if e["action"] == "alloc" and e.get("frames")

@@ -86,9 +86,9 @@ HARNESS_KEYS = [
                        "larger)"),
 ]
 
-MACHINES = [  # (label, datasheet file, fitted file, shipped file, profiles, text the shipped file adds)
-    ("h200", "h200-datasheet", "h200-fitted", "h200", "h200-2026-11-27b/step-profiles.json", None),
-    ("h100", "h100-sxm-datasheet", "h100-sxm-fitted", "h100-sxm", "h100-2026-11-27c/step-profiles.json", "harness"),
+MACHINES = [  # (label, datasheet file, fitted file, shipped file, text the shipped file adds); profiles: HOST_PROFILES
+    ("h200", "h200-datasheet", "h200-fitted", "h200", None),
+    ("h100", "h100-sxm-datasheet", "h100-sxm-fitted", "h100-sxm", "harness"),
 ]
 # The kernel model learns from every lease of the GPU (the kernels are the GPU's, whichever machine hosts it). The
 # host is the CPU's, and a user's machine is none of ours: four H200 machines ran the same aten ops at per-call
@@ -198,12 +198,10 @@ def write_traces(dlsim, label, trace_profiles, datasheet):
     return args
 
 
-def fit_kernels(dlsim, label, datasheet, fitted, profile_file, sweeps=SWEEPS, out=None):
+def fit_kernels(dlsim, label, datasheet, fitted, sweeps=SWEEPS, out=None):
     """`dlsim fit-kernels` on the sweeps and the matching traces of every lease of the GPU (KERNEL_TRACE_PROFILES,
     the replays' idle time per kernel from the same models), writing configs/hw/FITTED.yaml (or `out`,
-    root-relative: llm_kernel_fidelity.py's fit without the LLM sweep). Returns the host machine's profiles
-    (`profile_file`) and their cases."""
-    profiles = host.load_profiles(host.DATA / profile_file)
+    root-relative: llm_kernel_fidelity.py's fit without the LLM sweep)."""
     traced_profiles, where = {}, {}
     for f in KERNEL_TRACE_PROFILES[label]:
         for n, p in host.load_profiles(host.DATA / f).items():
@@ -219,10 +217,9 @@ def fit_kernels(dlsim, label, datasheet, fitted, profile_file, sweeps=SWEEPS, ou
     if r.returncode != 0:
         raise SystemExit(f"ship_hw_files: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
     sys.stdout.write(r.stdout)
-    return profiles, list(profiles)
 
 
-def shipped_text(label, fitted, profile_file, profiles, names, extra, s, costs):
+def shipped_text(label, fitted, profiles, names, extra, s, costs):
     device = profiles[names[0]]["device"]
     files = [f for group in HOST_PROFILES[label].values() for f in group]
     where = ("the lease machine's CPU" if len(HOST_PROFILES[label]) == 1 else
@@ -254,8 +251,8 @@ def main():
         return 2
     (ROOT / WORK).mkdir(parents=True, exist_ok=True)
     dlsim = host.Dlsim(os.path.abspath(a.dlsim), ROOT / WORK)
-    for label, datasheet, fitted, shipped, profile_file, extra in MACHINES:
-        fit_kernels(dlsim, label, datasheet, fitted, profile_file)
+    for label, datasheet, fitted, shipped, extra in MACHINES:
+        fit_kernels(dlsim, label, datasheet, fitted)
         profiles = host.machine_cases(HOST_PROFILES[label])
         names = list(profiles)
         # The host is fitted over the file as it ships (its base and the harness's constants), as
@@ -267,7 +264,7 @@ def main():
         if fixed is not None:
             raise SystemExit(f"ship_hw_files: {fitted}.yaml holds the dispatch in its fixed costs (fit with --trace)")
         _, s, costs = host.fit(dlsim, str(base_hw), profiles, names)
-        (HW / f"{shipped}.yaml").write_text(shipped_text(label, fitted, profile_file, profiles, names, extra, s, costs))
+        (HW / f"{shipped}.yaml").write_text(shipped_text(label, fitted, profiles, names, extra, s, costs))
         print(f"wrote configs/hw/{fitted}.yaml, configs/hw/{shipped}.yaml")
     return 0
 

@@ -22,7 +22,6 @@ import collections
 import gzip
 import json
 import pathlib
-import re
 import sys
 import tarfile
 
@@ -48,10 +47,7 @@ MEASURED_RULES = [("patch embedding (convolution)", r"fprop|dgrad|wgrad|nchwToNh
 
 
 def measured_class(name):
-    for cls, pattern in MEASURED_RULES:
-        if re.search(pattern, name):
-            return cls
-    return CLASSES[-1]
+    return llm.measured_class(name, MEASURED_RULES, CLASSES[-1])
 
 
 def dlsim_class(kind, name):
