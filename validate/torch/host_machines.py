@@ -29,14 +29,12 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import fit_host_model as host  # noqa: E402
+import ship_hw_files as ship  # noqa: E402
 
 BASE = "h200-fitted"  # the host is laid over the kernel model ship_hw_files.py fits (its fixed costs the device's)
-MACHINES = {  # label: the step-profile files of the machine (relative to results/fidelity/data)
-    "issue": ["h200-2026-11-27-pytorch-step-profiles.json"],
-    "27b": ["h200-2026-11-27b/step-profiles.json"],
-    "28b": ["h200-2026-11-28b/step-profiles.json"],
-    "28c": ["h200-2026-11-28c/step-profiles.json", "h200-2026-11-28c/step-profiles-eleven.json"],
-}
+# label: the step-profile files of the machine (relative to results/fidelity/data): the machines h200.yaml's host
+# is fitted on.
+MACHINES = ship.HOST_PROFILES["h200"]
 REPEAT = "h200-2026-11-28c/step-profiles-repeat.json"
 # Rows of the cross-machine table: one machine; every machine but the predicted one; all (what ship_hw_files.py
 # fits the shipped host on).
