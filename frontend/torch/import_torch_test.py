@@ -77,6 +77,14 @@ class FrontEndTest(unittest.TestCase):
             used = d["ops"][r["used_by"]]
             self.assertIn(r["storage"], [v["storage"] for v in used["inputs"]])
 
+    def test_attention_with_a_saved_python_number_records(self):
+        # torch 1.13 handed the wrapped number of `q / math.sqrt(E)` to the recorder as a float, and the recording
+        # failed in aten::detach; every PyTorch records it now, with exact lifetimes.
+        d = self.record(f"{STEPS}:tiny_attention", "--batch", "2", "--seq-len", "5")
+        self.assertEqual(d["summary"]["parameters"], 3 * 8 * 8 + 3 * 8 + 8 * 8 + 8 + 8 * 3 + 3)
+        self.assertEqual((d["summary"]["premature_frees"], d["summary"]["unseen_frees"]), (0, 0))
+        self.assertTrue(d["saved"])
+
     def test_the_same_step_gives_the_same_bytes(self):
         rc, err = trace(f"{STEPS}:tiny_conv", self.out, "--batch", "2")
         self.assertEqual(rc, 0, err)

@@ -25,6 +25,10 @@ from torch_compat import (DATA_DEPENDENT_OPS, DataDependentOutputException, Torc
                           op_name, storage_key, storage_nbytes)
 
 
+# The dtype PyTorch gives a Python number it wraps as a 0-dim tensor (c10's scalar_to_tensor).
+_WRAPPED_DTYPE = {bool: torch.bool, int: torch.int64, float: torch.float64}
+
+
 def _jsonable(v):
     """A non-tensor argument as JSON can hold it (dtypes, devices and layouts by name, symbolic ints as ints)."""
     if v is None or isinstance(v, (bool, str)):
@@ -120,7 +124,8 @@ class StepRecorder(TorchDispatchMode):
                 del self._live[key]
             sid = self._new_storage(t, key, kind, name)
         elif sid is None:
-            if self.recording and is_fake(t) and key in self._freed:
+            if self.recording and is_fake(t) and key in self._freed and \
+                    storage_nbytes(t) == self.storages[self._freed[key]]["bytes"]:
                 # A fake tensor on a storage the recorder saw freed is read again: a holder was missed, and the
                 # storage was alive all along.
                 sid = self._freed.pop(key)
@@ -128,7 +133,8 @@ class StepRecorder(TorchDispatchMode):
                 self.storages[sid]["freed_at"] = None
                 self._live[key] = sid
             else:
-                # Never seen before and not registered: a constant the model keeps outside its parameters and
+                # Never seen before and not registered (a storage of another size on a freed address is a new
+                # one: a storage never changes its size here): a constant the model keeps outside its parameters and
                 # buffers, which existed before the step as a parameter does; or a real (not fake) tensor that
                 # PyTorch made from a Python number, which a GPU run keeps on the host.
                 sid = self._new_storage(t, key, kind if not self.recording else "constant", name)
@@ -224,6 +230,8 @@ class StepRecorder(TorchDispatchMode):
 
     def unpack(self, packed):
         held, index = packed
+        if index is None:
+            return held
         self.saved[index]["unpacked_at"].append(len(self.ops))
         return held
 
@@ -266,6 +274,10 @@ class StepRecorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is torch.ops.aten.detach.default and isinstance(args[0], (bool, int, float)):
+            # torch 1.13 hands a wrapped number (the scalar of `q / math.sqrt(E)`, which autograd saves) to a
+            # dispatch mode as a Python number, and detach of a number fails; its detached self is the number.
+            return torch.tensor(args[0], dtype=_WRAPPED_DTYPE[type(args[0])])
         self._check_value_read(func, args, kwargs)
         if self._bookkeeping or not self.recording:
             out = func(*args, **kwargs)

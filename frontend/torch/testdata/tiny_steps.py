@@ -58,6 +58,25 @@ def tiny_conv(batch, seq_len):
     return model, inputs, lambda m, x: F.cross_entropy(m(x["images"]), x["labels"])
 
 
+class TinyAttention(nn.Module):
+    """nn.MultiheadAttention as torchvision's ViT calls it: torch 1.13's path divides q by a Python number, whose
+    wrapped tensor autograd saves."""
+
+    def __init__(self, width=8):
+        super().__init__()
+        self.attention = nn.MultiheadAttention(width, 2, batch_first=True)
+        self.head = nn.Linear(width, 3)
+
+    def forward(self, x):
+        y, _ = self.attention(x, x, x, need_weights=False)
+        return self.head(y.mean(dim=1))
+
+
+def tiny_attention(batch, seq_len):
+    inputs = {"x": torch.empty(batch, seq_len, 8), "labels": torch.zeros(batch, dtype=torch.long)}
+    return TinyAttention(), inputs, lambda m, x: F.cross_entropy(m(x["x"]), x["labels"])
+
+
 def reads_a_value(batch, seq_len):
     model = TinyNet()
     inputs = {"x": torch.empty(batch, 8), "labels": torch.zeros(batch, dtype=torch.long)}
