@@ -230,8 +230,6 @@ class StepRecorder(TorchDispatchMode):
 
     def unpack(self, packed):
         held, index = packed
-        if index is None:
-            return held
         self.saved[index]["unpacked_at"].append(len(self.ops))
         return held
 
