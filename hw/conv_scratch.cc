@@ -1,6 +1,7 @@
 #include "hw/conv_scratch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -17,6 +18,9 @@ namespace {
 
 constexpr uint64_t kConvScratchBlock = 512;  // the caching allocator's smallest block: what a request rounds to
 constexpr int64_t kConvScratchMaxDim = int64_t{1} << 30;
+// Added to a dense neighbour's distance from a grouped convolution: any grouped entry is nearer.
+constexpr double kConvScratchOtherGrouping = 1e6;
+constexpr int64_t kConvScratchMaxNeighbours = 64;
 
 const char* conv_scratch_pass(OpKind k) {
   switch (k) {
@@ -66,6 +70,28 @@ void set_workspace(Graph& g, OpId id, uint64_t bytes) {
   g.op(id).workspace = ws;
 }
 
+// How a convolution is grouped, for cuDNN's choice of algorithm: dense, depthwise (one channel per group) or grouped.
+enum class ConvGrouping { kDense, kDepthwise, kGrouped };
+ConvGrouping conv_scratch_grouping(int64_t groups, int64_t c) {
+  return groups == 1 ? ConvGrouping::kDense : groups == c ? ConvGrouping::kDepthwise : ConvGrouping::kGrouped;
+}
+
+// Whether each group's input and output channels fill 16-byte vectors, which cuDNN's channels-last tensor-core
+// kernels load: a first layer's 3 channels do not, and cuDNN runs it otherwise (VGG's asks no scratch at all).
+bool conv_scratch_aligned(int64_t c, int64_t k, int64_t groups, const std::string& dtype) {
+  const int64_t elem = dtype == "f32" ? 4 : 2;
+  return (c / groups) * elem % 16 == 0 && (k / groups) * elem % 16 == 0;
+}
+
+// The bytes a convolution's workspace is set against when an entry of another geometry serves it: its input,
+// output and filter at `batch` (cuDNN's scratch holds layout transforms of the activations, split-K partial
+// filters, or im2col tiles, each of which grows with one of them).
+double conv_scratch_operand_bytes(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
+                                  int64_t out_h, int64_t out_w, int64_t groups) {
+  return static_cast<double>(n) * static_cast<double>(c * h * w + k * out_h * out_w) +
+         static_cast<double>(k * (c / groups) * r * s);
+}
+
 }  // namespace
 
 std::string conv_scratch_key(const std::string& pass, const std::string& dtype, const std::string& layout, int64_t c,
@@ -77,6 +103,54 @@ std::string conv_scratch_key(const std::string& pass, const std::string& dtype, 
          n(pad_w) + " dilation=" + n(dilation) + " groups=" + n(groups);
 }
 
+std::vector<const GpuSpec::ConvScratchRecord*> conv_scratch_nearest(const GpuSpec& spec, const std::string& pass,
+                                                                   const ConvSizes& z, const ConvScratchKey& of,
+                                                                   size_t count) {
+  const ConvGrouping grouping = conv_scratch_grouping(z.groups, z.c);
+  const bool aligned = conv_scratch_aligned(z.c, z.k, z.groups, of.dtype);
+  auto log2_ratio = [](int64_t x, int64_t y) {
+    return std::abs(std::log2(static_cast<double>(x) / static_cast<double>(y)));
+  };
+  std::vector<std::pair<double, const GpuSpec::ConvScratchRecord*>> near;
+  for (const auto& [key, rec] : spec.conv_scratch) {  // in key order, which a stable sort keeps on equal distances
+    if (rec.pass != pass || rec.dtype != of.dtype || rec.layout != of.layout || rec.r != z.r || rec.s != z.s ||
+        rec.stride_h != z.stride_h || rec.stride_w != z.stride_w || rec.dilation != z.dilation ||
+        rec.by_batch.empty() || conv_scratch_aligned(rec.c, rec.k, rec.groups, rec.dtype) != aligned)
+      continue;
+    // A grouped convolution without a grouped neighbour takes a dense one's: fp32 NCHW grouped convolutions run in
+    // cuDNN's channels-last kernels between layout transposes (hw/fitted/conv_backend.h), as dense ones do.
+    const ConvGrouping rec_grouping = conv_scratch_grouping(rec.groups, rec.c);
+    const bool dense_for_grouped = grouping == ConvGrouping::kGrouped && rec_grouping == ConvGrouping::kDense;
+    if (rec_grouping != grouping && !dense_for_grouped) continue;
+    near.emplace_back((dense_for_grouped ? kConvScratchOtherGrouping : 0.0) + log2_ratio(rec.c, z.c) +
+                          log2_ratio(rec.k, z.k) + log2_ratio(rec.h * rec.w, z.h * z.w),
+                      &rec);
+  }
+  std::stable_sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<const GpuSpec::ConvScratchRecord*> out;
+  for (size_t i = 0; i < near.size() && i < count; ++i) out.push_back(near[i].second);
+  return out;
+}
+
+uint64_t conv_scratch_scaled(const GpuSpec::ConvScratchRecord& rec, const ConvSizes& z, int64_t batch) {
+  // The measured batch nearest the op's (the larger on a tie).
+  const std::pair<int64_t, uint64_t>* at = nullptr;
+  for (const auto& e : rec.by_batch)
+    if (!at || std::llabs(e.first - batch) <= std::llabs(at->first - batch)) at = &e;
+  const int64_t rec_out_h = (rec.h + 2 * rec.pad_h - rec.dilation * (rec.r - 1) - 1) / rec.stride_h + 1;
+  const int64_t rec_out_w = (rec.w + 2 * rec.pad_w - rec.dilation * (rec.s - 1) - 1) / rec.stride_w + 1;
+  const bool same_geometry = rec.c == z.c && rec.h == z.h && rec.w == z.w && rec.k == z.k &&
+                             rec.pad_h == z.pad_h && rec.pad_w == z.pad_w && rec.groups == z.groups;
+  // The same geometry scales with the batch alone, as before nearest entries existed; another one by its operands.
+  const double scale =
+      same_geometry ? static_cast<double>(batch) / static_cast<double>(at->first)
+                    : conv_scratch_operand_bytes(batch, z.c, z.h, z.w, z.k, z.r, z.s, z.out_h(), z.out_w(), z.groups) /
+                          conv_scratch_operand_bytes(at->first, rec.c, rec.h, rec.w, rec.k, rec.r, rec.s, rec_out_h,
+                                                     rec_out_w, rec.groups);
+  const double scaled = static_cast<double>(at->second) * scale;
+  return (static_cast<uint64_t>(scaled + 0.999999) + kConvScratchBlock - 1) / kConvScratchBlock * kConvScratchBlock;
+}
+
 std::optional<ConvScratchKey> conv_scratch_key_of_op(const Graph& g, const Op& op, const char* pass_override) {
   const char* pass = conv_scratch_pass(op.kind);
   if (!pass) return std::nullopt;
@@ -86,9 +160,10 @@ std::optional<ConvScratchKey> conv_scratch_key_of_op(const Graph& g, const Op& o
   const DType t = compute_dtype(g, op);
   // A 16-bit convolution runs channels-last in dlsim's graph (workloads/memory_format.h), as the probe ran it.
   const bool nhwc = op.attr(Attr::channels_last) != 0 || conv_scratch_16bit(t);
-  return ConvScratchKey{conv_scratch_key(pass, to_string(t), nhwc ? "nhwc" : "nchw", z->c, z->h, z->w, z->k, z->r,
-                                         z->s, z->stride_h, z->stride_w, z->pad_h, z->pad_w, z->dilation, z->groups),
-                        z->n};
+  const std::string layout = nhwc ? "nhwc" : "nchw";
+  return ConvScratchKey{conv_scratch_key(pass, to_string(t), layout, z->c, z->h, z->w, z->k, z->r, z->s, z->stride_h,
+                                         z->stride_w, z->pad_h, z->pad_w, z->dilation, z->groups),
+                        z->n, to_string(t), layout};
 }
 
 std::vector<OpId> conv_backward_partner(const Graph& g) {
@@ -118,6 +193,14 @@ std::vector<OpId> conv_backward_partner(const Graph& g) {
 }
 
 void read_conv_scratch(const YamlMap& top, GpuSpec& spec) {
+  if (top.has("conv_scratch_neighbours")) {
+    const int64_t k = top.get_int("conv_scratch_neighbours");
+    if (k < 0 || k > kConvScratchMaxNeighbours)
+      top.fail("conv_scratch_neighbours",
+               "must be in [0, " + std::to_string(kConvScratchMaxNeighbours) + "], got " + std::to_string(k));
+    spec.conv_scratch_neighbours = static_cast<size_t>(k);
+  }
+  if (!top.has("conv_scratch")) return;
   YAML::Node list = top.get("conv_scratch");
   if (list.IsNull()) return;  // "conv_scratch:" with nothing after it: an empty table
   if (!list.IsSequence()) top.fail("conv_scratch", "expected a list of {pass, dtype, layout, n, c, h, w, ..., bytes}");
@@ -129,15 +212,28 @@ void read_conv_scratch(const YamlMap& top, GpuSpec& spec) {
     const std::string dtype = conv_scratch_choice(e, "dtype", {"f32", "f16", "bf16"});
     const std::string layout = conv_scratch_choice(e, "layout", {"nchw", "nhwc"});
     const int64_t n = conv_scratch_int(e, "n", 1);
-    const std::string key = conv_scratch_key(
-        pass, dtype, layout, conv_scratch_int(e, "c", 1), conv_scratch_int(e, "h", 1), conv_scratch_int(e, "w", 1),
-        conv_scratch_int(e, "k", 1), conv_scratch_int(e, "r", 1), conv_scratch_int(e, "s", 1),
-        conv_scratch_int(e, "stride_h", 1), conv_scratch_int(e, "stride_w", 1), conv_scratch_int(e, "pad_h", 0),
-        conv_scratch_int(e, "pad_w", 0), conv_scratch_int(e, "dilation", 1), conv_scratch_int(e, "groups", 1));
+    GpuSpec::ConvScratchRecord r;
+    r.pass = pass;
+    r.dtype = dtype;
+    r.layout = layout;
+    r.c = conv_scratch_int(e, "c", 1);
+    r.h = conv_scratch_int(e, "h", 1);
+    r.w = conv_scratch_int(e, "w", 1);
+    r.k = conv_scratch_int(e, "k", 1);
+    r.r = conv_scratch_int(e, "r", 1);
+    r.s = conv_scratch_int(e, "s", 1);
+    r.stride_h = conv_scratch_int(e, "stride_h", 1);
+    r.stride_w = conv_scratch_int(e, "stride_w", 1);
+    r.pad_h = conv_scratch_int(e, "pad_h", 0);
+    r.pad_w = conv_scratch_int(e, "pad_w", 0);
+    r.dilation = conv_scratch_int(e, "dilation", 1);
+    r.groups = conv_scratch_int(e, "groups", 1);
+    const std::string key = conv_scratch_key(pass, dtype, layout, r.c, r.h, r.w, r.k, r.r, r.s, r.stride_h,
+                                             r.stride_w, r.pad_h, r.pad_w, r.dilation, r.groups);
     const int64_t bytes = e.get_int("bytes");
     if (bytes < 0 || static_cast<uint64_t>(bytes) > kMaxTensorBytes)
       e.fail("bytes", "must be in [0, " + std::to_string(kMaxTensorBytes) + "], got " + std::to_string(bytes));
-    auto& at = spec.conv_scratch[key];
+    auto& at = spec.conv_scratch.emplace(key, std::move(r)).first->second.by_batch;
     if (std::any_of(at.begin(), at.end(), [n](const auto& b) { return b.first == n; }))
       e.fail("n", "a second entry for '" + key + "' at batch " + std::to_string(n));
     at.emplace_back(n, static_cast<uint64_t>(bytes));
@@ -154,39 +250,46 @@ ConvScratchCoverage apply_conv_scratch(Graph& g, const GpuSpec& spec) {
     const auto key = conv_scratch_key_of_op(g, op);
     if (!key) continue;
     ++c.convolutions;
-    // The entry of `pass` for the op's geometry, scaled to its batch from the nearest measured one (the larger on a
-    // tie) and rounded up to the allocator's 512 B; nullopt without one.
-    auto measured = [&](const char* pass) -> std::optional<uint64_t> {
+    const ConvSizes z = *conv_sizes_of_op(g, op);
+    // The entry of `pass` for the op's geometry, or with `nearest` the nearest geometry's (conv_scratch_nearest),
+    // scaled to the op and rounded up to the allocator's 512 B; nullopt without one.
+    auto entry = [&](const char* pass, bool nearest) -> std::optional<uint64_t> {
       const auto it = spec.conv_scratch.find(conv_scratch_key_of_op(g, op, pass)->key);
-      if (it == spec.conv_scratch.end() || it->second.empty()) return std::nullopt;
-      const std::pair<int64_t, uint64_t>* best = nullptr;
-      for (const auto& e : it->second)
-        if (!best || std::llabs(e.first - key->batch) <= std::llabs(best->first - key->batch)) best = &e;
-      const double scaled = static_cast<double>(best->second) * static_cast<double>(key->batch) /
-                            static_cast<double>(best->first);
-      return (static_cast<uint64_t>(scaled + 0.999999) + kConvScratchBlock - 1) / kConvScratchBlock *
-             kConvScratchBlock;
+      if (it != spec.conv_scratch.end() && !it->second.by_batch.empty())
+        return conv_scratch_scaled(it->second, z, key->batch);
+      if (!nearest || spec.conv_scratch_neighbours == 0) return std::nullopt;
+      std::vector<uint64_t> guesses;
+      for (const auto* rec : conv_scratch_nearest(spec, pass, z, *key, spec.conv_scratch_neighbours))
+        guesses.push_back(conv_scratch_scaled(*rec, z, key->batch));
+      if (guesses.empty()) return std::nullopt;
+      std::sort(guesses.begin(), guesses.end());
+      return guesses[(guesses.size() - 1) / 2];  // the median (the lower of two)
     };
-    // Which entry serves the op: the comment on apply_conv_scratch in the header says why.
+    // Which entry serves the op: the comment on apply_conv_scratch in the header says why. The op's own geometry's
+    // entries decide where it has any; only an op with none takes its neighbours'.
     const bool paired = partner[i] >= 0;
-    const std::optional<uint64_t> pair = measured("bwd");
-    std::optional<uint64_t> bytes;
-    if (op.kind == OpKind::Conv2d) {
-      bytes = measured("fwd");
-    } else if (op.kind == OpKind::Conv2dBwdFilter) {
-      bytes = paired && pair ? pair : measured("wgrad");
-      if (!bytes && !paired) bytes = pair;
-    } else {
-      bytes = measured("dgrad");
+    auto choose = [&](bool nearest) -> std::optional<uint64_t> {
+      const std::optional<uint64_t> pair = entry("bwd", nearest);
+      if (op.kind == OpKind::Conv2d) return entry("fwd", nearest);
+      if (op.kind == OpKind::Conv2dBwdFilter) {
+        std::optional<uint64_t> bytes = paired && pair ? pair : entry("wgrad", nearest);
+        if (!bytes && !paired) bytes = pair;
+        return bytes;
+      }
+      std::optional<uint64_t> bytes = entry("dgrad", nearest);
       if (paired && pair) {  // at most the call's peak less dW's bytes: the bwd entry bounds it
         uint64_t dw = 0;
         for (TensorId t : g.op(partner[i]).outputs) dw += g.tensor(t).bytes;
         bytes = std::min(bytes.value_or(0), *pair + dw);
       }
-    }
+      return bytes;
+    };
+    std::optional<uint64_t> bytes = choose(false);
+    const bool estimated = !bytes;
+    if (estimated) bytes = choose(true);
     if (!bytes) continue;
     set_workspace(g, static_cast<OpId>(i), *bytes);
-    ++c.sized;
+    ++(estimated ? c.estimated : c.sized);
   }
   return c;
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/yaml_reader.h"
+#include "hw/fitted/conv_sizes.h"
 #include "hw/gpu_spec.h"
 #include "workloads/graph.h"
 
@@ -35,6 +36,7 @@ std::string conv_scratch_key(const std::string& pass, const std::string& dtype, 
 struct ConvScratchKey {
   std::string key;
   int64_t batch = 0;
+  std::string dtype, layout;  // as in the key: to_string(DType), nchw or nhwc
 };
 // The key and batch of a convolution op (Conv2d, Conv2dBwdData, Conv2dBwdFilter), or nullopt for any other op or
 // one whose activation operand is not 4-D; with `pass`, that pass's key of the op's geometry ("bwd": its pair's).
@@ -47,18 +49,37 @@ std::optional<ConvScratchKey> conv_scratch_key_of_op(const Graph& g, const Op& o
 std::vector<OpId> conv_backward_partner(const Graph& g);
 
 // Reads `conv_scratch:` (a list of {pass, dtype, layout, n, c, h, w, k, r, s, stride_h, stride_w, pad_h, pad_w,
-// dilation, groups, bytes}) into spec.conv_scratch; every bad entry is an error naming the file, line and field.
+// dilation, groups, bytes}) into spec.conv_scratch, and `conv_scratch_neighbours:` (0 to 64) into
+// spec.conv_scratch_neighbours; every bad entry is an error naming the file, line and field.
 void read_conv_scratch(const YamlMap& top, GpuSpec& spec);
 
 struct ConvScratchCoverage {
   size_t convolutions = 0;  // convolution ops in the graph
-  size_t sized = 0;         // given the measured scratch (their workspace tensor resized, or one added)
+  size_t sized = 0;         // given the measured scratch of their geometry (their workspace resized, or one added)
+  size_t estimated = 0;     // given its nearest measured geometries', scaled (conv_scratch_nearest)
 };
+
+// The entries of `pass` nearest the convolution `z` (whose key is `of`), at most `count`, nearest first, for a
+// geometry the file has no entry of: among the entries of the same pass, dtype, layout, filter size, strides,
+// dilation, grouping (dense, depthwise, grouped; a grouped convolution takes dense entries when there is no grouped
+// one) and channel alignment (16-byte vectors per group, as cuDNN's channels-last kernels load them), by the sum of
+// |log2| ratios of input channels, output channels and input pixels (key order on a tie); empty when none is of
+// its kind. cuDNN's heuristics choose the algorithm, hence the scratch, from these: the neighbours' choices are
+// the best guess a table can give (results/fidelity/memory.md, "Convolutions nobody probed", says how good).
+std::vector<const GpuSpec::ConvScratchRecord*> conv_scratch_nearest(const GpuSpec& spec, const std::string& pass,
+                                                                   const ConvSizes& z, const ConvScratchKey& of,
+                                                                   size_t count);
+
+// `rec`'s bytes at its measured batch nearest `batch` (the larger on a tie), scaled to the convolution `z` at
+// `batch`: by the batch for the same geometry, else by the ratio of the two convolutions' input + output + filter
+// bytes; rounded up to the allocator's 512 B.
+uint64_t conv_scratch_scaled(const GpuSpec::ConvScratchRecord& rec, const ConvSizes& z, int64_t batch);
 
 // Gives each convolution op with an entry of its geometry a workspace tensor of the measured bytes (scaled to its
 // batch from the nearest measured batch, rounded up to 512 B): resizes the one it has, or adds one (a recorded
-// step's convolutions have none; a measured 0 adds none). Ops without an entry keep what they had. No-op when
-// spec.conv_scratch is empty. Which entry serves an op:
+// step's convolutions have none; a measured 0 adds none). An op without any entry of its geometry takes, for each
+// pass, the median of its three nearest geometries' entries, each scaled to it (conv_scratch_nearest,
+// conv_scratch_scaled); an op with no entry of its kind either keeps what it had. No-op when spec.conv_scratch is empty. Which entry serves an op:
 // - Conv2d: fwd;
 // - a pair's Conv2dBwdFilter: the bwd entry where there is one, else its wgrad entry. It runs second, and dlsim then
 //   holds both gradients, so its peak is the measured call's (gradients + the bwd entry) to the byte;

@@ -129,10 +129,19 @@ struct GpuSpec {
   // then the graph's assumption (workloads/training.cc) stands.
   std::map<std::string, uint64_t> conv_workspace;
   std::map<std::string, std::vector<std::pair<int64_t, uint64_t>>> conv_workspace_by_batch;
-  // cuDNN's scratch per convolution pass measured through PyTorch's allocator, by geometry (hw/conv_scratch.h):
-  // (batch, bytes) pairs sorted by batch, from the file's `conv_scratch:` list; empty when none, and then nothing
-  // changes. Serves the zoo's graphs and recorded steps alike.
-  std::map<std::string, std::vector<std::pair<int64_t, uint64_t>>> conv_scratch;
+  // cuDNN's scratch per convolution pass measured through PyTorch's allocator, by geometry (hw/conv_scratch.h),
+  // from the file's `conv_scratch:` list, keyed by conv_scratch_key; empty when none, and then nothing changes.
+  // Serves the zoo's graphs and recorded steps alike.
+  struct ConvScratchRecord {
+    std::string pass, dtype, layout;
+    int64_t c = 1, h = 1, w = 1, k = 1, r = 1, s = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+    int64_t dilation = 1, groups = 1;
+    std::vector<std::pair<int64_t, uint64_t>> by_batch;  // (batch, bytes), sorted by batch
+  };
+  std::map<std::string, ConvScratchRecord> conv_scratch;
+  // A convolution whose geometry has no entry takes the median of this many nearest geometries' entries, scaled to
+  // it (hw/conv_scratch.h); 0: none, it keeps the graph's own workspace. The file's conv_scratch_neighbours.
+  size_t conv_scratch_neighbours = 3;
   // The workspaces PyTorch hands cuBLAS, per handle and stream (hw/cublas_workspace.h), from the file's
   // memory.cublas_workspace_kib and memory.cublaslt_workspace_kib; 0: none (a file that does not say).
   uint64_t cublas_workspace_bytes = 0;

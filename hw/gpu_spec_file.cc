@@ -308,7 +308,7 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path, cons
   YamlMap m(node, path);
   m.check_keys({"description", "sms", "memory", "hbm_bandwidth_gb_per_s", "peak_tflops", "kernel_model", "roofline",
                 "pcie", "copy_engines", "launch_overhead_us", "cudamalloc", "cudafree", "kernel_times",
-                "conv_workspace", "conv_scratch", "concurrent_kernels", "host_cpu", "interconnect", "node", "base"});
+                "conv_workspace", "conv_scratch", "conv_scratch_neighbours", "concurrent_kernels", "host_cpu", "interconnect", "node", "base"});
   // `base:` is laid under the file when it is loaded (hw/hardware_base.h); one still here was not resolved.
   if (m.has("base"))
     m.fail("base", "a hardware file's base is resolved when the file is loaded; it cannot be set here (an "
@@ -346,7 +346,7 @@ GpuSpec gpu_spec_from_yaml(const YAML::Node& node, const std::string& path, cons
     if (m.has("kernel_times")) read_kernel_times(m, g);
     if (m.has("conv_workspace")) read_conv_workspace(m, g);
   }
-  if (m.has("conv_scratch")) read_conv_scratch(m, g);
+  read_conv_scratch(m, g);
   read_kernel_model(m, g);
   return g;
 }

@@ -47,6 +47,7 @@ import memory_gpt2_segments  # noqa: E402  (GPT-2's segments after each warm-up 
 import memory_h200_llama  # noqa: E402  (Llama 3.2 1B and Qwen b8 on the second H200 lease of 2026-11-28)
 import memory_first_step  # noqa: E402  (the first step preallocated against lazy)
 import memory_segment_openings  # noqa: E402  (Inception-v3's segments: dlsim's cudaMalloc calls and a what-if)
+import memory_unprobed  # noqa: E402  (CNNs whose convolutions no probe measured: the nearest geometries' scratch)
 import fit_host_model as host  # noqa: E402  (emit_report: the generated blocks and their provenance)
 from fit_host_model import pct  # noqa: E402  (the signed error of a prediction, as every report prints it)
 
@@ -394,7 +395,8 @@ def main():
                 "h200-gpt2": memory_h200_lm.gpt2(dlsim),
                 "h200-gpt2-segments": memory_gpt2_segments.gpt2_segments(dlsim),
                 "h200-llama": memory_h200_llama.llama(dlsim),
-                "first-step": first_step(dlsim), "segment-openings": memory_segment_openings.inception(dlsim)}
+                "first-step": first_step(dlsim), "segment-openings": memory_segment_openings.inception(dlsim),
+                "unprobed-convolutions": memory_unprobed.unprobed(dlsim)}
     return host.report_main("memory_fidelity", __doc__, generate)
 
 
