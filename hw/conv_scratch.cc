@@ -261,7 +261,7 @@ ConvScratchCoverage apply_conv_scratch(Graph& g, const GpuSpec& spec) {
       std::vector<uint64_t> guesses;
       for (const auto* rec : conv_scratch_nearest(spec, pass, z, *key, spec.conv_scratch_neighbours))
         guesses.push_back(conv_scratch_scaled(*rec, z, key->batch));
-      if (guesses.empty()) return std::nullopt;
+      if (guesses.empty() || guesses.size() < spec.conv_scratch_neighbours) return std::nullopt;
       std::sort(guesses.begin(), guesses.end());
       return guesses[(guesses.size() - 1) / 2];  // the median (the lower of two)
     };

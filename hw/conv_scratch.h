@@ -78,8 +78,11 @@ uint64_t conv_scratch_scaled(const GpuSpec::ConvScratchRecord& rec, const ConvSi
 // Gives each convolution op with an entry of its geometry a workspace tensor of the measured bytes (scaled to its
 // batch from the nearest measured batch, rounded up to 512 B): resizes the one it has, or adds one (a recorded
 // step's convolutions have none; a measured 0 adds none). An op without any entry of its geometry takes, for each
-// pass, the median of its three nearest geometries' entries, each scaled to it (conv_scratch_nearest,
-// conv_scratch_scaled); an op with no entry of its kind either keeps what it had. No-op when spec.conv_scratch is empty. Which entry serves an op:
+// pass, the median of its spec.conv_scratch_neighbours (3) nearest geometries' entries, each scaled to it
+// (conv_scratch_nearest, conv_scratch_scaled), where that many are of its kind: one or two neighbours of a filter
+// size few models have may be an odd algorithm's choice (Inception's 5x5 weight gradient asks 7.5 times its
+// operands; scaled to AlexNet's 5x5 layer at batch 128 it was 6.8 times what that layer asks). An op without
+// them keeps what it had. No-op when spec.conv_scratch is empty. Which entry serves an op:
 // - Conv2d: fwd;
 // - a pair's Conv2dBwdFilter: the bwd entry where there is one, else its wgrad entry. It runs second, and dlsim then
 //   holds both gradients, so its peak is the measured call's (gradients + the bwd entry) to the byte;

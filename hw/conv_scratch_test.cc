@@ -148,6 +148,11 @@ TEST_CASE("conv_scratch: a geometry nobody probed takes the median of its neares
   CHECK(traced.tensor(traced.op(0).workspace).bytes == 59904);  // the middle of 512 (from 5 B), 59904 and more
   CHECK(traced.op(1).workspace == kNoTensor);
   CHECK(traced.op(2).workspace == kNoTensor);
+  // Fewer neighbours of its kind than asked: none taken (the stride-2 weight gradient's one entry, above).
+  s.conv_scratch_neighbours = 4;
+  Graph four = conv_scratch_graph(32, true);
+  CHECK(apply_conv_scratch(four, s).estimated == 0);
+  CHECK(four.tensor(four.op(0).workspace).bytes == 1000);
   // One neighbour: the nearest one's; none: the op keeps what it had.
   s.conv_scratch_neighbours = 1;
   Graph one = conv_scratch_graph(32, false);

@@ -140,7 +140,8 @@ struct GpuSpec {
   };
   std::map<std::string, ConvScratchRecord> conv_scratch;
   // A convolution whose geometry has no entry takes the median of this many nearest geometries' entries, scaled to
-  // it (hw/conv_scratch.h); 0: none, it keeps the graph's own workspace. The file's conv_scratch_neighbours.
+  // it, where it has that many (hw/conv_scratch.h); 0: none, it keeps the graph's own workspace. The file's
+  // conv_scratch_neighbours.
   size_t conv_scratch_neighbours = 3;
   // The workspaces PyTorch hands cuBLAS, per handle and stream (hw/cublas_workspace.h), from the file's
   // memory.cublas_workspace_kib and memory.cublaslt_workspace_kib; 0: none (a file that does not say).

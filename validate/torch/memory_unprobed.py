@@ -1,15 +1,16 @@
 """Convolutions nobody probed (issue 29): how close dlsim's reserved peak comes for a CNN whose convolution shapes
 no conv_workspace_probe.py run measured, as a user's own model is, for memory_fidelity.py's report.
 
-A convolution whose geometry has no `conv_scratch` entry takes the median of its three nearest geometries' entries,
-scaled to it (hw/conv_scratch.h, the hardware file's `conv_scratch_neighbours`); with `conv_scratch_neighbours: 0` it
-takes none, as before that rule: a recorded step's convolution then asks no scratch at all. Two checks, both against
+A convolution whose geometry has no `conv_scratch` entry takes the median of its k nearest geometries' entries,
+scaled to it, where k are of its kind (hw/conv_scratch.h; k is the hardware file's `conv_scratch_neighbours`, 3 by
+default); with `conv_scratch_neighbours: 0` it takes none, as before that rule: a recorded step's convolution then
+asks no scratch at all. Two checks, both against
 `max_memory_reserved` of the eager steps of torch_step_profile.py on an H200 (fp32, SGD momentum):
 - **the nine CNNs of 2026-11-28** (h200-2026-11-28b), whose shapes no probe had: their recorded steps (VGG-19: the
-  zoo's graph) on `h200` as shipped, with 0, 1 and 3 neighbours;
+  zoo's graph) on `h200` as shipped, with k = 0, 1, 2 and 3;
 - **leave one model out over the eleven probed CNNs** (h200-2026-11-27b): `h200` less the entries of every
   geometry that model alone has among the eleven (`dlsim fit-kernels --shapes-of`; a geometry another model shares
-  stays, as it would for a user bringing that model), its recorded step, with 0, 1 and 3 neighbours.
+  stays, as it would for a user bringing that model), its recorded step, with k = 0, 1, 2 and 3.
 """
 import collections
 import json
@@ -26,7 +27,7 @@ DATA = ROOT / "results" / "fidelity" / "data"
 MIB = 1 << 20
 HELD_OUT = DATA / "h200-2026-11-28b" / "step-profiles.json"
 PROBED = DATA / "h200-2026-11-27b" / "step-profiles.json"
-NEIGHBOURS = (0, 1, 3)  # 3: as h200.yaml ships (hw/gpu_spec.h's default)
+NEIGHBOURS = (0, 1, 2, 3)  # 3: as h200.yaml ships (hw/gpu_spec.h's default)
 
 
 def geometry(c, h, w, k, r, s, stride, pad_h, pad_w, groups):
@@ -58,10 +59,10 @@ def mape(errs):
 
 
 def table(rows, errs, head):
-    lines = ["| case | measured reserved | " + " | ".join(f"dlsim, {k} neighbours" for k in NEIGHBOURS) + " |",
+    lines = ["| case | measured reserved | " + " | ".join(f"dlsim, k = {k}" for k in NEIGHBOURS) + " |",
              "|---|---:|" + "---:|" * len(NEIGHBOURS)] + rows
     lines += ["", head + ", mean absolute error of reserved: " +
-              "; ".join(f"{k} neighbours {mape(errs[k])}" for k in NEIGHBOURS) + "."]
+              "; ".join(f"k = {k}: {mape(errs[k])}" for k in NEIGHBOURS) + "."]
     return lines
 
 
