@@ -68,7 +68,8 @@ PASSES = {"aten::_foreach_add": (3, 3), "aten::_foreach_mul_": (1, 2), "aten::_f
 
 def launches(numels, depth):
     """multi_tensor_apply's launches over tensors of `numels` elements with `depth` tensor lists: [(blocks,
-    elements, largest chunk's elements)] per launch, in order (the rule the module docstring describes)."""
+    elements, largest chunk's elements, tensors)] per launch, in order (the rule the module docstring describes;
+    a tensor cut by a full table counts in both launches)."""
     out, blocks, elements, largest, tensors = [], 0, 0, 0, 0
     for n in numels:
         if n == 0:
@@ -82,11 +83,11 @@ def launches(numels, depth):
             largest = max(largest, chunk)
             last = c == chunks - 1
             if (tensors == MAX_TENSORS[depth - 1] and last) or blocks == MAX_BLOCKS:
-                out.append((blocks, elements, largest))
+                out.append((blocks, elements, largest, tensors))
                 blocks, elements, largest = 0, 0, 0
                 tensors = 0 if last else 1  # a tensor cut by a full table is the next launch's first
     if blocks:
-        out.append((blocks, elements, largest))
+        out.append((blocks, elements, largest, tensors))
     return out
 
 
@@ -171,15 +172,18 @@ def pct(p, m):
 
 def optimizer_report(main, repeat):
     """The optimizer's launches per model and the per-launch term's fit, all models and leave one model out."""
-    samples, info = {}, {}  # samples: case -> [(ideal byte us, largest chunk's us on one SM's share, measured us)]
+    samples, info, per_launch = {}, {}, {}  # samples: case -> [(ideal byte us, largest chunk's us on one SM's share, measured us)]
     for case, (label, trace) in main.items():
         numels = parameter_numels(case.rsplit("-b", 1)[0])
         ops, total = optimizer_launches(trace, numels)
-        agree = all([g for _, g in m] == [b for b, _, _ in r] for _, m, r, _ in ops)
+        agree = all([g for _, g in m] == [b for b, *_ in r] for _, m, r, _ in ops)
         samples[case] = [(e * moved / HBM_BYTES_PER_US, big * moved * SMS / HBM_BYTES_PER_US, us)
-                         for _, m, r, moved in ops if len(m) == len(r) for (us, _), (_, e, big) in zip(m, r)]
+                         for _, m, r, moved in ops if len(m) == len(r) for (us, _), (_, e, big, _) in zip(m, r)]
         info[case] = (label, len(numels), sum(numels), sum(len(m) for _, m, _, _ in ops),
                       sum(len(r) for _, _, r, _ in ops), agree, total)
+        per_launch[case] = (sum(us for _, m, _, _ in ops for us, _ in m) / info[case][3],
+                            sum(e * moved for _, _, r, moved in ops for _, e, _, _ in r) / info[case][4] / 1e6,
+                            sum(t for _, _, r, _ in ops for *_, t in r) / info[case][4])
     every = [s for v in samples.values() for s in v]
     terms = fit_terms(every)
     rows, errs, line_errs = [], [], []
@@ -195,8 +199,9 @@ def optimizer_report(main, repeat):
             rep = f"{optimizer_launches(repeat[case], parameter_numels(case.rsplit('-b', 1)[0]))[1] / 1000:.3f}"
         errs.append(pred / total - 1)
         line_errs.append(line_pred / total - 1)
+        us, mb, per = per_launch[case]
         rows.append(f"| {case} ({label}) | {tensors} | {elements / 1e6:.2f} | {counted} | {rule}"
-                    f"{'' if agree else ' (grids differ)'} | {total / 1000:.3f} | {rep} | {pred / 1000:.3f} "
+                    f"{'' if agree else ' (grids differ)'} | {per:.0f} | {mb:.1f} | {us:.1f} | {total / 1000:.3f} | {rep} | {pred / 1000:.3f} "
                     f"({pct(pred, total)}) | {line_pred / 1000:.3f} ({pct(line_pred, total)}) | "
                     f"{shipped / 1000:.3f} ({pct(shipped, total)}) |")
 
@@ -209,13 +214,14 @@ def optimizer_report(main, repeat):
         f"its largest chunk's bytes over one SM's share of it (bytes * {SMS} / 4.8 TB/s: one block per chunk, as "
         "batch norm's per-channel term has one block per channel). Per model: the parameters with a gradient "
         "(tensors, million elements), the launches per step measured and by the rule (each launch's grid against "
-        "the rule's blocks: equal unless marked), the optimizer's kernel time per step measured (this lease; 28c: "
+        "the rule's blocks: equal unless marked), per launch on average the tensors and MB moved (the rule's) and "
+        "the µs measured, the optimizer's kernel time per step measured (this lease; 28c: "
         "another machine), and predicted over the rule's launches: the term fitted on the other models (leave one "
         "model out), the same without K (t = fixed + byte_scale * B, left out alike), and h200-fitted.yaml's "
         "contiguous `elementwise.f32` class. ms per step.", "",
-        "| model (lease) | tensors | M elements | launches measured | by the rule | measured ms | 28c ms | "
-        "leave one out ms | without K | elementwise.f32 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows + [
+        "| model (lease) | tensors | M elements | launches measured | by the rule | tensors per launch | MB per "
+        "launch | µs per launch | measured ms | 28c ms | leave one out ms | without K | elementwise.f32 ms |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"] + rows + [
         "", f"Leave one model out, optimizer time per step over {len(errs)} models: MAPE {mape(errs)}; without the "
         f"chunk term {mape(line_errs)}; `elementwise.f32` over the rule's launches (no fit) "
         f"{mape([sum(predict(SHIPPED_ELEMENTWISE, (b, t)) for b, _, t in samples[c]) / info[c][6] - 1 for c in info])}.",

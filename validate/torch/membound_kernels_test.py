@@ -18,27 +18,27 @@ C = mk.CHUNK
 class LaunchRule(unittest.TestCase):
     def test_one_launch_when_nothing_fills(self):
         # three tensors of 1, 1.5 and 0.5 chunks: 1 + 2 + 1 blocks; the largest chunk is a full one
-        self.assertEqual(mk.launches([C, C + C // 2, C // 2], 1), [(4, 3 * C, C)])
+        self.assertEqual(mk.launches([C, C + C // 2, C // 2], 1), [(4, 3 * C, C, 3)])
 
     def test_a_full_block_table_launches_and_the_cut_tensor_carries_over(self):
         # 330 chunks of one tensor: 320 blocks, then the remaining 10 in a second launch
-        self.assertEqual(mk.launches([330 * C], 2), [(320, 320 * C, C), (10, 10 * C, C)])
+        self.assertEqual(mk.launches([330 * C], 2), [(320, 320 * C, C, 1), (10, 10 * C, C, 1)])
 
     def test_the_tensor_limit_depends_on_the_depth(self):
         # 120 one-element tensors: depth 1 holds 110 a launch, depth 2 64, depth 3 48
-        self.assertEqual([b for b, _, _ in mk.launches([1] * 120, 1)], [110, 10])
-        self.assertEqual([b for b, _, _ in mk.launches([1] * 120, 2)], [64, 56])
-        self.assertEqual([b for b, _, _ in mk.launches([1] * 120, 3)], [48, 48, 24])
-        self.assertEqual(mk.launches([1] * 120, 3)[0], (48, 48, 1))
+        self.assertEqual([b for b, *_ in mk.launches([1] * 120, 1)], [110, 10])
+        self.assertEqual([b for b, *_ in mk.launches([1] * 120, 2)], [64, 56])
+        self.assertEqual([b for b, *_ in mk.launches([1] * 120, 3)], [48, 48, 24])
+        self.assertEqual(mk.launches([1] * 120, 3)[0], (48, 48, 1, 48))
 
     def test_a_tensor_counts_against_the_limit_only_once_its_chunks_are_in(self):
         # depth 3 (48 tensors): the 48th tensor has 3 chunks; the launch goes when its last chunk is in
         launches = mk.launches([1] * 47 + [3 * C] + [5], 3)
-        self.assertEqual([b for b, _, _ in launches], [50, 1])
+        self.assertEqual([(b, t) for b, _, _, t in launches], [(50, 48), (1, 1)])
 
     def test_empty_tensors_are_skipped(self):
-        self.assertEqual(mk.launches([0, 0, 7], 1), [(1, 7, 7)])
-        self.assertEqual(mk.launches([0] * 200 + [1] * 48, 3), [(48, 48, 1)])
+        self.assertEqual(mk.launches([0, 0, 7], 1), [(1, 7, 7, 1)])
+        self.assertEqual(mk.launches([0] * 200 + [1] * 48, 3), [(48, 48, 1, 48)])
 
 
 class Fit(unittest.TestCase):
@@ -97,7 +97,7 @@ class OptimizerLaunches(unittest.TestCase):
                            "args": {"External id": step}})
             events.append(kernel(step, 100 * step + 1, "multi_tensor_apply_kernel", 3.0 + step, [2, 1, 1]))
         ops, total = mk.optimizer_launches({"traceEvents": events}, [C + C // 2])
-        self.assertEqual(ops, [("aten::_foreach_mul_", [(3.0, 2)], [(2, C + C // 2, C)], 8)])
+        self.assertEqual(ops, [("aten::_foreach_mul_", [(3.0, 2)], [(2, C + C // 2, C, 1)], 8)])
         self.assertAlmostEqual(total, 3.5)
 
 
