@@ -13,6 +13,7 @@
 //   LayerNorm   [x, gamma, beta] -> [y, mean, rstd]   Embedding [ids, w] -> [y]
 //   CrossEntropyLoss [logits, labels] -> [loss, log_probs]
 //   Flatten/Reshape [x] -> [y]: views; training.cc elides them (the output shares x's storage, as in PyTorch)
+//   Other/Split [x] -> [y0, y1, ...]: views of x's slices along attr axis; training.cc elides them too
 //   Copy        [x] -> [y]: a dtype cast (autocast), attr cast=1
 //
 // Mixed precision (16-bit activations, fp32 weights) follows CUDA autocast: conv2d/linear/matmul run in the

@@ -55,6 +55,10 @@ class ModelBuilder {
   // PyTorch's bmm reads without a copy); attr transpose_b=1.
   TensorId matmul(TensorId a, TensorId b, const std::string& name = "", bool transpose_b = false);
   TensorId reshape(TensorId x, const std::vector<int64_t>& shape, const std::string& name = "");
+  // torch.split(x, size, axis) into `parts` equal slices: views of x's storage (an Other op of sub-kind Split, one
+  // output per slice), which the training synthesis elides: a reader reads x, which lives as long as any slice is
+  // read, and the slices' gradients are joined by one cat into x's (autograd's SplitWithSizesBackward).
+  std::vector<TensorId> split(TensorId x, int64_t parts, int64_t axis, const std::string& name = "");
   TensorId transpose(TensorId x, const std::vector<int64_t>& perm, const std::string& name = "");
   TensorId pad(TensorId x, const std::vector<int64_t>& pads, const std::string& name = "");
   TensorId softmax(TensorId x, int64_t axis, const std::string& name = "");

@@ -1,5 +1,5 @@
-// ModelBuilder's layers that only move or view data: flatten and reshape (views), transpose, pad, concat and
-// select.
+// ModelBuilder's layers that only move or view data: flatten, reshape and split (views), transpose, pad, concat
+// and select.
 #include "workloads/model_builder.h"
 
 #include "workloads/internal/model_builder_helpers.h"
@@ -38,6 +38,22 @@ TensorId ModelBuilder::reshape(TensorId x, const std::vector<int64_t>& shape, co
   TensorId y = new_tensor(g_, n + ".out", TensorKind::Activation, g_.tensor(x).dtype, os);
   emit(g_, n, OpKind::Reshape, {x}, {y}, 0, {{Attr::view, 1}});
   return y;
+}
+
+std::vector<TensorId> ModelBuilder::split(TensorId x, int64_t parts, int64_t axis, const std::string& name) {
+  std::string n = auto_name("split", name);
+  std::vector<int64_t> s = shape_of(g_, x, n);
+  const int64_t rank = static_cast<int64_t>(s.size()), ax = axis < 0 ? axis + rank : axis;
+  if (ax < 0 || ax >= rank) fail(g_, n, "split axis " + std::to_string(axis) + " is out of range for shape " + shape_str(s));
+  if (parts < 1 || s[static_cast<size_t>(ax)] % parts != 0)
+    fail(g_, n, "cannot split axis " + std::to_string(ax) + " of " + shape_str(s) + " into " + std::to_string(parts) +
+                    " equal parts");
+  s[static_cast<size_t>(ax)] /= parts;
+  std::vector<TensorId> ys;
+  for (int64_t i = 0; i < parts; ++i)
+    ys.push_back(new_tensor(g_, n + ".out" + std::to_string(i), TensorKind::Activation, g_.tensor(x).dtype, s));
+  emit_other(g_, n, OtherOp::Split, {x}, ys, 0, {{Attr::axis, ax}});
+  return ys;
 }
 
 // A transpose is materialised (a copy kernel), as PyTorch does when a permuted tensor is made contiguous

@@ -130,7 +130,7 @@ const std::vector<KindRef>& forward_kinds() {
       {OpKind::FlashAttention}, {OpKind::Copy}, {OpKind::Other, OtherOp::Select}, {OpKind::Other, OtherOp::Tanh},
       {OpKind::Other, OtherOp::Lrn}, {OpKind::Other, OtherOp::RotaryEmbedding}, {OpKind::Other, OtherOp::Pow},
       {OpKind::Other, OtherOp::Mean}, {OpKind::Other, OtherOp::Rsqrt}, {OpKind::Other, OtherOp::NegHalf},
-      {OpKind::Other, OtherOp::CatHalves},
+      {OpKind::Other, OtherOp::CatHalves}, {OpKind::Other, OtherOp::Split},
   };
   return kinds;
 }
@@ -186,6 +186,7 @@ const std::vector<KindAttributes>& kinds() {
       {{OpKind::Other, OtherOp::Rsqrt}, {}},
       {{OpKind::Other, OtherOp::NegHalf}, {}},    // its backward: NegBackward0's neg, the same sub-kind
       {{OpKind::Other, OtherOp::CatHalves}, {}},
+      {{OpKind::Other, OtherOp::Split}, {{Attr::axis}}},  // a view: elided, no backward op of its own
       {{OpKind::Other, OtherOp::Lrn}, {{Attr::lrn_size}}},
       {{OpKind::Other, OtherOp::RotaryEmbedding}, {{Attr::head_dim}}},
       // an Other op of no sub-kind carries nothing (a backend refuses it)

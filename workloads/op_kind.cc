@@ -89,6 +89,7 @@ const char* to_string(OtherOp o) {
     case OtherOp::NegHalf: return "neg_half";
     case OtherOp::CatHalves: return "cat_halves";
     case OtherOp::Fill: return "fill";
+    case OtherOp::Split: return "split";
   }
   return "?";
 }

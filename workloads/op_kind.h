@@ -47,12 +47,14 @@ enum class OtherOp : uint8_t {
   NegHalf,          // -x[..., d/2:]: rotate_half's negated second half, a strided read of half of x (rotary)
   CatHalves,        // cat((-x2, x1), -1): rotate_half's concatenation, x1 read through its slice view (rotary)
   Fill,             // zeros of a gradient's shape: slice_backward's buffer, the slice's gradient copied into it
+  Split,            // torch.split(x, size, axis): views of x's consecutive equal slices, no data moved (GPT-2's
+                    // c_attn); the training synthesis elides it (workloads/training.cc)
 };
 // The sub-kind's name. Kernel signatures and program files write an Other op's sub-kind as the attribute
 // `<name>=1` (select=1, lrn=1, ...), the spelling they have always used, so that stored tables and files still read.
 const char* to_string(OtherOp o);
 // The sub-kind a name spells (not None), or nullopt.
 std::optional<OtherOp> other_op_named(std::string_view name);
-inline constexpr OtherOp kLastOtherOp = OtherOp::Fill;
+inline constexpr OtherOp kLastOtherOp = OtherOp::Split;
 
 }  // namespace dlsim

@@ -11,7 +11,8 @@
 //   mul: both operands (by a Python scalar: nothing)    tanh: output    pow: input    rsqrt: output
 //   mean: nothing    rotate_half's neg and cat: nothing (their backward: neg, slice_backward's fill and copy)
 // Deliberate differences from PyTorch, all small:
-//   - Views (flatten, reshape) are elided: the consumer reads the viewed tensor, as the storage is shared.
+//   - Views (flatten, reshape, split) are elided: the consumer reads the viewed tensor, as the storage is shared
+//     (a split's slices: training_slices.cc).
 //   - The backward of concat writes each input's gradient as a tensor of its own (PyTorch returns narrow
 //     views of the output gradient, keeping it alive instead); the bytes are the same.
 //   - Dropout's mask is bool, as CUDA's fused dropout keeps; PyTorch on the CPU keeps a float mask.
@@ -106,9 +107,14 @@ void Synthesizer::copy_forward() {
   bool has_loss = false;
   for (const Op& fo : f_.ops()) {
     if (fo.phase != Phase::Forward) fail(fo.name, "the forward graph holds a non-forward op");
+    if (fo.kind == OpKind::Other && fo.other == OtherOp::Split) {  // elided: views of slices (training_slices.cc)
+      split_views(fo);
+      continue;
+    }
     if (is_view(fo.kind)) {  // elided: the view's readers read the viewed tensor
       if (fo.inputs.size() != 1 || fo.outputs.size() != 1) fail(fo.name, "a view has one input and one output");
       tmap_.at(static_cast<size_t>(fo.outputs[0])) = map(fo.inputs[0]);
+      if (const auto s = slice_of_.find(fo.inputs[0]); s != slice_of_.end()) slice_of_[fo.outputs[0]] = s->second;
       if (fo.kind == OpKind::Reshape && fo.attr(Attr::grad_all_reduce) > 1)  // Megatron's f on the viewed tensor
         grad_all_reduce_[map(fo.inputs[0])] = {fo.attr(Attr::grad_all_reduce), fo.attr(Attr::ranks_per_node)};
       continue;
@@ -120,6 +126,7 @@ void Synthesizer::copy_forward() {
     for (TensorId& t : o.outputs) t = map(t);
     if (o.kind == OpKind::Conv2d) o.workspace = workspace_for(o, o.name);
     const OpId id = g_.add_op(std::move(o));
+    note_slice_reads(fo, id);
     fwd_ops_.push_back(id);
     if (g_.op(id).kind == OpKind::AllGather) gathered_by_[g_.op(id).outputs[0]] = id;  // sequence parallelism
   }
@@ -246,6 +253,7 @@ TensorId Synthesizer::take_grad(TensorId t) {
 
 void Synthesizer::contribute(const Op& fwd, TensorId t, TensorId g) {
   if (g == kNoTensor) return;
+  if (const auto s = slice_grad_.find(g); s != slice_grad_.end()) return contribute_slice(fwd, s->second, g);
   TensorId old = grad_[static_cast<size_t>(t)];
   if (old == kNoTensor) {
     grad_[static_cast<size_t>(t)] = g;
@@ -269,9 +277,11 @@ void Synthesizer::contribute(const Op& fwd, TensorId t, TensorId g) {
   }
 }
 
-// A gradient for input i of `o` when it needs one, else kNoTensor.
+// A gradient for input i of `o` when it needs one, else kNoTensor; of the slice's shape when i reads a split's slice.
 TensorId Synthesizer::grad_for(const Op& o, size_t i) {
-  return (i < o.inputs.size() && rg(o.inputs[i])) ? new_grad(o.inputs[i]) : kNoTensor;
+  if (i >= o.inputs.size() || !rg(o.inputs[i])) return kNoTensor;
+  const auto s = slice_reads_.find({o.id, i});
+  return s == slice_reads_.end() ? new_grad(o.inputs[i]) : slice_grad(s->second);
 }
 
 }  // namespace dlsim::workloads_internal

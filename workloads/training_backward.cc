@@ -12,6 +12,7 @@ namespace dlsim::workloads_internal {
 void Synthesizer::backward_of(const Op& fwd_ref) {
   const Op fwd = fwd_ref;  // copied: emitting ops reallocates the op vector
   if (fwd.kind == OpKind::CrossEntropyLoss) return loss_backward(fwd);
+  join_slice_grads(fwd);  // a split output's slices' gradients, cat into one
   all_reduce_grad(fwd.outputs[0]);
   const TensorId gy = take_grad(fwd.outputs[0]);
   if (gy == kNoTensor) return;  // nothing downstream needs this op's gradient
@@ -246,7 +247,9 @@ void Synthesizer::flash_attention_backward(const Op& fwd, TensorId gy) {
   std::vector<TensorId> ins = {gy, in[0], in[1], in[2], fwd.outputs[0], fwd.outputs[1]}, outs(3, kNoTensor), real;
   for (size_t i = 0; i < 3; ++i) push(real, outs[i] = grad_for(fwd, i));
   if (real.empty()) return;
-  emit(fwd, OpKind::FlashAttentionBwd, ".bwd", ins, real, 2.5 * fwd.flops);
+  Op& o = g_.op(emit(fwd, OpKind::FlashAttentionBwd, ".bwd", ins, real, 2.5 * fwd.flops));
+  o.bytes_read = g_.tensor(gy).bytes + read_bytes(fwd, 0) + read_bytes(fwd, 1) + read_bytes(fwd, 2) +
+                 g_.tensor(fwd.outputs[0]).bytes + g_.tensor(fwd.outputs[1]).bytes;  // q, k, v: slices of c_attn's
   for (size_t i = 0; i < 3; ++i) contribute(fwd, in[i], outs[i]);
 }
 

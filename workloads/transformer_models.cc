@@ -9,8 +9,9 @@
 // head merge (permute + contiguous: a Transpose, then a view); output linear; dropout; residual add;
 // layer norm; and the GELU MLP.
 // Deliberate differences from HF, none of which changes what the backward keeps by more than a few bytes:
-//   - GPT-2's c_attn is one 768x2304 Conv1D split into Q, K and V views; here it is three 768x768 linears
-//     reading the same input (same parameters, MACs, and kept bytes: the split views are copied by matmul).
+//   - Eager GPT-2's c_attn (one 768x2304 Conv1D split into Q, K and V views) is three 768x768 linears reading the
+//     same input (same parameters, MACs, and kept bytes: the split views are copied by matmul). The default
+//     (sdpa-flash) GPT-2 builds it as HF does: one linear to 2304 whose output is split into views.
 //   - GPT-2's activation is "gelu_new" computed by the fused tanh GELU kernel (HF's gelu_pytorch_tanh).
 //   - GPT-2's loss is taken over all S positions (HF shifts the logits by one: S-1 rows).
 //   - BERT's loss head is the decoder tied to the word embeddings, without BertForMaskedLM's transform and
@@ -143,14 +144,14 @@ Graph build_gpt2(const TransformerConfig& c, const ModelOptions& opts, const std
     TensorId x = b.layer_norm(h, p + "ln_1");
     TensorId ctx;
     if (flash) {
-      // c_attn is one Conv1D: under autocast one cast of its input, which the three linears here share.
-      x = b.cast(x, build_options(opts.training).activations, p + "attn.c_attn");
-      // c_attn's output split and viewed as (B, heads, S, d): views, which the kernel reads as they are.
-      auto head_view = [&](const std::string& n) {
-        return b.reshape(b.linear(x, c.hidden, true, p + "attn.c_attn." + n), {batch, c.heads, seq, d},
-                         p + "attn." + n + ".transpose_view");
+      // c_attn is one Conv1D to 3 x hidden (one GEMM, one (B, S, 3H) output), split into q, k and v and each
+      // viewed as (B, heads, S, d): views of c_attn's output, which the kernel reads as they are (its storage
+      // lives as long as the kernel keeps them; their gradients are cat into one, training_slices.cc).
+      const std::vector<TensorId> qkv = b.split(b.linear(x, 3 * c.hidden, true, p + "attn.c_attn"), 3, 2, p + "attn.split");
+      auto head_view = [&](TensorId t, const std::string& n) {
+        return b.reshape(t, {batch, c.heads, seq, d}, p + "attn." + n + ".transpose_view");
       };
-      TensorId q = head_view("q"), k = head_view("k"), v = head_view("v");
+      TensorId q = head_view(qkv[0], "q"), k = head_view(qkv[1], "k"), v = head_view(qkv[2], "v");
       ctx = b.reshape(b.flash_attention(q, k, v, true, p + "attn.sdpa"), {batch, seq, c.hidden}, p + "attn.context.view");
     } else {
       ctx = self_attention(b, c, x, causal, scale, batch, seq, p + "attn.", "c_attn.q", "c_attn.k", "c_attn.v");

@@ -1,7 +1,7 @@
 #pragma once
-// The training-graph synthesis (workloads/training.h) as one class in three files: training.cc copies the forward
-// ops and keeps the gradient bookkeeping, training_backward.cc holds one backward rule per op kind, and
-// training_optimizer.cc AMP's unscale and the optimizer step.
+// The training-graph synthesis (workloads/training.h) as one class in four files: training.cc copies the forward
+// ops and keeps the gradient bookkeeping, training_slices.cc that of split views, training_backward.cc holds one
+// backward rule per op kind, and training_optimizer.cc AMP's unscale and the optimizer step.
 #include <map>
 #include <string>
 #include <utility>
@@ -35,6 +35,25 @@ class Synthesizer {
   std::map<TensorId, OpId> gathered_by_;
   std::map<TensorId, TensorId> regathered_;
 
+  // torch.split's views (OtherOp::Split), elided as the other views are: a reader of a slice reads the split
+  // tensor, which so lives as long as any slice is read. Its gradient of the slice has the slice's shape; the
+  // slices' gradients are joined by one cat into the split tensor's gradient (SplitWithSizesBackward's cat, zeros
+  // for a slice that got none) before that tensor's producer runs its backward.
+  struct Slice {
+    TensorId source = kNoTensor;  // the split tensor (training graph)
+    size_t part = 0;
+  };
+  struct Split {
+    std::string name;
+    int64_t axis = 0;
+    std::vector<TensorId> slices;  // the split's outputs (forward graph): the slices' shapes
+  };
+  std::map<TensorId, Slice> slice_of_;                        // forward tensor: a slice, or a view of one
+  std::map<TensorId, Split> splits_;                          // split tensor (training graph) -> its split
+  std::map<std::pair<OpId, size_t>, Slice> slice_reads_;      // (training op, input index) -> the slice it reads
+  std::map<TensorId, Slice> slice_grad_;                      // gradient of a slice -> the slice
+  std::map<TensorId, std::vector<TensorId>> slice_grads_;     // split tensor -> its slices' gradients so far
+
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const;
 
   // training.cc: the forward pass and the bookkeeping every backward rule uses
@@ -56,6 +75,13 @@ class Synthesizer {
   TensorId take_grad(TensorId t);
   void contribute(const Op& fwd, TensorId t, TensorId g);
   TensorId grad_for(const Op& o, size_t i);
+  // training_slices.cc: the split's views and their gradients
+  void split_views(const Op& fo);
+  void note_slice_reads(const Op& fo, OpId id);
+  TensorId slice_grad(const Slice& s);
+  void contribute_slice(const Op& fwd, const Slice& s, TensorId g);
+  void join_slice_grads(const Op& fwd);
+  uint64_t read_bytes(const Op& fwd, size_t i) const;  // input i's bytes, a slice's when it reads one
   static void push(std::vector<TensorId>& v, TensorId t) {
     if (t != kNoTensor) v.push_back(t);
   }
