@@ -16,7 +16,9 @@ namespace dlsim {
 enum class KernelFamily : uint8_t {
   ConvFwd, ConvDgrad, ConvWgrad,     // cuDNN's forward, backward-data and backward-filter convolutions
   Gemm, Bmm,                         // a matrix product, and a batched one (a broadcast batch count above 1)
-  SdpaFwd, SdpaBwd,                  // scaled dot-product attention (PyTorch's flash kernel), forward and backward
+  // scaled dot-product attention, forward and backward: PyTorch's flash kernels (16-bit) or its memory-efficient
+  // ones (fp32: the TF32 path, hw/fitted/op_kernel_shapes.h's sdpa_path)
+  SdpaFwd, SdpaBwd,
   Elementwise, Reduction, LayerNorm, BatchNorm,  // memory-bound: add/relu/copy, softmax, layer/RMS norm, batch norm
 };
 const char* to_string(KernelFamily f);  // "conv_fwd", "bmm", "sdpa_bwd", "layernorm", ...

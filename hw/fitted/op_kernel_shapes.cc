@@ -126,6 +126,11 @@ KernelShape gemm_kernel_shape(double batch, double m, double n, double k, MathPa
   return s;
 }
 
+MathPath sdpa_path(MathPath requested, DType dtype, bool has_tf32) {
+  if (dtype != DType::F32) return requested;
+  return has_tf32 ? MathPath::Tf32 : MathPath::CudaCore;
+}
+
 KernelShape sdpa_kernel_shape(bool backward, double b, double heads, double seq, double d, bool causal, MathPath path,
                               uint32_t element_bytes) {
   KernelShape s;
@@ -135,6 +140,7 @@ KernelShape sdpa_kernel_shape(bool backward, double b, double heads, double seq,
   // (workloads/training_backward.cc).
   const double fwd = 4.0 * b * heads * seq * seq * d * (causal ? 0.5 : 1.0);
   s.flops = backward ? 2.5 * fwd : fwd;
+  if (path == MathPath::Tf32 && element_bytes == 4) s.flops *= kFastF32Products;  // 3xTF32: sdpa_path
   // q, k, v, o (and backward: dO in, dQ, dK, dV out).
   s.bytes = (backward ? 8.0 : 4.0) * b * heads * seq * d * element_bytes;
   // One block per (batch, head, tile of queries), none split.
@@ -156,10 +162,11 @@ std::optional<std::vector<KernelShape>> op_kernel_shapes(const GpuSpec& spec, co
     case OpKind::FlashAttention:
     case OpKind::FlashAttentionBwd: {
       auto a = [&](Attr x) { return static_cast<double>(op.attr(x)); };
+      const DType t = compute_dtype(g, op);
+      const MathPath path = sdpa_path(math_path(spec, g, op), t, path_peak(spec, MathPath::Tf32) > 0);
       return std::vector<KernelShape>{sdpa_kernel_shape(op.kind == OpKind::FlashAttentionBwd, a(Attr::batch),
                                                         a(Attr::heads), a(Attr::seq), a(Attr::head_dim),
-                                                        op.attr(Attr::causal) != 0, math_path(spec, g, op),
-                                                        dtype_bytes(compute_dtype(g, op)))};
+                                                        op.attr(Attr::causal) != 0, path, dtype_bytes(t))};
     }
     default: break;
   }

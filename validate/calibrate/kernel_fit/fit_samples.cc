@@ -13,6 +13,9 @@ MathPath sweep_path(const SweepRecord& r) {
   if (r.dtype == "bfloat16" || r.dtype == "bf16") return MathPath::Bf16;
   if (r.dtype == "tf32") return MathPath::Tf32;
   if (r.dtype == "float32" && is_conv(r.op) && r.tf32) return MathPath::Tf32;  // PyTorch's default for convolutions
+  // fp32 attention: the memory-efficient kernel's 3xTF32 (sdpa_path); the sweeps and traces are of sm80+ GPUs.
+  if (r.dtype == "float32" && (r.op == SweepOp::SdpaFwd || r.op == SweepOp::SdpaFwdBwd))
+    return sdpa_path(MathPath::CudaCore, DType::F32, true);
   return MathPath::CudaCore;
 }
 

@@ -135,7 +135,13 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
     for (TermRow& r : rows) std::swap(r[5], r[6]);
     std::swap(channels, channels_bwd);
   }
-  const std::array<bool, kMaxTerms> allowed = {true, !memory, !memory, true, device && events, channels, channels_bwd};
+  std::array<bool, kMaxTerms> allowed = {true, !memory, !memory, true, device && events, channels, channels_bwd};
+  // Samples of one shape alone (every term row the same: ViT's fp32 attention, the one shape any trace holds)
+  // cannot tell a fixed cost from a rate, and every single term fits them exactly; the class then takes their
+  // time as a rate over the work (flop_scale, or byte_scale for a memory-bound class), so that another shape is
+  // priced by its flops or bytes rather than at this shape's time.
+  if (std::all_of(rows.begin(), rows.end(), [&](const TermRow& r) { return r == rows.front(); }))
+    allowed = {false, !memory, false, memory, false, false, false};
   TermRow coef{};
   for (int round = 0; round < kReweightRounds; ++round) {
     coef = nnls_subsets(rows, y, w, allowed);
