@@ -19,6 +19,10 @@ struct KernelTerms {
   // The same for a batch-norm backward kernel (KernelShape::backward), which has its own coefficient; exactly one
   // of the two is non-zero for a batch norm with channels.
   double channel_bwd_us = 0;
+  // Layer norm: its rows over the SMs (KernelShape::rows / SMs), the rows each SM takes one block at a time; the
+  // class's row_scale is the µs one row adds there. Forward and backward kernels apart, as the channel terms.
+  double row_us = 0;
+  double row_bwd_us = 0;
 };
 // `spec` gives the peaks, the bandwidth and the SMs; `fitted` the tile settings. A path the GPU has no peak for
 // has no compute term (0).
@@ -28,6 +32,8 @@ double class_time_us(const FittedKernelClass& c, const KernelTerms& t);
 // none (a sweep measures batch norm forward only: a GPU fitted from its sweep alone prices the backward's channels
 // as the forward's).
 double channel_bwd_coefficient(const FittedKernelClass& c);
+// The same for layer norm's per-row term: row_bwd_scale, or row_scale where the class has none.
+double row_bwd_coefficient(const FittedKernelClass& c);
 // The kernel's time on the device alone: class_time_us, with `device_fixed_us` in place of the class's fixed cost
 // where the sweep's timings held the host's dispatch (FittedKernels::fixed_includes_dispatch).
 double device_time_us(const FittedKernels& f, const FittedKernelClass& c, const KernelTerms& t, double device_fixed_us);

@@ -3,6 +3,7 @@
 #include "hw/fitted/conv_backend.h"
 #include "hw/math_path.h"
 #include "hw/op_class.h"
+#include "workloads/shape.h"
 
 namespace dlsim {
 namespace {
@@ -55,6 +56,14 @@ KernelShape memory_shape_of_op(const Graph& g, const Op& op, KernelFamily f) {
   s.family = f;
   s.dtype = compute_dtype(g, op);
   s.bytes = static_cast<double>(op.bytes_read) + static_cast<double>(op.bytes_written);
+  if (op.kind == OpKind::LayerNorm || op.kind == OpKind::LayerNormBwd) {
+    // Its rows: the first input's elements (x, or the backward's dy of x's shape) over the normalised width.
+    s.backward = op.kind == OpKind::LayerNormBwd;
+    int64_t width = op.has_attr(Attr::normalized) ? op.attr(Attr::normalized) : 0;
+    if (width <= 0 && op.forward_op >= 0 && g.op(op.forward_op).has_attr(Attr::normalized))
+      width = g.op(op.forward_op).attr(Attr::normalized);
+    if (width > 0 && !op.inputs.empty()) s.rows = static_cast<double>(numel(g.tensor(op.inputs[0]).shape)) / static_cast<double>(width);
+  }
   if (f == KernelFamily::BatchNorm) {  // its channels: the op's, else its forward op's (a backward's)
     s.backward = op.kind == OpKind::BatchNormBwd;
     if (op.has_attr(Attr::channels)) s.channels = static_cast<double>(op.attr(Attr::channels));

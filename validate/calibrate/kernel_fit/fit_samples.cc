@@ -1,5 +1,7 @@
 #include "validate/calibrate/kernel_fit/fit_samples.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -102,6 +104,8 @@ KernelShape sweep_record_shape(const SweepRecord& r) {
   s.dtype = sweep_dtype(r);
   s.bytes = static_cast<double>(r.bytes);
   if (r.op == SweepOp::BatchNormFwd) s.channels = static_cast<double>(r.channels);
+  // kernel_sweep.py normalises rows of 1,024 (sample_graph.cc builds the same op).
+  if (r.op == SweepOp::LayerNorm) s.rows = std::max(1.0, std::floor(static_cast<double>(r.numel) / 1024.0));
   return s;
 }
 

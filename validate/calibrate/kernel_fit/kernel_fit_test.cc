@@ -91,6 +91,48 @@ TEST_CASE("samples of one shape alone are fitted as a rate over their work, not 
   CHECK(m.byte_scale > 0);
 }
 
+TEST_CASE("layer norm's per-row coefficients are fitted from rows of several widths, forward and backward apart; "
+          "over one width there is none") {
+  const GpuSpec spec = h200();
+  const FittedKernels settings;
+  const FittedKernelClass truth{3.0, 0, 0, 0.8, 0, 0, 0, 0.18, 0.4};
+  std::vector<FitSample> samples;
+  for (bool backward : {false, true})
+    for (double width : {96.0, 192.0, 384.0, 768.0})
+      for (double rows : {1568.0, 6272.0, 25088.0, 100352.0}) {
+        FitSample s;
+        s.shape.family = KernelFamily::LayerNorm;
+        s.shape.bytes = rows * width * 4 * (backward ? 3.0 : 2.0);
+        s.shape.rows = rows;
+        s.shape.backward = backward;
+        s.cls = "layernorm.f32";
+        s.us = class_time_us(truth, kernel_terms(s.shape, spec, settings));
+        s.device_timed = true;
+        samples.push_back(s);
+      }
+  std::vector<std::string> notes;
+  const FittedKernelClass both = fit_kernel_classes(samples, spec, settings, notes).classes.at("layernorm.f32");
+  CHECK(both.fixed_us == Approx(truth.fixed_us).epsilon(1e-6));
+  CHECK(both.byte_scale == Approx(truth.byte_scale).epsilon(1e-6));
+  CHECK(both.row_scale == Approx(truth.row_scale).epsilon(1e-6));
+  CHECK(both.row_bwd_scale == Approx(truth.row_bwd_scale).epsilon(1e-6));
+  // Rows of one width (a sweep's 1,024): rows and bytes move together, so no per-row term; the bytes take it.
+  samples.clear();
+  for (double rows : {64.0, 1024.0, 16384.0, 65536.0}) {
+    FitSample s;
+    s.shape.family = KernelFamily::LayerNorm;
+    s.shape.bytes = rows * 1024 * 8;
+    s.shape.rows = rows;
+    s.cls = "layernorm.f32";
+    s.us = class_time_us(truth, kernel_terms(s.shape, spec, settings));
+    samples.push_back(s);
+  }
+  const FittedKernelClass one = fit_kernel_classes(samples, spec, settings, notes).classes.at("layernorm.f32");
+  CHECK(one.row_scale == 0);
+  CHECK(one.row_bwd_scale == 0);
+  CHECK(one.byte_scale > truth.byte_scale);
+}
+
 TEST_CASE("batch norm's forward and backward per-channel coefficients are fitted apart, the backward's only from "
           "backward samples") {
   const GpuSpec spec = h200();
