@@ -4,7 +4,8 @@
 //   t = fixed_us + flop_scale * F + wave_scale * F * q + byte_scale * B [+ channel_scale * B / C * SMs]
 //       [+ row_scale * R / SMs]   (µs)
 // (a batch-norm backward kernel: channel_bwd_scale in place of channel_scale where the class has one; R a layer
-// norm's rows, and a layer-norm backward kernel row_bwd_scale in place of row_scale)
+// norm's rows, and a layer-norm backward kernel row_bwd_scale and byte_bwd_scale in place of row_scale and
+// byte_scale where the class has them)
 // with F = flops / the path's peak (the ideal compute time), q >= 1 the wave quantisation of the kernel's tiles
 // over the GPU's SMs (hw/fitted/kernel_shape.h: ceil(blocks / SMs) * SMs / blocks), and B = bytes / the HBM
 // bandwidth (the ideal memory time). The four coefficients are fitted, never set by hand: 1 / flop_scale is the
@@ -32,6 +33,9 @@ struct FittedKernelClass {
   // backward's fitted where traces gave backward samples; 0: it takes row_scale); 0 elsewhere.
   double row_scale = 0;
   double row_bwd_scale = 0;
+  // Layer norm's backward kernels: times their bytes over the bandwidth in place of byte_scale (kernel_terms.h),
+  // fitted where traces gave backward samples beside forward ones; 0: byte_scale.
+  double byte_bwd_scale = 0;
   bool operator==(const FittedKernelClass&) const = default;
 };
 

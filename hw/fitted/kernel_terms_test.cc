@@ -85,15 +85,20 @@ TEST_CASE("layer norm's row term: its rows over the SMs, forward and backward ap
   const KernelTerms bwd = kernel_terms(s, spec, FittedKernels{});
   CHECK(bwd.row_us == 0);
   CHECK(bwd.row_bwd_us == Approx(fwd.row_us));
-  FittedKernelClass c{3, 0, 0, 0.8, 0, 0, 0, 0.18, 0.4};
+  CHECK(bwd.byte_us == 0);  // the backward's bytes have their own coefficient
+  CHECK(bwd.byte_bwd_us == Approx(fwd.byte_us));
+  CHECK(fwd.byte_bwd_us == 0);
+  FittedKernelClass c{3, 0, 0, 0.8, 0, 0, 0, 0.18, 0.4, 4.0};
   CHECK(class_time_us(c, fwd) == Approx(3 + 0.8 * fwd.byte_us + 0.18 * fwd.row_us));
-  CHECK(class_time_us(c, bwd) == Approx(3 + 0.8 * bwd.byte_us + 0.4 * bwd.row_bwd_us));
+  CHECK(class_time_us(c, bwd) == Approx(3 + 4.0 * bwd.byte_bwd_us + 0.4 * bwd.row_bwd_us));
+  c.byte_bwd_scale = 0;  // none: the forward's
+  CHECK(class_time_us(c, bwd) == Approx(3 + 0.8 * bwd.byte_bwd_us + 0.4 * bwd.row_bwd_us));
   // As many bytes in 16 times fewer rows (ViT-B/16's 6,304 rows of 768 against 100,352 of 96): shorter.
   s.backward = false;
   s.rows = 6272;
   CHECK(class_time_us(c, kernel_terms(s, spec, FittedKernels{})) < class_time_us(c, fwd));
   c.row_bwd_scale = 0;
-  CHECK(class_time_us(c, bwd) == Approx(3 + 0.8 * bwd.byte_us + 0.18 * bwd.row_bwd_us));
+  CHECK(class_time_us(c, bwd) == Approx(3 + 0.8 * bwd.byte_bwd_us + 0.18 * bwd.row_bwd_us));
 }
 
 TEST_CASE("a transformer's layer norms, forward and backward, know their rows; RMS norm has none") {

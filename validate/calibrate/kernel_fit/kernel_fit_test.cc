@@ -91,11 +91,11 @@ TEST_CASE("samples of one shape alone are fitted as a rate over their work, not 
   CHECK(m.byte_scale > 0);
 }
 
-TEST_CASE("layer norm's per-row coefficients are fitted from rows of several widths, forward and backward apart; "
-          "over one width there is none") {
+TEST_CASE("layer norm's per-row and byte coefficients are fitted from rows of several widths, forward and backward "
+          "apart; over one width there is no per-row one") {
   const GpuSpec spec = h200();
   const FittedKernels settings;
-  const FittedKernelClass truth{3.0, 0, 0, 0.8, 0, 0, 0, 0.18, 0.4};
+  const FittedKernelClass truth{3.0, 0, 0, 0.8, 0, 0, 0, 0.18, 0.4, 4.0};
   std::vector<FitSample> samples;
   for (bool backward : {false, true})
     for (double width : {96.0, 192.0, 384.0, 768.0})
@@ -116,6 +116,7 @@ TEST_CASE("layer norm's per-row coefficients are fitted from rows of several wid
   CHECK(both.byte_scale == Approx(truth.byte_scale).epsilon(1e-6));
   CHECK(both.row_scale == Approx(truth.row_scale).epsilon(1e-6));
   CHECK(both.row_bwd_scale == Approx(truth.row_bwd_scale).epsilon(1e-6));
+  CHECK(both.byte_bwd_scale == Approx(truth.byte_bwd_scale).epsilon(1e-6));
   // Rows of one width (a sweep's 1,024): rows and bytes move together, so no per-row term; the bytes take it.
   samples.clear();
   for (double rows : {64.0, 1024.0, 16384.0, 65536.0}) {
