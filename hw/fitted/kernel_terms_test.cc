@@ -101,7 +101,7 @@ TEST_CASE("layer norm's row term: its rows over the SMs, forward and backward ap
   CHECK(class_time_us(c, bwd) == Approx(3 + 0.8 * bwd.byte_bwd_us + 0.18 * bwd.row_bwd_us));
 }
 
-TEST_CASE("a transformer's layer norms, forward and backward, know their rows; RMS norm has none") {
+TEST_CASE("a transformer's layer norms, forward and backward, know their rows, and RMS norm has none") {
   ModelOptions opts;
   opts.batch = 4;
   opts.seq_len = 64;

@@ -92,7 +92,7 @@ TEST_CASE("samples of one shape alone are fitted as a rate over their work, not 
 }
 
 TEST_CASE("layer norm's per-row and byte coefficients are fitted from rows of several widths, forward and backward "
-          "apart; over one width there is no per-row one") {
+          "apart, and over one width there is no per-row one") {
   const GpuSpec spec = h200();
   const FittedKernels settings;
   const FittedKernelClass truth{3.0, 0, 0, 0.8, 0, 0, 0, 0.18, 0.4, 4.0};
