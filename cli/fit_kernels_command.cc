@@ -116,13 +116,14 @@ std::string fit_command_line(const FitKernelsCommandOptions& o) {
 }
 
 // Whether the sweep's timings hold the host's dispatch of each call (FittedKernels::fixed_includes_dispatch): its
-// meta's timing_mode, `events` (kernel_sweep.py's default) or `dry-run` yes, `graph` no. A sweep without one was
-// timed as the shared kernels.json was, with CUDA events around each call (its README says so).
+// meta's timing_mode, `events` (kernel_sweep.py's default) or `dry-run` yes, `graph` or `trace` no. A sweep
+// without one was timed as the shared kernels.json was, with CUDA events around each call (its README says so).
 bool fixed_includes_dispatch(const KernelSweep& sweep) {
   const std::string mode = meta_text(sweep.meta, "timing_mode");
   if (mode.empty() || mode == "events" || mode == "dry-run") return true;
-  if (mode == "graph") return false;
-  throw ConfigError(sweep.file, 0, "meta.timing_mode", "must be events, graph or dry-run, got '" + mode + "'");
+  // graph: CUDA-graph replays of one op; trace: kernels' own durations in a profiler trace (vit_sdpa_records.py).
+  if (mode == "graph" || mode == "trace") return false;
+  throw ConfigError(sweep.file, 0, "meta.timing_mode", "must be events, graph, trace or dry-run, got '" + mode + "'");
 }
 
 // Each sweep's samples (device-timed where its timing mode says so), its paths checked against `base`.

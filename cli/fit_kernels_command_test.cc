@@ -134,7 +134,8 @@ TEST_CASE("dlsim fit-kernels reads whether the sweep's timings hold the host's d
   o.sweeps = {(dir / "sweep.json").string()};
   o.out = (dir / "out.yaml").string();
   std::ostringstream out, err;
-  for (const auto& [mode, includes] : std::vector<std::pair<std::string, bool>>{{"graph", false}, {"events", true}}) {
+  for (const auto& [mode, includes] : std::vector<std::pair<std::string, bool>>{
+           {"graph", false}, {"trace", false}, {"events", true}}) {
     INFO(mode);
     sweep["meta"]["timing_mode"] = mode;
     std::ofstream(o.sweeps.front()) << sweep.dump();

@@ -167,3 +167,34 @@ TEST_CASE("a sweep timed with the host's dispatch inside prices the device with 
   }
   CHECK(checked > 50);
 }
+
+TEST_CASE("fp32 attention is priced as the memory-efficient kernel's 3xTF32: the TF32 class, three products each") {
+  FittedKernels f = all_classes();
+  f.classes["sdpa_fwd.tf32"] = FittedKernelClass{0, 8.0, 0, 0, 24};
+  f.classes["sdpa_bwd.tf32"] = FittedKernelClass{0, 7.5, 0, 0, 24};
+  GpuSpec s = fitted_spec(f);
+  const Graph g32 = training_graph("qwen2.5-0.5b", 2, 64, Precision::FP32);
+  const Graph g16 = training_graph("qwen2.5-0.5b", 2, 64, Precision::BF16);
+  auto first = [](const Graph& g, OpKind k) -> const Op& {
+    for (const Op& op : g.ops())
+      if (op.kind == k) return op;
+    FAIL("no op of that kind");
+    return g.ops().front();
+  };
+  for (OpKind k : {OpKind::FlashAttention, OpKind::FlashAttentionBwd}) {
+    const auto fp32 = op_kernel_shapes(s, g32, first(g32, k));
+    const auto bf16 = op_kernel_shapes(s, g16, first(g16, k));
+    REQUIRE(fp32->size() == 1);
+    REQUIRE(bf16->size() == 1);
+    CHECK(fp32->front().path == MathPath::Tf32);  // whatever allow_tf32 says (the matmuls stay on CUDA cores)
+    CHECK(fp32->front().flops == Approx(kFastF32Products * bf16->front().flops));
+    CHECK(class_candidates(fp32->front()).front() ==
+          (k == OpKind::FlashAttention ? "sdpa_fwd.tf32" : "sdpa_bwd.tf32"));
+    CHECK(make_cost_model(s)->cost(g32, first(g32, k)).duration_ns == by_hand(s, g32, first(g32, k)));
+  }
+  // A GPU without TF32 runs the kernels' CUDA-core fallback: the fp32 products as they are.
+  s.peak_tf32 = 0;
+  const auto simt = op_kernel_shapes(s, g32, first(g32, OpKind::FlashAttention));
+  CHECK(simt->front().path == MathPath::CudaCore);
+  CHECK(class_candidates(simt->front()).front() == "sdpa_fwd.cuda_core");
+}

@@ -1,8 +1,11 @@
 #pragma once
 // The `kernel_model:` section of a hardware file: kernel time from shape, per class of library kernel, fitted to a
 // sweep of measured kernels on one GPU (`dlsim fit-kernels`, validate/calibrate/kernel_fit/). A class's time is
-//   t = fixed_us + flop_scale * F + wave_scale * F * q + byte_scale * B [+ channel_scale * B / C * SMs]   (µs)
-// (a batch-norm backward kernel: channel_bwd_scale in place of channel_scale where the class has one)
+//   t = fixed_us + flop_scale * F + wave_scale * F * q + byte_scale * B [+ channel_scale * B / C * SMs]
+//       [+ row_scale * R / SMs]   (µs)
+// (a batch-norm backward kernel: channel_bwd_scale in place of channel_scale where the class has one; R a layer
+// norm's rows, and a layer-norm backward kernel row_bwd_scale and byte_bwd_scale in place of row_scale and
+// byte_scale where the class has them)
 // with F = flops / the path's peak (the ideal compute time), q >= 1 the wave quantisation of the kernel's tiles
 // over the GPU's SMs (hw/fitted/kernel_shape.h: ceil(blocks / SMs) * SMs / blocks), and B = bytes / the HBM
 // bandwidth (the ideal memory time). The four coefficients are fitted, never set by hand: 1 / flop_scale is the
@@ -26,6 +29,13 @@ struct FittedKernelClass {
   // Batch norm's backward kernel: times its per-channel term, fitted where profiler traces gave backward samples
   // (a sweep measures the forward alone); 0: none, the backward takes channel_scale (kernel_terms.h).
   double channel_bwd_scale = 0;
+  // Layer norm: µs per row each SM takes (hw/fitted/kernel_terms.h), forward and backward kernels apart (the
+  // backward's fitted where traces gave backward samples; 0: it takes row_scale); 0 elsewhere.
+  double row_scale = 0;
+  double row_bwd_scale = 0;
+  // Layer norm's backward kernels: times their bytes over the bandwidth in place of byte_scale (kernel_terms.h),
+  // fitted where traces gave backward samples beside forward ones; 0: byte_scale.
+  double byte_bwd_scale = 0;
   bool operator==(const FittedKernelClass&) const = default;
 };
 

@@ -42,6 +42,7 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
   f.fixed_includes_dispatch = true;
   f.classes["conv_fwd.tf32.spatial"] = {32.048, 0.276, 0.897, 3.255, 197};
   f.classes["layernorm.bf16"] = {23.06, 0, 0, 2.227, 6};
+  f.classes["layernorm.f32"] = {3.1, 0, 0, 0.8, 120, 0, 0, 0.18, 0.42, 3.9};
   f.classes["batchnorm.f32"] = {4.6, 0, 0, 1.9, 2016, 0.35, 0.6};
   f.classes["batchnorm.bf16"] = {4.6, 0, 0, 1.9, 6, 0.35};
   const std::string yaml = fitted_kernels_to_yaml(f);
@@ -51,6 +52,8 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
                                    "channel_scale: 0.35, records: 6}"));  // no backward term: not written
   CHECK_THAT(yaml, Catch::Contains("layernorm.bf16: {fixed_us: 23.06, flop_scale: 0, wave_scale: 0, byte_scale: "
                                    "2.227, records: 6}"));  // no channel term: the key is not written
+  CHECK_THAT(yaml, Catch::Contains("layernorm.f32: {fixed_us: 3.1, flop_scale: 0, wave_scale: 0, byte_scale: 0.8, "
+                                   "row_scale: 0.18, row_bwd_scale: 0.42, byte_bwd_scale: 3.9, records: 120}"));
   const GpuSpec s = h200_with("\n" + yaml);
   CHECK(s.kernel_model == "fitted");
   CHECK(s.fitted_kernels == f);

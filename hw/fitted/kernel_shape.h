@@ -16,7 +16,9 @@ namespace dlsim {
 enum class KernelFamily : uint8_t {
   ConvFwd, ConvDgrad, ConvWgrad,     // cuDNN's forward, backward-data and backward-filter convolutions
   Gemm, Bmm,                         // a matrix product, and a batched one (a broadcast batch count above 1)
-  SdpaFwd, SdpaBwd,                  // scaled dot-product attention (PyTorch's flash kernel), forward and backward
+  // scaled dot-product attention, forward and backward: PyTorch's flash kernels (16-bit) or its memory-efficient
+  // ones (fp32: the TF32 path, hw/fitted/op_kernel_shapes.h's sdpa_path)
+  SdpaFwd, SdpaBwd,
   Elementwise, Reduction, LayerNorm, BatchNorm,  // memory-bound: add/relu/copy, softmax, layer/RMS norm, batch norm
 };
 const char* to_string(KernelFamily f);  // "conv_fwd", "bmm", "sdpa_bwd", "layernorm", ...
@@ -54,11 +56,17 @@ struct KernelShape {
   // thread block, so a layer of few channels over large images runs on few SMs (ResNet-50's 256 channels reach
   // about 550 GB/s in backward on the H200, MobileNet-V2's 32 about 95). 0: not a batch norm, or unknown.
   double channels = 0;
-  // Batch norm: the backward kernel. cuDNN's backward block per channel makes two passes (the sums of dy and of
+  // Batch norm and layer norm: the backward kernel. cuDNN's backward block per channel makes two passes (the sums of dy and of
   // dy * x-hat, then dx) over two tensors where the forward's makes one reduction pass over one, so a channel's
   // block takes longer per byte of the op: on the H200's traces 1.1 ms for a 64x16x112x112 layer's backward against
   // 0.43 ms forward (the op's bytes: 1.5 times). The fit gives it its own per-channel coefficient.
   bool backward = false;
+  // Layer norm: the rows it normalises. PyTorch's layer norm kernels (vectorized_layer_norm_kernel forward,
+  // layer_norm_grad_input_kernel backward) run one thread block per row, so a layer of many narrow rows costs by
+  // its rows, not its bytes: on the H200's traces ConvNeXt-T's 100,352 rows of 96 take 158 µs forward where ViT-B/16's
+  // 6,304 rows of 768, as many bytes, take 19. 0: not a layer norm (RMS norm: its own kernels), or unknown. Its
+  // backward kernels (KernelShape::backward) have their own per-row coefficient.
+  double rows = 0;
   TileGrid grid;
 };
 

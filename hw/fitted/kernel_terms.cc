@@ -1,5 +1,7 @@
 #include "hw/fitted/kernel_terms.h"
 
+#include <algorithm>
+
 #include "hw/math_path.h"
 
 namespace dlsim {
@@ -14,13 +16,22 @@ KernelTerms kernel_terms(const KernelShape& s, const GpuSpec& spec, const Fitted
     const double per_channel = t.byte_us / s.channels * static_cast<double>(spec.sms);
     (s.backward ? t.channel_bwd_us : t.channel_us) = per_channel;
   }
+  if (s.rows > 0) (s.backward ? t.row_bwd_us : t.row_us) = s.rows / static_cast<double>(std::max(spec.sms, 1));
+  if (s.family == KernelFamily::LayerNorm && s.backward) std::swap(t.byte_us, t.byte_bwd_us);
   return t;
 }
 
 double class_time_us(const FittedKernelClass& c, const KernelTerms& t) {
   return c.fixed_us + c.flop_scale * t.flop_us + c.wave_scale * t.flop_us * t.wave + c.byte_scale * t.byte_us +
-         c.channel_scale * t.channel_us + channel_bwd_coefficient(c) * t.channel_bwd_us;
+         c.channel_scale * t.channel_us + channel_bwd_coefficient(c) * t.channel_bwd_us + c.row_scale * t.row_us +
+         row_bwd_coefficient(c) * t.row_bwd_us + byte_bwd_coefficient(c) * t.byte_bwd_us;
 }
+
+double byte_bwd_coefficient(const FittedKernelClass& c) {
+  return c.byte_bwd_scale > 0 ? c.byte_bwd_scale : c.byte_scale;
+}
+
+double row_bwd_coefficient(const FittedKernelClass& c) { return c.row_bwd_scale > 0 ? c.row_bwd_scale : c.row_scale; }
 
 double channel_bwd_coefficient(const FittedKernelClass& c) {
   return c.channel_bwd_scale > 0 ? c.channel_bwd_scale : c.channel_scale;

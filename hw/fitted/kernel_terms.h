@@ -19,6 +19,14 @@ struct KernelTerms {
   // The same for a batch-norm backward kernel (KernelShape::backward), which has its own coefficient; exactly one
   // of the two is non-zero for a batch norm with channels.
   double channel_bwd_us = 0;
+  // Layer norm: its rows over the SMs (KernelShape::rows / SMs), the rows each SM takes one block at a time; the
+  // class's row_scale is the µs one row adds there. Forward and backward kernels apart, as the channel terms.
+  double row_us = 0;
+  double row_bwd_us = 0;
+  // A layer-norm backward kernel's bytes over the bandwidth, in place of byte_us: its two kernels (the per-row input
+  // gradient and GammaBeta's column reduction) stream at a rate of their own (about 1.1 TB/s on the H200's traces,
+  // the forward's 2-2.8), which the class's byte_bwd_scale takes.
+  double byte_bwd_us = 0;
 };
 // `spec` gives the peaks, the bandwidth and the SMs; `fitted` the tile settings. A path the GPU has no peak for
 // has no compute term (0).
@@ -28,6 +36,10 @@ double class_time_us(const FittedKernelClass& c, const KernelTerms& t);
 // none (a sweep measures batch norm forward only: a GPU fitted from its sweep alone prices the backward's channels
 // as the forward's).
 double channel_bwd_coefficient(const FittedKernelClass& c);
+// The same for layer norm's per-row term: row_bwd_scale, or row_scale where the class has none.
+double row_bwd_coefficient(const FittedKernelClass& c);
+// And for a layer-norm backward's bytes: byte_bwd_scale, or byte_scale where the class has none.
+double byte_bwd_coefficient(const FittedKernelClass& c);
 // The kernel's time on the device alone: class_time_us, with `device_fixed_us` in place of the class's fixed cost
 // where the sweep's timings held the host's dispatch (FittedKernels::fixed_includes_dispatch).
 double device_time_us(const FittedKernels& f, const FittedKernelClass& c, const KernelTerms& t, double device_fixed_us);

@@ -69,3 +69,62 @@ TEST_CASE("a zoo CNN's batch norms, forward and backward, know their channels") 
   CHECK(forward == 20);
   CHECK(backward == 20);
 }
+
+TEST_CASE("layer norm's row term: its rows over the SMs, forward and backward apart, the forward's where the class "
+          "has no backward one") {
+  const GpuSpec spec = round_spec();
+  KernelShape s;
+  s.family = KernelFamily::LayerNorm;
+  s.bytes = 77e6;
+  CHECK(kernel_terms(s, spec, FittedKernels{}).row_us == 0);  // no rows known (RMS norm): no term
+  s.rows = 100352;  // ConvNeXt-T's first stage: 32 x 56 x 56 rows of 96
+  const KernelTerms fwd = kernel_terms(s, spec, FittedKernels{});
+  CHECK(fwd.row_us == Approx(100352.0 / spec.sms));
+  CHECK(fwd.row_bwd_us == 0);
+  s.backward = true;
+  const KernelTerms bwd = kernel_terms(s, spec, FittedKernels{});
+  CHECK(bwd.row_us == 0);
+  CHECK(bwd.row_bwd_us == Approx(fwd.row_us));
+  CHECK(bwd.byte_us == 0);  // the backward's bytes have their own coefficient
+  CHECK(bwd.byte_bwd_us == Approx(fwd.byte_us));
+  CHECK(fwd.byte_bwd_us == 0);
+  FittedKernelClass c{3, 0, 0, 0.8, 0, 0, 0, 0.18, 0.4, 4.0};
+  CHECK(class_time_us(c, fwd) == Approx(3 + 0.8 * fwd.byte_us + 0.18 * fwd.row_us));
+  CHECK(class_time_us(c, bwd) == Approx(3 + 4.0 * bwd.byte_bwd_us + 0.4 * bwd.row_bwd_us));
+  c.byte_bwd_scale = 0;  // none: the forward's
+  CHECK(class_time_us(c, bwd) == Approx(3 + 0.8 * bwd.byte_bwd_us + 0.4 * bwd.row_bwd_us));
+  // As many bytes in 16 times fewer rows (ViT-B/16's 6,304 rows of 768 against 100,352 of 96): shorter.
+  s.backward = false;
+  s.rows = 6272;
+  CHECK(class_time_us(c, kernel_terms(s, spec, FittedKernels{})) < class_time_us(c, fwd));
+  c.row_bwd_scale = 0;
+  CHECK(class_time_us(c, bwd) == Approx(3 + 0.8 * bwd.byte_bwd_us + 0.18 * bwd.row_bwd_us));
+}
+
+TEST_CASE("a transformer's layer norms, forward and backward, know their rows, and RMS norm has none") {
+  ModelOptions opts;
+  opts.batch = 4;
+  opts.seq_len = 64;
+  const Graph g = build_training_graph("bert-base", opts);
+  const GpuSpec spec = round_spec();
+  size_t forward = 0, backward = 0;
+  for (const Op& op : g.ops()) {
+    if (op.kind != OpKind::LayerNorm && op.kind != OpKind::LayerNormBwd) continue;
+    const auto shapes = op_kernel_shapes(spec, g, op);
+    REQUIRE(shapes);
+    CHECK(shapes->front().family == KernelFamily::LayerNorm);
+    CHECK(shapes->front().rows == 4 * 64);  // batch x tokens rows of 768
+    CHECK(shapes->front().backward == (op.kind == OpKind::LayerNormBwd));
+    ++(op.kind == OpKind::LayerNorm ? forward : backward);
+  }
+  CHECK(forward > 0);
+  CHECK(backward == forward);
+  opts.training.precision = Precision::BF16;
+  const Graph llama = build_training_graph("qwen2.5-0.5b", opts);
+  for (const Op& op : llama.ops())
+    if (op.kind == OpKind::RmsNorm) {
+      const auto shapes = op_kernel_shapes(spec, llama, op);
+      REQUIRE(shapes);
+      CHECK(shapes->front().rows == 0);
+    }
+}

@@ -3,6 +3,7 @@
 #include "hw/fitted/conv_backend.h"
 #include "hw/math_path.h"
 #include "hw/op_class.h"
+#include "workloads/shape.h"
 
 namespace dlsim {
 namespace {
@@ -55,6 +56,14 @@ KernelShape memory_shape_of_op(const Graph& g, const Op& op, KernelFamily f) {
   s.family = f;
   s.dtype = compute_dtype(g, op);
   s.bytes = static_cast<double>(op.bytes_read) + static_cast<double>(op.bytes_written);
+  if (op.kind == OpKind::LayerNorm || op.kind == OpKind::LayerNormBwd) {
+    // Its rows: the first input's elements (x, or the backward's dy of x's shape) over the normalised width.
+    s.backward = op.kind == OpKind::LayerNormBwd;
+    int64_t width = op.has_attr(Attr::normalized) ? op.attr(Attr::normalized) : 0;
+    if (width <= 0 && op.forward_op >= 0 && g.op(op.forward_op).has_attr(Attr::normalized))
+      width = g.op(op.forward_op).attr(Attr::normalized);
+    if (width > 0 && !op.inputs.empty()) s.rows = static_cast<double>(numel(g.tensor(op.inputs[0]).shape)) / static_cast<double>(width);
+  }
   if (f == KernelFamily::BatchNorm) {  // its channels: the op's, else its forward op's (a backward's)
     s.backward = op.kind == OpKind::BatchNormBwd;
     if (op.has_attr(Attr::channels)) s.channels = static_cast<double>(op.attr(Attr::channels));
@@ -126,6 +135,11 @@ KernelShape gemm_kernel_shape(double batch, double m, double n, double k, MathPa
   return s;
 }
 
+MathPath sdpa_path(MathPath requested, DType dtype, bool has_tf32) {
+  if (dtype != DType::F32) return requested;
+  return has_tf32 ? MathPath::Tf32 : MathPath::CudaCore;
+}
+
 KernelShape sdpa_kernel_shape(bool backward, double b, double heads, double seq, double d, bool causal, MathPath path,
                               uint32_t element_bytes) {
   KernelShape s;
@@ -135,6 +149,7 @@ KernelShape sdpa_kernel_shape(bool backward, double b, double heads, double seq,
   // (workloads/training_backward.cc).
   const double fwd = 4.0 * b * heads * seq * seq * d * (causal ? 0.5 : 1.0);
   s.flops = backward ? 2.5 * fwd : fwd;
+  if (path == MathPath::Tf32 && element_bytes == 4) s.flops *= kFastF32Products;  // 3xTF32: sdpa_path
   // q, k, v, o (and backward: dO in, dQ, dK, dV out).
   s.bytes = (backward ? 8.0 : 4.0) * b * heads * seq * d * element_bytes;
   // One block per (batch, head, tile of queries), none split.
@@ -156,10 +171,11 @@ std::optional<std::vector<KernelShape>> op_kernel_shapes(const GpuSpec& spec, co
     case OpKind::FlashAttention:
     case OpKind::FlashAttentionBwd: {
       auto a = [&](Attr x) { return static_cast<double>(op.attr(x)); };
+      const DType t = compute_dtype(g, op);
+      const MathPath path = sdpa_path(math_path(spec, g, op), t, path_peak(spec, MathPath::Tf32) > 0);
       return std::vector<KernelShape>{sdpa_kernel_shape(op.kind == OpKind::FlashAttentionBwd, a(Attr::batch),
                                                         a(Attr::heads), a(Attr::seq), a(Attr::head_dim),
-                                                        op.attr(Attr::causal) != 0, math_path(spec, g, op),
-                                                        dtype_bytes(compute_dtype(g, op)))};
+                                                        op.attr(Attr::causal) != 0, path, dtype_bytes(t))};
     }
     default: break;
   }

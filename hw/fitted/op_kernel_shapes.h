@@ -28,8 +28,19 @@ std::optional<ConvSizes> conv_sizes_of_op(const Graph& g, const Op& op);
 KernelShape conv_kernel_shape(KernelFamily pass, const ConvSizes& z, MathPath path, uint32_t element_bytes);
 // A (batched) matrix product C[batch, m, n] = A[batch, m, k] B[batch, k, n].
 KernelShape gemm_kernel_shape(double batch, double m, double n, double k, MathPath path, uint32_t element_bytes);
-// Flash attention over (b, heads, seq, d) tensors; `backward`: the gradients of q, k and v.
+// Flash attention over (b, heads, seq, d) tensors; `backward`: the gradients of q, k and v. fp32 attention
+// (element_bytes 4) on the TF32 path is PyTorch's memory-efficient kernel (sdpa_path): its flops count the three
+// TF32 products each fp32 product takes, so that F = flops / the TF32 peak is the kernel's ideal time.
 KernelShape sdpa_kernel_shape(bool backward, double b, double heads, double seq, double d, bool causal, MathPath path,
                               uint32_t element_bytes);
+// The path of an SDPA kernel of `dtype` that the op's math_path gives as `requested`. PyTorch runs fp32 SDPA
+// through its memory-efficient kernels (cutlass, from xformers; flash takes 16-bit types only), whose matrix
+// products on sm80 and later are tensor-core "3xTF32" (cutlass's OpMultiplyAddFastF32: each fp32 operand split
+// into a TF32 high and low part, three TF32 MMAs per product, mem_eff_attention/gemm_kernel_utils.h) whatever
+// torch.backends.cuda.matmul.allow_tf32 says: the TF32 path where the GPU has TF32 (`has_tf32`), else CUDA cores
+// (the kernels' SIMT fallback). Other types: `requested`.
+MathPath sdpa_path(MathPath requested, DType dtype, bool has_tf32);
+// TF32 products per fp32 product in the memory-efficient kernel's 3xTF32 arithmetic.
+inline constexpr double kFastF32Products = 3.0;
 
 }  // namespace dlsim

@@ -38,13 +38,16 @@ def main():
         hw, report = os.path.join(tmp, "cpu-fitted.yaml"), os.path.join(tmp, "fit.md")
         run(dlsim, "fit-kernels", "--shapes-of", "resnet18", "--batch", "1", "--out", shapes)
         run(sys.executable, SWEEP, "--device", "cpu", "--dry-run", "--shapes", shapes, "--random", "6",
-            "--random-gemms", "6", "--random-sdpa", "2", "--max-seconds", "240", "--out", sweep)
+            "--random-gemms", "6", "--random-sdpa", "2", "--sdpa-fp32", "--max-seconds", "240", "--out", sweep)
         with open(sweep) as f:
             doc = json.load(f)
         ops = {r["op"] for r in doc["records"]}
         for op in ("conv_fwd", "conv_dgrad", "conv_wgrad", "gemm", "add", "softmax", "layernorm", "batchnorm_fwd"):
             assert op in ops, "the dry run wrote no %s record" % op
         assert any(r.get("src") == "model:resnet18" for r in doc["records"]), "no layer of the zoo's resnet18"
+        if hasattr(torch.nn.functional, "scaled_dot_product_attention"):  # PyTorch 2.x: attention, fp32 beside bf16
+            sdpa = {r["dtype"] for r in doc["records"] if r["op"] in ("sdpa_fwd", "sdpa_fwd_bwd")}
+            assert sdpa == {"bfloat16", "float32"}, "--sdpa-fp32 wrote attention in %s" % sorted(sdpa)
         assert doc["meta"]["torch"] == torch.__version__
         out = run(dlsim, "fit-kernels", sweep, "--hw", "h200-datasheet", "--out", hw, "--report", report)
         assert "kernel classes" in out, out

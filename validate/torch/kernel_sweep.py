@@ -52,6 +52,9 @@ def parse_args(argv):
     p.add_argument("--random", type=int, default=200, help="seeded random convolution shapes (default 200)")
     p.add_argument("--random-gemms", type=int, default=100, help="seeded random GEMM shapes (default 100)")
     p.add_argument("--random-sdpa", type=int, default=20, help="seeded random attention shapes (default 20)")
+    p.add_argument("--sdpa-fp32", action="store_true",
+                   help="time each attention shape in fp32 too (PyTorch's memory-efficient kernels: the kernel "
+                        "model's sdpa_*.tf32 classes) beside bf16 (flash)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--warmups", type=int, default=2)
     p.add_argument("--reps", type=int, default=7)
@@ -153,7 +156,8 @@ def work_list(a):
             queues.setdefault((op, dtype), []).append(rec)
     for s in sdpas:
         for op in ("sdpa_fwd", "sdpa_fwd_bwd"):
-            queues.setdefault((op, "bfloat16"), []).append(dict(s, op=op, dtype="bfloat16"))
+            for dtype in ("bfloat16", "float32") if a.sdpa_fp32 else ("bfloat16",):
+                queues.setdefault((op, dtype), []).append(dict(s, op=op, dtype=dtype))
     top = 22 if a.dry_run else 26
     for exp in range(16, top + 1, 2):
         for op in MEMORY_OPS:

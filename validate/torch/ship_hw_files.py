@@ -13,7 +13,8 @@ The chain, per GPU (configs/hw/README.md):
   the H200's PyTorch sweeps (SWEEPS below: results/fidelity/h200-2026-11-27-kernels.json and session 12's grouped /
   depthwise and seed-7 random sweeps, CUDA events around each call, the CNNs' layers and random shapes; and
   h200-2026-11-28b/ and -28c/kernels-graph-llm.json, graph-timed, Qwen2.5-0.5B's and GPT-2's GEMMs forward, dgrad
-  and wgrad in fp32, TF32 and bf16, attention and the memory-bound ops) and the
+  and wgrad in fp32, TF32 and bf16, attention and the memory-bound ops; -28c/kernels-vit-sdpa.json, ViT-B/16's fp32
+  attention kernels from its profiler trace) and the
   GPU's own torch.profiler traces of whole training steps (every lease trace whose ops match dlsim's graph: the
   H200's eleven CNNs, twelve of the H100's thirteen; ShuffleNet V2's does not match), with the GPU's idle time per
   kernel in the CUDA-graph replays of those models added to each trace sample (--gap-us). The sweep's dispatch gets
@@ -60,7 +61,11 @@ C = "results/fidelity/data/h200-2026-11-28c"
 EVENT_SWEEPS = ["results/fidelity/h200-2026-11-27-kernels.json", f"{C}/kernels-grouped.json",
                 f"{C}/kernels-random-seed7.json"]
 GRAPH_SWEEPS = [str(step_fidelity.LLM_SWEEP.relative_to(ROOT)), f"{C}/kernels-graph-llm.json"]
-SWEEPS = EVENT_SWEEPS + GRAPH_SWEEPS
+# Trace-timed (the kernels' own durations in a profiler trace): ViT-B/16's fp32 attention, the memory-efficient
+# kernels' only measured shape (vit_sdpa_records.py; the sdpa_*.tf32 classes). Last, so that the records before
+# it keep their places (llm_kernel_fidelity.py counts them).
+TRACE_SWEEPS = [str(step_fidelity.VIT_SDPA_SWEEP.relative_to(ROOT))]
+SWEEPS = EVENT_SWEEPS + GRAPH_SWEEPS + TRACE_SWEEPS
 WORK = "build/ship-hw"
 HW = ROOT / "configs" / "hw"
 

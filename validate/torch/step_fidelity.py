@@ -50,10 +50,12 @@ SWEEP = ROOT / "results" / "fidelity" / "h200-2026-11-27-kernels.json"
 LLM_SWEEP = host.DATA / "h200-2026-11-28b" / "kernels-graph-llm.json"
 # The sweeps the sweep + traces form adds, as ship_hw_files.py's SWEEPS: the LLM GEMMs (both leases, graph-timed),
 # session 12's seeded random shapes, and (less the held-out model's layers) its grouped and depthwise convolutions
-# of seven recorded CNNs.
+# of seven recorded CNNs and ViT-B/16's fp32 attention.
 TRACED_SWEEPS = [LLM_SWEEP, host.DATA / "h200-2026-11-28c" / "kernels-graph-llm.json",
                  host.DATA / "h200-2026-11-28c" / "kernels-random-seed7.json"]
-MODEL_SWEEPS = [host.DATA / "h200-2026-11-28c" / "kernels-grouped.json"]
+# ViT-B/16's fp32 attention kernels from its profiler trace (vit_sdpa_records.py): the sdpa_*.tf32 classes.
+VIT_SDPA_SWEEP = host.DATA / "h200-2026-11-28c" / "kernels-vit-sdpa.json"
+MODEL_SWEEPS = [host.DATA / "h200-2026-11-28c" / "kernels-grouped.json", VIT_SDPA_SWEEP]
 # (label, profiles, shipped file, datasheet file the kernel model is fitted onto, the shipped PyTorch variant)
 MACHINES = [("h100", "h100-2026-11-27c/step-profiles.json", "h100-sxm-harness", "h100-sxm-datasheet", "h100-sxm"),
             ("h200", "h200-2026-11-27b/step-profiles.json", "h200-datasheet", "h200-datasheet", "h200")]

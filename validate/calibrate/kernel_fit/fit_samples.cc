@@ -1,5 +1,7 @@
 #include "validate/calibrate/kernel_fit/fit_samples.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -13,6 +15,9 @@ MathPath sweep_path(const SweepRecord& r) {
   if (r.dtype == "bfloat16" || r.dtype == "bf16") return MathPath::Bf16;
   if (r.dtype == "tf32") return MathPath::Tf32;
   if (r.dtype == "float32" && is_conv(r.op) && r.tf32) return MathPath::Tf32;  // PyTorch's default for convolutions
+  // fp32 attention: the memory-efficient kernel's 3xTF32 (sdpa_path); the sweeps and traces are of sm80+ GPUs.
+  if (r.dtype == "float32" && (r.op == SweepOp::SdpaFwd || r.op == SweepOp::SdpaFwdBwd))
+    return sdpa_path(MathPath::CudaCore, DType::F32, true);
   return MathPath::CudaCore;
 }
 
@@ -99,6 +104,8 @@ KernelShape sweep_record_shape(const SweepRecord& r) {
   s.dtype = sweep_dtype(r);
   s.bytes = static_cast<double>(r.bytes);
   if (r.op == SweepOp::BatchNormFwd) s.channels = static_cast<double>(r.channels);
+  // kernel_sweep.py normalises rows of 1,024 (sample_graph.cc builds the same op).
+  if (r.op == SweepOp::LayerNorm) s.rows = std::max(1.0, std::floor(static_cast<double>(r.numel) / 1024.0));
   return s;
 }
 

@@ -50,3 +50,23 @@ TEST_CASE("a record's model is its zoo model, without the batch or the pass a sw
   CHECK(s[3].model == "resnet50-bx");  // not a batch
   CHECK(s[4].model.empty());
 }
+
+TEST_CASE("an fp32 attention record is the memory-efficient kernel's: the TF32 class, three TF32 products a product") {
+  std::vector<std::string> notes;
+  const std::vector<FitSample> s = fit_samples(kernel_sweep_from_text(R"({"records": [
+   {"op": "sdpa_fwd", "b": 32, "heads": 12, "seq": 197, "d": 64, "causal": false, "dtype": "float32", "us": 201.0},
+   {"op": "sdpa_fwd_bwd", "b": 32, "heads": 12, "seq": 197, "d": 64, "causal": false, "dtype": "float32",
+    "us": 657.0},
+   {"op": "sdpa_fwd", "b": 32, "heads": 12, "seq": 197, "d": 64, "causal": false, "dtype": "bfloat16", "us": 20.0}
+  ]})", "fp32-sdpa.json"), notes);
+  CHECK(notes.empty());
+  REQUIRE(s.size() == 3);
+  const double fwd = 4.0 * 32 * 12 * 197 * 197 * 64;
+  CHECK(s[0].cls == "sdpa_fwd.tf32");
+  CHECK(s[0].shape.flops == Approx(3 * fwd));
+  CHECK(s[1].cls == "sdpa_bwd.tf32");
+  CHECK(s[1].us == Approx(456.0));  // the forward and backward less the forward
+  CHECK(s[1].shape.flops == Approx(3 * 2.5 * fwd));
+  CHECK(s[2].cls == "sdpa_fwd.bf16");  // 16-bit attention stays flash: its own flops
+  CHECK(s[2].shape.flops == Approx(fwd));
+}

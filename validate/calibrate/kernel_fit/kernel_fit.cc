@@ -11,7 +11,7 @@
 namespace dlsim {
 namespace {
 
-constexpr size_t kMaxTerms = 7;
+constexpr size_t kMaxTerms = 10;
 constexpr int kReweightRounds = 40;
 // IRLS weight floor: a sample predicted within 1 % counts as if it were 1 % off (keeps the weights finite).
 constexpr double kLeastRelativeError = 0.01;
@@ -20,10 +20,12 @@ using TermRow = std::array<double, kMaxTerms>;
 
 // The columns a class's coefficients multiply: 1, F, F*q, B (memory-bound: 1 and B in slots 0 and 3), and the
 // event-timed samples' dispatch (slot 4: 1 for an event-timed sample, used only where the class has both kinds),
-// and batch norm's per-channel terms, forward kernels' (slot 5) and backward kernels' (slot 6).
+// batch norm's per-channel terms, forward kernels' (slot 5) and backward kernels' (slot 6), and layer norm's per-row
+// terms, forward (slot 7) and backward (slot 8), and a layer-norm backward's bytes (slot 9, in place of slot 3).
 TermRow term_row(const FitSample& s, const GpuSpec& spec, const FittedKernels& settings) {
   const KernelTerms t = kernel_terms(s.shape, spec, settings);
-  return {1.0, t.flop_us, t.flop_us * t.wave, t.byte_us, s.device_timed ? 0.0 : 1.0, t.channel_us, t.channel_bwd_us};
+  return {1.0,          t.flop_us,        t.flop_us * t.wave, t.byte_us, s.device_timed ? 0.0 : 1.0,
+          t.channel_us, t.channel_bwd_us, t.row_us,           t.row_bwd_us, t.byte_bwd_us};
 }
 
 double median_of(std::vector<double> v) {
@@ -111,6 +113,21 @@ TermRow nnls_subsets(const std::vector<TermRow>& rows, const std::vector<double>
   return best;
 }
 
+// Whether the samples of one direction (backward or not) that have rows differ in rows per byte by more than 1 %
+// (term slot `slot`: their rows over the SMs; slots 3 and 9: their bytes over the bandwidth).
+bool rows_per_byte_differ(const std::vector<TermRow>& rows, const std::vector<const FitSample*>& samples,
+                          bool backward, size_t slot) {
+  double lo = 0, hi = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double bytes = rows[i][3] + rows[i][9];  // a layer-norm backward's are in slot 9
+    if (samples[i]->shape.backward != backward || !(rows[i][slot] > 0) || !(bytes > 0)) continue;
+    const double r = rows[i][slot] / bytes;
+    lo = lo > 0 ? std::min(lo, r) : r;
+    hi = std::max(hi, r);
+  }
+  return lo > 0 && hi > lo * 1.01;
+}
+
 }  // namespace
 
 FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples, const GpuSpec& spec,
@@ -135,7 +152,33 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
     for (TermRow& r : rows) std::swap(r[5], r[6]);
     std::swap(channels, channels_bwd);
   }
-  const std::array<bool, kMaxTerms> allowed = {true, !memory, !memory, true, device && events, channels, channels_bwd};
+  // Layer norm's rows, the same way; a per-row term only where the samples' rows per byte differ (rows of several
+  // widths): over rows of one width (a sweep's) it is the byte term again, and the fit could not tell them apart.
+  const bool per_row = rows_per_byte_differ(rows, samples, false, 7);
+  const bool per_row_bwd = rows_per_byte_differ(rows, samples, true, 8);
+  // Where only one direction's rows differ, one coefficient for both (a backward takes row_scale where the class
+  // has no row_bwd_scale: kernel_terms.h).
+  if (per_row != per_row_bwd)
+    for (TermRow& r : rows) {
+      r[7] += r[8];
+      r[8] = 0;
+    }
+  // A layer-norm backward's bytes: a coefficient of their own where forward samples fit byte_scale, else byte_scale.
+  bool bytes_fwd = false, bytes_bwd = false;
+  for (const TermRow& r : rows) {
+    bytes_fwd = bytes_fwd || r[3] > 0;
+    bytes_bwd = bytes_bwd || r[9] > 0;
+  }
+  if (!bytes_fwd)
+    for (TermRow& r : rows) std::swap(r[3], r[9]);
+  std::array<bool, kMaxTerms> allowed = {true,     !memory,  !memory, true, device && events, channels, channels_bwd,
+                                         per_row || per_row_bwd, per_row && per_row_bwd, bytes_fwd && bytes_bwd};
+  // Samples of one shape alone (every term row the same: ViT's fp32 attention, the one shape any trace holds)
+  // cannot tell a fixed cost from a rate, and every single term fits them exactly; the class then takes their
+  // time as a rate over the work (flop_scale, or byte_scale for a memory-bound class), so that another shape is
+  // priced by its flops or bytes rather than at this shape's time.
+  if (std::all_of(rows.begin(), rows.end(), [&](const TermRow& r) { return r == rows.front(); }))
+    allowed = {false, !memory, false, memory, false, false, false, false, false, false};
   TermRow coef{};
   for (int round = 0; round < kReweightRounds; ++round) {
     coef = nnls_subsets(rows, y, w, allowed);
@@ -154,6 +197,9 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
   c.byte_scale = coef[3];
   c.channel_scale = coef[5];
   c.channel_bwd_scale = coef[6];
+  c.row_scale = coef[7];
+  c.row_bwd_scale = coef[8];
+  c.byte_bwd_scale = coef[9];
   c.records = static_cast<int64_t>(samples.size());
   if (dispatch_us) *dispatch_us = coef[4];
   return c;

@@ -6,6 +6,7 @@
 
 #include "hw/fitted/fitted_cost_model.h"
 #include "hw/fitted/kernel_terms.h"
+#include "hw/fitted/op_kernel_shapes.h"
 #include "hw/gpu_spec_file.h"
 #include "hw/hardware.h"
 #include "validate/calibrate/kernel_fit/kernel_crossval.h"
@@ -50,6 +51,87 @@ TEST_CASE("samples whose times follow the model exactly give back its coefficien
   CHECK(c.wave_scale == Approx(truth.wave_scale).epsilon(1e-6));
   CHECK(c.byte_scale == Approx(truth.byte_scale).epsilon(1e-6));
   CHECK(c.records == 15);
+}
+
+TEST_CASE("samples of one shape alone are fitted as a rate over their work, not as a fixed cost") {
+  // Every single term fits one shape exactly; a fixed cost would price every other shape at this one's time.
+  const GpuSpec spec = h200();
+  const FittedKernels settings;
+  std::vector<FitSample> samples;
+  for (double us : {200.0, 201.0, 202.0, 201.0}) {
+    FitSample s;
+    s.shape = sdpa_kernel_shape(false, 32, 12, 197, 64, false, MathPath::Tf32, 4);
+    s.cls = "sdpa_fwd.tf32";
+    s.us = us;
+    s.device_timed = true;
+    samples.push_back(s);
+  }
+  std::vector<std::string> notes;
+  const FittedKernelClass c = fit_kernel_classes(samples, spec, settings, notes).classes.at("sdpa_fwd.tf32");
+  const KernelTerms t = kernel_terms(samples[0].shape, spec, settings);
+  CHECK(c.fixed_us == 0);
+  CHECK(c.wave_scale == 0);
+  CHECK(c.byte_scale == 0);
+  CHECK(c.flop_scale * t.flop_us == Approx(201.0).epsilon(0.01));  // the samples' time, as a rate
+  // Twice the work: twice the time.
+  const KernelShape twice = sdpa_kernel_shape(false, 64, 12, 197, 64, false, MathPath::Tf32, 4);
+  CHECK(class_time_us(c, kernel_terms(twice, spec, settings)) == Approx(2 * c.flop_scale * t.flop_us));
+  // A memory-bound class of one shape: a rate over its bytes.
+  samples.clear();
+  for (double us : {19.0, 18.5, 19.2, 18.7}) {
+    FitSample s;
+    s.shape.family = KernelFamily::LayerNorm;
+    s.shape.bytes = 38.7e6;
+    s.cls = "layernorm.f32";
+    s.us = us;
+    samples.push_back(s);
+  }
+  const FittedKernelClass m = fit_kernel_classes(samples, spec, settings, notes).classes.at("layernorm.f32");
+  CHECK(m.fixed_us == 0);
+  CHECK(m.byte_scale > 0);
+}
+
+TEST_CASE("layer norm's per-row and byte coefficients are fitted from rows of several widths, forward and backward "
+          "apart, and over one width there is no per-row one") {
+  const GpuSpec spec = h200();
+  const FittedKernels settings;
+  const FittedKernelClass truth{3.0, 0, 0, 0.8, 0, 0, 0, 0.18, 0.4, 4.0};
+  std::vector<FitSample> samples;
+  for (bool backward : {false, true})
+    for (double width : {96.0, 192.0, 384.0, 768.0})
+      for (double rows : {1568.0, 6272.0, 25088.0, 100352.0}) {
+        FitSample s;
+        s.shape.family = KernelFamily::LayerNorm;
+        s.shape.bytes = rows * width * 4 * (backward ? 3.0 : 2.0);
+        s.shape.rows = rows;
+        s.shape.backward = backward;
+        s.cls = "layernorm.f32";
+        s.us = class_time_us(truth, kernel_terms(s.shape, spec, settings));
+        s.device_timed = true;
+        samples.push_back(s);
+      }
+  std::vector<std::string> notes;
+  const FittedKernelClass both = fit_kernel_classes(samples, spec, settings, notes).classes.at("layernorm.f32");
+  CHECK(both.fixed_us == Approx(truth.fixed_us).epsilon(1e-6));
+  CHECK(both.byte_scale == Approx(truth.byte_scale).epsilon(1e-6));
+  CHECK(both.row_scale == Approx(truth.row_scale).epsilon(1e-6));
+  CHECK(both.row_bwd_scale == Approx(truth.row_bwd_scale).epsilon(1e-6));
+  CHECK(both.byte_bwd_scale == Approx(truth.byte_bwd_scale).epsilon(1e-6));
+  // Rows of one width (a sweep's 1,024): rows and bytes move together, so no per-row term; the bytes take it.
+  samples.clear();
+  for (double rows : {64.0, 1024.0, 16384.0, 65536.0}) {
+    FitSample s;
+    s.shape.family = KernelFamily::LayerNorm;
+    s.shape.bytes = rows * 1024 * 8;
+    s.shape.rows = rows;
+    s.cls = "layernorm.f32";
+    s.us = class_time_us(truth, kernel_terms(s.shape, spec, settings));
+    samples.push_back(s);
+  }
+  const FittedKernelClass one = fit_kernel_classes(samples, spec, settings, notes).classes.at("layernorm.f32");
+  CHECK(one.row_scale == 0);
+  CHECK(one.row_bwd_scale == 0);
+  CHECK(one.byte_scale > truth.byte_scale);
 }
 
 TEST_CASE("batch norm's forward and backward per-channel coefficients are fitted apart, the backward's only from "

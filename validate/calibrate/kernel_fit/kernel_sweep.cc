@@ -118,7 +118,8 @@ void read_sdpa(const SweepRecordReader& r, SweepRecord& s) {
   s.seq = r.size("seq");
   s.d = r.size("d");
   s.causal = r.flag("causal");
-  check_sweep_choice(r, "dtype", s.dtype, {"bfloat16", "float16"});
+  // float32: PyTorch's memory-efficient kernels (hw/fitted/op_kernel_shapes.h, sdpa_path); 16-bit: flash.
+  check_sweep_choice(r, "dtype", s.dtype, {"bfloat16", "float16", "float32"});
 }
 
 void read_memory_op(const SweepRecordReader& r, SweepRecord& s) {
