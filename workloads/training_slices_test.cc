@@ -39,7 +39,7 @@ const Op& only_op(const Graph& g, OpKind k, Phase p) {
 
 }  // namespace
 
-TEST_CASE("split: equal slices along an axis, as views; a split that does not divide is an error") {
+TEST_CASE("split: equal slices along an axis, as views, and a split that does not divide is an error") {
   ModelBuilder b("s", kB);
   TensorId x = b.input({kB, kS, 3 * kH}, DType::F32, "x");
   const std::vector<TensorId> s = b.split(x, 3, 2, "split");
@@ -93,7 +93,7 @@ TEST_CASE("a split's slices read the split tensor, whose gradient is the cat of 
   CHECK(read_by_c_attn_bwd);
 }
 
-TEST_CASE("a slice read twice sums its gradients; a slice nobody reads gets zeros in the cat") {
+TEST_CASE("a slice read twice sums its gradients, and a slice nobody reads gets zeros in the cat") {
   const Graph t = make_training_graph(attention_graph({0, 1, 1}), TrainingOptions{});
   const Op& bwd = only_op(t, OpKind::FlashAttentionBwd, Phase::Backward);
   const Op& cat = only_op(t, OpKind::Concat, Phase::Backward);
