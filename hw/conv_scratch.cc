@@ -86,10 +86,18 @@ bool conv_scratch_aligned(int64_t c, int64_t k, int64_t groups, const std::strin
 // The bytes a convolution's workspace is set against when an entry of another geometry serves it: its input,
 // output and filter at `batch` (cuDNN's scratch holds layout transforms of the activations, split-K partial
 // filters, or im2col tiles, each of which grows with one of them).
-double conv_scratch_operand_bytes(int64_t n, int64_t c, int64_t h, int64_t w, int64_t k, int64_t r, int64_t s,
-                                  int64_t out_h, int64_t out_w, int64_t groups) {
-  return static_cast<double>(n) * static_cast<double>(c * h * w + k * out_h * out_w) +
-         static_cast<double>(k * (c / groups) * r * s);
+double conv_scratch_operand_bytes(const ConvSizes& z) {
+  return static_cast<double>(z.n) * static_cast<double>(z.c * z.h * z.w + z.k * z.out_h() * z.out_w()) +
+         static_cast<double>(z.k * (z.c / z.groups) * z.r * z.s);
+}
+
+// An entry's geometry at `batch` as the convolution sizes an op has.
+ConvSizes conv_scratch_sizes(const GpuSpec::ConvScratchRecord& rec, int64_t batch) {
+  ConvSizes z;
+  z.n = batch, z.c = rec.c, z.h = rec.h, z.w = rec.w, z.k = rec.k, z.r = rec.r, z.s = rec.s;
+  z.stride_h = rec.stride_h, z.stride_w = rec.stride_w, z.pad_h = rec.pad_h, z.pad_w = rec.pad_w;
+  z.dilation = rec.dilation, z.groups = rec.groups;
+  return z;
 }
 
 }  // namespace
@@ -137,16 +145,14 @@ uint64_t conv_scratch_scaled(const GpuSpec::ConvScratchRecord& rec, const ConvSi
   const std::pair<int64_t, uint64_t>* at = nullptr;
   for (const auto& e : rec.by_batch)
     if (!at || std::llabs(e.first - batch) <= std::llabs(at->first - batch)) at = &e;
-  const int64_t rec_out_h = (rec.h + 2 * rec.pad_h - rec.dilation * (rec.r - 1) - 1) / rec.stride_h + 1;
-  const int64_t rec_out_w = (rec.w + 2 * rec.pad_w - rec.dilation * (rec.s - 1) - 1) / rec.stride_w + 1;
   const bool same_geometry = rec.c == z.c && rec.h == z.h && rec.w == z.w && rec.k == z.k &&
                              rec.pad_h == z.pad_h && rec.pad_w == z.pad_w && rec.groups == z.groups;
   // The same geometry scales with the batch alone, as before nearest entries existed; another one by its operands.
-  const double scale =
-      same_geometry ? static_cast<double>(batch) / static_cast<double>(at->first)
-                    : conv_scratch_operand_bytes(batch, z.c, z.h, z.w, z.k, z.r, z.s, z.out_h(), z.out_w(), z.groups) /
-                          conv_scratch_operand_bytes(at->first, rec.c, rec.h, rec.w, rec.k, rec.r, rec.s, rec_out_h,
-                                                     rec_out_w, rec.groups);
+  ConvSizes op = z;
+  op.n = batch;
+  const double scale = same_geometry ? static_cast<double>(batch) / static_cast<double>(at->first)
+                                     : conv_scratch_operand_bytes(op) /
+                                           conv_scratch_operand_bytes(conv_scratch_sizes(rec, at->first));
   const double scaled = static_cast<double>(at->second) * scale;
   return (static_cast<uint64_t>(scaled + 0.999999) + kConvScratchBlock - 1) / kConvScratchBlock * kConvScratchBlock;
 }

@@ -70,8 +70,8 @@ def unprobed(dlsim):
     shipped = yaml.safe_load((ROOT / "configs" / "hw" / "h200.yaml").read_text())["conv_scratch"]
     tmp = pathlib.Path(tempfile.mkdtemp(dir=dlsim.tmp))
 
-    def hw(k, entries=None):
-        path = tmp / f"h200-{k}-{len(entries) if entries is not None else 'all'}.yaml"
+    def hw(k, entries=None, without=None):
+        path = tmp / f"h200-{k}-without-{without}.yaml"
         text = f"base: h200\nconv_scratch_neighbours: {k}\n"
         if entries is not None:
             text += "conv_scratch: " + json.dumps(entries) + "\n"
@@ -90,10 +90,11 @@ def unprobed(dlsim):
            "**The nine CNNs no probe measured** (`h200` as shipped; VGG-19 the zoo's graph, the others recorded):", ""]
     errs = collections.defaultdict(list)
     rows = []
+    shipped_hws = [hw(k) for k in NEIGHBOURS]
     for r in json.loads(HELD_OUT.read_text())["records"]:
         name, b = r["case"].rsplit("-b", 1)
         keys = {"model": name} if name == "vgg19" else {"model": str(dlsim.trace(r["case"]))}
-        rows.append(row(r["case"], r["max_memory_reserved_bytes"], keys, int(b), [hw(k) for k in NEIGHBOURS], errs))
+        rows.append(row(r["case"], r["max_memory_reserved_bytes"], keys, int(b), shipped_hws, errs))
     out += table(rows, errs, "The nine")
 
     probed = json.loads(PROBED.read_text())["records"]
@@ -110,6 +111,6 @@ def unprobed(dlsim):
         name, b = r["case"].rsplit("-b", 1)
         kept = without_model(shipped, owners, name)
         rows.append(row(f"{r['case']} ({len(shipped) - len(kept)} entries out)", r["max_memory_reserved_bytes"],
-                        {"model": str(dlsim.trace(r["case"]))}, int(b), [hw(k, kept) for k in NEIGHBOURS], errs))
+                        {"model": str(dlsim.trace(r["case"]))}, int(b), [hw(k, kept, name) for k in NEIGHBOURS], errs))
     out += table(rows, errs, "Left out")
     return "\n".join(out)
