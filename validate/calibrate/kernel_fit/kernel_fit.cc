@@ -128,6 +128,14 @@ bool rows_per_byte_differ(const std::vector<TermRow>& rows, const std::vector<co
   return lo > 0 && hi > lo * 1.01;
 }
 
+// Whether every sample's term row is the same (one shape, one timing kind).
+bool one_shape(const std::vector<const FitSample*>& samples, const GpuSpec& spec, const FittedKernels& settings) {
+  if (samples.empty()) return false;
+  const TermRow first = term_row(*samples.front(), spec, settings);
+  return std::all_of(samples.begin(), samples.end(),
+                     [&](const FitSample* s) { return term_row(*s, spec, settings) == first; });
+}
+
 }  // namespace
 
 FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples, const GpuSpec& spec,
@@ -220,9 +228,18 @@ FittedKernels fit_kernel_classes(const std::vector<FitSample>& samples, const Gp
   f.min_split_k = settings.min_split_k;
   for (const auto& [cls, members] : by_class) {
     if (members.size() < kMinSamplesPerClass) {
-      notes.push_back("class " + cls + ": " + std::to_string(members.size()) + " sample(s), fewer than " +
-                      std::to_string(kMinSamplesPerClass) + ": not fitted (its ops keep the roofline)");
-      continue;
+      // One coefficient, a rate over the work, is all that samples of one shape determine (fit_kernel_class), and
+      // one sample determines it as well as four: the kernels of the class's own family at its own rate price a
+      // shape better than a fallback class of other kernels does (cuDNN's grouped 7x7 depthwise filter gradients,
+      // one shape in the H200's sweeps, take over a hundred times its depthwise class's time per flop).
+      if (!one_shape(members, spec, settings)) {
+        notes.push_back("class " + cls + ": " + std::to_string(members.size()) + " sample(s) of several shapes, " +
+                        "fewer than " + std::to_string(kMinSamplesPerClass) +
+                        ": not fitted (its ops keep the roofline)");
+        continue;
+      }
+      notes.push_back("class " + cls + ": " + std::to_string(members.size()) + " sample(s) of one shape: fitted " +
+                      "as a rate over its work");
     }
     double dispatch = 0;
     f.classes[cls] = fit_kernel_class(members, spec, settings, &dispatch);

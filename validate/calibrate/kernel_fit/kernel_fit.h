@@ -20,7 +20,9 @@
 
 namespace dlsim {
 
-// A class with fewer samples than this is not fitted (its ops keep the roofline), and the fit says so.
+// A class with fewer samples than this is not fitted (its ops keep the roofline, or the next class of
+// class_candidates), and the fit says so; unless they are all of one shape, which gives the one coefficient such
+// samples determine, a rate over the work (fit_kernel_class).
 inline constexpr size_t kMinSamplesPerClass = 4;
 
 // One class's coefficients from its samples (all of the same class). `settings` gives tile and min_split_k.

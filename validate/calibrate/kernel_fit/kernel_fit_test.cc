@@ -91,6 +91,35 @@ TEST_CASE("samples of one shape alone are fitted as a rate over their work, not 
   CHECK(m.byte_scale > 0);
 }
 
+TEST_CASE("a class of fewer samples than the minimum is fitted as a rate when they are of one shape, and left out "
+          "when they are of several") {
+  const GpuSpec spec = h200();
+  const FittedKernels settings;
+  auto sample = [](int64_t batch, double us) {
+    FitSample s;
+    s.shape = sdpa_kernel_shape(false, batch, 12, 197, 64, false, MathPath::Tf32, 4);
+    s.cls = "sdpa_fwd.tf32";
+    s.us = us;
+    s.device_timed = true;
+    return s;
+  };
+  std::vector<std::string> notes;
+  const FittedKernels one = fit_kernel_classes({sample(32, 200.0)}, spec, settings, notes);
+  REQUIRE(one.classes.count("sdpa_fwd.tf32") == 1);
+  const FittedKernelClass& c = one.classes.at("sdpa_fwd.tf32");
+  CHECK(c.fixed_us == 0);
+  CHECK(c.records == 1);
+  CHECK(class_time_us(c, kernel_terms(sample(32, 0).shape, spec, settings)) == Approx(200.0));
+  CHECK(class_time_us(c, kernel_terms(sample(64, 0).shape, spec, settings)) == Approx(400.0));
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("1 sample(s) of one shape") != std::string::npos);
+  notes.clear();
+  const FittedKernels two = fit_kernel_classes({sample(32, 200.0), sample(64, 390.0)}, spec, settings, notes);
+  CHECK(two.classes.count("sdpa_fwd.tf32") == 0);
+  REQUIRE(notes.size() == 1);
+  CHECK(notes[0].find("several shapes") != std::string::npos);
+}
+
 TEST_CASE("layer norm's per-row and byte coefficients are fitted from rows of several widths, forward and backward "
           "apart, and over one width there is no per-row one") {
   const GpuSpec spec = h200();
@@ -217,18 +246,18 @@ TEST_CASE("device-timed and event-timed samples share the work terms, the event-
   CHECK(notes.empty());
 }
 
-TEST_CASE("a class with too few samples is left to the roofline, and said so") {
+TEST_CASE("a class with too few samples of several shapes is left to the roofline, and said so") {
   std::vector<FitSample> samples(3);
-  for (auto& s : samples) {
-    s.shape.family = KernelFamily::Reduction;
-    s.shape.bytes = 1e6;
-    s.cls = "reduction.f32";
-    s.us = 10;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    samples[i].shape.family = KernelFamily::Reduction;
+    samples[i].shape.bytes = 1e6 * static_cast<double>(i + 1);
+    samples[i].cls = "reduction.f32";
+    samples[i].us = 10.0 * static_cast<double>(i + 1);
   }
   std::vector<std::string> notes;
   CHECK(fit_kernel_classes(samples, h200(), FittedKernels{}, notes).empty());
   REQUIRE(notes.size() == 1);
-  CHECK_THAT(notes[0], Catch::Contains("reduction.f32: 3 sample(s)"));
+  CHECK_THAT(notes[0], Catch::Contains("reduction.f32: 3 sample(s) of several shapes"));
 }
 
 TEST_CASE("the fit to the committed H200 subset reproduces its coefficients") {
