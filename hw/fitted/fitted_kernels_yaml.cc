@@ -19,7 +19,7 @@ double read_coefficient(const YamlMap& m, const std::string& key, double max_val
 
 FittedKernelClass read_class(const YamlMap& m) {
   m.check_keys({"fixed_us", "flop_scale", "wave_scale", "byte_scale", "channel_scale", "channel_bwd_scale",
-                "row_scale", "row_bwd_scale", "byte_bwd_scale", "records"});
+                "row_scale", "row_bwd_scale", "byte_bwd_scale", "window_scale", "window_bwd_scale", "records"});
   FittedKernelClass c;
   if (!m.has("fixed_us")) m.fail("fixed_us", "missing: every class has a fixed cost (0 allowed)");
   c.fixed_us = read_coefficient(m, "fixed_us", kMaxCoefficient);
@@ -31,6 +31,8 @@ FittedKernelClass read_class(const YamlMap& m) {
   c.row_scale = read_coefficient(m, "row_scale", kMaxCoefficient);
   c.row_bwd_scale = read_coefficient(m, "row_bwd_scale", kMaxCoefficient);
   c.byte_bwd_scale = read_coefficient(m, "byte_bwd_scale", kMaxCoefficient);
+  c.window_scale = read_coefficient(m, "window_scale", kMaxCoefficient);
+  c.window_bwd_scale = read_coefficient(m, "window_bwd_scale", kMaxCoefficient);
   if (m.has("records")) {
     c.records = m.get_int("records");
     if (c.records < 0) m.fail("records", "must not be negative, got " + std::to_string(c.records));
@@ -87,17 +89,18 @@ std::string fitted_kernels_to_yaml(const FittedKernels& f) {
   o << "  tile: " << significant(f.tile) << '\n'
     << "  min_split_k: " << significant(f.min_split_k) << '\n'
     << "  classes:\n";
-  for (const auto& [name, c] : f.classes)
-    o << "    " << name << ": {fixed_us: " << significant(c.fixed_us)
-      << ", flop_scale: " << significant(c.flop_scale) << ", wave_scale: " << significant(c.wave_scale)
-      << ", byte_scale: " << significant(c.byte_scale)
-      << (c.channel_scale > 0 ? ", channel_scale: " + significant(c.channel_scale) : std::string())
-      << (c.channel_bwd_scale > 0 ? ", channel_bwd_scale: " + significant(c.channel_bwd_scale) : std::string())
-      << (c.row_scale > 0 ? ", row_scale: " + significant(c.row_scale) : std::string())
-      << (c.row_bwd_scale > 0 ? ", row_bwd_scale: " + significant(c.row_bwd_scale) : std::string())
-      << (c.byte_bwd_scale > 0 ? ", byte_bwd_scale: " + significant(c.byte_bwd_scale) : std::string())
-      << ", records: " << c.records << "}\n";
+  for (const auto& [name, c] : f.classes) o << "    " << name << ": " << fitted_class_to_yaml(c) << '\n';
   return o.str();
+}
+
+std::string fitted_class_to_yaml(const FittedKernelClass& c) {
+  auto optional = [](const char* key, double v) { return v > 0 ? ", " + std::string(key) + ": " + significant(v) : ""; };
+  return "{fixed_us: " + significant(c.fixed_us) + ", flop_scale: " + significant(c.flop_scale) +
+         ", wave_scale: " + significant(c.wave_scale) + ", byte_scale: " + significant(c.byte_scale) +
+         optional("channel_scale", c.channel_scale) + optional("channel_bwd_scale", c.channel_bwd_scale) +
+         optional("row_scale", c.row_scale) + optional("row_bwd_scale", c.row_bwd_scale) +
+         optional("byte_bwd_scale", c.byte_bwd_scale) + optional("window_scale", c.window_scale) +
+         optional("window_bwd_scale", c.window_bwd_scale) + ", records: " + std::to_string(c.records) + "}";
 }
 
 }  // namespace dlsim

@@ -23,5 +23,7 @@ FittedKernels fitted_kernels_from_yaml(const YamlMap& section);
 std::string fitted_yaml_quoted(const std::string& text);
 // The section as text, `kernel_model:` included, coefficients to 6 significant digits, classes in name order.
 std::string fitted_kernels_to_yaml(const FittedKernels& f);
+// One class as a YAML flow mapping, as the section writes it (the coefficients that are 0 and optional left out).
+std::string fitted_class_to_yaml(const FittedKernelClass& c);
 
 }  // namespace dlsim

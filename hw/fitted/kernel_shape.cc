@@ -11,7 +11,8 @@ namespace {
 constexpr KernelFamily kFamilies[] = {
     KernelFamily::ConvFwd, KernelFamily::ConvDgrad,   KernelFamily::ConvWgrad, KernelFamily::Gemm,
     KernelFamily::Bmm,     KernelFamily::SdpaFwd,     KernelFamily::SdpaBwd,   KernelFamily::Elementwise,
-    KernelFamily::Reduction, KernelFamily::LayerNorm, KernelFamily::BatchNorm,
+    KernelFamily::Reduction, KernelFamily::LayerNorm, KernelFamily::BatchNorm, KernelFamily::MaxPool,
+    KernelFamily::AvgPool,
 };
 constexpr MathPath kPaths[] = {MathPath::CudaCore, MathPath::Tf32, MathPath::Fp16, MathPath::Bf16};
 constexpr ConvVariant kConvVariants[] = {ConvVariant::OneByOne, ConvVariant::Spatial, ConvVariant::Depthwise,
@@ -68,13 +69,17 @@ const char* to_string(KernelFamily f) {
     case KernelFamily::Reduction: return "reduction";
     case KernelFamily::LayerNorm: return "layernorm";
     case KernelFamily::BatchNorm: return "batchnorm";
+    case KernelFamily::MaxPool: return "maxpool";
+    case KernelFamily::AvgPool: return "avgpool";
   }
   return "?";
 }
 
+bool is_pool_family(KernelFamily f) { return f == KernelFamily::MaxPool || f == KernelFamily::AvgPool; }
+
 bool is_memory_family(KernelFamily f) {
   return f == KernelFamily::Elementwise || f == KernelFamily::Reduction || f == KernelFamily::LayerNorm ||
-         f == KernelFamily::BatchNorm;
+         f == KernelFamily::BatchNorm || is_pool_family(f);
 }
 
 const char* to_string(ConvVariant v) {
@@ -109,6 +114,10 @@ std::vector<std::string> class_candidates(const KernelShape& s) {
   if (is_memory_family(s.family)) {
     push_unique(c, std::string(to_string(s.family)) + "." + to_string(s.dtype));
     push_unique(c, std::string(to_string(s.family)) + "." + to_string(other_half(s.dtype)));
+    if (is_pool_family(s.family)) {
+      push_unique(c, std::string(to_string(KernelFamily::Reduction)) + "." + to_string(s.dtype));
+      push_unique(c, std::string(to_string(KernelFamily::Reduction)) + "." + to_string(other_half(s.dtype)));
+    }
     return c;
   }
   if (is_conv_family(s.family) && (s.variant == ConvVariant::Depthwise || s.variant == ConvVariant::CudnnDepthwise ||
@@ -154,7 +163,7 @@ bool is_kernel_class_name(const std::string& name, std::string& why) {
         "conv_wgrad with a variant 1x1, spatial, depthwise, grouped, cudnn_depthwise or "
         "cudnn_depthwise_grouped; gemm, bmm, sdpa_fwd, "
         "sdpa_bwd; paths cuda_core, tf32, fp16, bf16) or <family>.<dtype> for the memory-bound ones (elementwise, "
-        "reduction, layernorm, batchnorm; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, gemm.bf16, layernorm.f32";
+        "reduction, layernorm, batchnorm, maxpool, avgpool; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, gemm.bf16, layernorm.f32";
   return false;
 }
 

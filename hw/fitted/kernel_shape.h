@@ -20,9 +20,13 @@ enum class KernelFamily : uint8_t {
   // ones (fp32: the TF32 path, hw/fitted/op_kernel_shapes.h's sdpa_path)
   SdpaFwd, SdpaBwd,
   Elementwise, Reduction, LayerNorm, BatchNorm,  // memory-bound: add/relu/copy, softmax, layer/RMS norm, batch norm
+  // PyTorch's windowed max and average pooling kernels (max_pool_forward_nchw, avg_pool2d_out_cuda_frame and their
+  // backwards), memory-bound but priced by their windows' reads as well as their bytes (KernelShape::window_bytes)
+  MaxPool, AvgPool,
 };
 const char* to_string(KernelFamily f);  // "conv_fwd", "bmm", "sdpa_bwd", "layernorm", ...
-bool is_memory_family(KernelFamily f);   // priced by bytes alone
+bool is_memory_family(KernelFamily f);   // priced by bytes (and a pool by its windows' reads), no flops
+bool is_pool_family(KernelFamily f);     // MaxPool or AvgPool
 
 // How a convolution's filter is laid out, and which library runs it (hw/fitted/conv_backend.h): a 1x1 filter is a
 // plain GEMM in cuDNN, a larger one an implicit GEMM, a grouped one cuDNN's grouped kernels; a depthwise one
@@ -67,6 +71,12 @@ struct KernelShape {
   // 6,304 rows of 768, as many bytes, take 19. 0: not a layer norm (RMS norm: its own kernels), or unknown. Its
   // backward kernels (KernelShape::backward) have their own per-row coefficient.
   double rows = 0;
+  // A windowed pool (MaxPool, AvgPool): the bytes its windows read, the pooled output's elements times the window's
+  // area times the element's bytes. The kernels loop over the window for each output (forward) or over the
+  // windows that cover each input (backward), so a 3x3 window of stride 1 costs more than its bytes say: on the
+  // H200's traces GoogLeNet's 3x3 stride-1 max pools run at 1.0 TB/s of their bytes, VGG's 2x2 stride-2 ones at
+  // 2.0. Its backward kernels (KernelShape::backward) have their own coefficients. 0: not a windowed pool.
+  double window_bytes = 0;
   TileGrid grid;
 };
 
@@ -82,7 +92,8 @@ double wave_factor(double blocks, int sms);
 // priced it before the two were told apart, so that a file fitted without the split keeps its times), cuDNN's
 // grouped fallback for a depthwise shape first cuDNN's depthwise class (the same reason); a batched
 // product then the plain one; a 16-bit kernel then the other 16-bit type's class (bf16 and fp16 tensor cores
-// have the same rate). Memory families: "<family>.<dtype>".
+// have the same rate). Memory families: "<family>.<dtype>"; a windowed pool then "reduction.<dtype>" (what priced
+// pools before they had classes of their own, so that a file fitted without them keeps its times).
 std::vector<std::string> class_candidates(const KernelShape& s);
 // Whether `name` is a class name of that grammar; `why` says what is wrong when not.
 bool is_kernel_class_name(const std::string& name, std::string& why);

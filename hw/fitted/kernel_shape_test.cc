@@ -51,9 +51,14 @@ TEST_CASE("class names: the best class first, then what stands in for it") {
   ln.family = KernelFamily::LayerNorm;
   ln.dtype = DType::F16;
   CHECK(class_candidates(ln) == std::vector<std::string>{"layernorm.f16", "layernorm.bf16"});
+  // A windowed pool: its own family, then the reduction class that priced pools before they had one.
+  KernelShape pool;
+  pool.family = KernelFamily::MaxPool;
+  CHECK(class_candidates(pool) == std::vector<std::string>{"maxpool.f32", "reduction.f32"});
   std::string why;
   for (const char* name : {"conv_fwd.tf32.spatial", "conv_wgrad.tf32.cudnn_depthwise",
-                           "conv_wgrad.tf32.cudnn_depthwise_grouped", "gemm.cuda_core", "sdpa_bwd.bf16", "batchnorm.f32"})
+                           "conv_wgrad.tf32.cudnn_depthwise_grouped", "gemm.cuda_core", "sdpa_bwd.bf16", "batchnorm.f32",
+                           "maxpool.f32", "avgpool.bf16"})
     CHECK(is_kernel_class_name(name, why));
   CHECK_FALSE(is_kernel_class_name("conv_fwd.tf32", why));  // a convolution needs its variant
   CHECK_FALSE(is_kernel_class_name("gemm.float32", why));

@@ -27,6 +27,10 @@ struct KernelTerms {
   // gradient and GammaBeta's column reduction) stream at a rate of their own (about 1.1 TB/s on the H200's traces,
   // the forward's 2-2.8), which the class's byte_bwd_scale takes.
   double byte_bwd_us = 0;
+  // A windowed pool's windows' reads over the bandwidth (KernelShape::window_bytes), forward and backward kernels
+  // apart; a pool's backward bytes are in byte_bwd_us, as a layer norm's.
+  double window_us = 0;
+  double window_bwd_us = 0;
 };
 // `spec` gives the peaks, the bandwidth and the SMs; `fitted` the tile settings. A path the GPU has no peak for
 // has no compute term (0).
@@ -38,8 +42,10 @@ double class_time_us(const FittedKernelClass& c, const KernelTerms& t);
 double channel_bwd_coefficient(const FittedKernelClass& c);
 // The same for layer norm's per-row term: row_bwd_scale, or row_scale where the class has none.
 double row_bwd_coefficient(const FittedKernelClass& c);
-// And for a layer-norm backward's bytes: byte_bwd_scale, or byte_scale where the class has none.
+// And for a layer-norm or pool backward's bytes: byte_bwd_scale, or byte_scale where the class has none.
 double byte_bwd_coefficient(const FittedKernelClass& c);
+// And for a pool backward's windows: window_bwd_scale, or window_scale where the class has none.
+double window_bwd_coefficient(const FittedKernelClass& c);
 // The kernel's time on the device alone: class_time_us, with `device_fixed_us` in place of the class's fixed cost
 // where the sweep's timings held the host's dispatch (FittedKernels::fixed_includes_dispatch).
 double device_time_us(const FittedKernels& f, const FittedKernelClass& c, const KernelTerms& t, double device_fixed_us);

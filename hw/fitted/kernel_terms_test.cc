@@ -128,3 +128,56 @@ TEST_CASE("a transformer's layer norms, forward and backward, know their rows, a
       CHECK(shapes->front().rows == 0);
     }
 }
+
+TEST_CASE("a windowed pool's window term: its windows' reads over the bandwidth, forward and backward apart, the "
+          "forward's coefficients where the class has no backward ones") {
+  const GpuSpec spec = round_spec();
+  KernelShape s;
+  s.family = KernelFamily::MaxPool;
+  s.bytes = 50e6;
+  s.window_bytes = 9 * 12e6;
+  const KernelTerms fwd = kernel_terms(s, spec, FittedKernels{});
+  CHECK(fwd.window_us == Approx(9 * 12e6 / spec.hbm_bandwidth * 1e6));
+  CHECK(fwd.window_bwd_us == 0);
+  s.backward = true;
+  const KernelTerms bwd = kernel_terms(s, spec, FittedKernels{});
+  CHECK(bwd.window_us == 0);
+  CHECK(bwd.window_bwd_us == Approx(fwd.window_us));
+  CHECK(bwd.byte_us == 0);  // a pool's backward bytes take byte_bwd_scale, as a layer norm's
+  CHECK(bwd.byte_bwd_us == Approx(fwd.byte_us));
+  FittedKernelClass c{4, 0, 0, 1.5, 0, 0, 0, 0, 0, 3.9, 0.9, 1.5};
+  CHECK(class_time_us(c, fwd) == Approx(4 + 1.5 * fwd.byte_us + 0.9 * fwd.window_us));
+  CHECK(class_time_us(c, bwd) == Approx(4 + 3.9 * bwd.byte_bwd_us + 1.5 * bwd.window_bwd_us));
+  c.window_bwd_scale = 0;
+  CHECK(class_time_us(c, bwd) == Approx(4 + 3.9 * bwd.byte_bwd_us + 0.9 * bwd.window_bwd_us));
+}
+
+TEST_CASE("a zoo CNN's max pool and its backward are windowed pools over the pooled output; its global average "
+          "pool stays a reduction") {
+  ModelOptions opts;
+  opts.batch = 4;
+  const Graph g = build_training_graph("resnet18", opts);
+  const GpuSpec spec = round_spec();
+  size_t max_pools = 0, reductions = 0;
+  for (const Op& op : g.ops()) {
+    const bool pool = op.kind == OpKind::MaxPool || op.kind == OpKind::MaxPoolBwd;
+    if (!pool && op.kind != OpKind::GlobalAvgPool && op.kind != OpKind::AvgPoolBwd) continue;
+    const auto shapes = op_kernel_shapes(spec, g, op);
+    REQUIRE(shapes);
+    REQUIRE(shapes->size() == 1);
+    const KernelShape& s = shapes->front();
+    if (pool) {
+      ++max_pools;
+      CHECK(s.family == KernelFamily::MaxPool);
+      CHECK(s.backward == (op.kind == OpKind::MaxPoolBwd));
+      // resnet18's 3x3 max pool of 4 x 64 x 112 x 112 into 56 x 56, fp32
+      CHECK(s.window_bytes == Approx(4.0 * 64 * 56 * 56 * 9 * 4));
+    } else {
+      ++reductions;
+      CHECK(s.family == KernelFamily::Reduction);
+      CHECK(s.window_bytes == 0);
+    }
+  }
+  CHECK(max_pools == 2);
+  CHECK(reductions == 2);
+}

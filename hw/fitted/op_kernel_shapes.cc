@@ -73,6 +73,28 @@ KernelShape memory_shape_of_op(const Graph& g, const Op& op, KernelFamily f) {
   return s;
 }
 
+// A windowed max or average pool (forward or backward: the kernel size its own or its forward op's), as its family
+// with the bytes its windows read; nullopt for any other op (a global or adaptive average pool is a reduction).
+std::optional<KernelShape> pool_shape_of_op(const Graph& g, const Op& op) {
+  const bool max = op.kind == OpKind::MaxPool || op.kind == OpKind::MaxPoolBwd;
+  const bool backward = op.kind == OpKind::MaxPoolBwd || op.kind == OpKind::AvgPoolBwd;
+  if (!max && op.kind != OpKind::AvgPool && op.kind != OpKind::AvgPoolBwd) return std::nullopt;
+  auto kernel_of = [](const Op& o) {
+    return o.declares(Attr::kernel) && o.has_attr(Attr::kernel) ? o.attr(Attr::kernel) : int64_t{0};
+  };
+  const Op* fwd = backward && op.forward_op >= 0 ? &g.op(op.forward_op) : nullptr;
+  const int64_t kernel = kernel_of(op) > 0 || fwd == nullptr ? kernel_of(op) : kernel_of(*fwd);
+  if (kernel <= 0) return std::nullopt;  // a global or adaptive pool's backward
+  // The pooled output: the forward's result; a backward's incoming gradient (its first input) of the same shape.
+  const std::vector<TensorId>& from = backward ? (fwd ? fwd->outputs : op.inputs) : op.outputs;
+  if (from.empty()) return std::nullopt;
+  KernelShape s = memory_shape_of_op(g, op, max ? KernelFamily::MaxPool : KernelFamily::AvgPool);
+  s.backward = backward;
+  const double window = static_cast<double>(kernel * kernel);
+  s.window_bytes = static_cast<double>(numel(g.tensor(from[0]).shape)) * window * dtype_bytes(s.dtype);
+  return s;
+}
+
 }  // namespace
 
 std::optional<ConvSizes> conv_sizes_of_op(const Graph& g, const Op& op) {
@@ -180,6 +202,7 @@ std::optional<std::vector<KernelShape>> op_kernel_shapes(const GpuSpec& spec, co
     default: break;
   }
   if (op.kind == OpKind::Other && op.other == OtherOp::StandIn) return std::nullopt;
+  if (auto pool = pool_shape_of_op(g, op)) return std::vector<KernelShape>{*pool};
   switch (op_class(op)) {
     case OpClass::Elementwise: return std::vector<KernelShape>{memory_shape_of_op(g, op, KernelFamily::Elementwise)};
     case OpClass::Reduction: return std::vector<KernelShape>{memory_shape_of_op(g, op, KernelFamily::Reduction)};

@@ -91,6 +91,33 @@ TEST_CASE("samples of one shape alone are fitted as a rate over their work, not 
   CHECK(m.byte_scale > 0);
 }
 
+TEST_CASE("a pool class's window and byte coefficients are fitted forward and backward apart") {
+  const GpuSpec spec = h200();
+  const FittedKernels settings;
+  const FittedKernelClass truth{4.0, 0, 0, 1.5, 0, 0, 0, 0, 0, 3.9, 0.9, 1.5};
+  std::vector<FitSample> samples;
+  for (bool backward : {false, true})
+    for (double window : {1.0, 4.0, 9.0})
+      for (double mb : {5.0, 20.0, 100.0, 400.0}) {
+        FitSample s;
+        s.shape.family = KernelFamily::MaxPool;
+        s.shape.backward = backward;
+        s.shape.bytes = mb * 1e6 * 1.5;
+        s.shape.window_bytes = mb * 1e6 / 4 * window;
+        s.cls = "maxpool.f32";
+        s.us = class_time_us(truth, kernel_terms(s.shape, spec, settings));
+        s.device_timed = true;
+        samples.push_back(s);
+      }
+  std::vector<std::string> notes;
+  const FittedKernelClass c = fit_kernel_classes(samples, spec, settings, notes).classes.at("maxpool.f32");
+  CHECK(c.fixed_us == Approx(truth.fixed_us).epsilon(1e-4));
+  CHECK(c.byte_scale == Approx(truth.byte_scale).epsilon(1e-4));
+  CHECK(c.byte_bwd_scale == Approx(truth.byte_bwd_scale).epsilon(1e-4));
+  CHECK(c.window_scale == Approx(truth.window_scale).epsilon(1e-4));
+  CHECK(c.window_bwd_scale == Approx(truth.window_bwd_scale).epsilon(1e-4));
+}
+
 TEST_CASE("a class of fewer samples than the minimum is fitted as a rate when they are of one shape, and left out "
           "when they are of several") {
   const GpuSpec spec = h200();

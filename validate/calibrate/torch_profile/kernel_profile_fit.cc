@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "hw/fitted/fitted_kernels_yaml.h"
 #include "hw/fitted/kernel_terms.h"
 #include "hw/fitted/op_kernel_shapes.h"
 #include "hw/op_signature.h"
@@ -98,14 +99,7 @@ KernelProfileFit fit_kernels_from_profiles(const std::vector<MatchedProfile>& pr
   }
   for (auto& [cls, c] : out.fitted_classes) {
     c.scale = c.measured_us / c.predicted_us;
-    FittedKernelClass k = spec.fitted_kernels.classes.at(cls);
-    k.fixed_us *= c.scale;
-    k.flop_scale *= c.scale;
-    k.wave_scale *= c.scale;
-    k.byte_scale *= c.scale;
-    k.channel_scale *= c.scale;
-    k.channel_bwd_scale *= c.scale;
-    out.corrected.classes[cls] = k;
+    out.corrected.classes[cls] = spec.fitted_kernels.classes.at(cls).scaled(c.scale);
   }
   for (auto& [kind, c] : out.roofline_kinds) {
     c.scale = c.measured_us / kind_roofline_us[kind];
@@ -123,14 +117,7 @@ std::string kernel_corrections_yaml(const KernelProfileFit& f) {
   std::string out;
   if (!f.corrected.classes.empty()) {
     out += "kernel_model:\n  classes:\n";
-    for (const auto& [name, c] : f.corrected.classes)
-      out += "    " + name + ": {fixed_us: " + significant(c.fixed_us) + ", flop_scale: " +
-             significant(c.flop_scale) + ", wave_scale: " + significant(c.wave_scale) +
-             ", byte_scale: " + significant(c.byte_scale) +
-             (c.channel_scale > 0 ? ", channel_scale: " + significant(c.channel_scale) : std::string()) +
-             (c.channel_bwd_scale > 0 ? ", channel_bwd_scale: " + significant(c.channel_bwd_scale)
-                                      : std::string()) +
-             ", records: " + std::to_string(c.records) + "}\n";
+    for (const auto& [name, c] : f.corrected.classes) out += "    " + name + ": " + fitted_class_to_yaml(c) + "\n";
   }
   if (!f.roofline_kinds.empty()) {
     out += "roofline:\n  op_class_scale:\n";
