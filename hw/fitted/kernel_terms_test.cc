@@ -152,7 +152,7 @@ TEST_CASE("a windowed pool's window term: its windows' reads over the bandwidth,
   CHECK(class_time_us(c, bwd) == Approx(4 + 3.9 * bwd.byte_bwd_us + 0.9 * bwd.window_bwd_us));
 }
 
-TEST_CASE("a zoo CNN's max pool and its backward are windowed pools over the pooled output; its global average "
+TEST_CASE("a zoo CNN's max pool and its backward are windowed pools over the pooled output, and its global average "
           "pool stays a reduction") {
   ModelOptions opts;
   opts.batch = 4;
