@@ -12,6 +12,7 @@ constexpr KernelFamily kFamilies[] = {
     KernelFamily::ConvFwd, KernelFamily::ConvDgrad,   KernelFamily::ConvWgrad, KernelFamily::Gemm,
     KernelFamily::Bmm,     KernelFamily::SdpaFwd,     KernelFamily::SdpaBwd,   KernelFamily::Elementwise,
     KernelFamily::Reduction, KernelFamily::LayerNorm, KernelFamily::BatchNorm,
+    KernelFamily::Concat,
 };
 constexpr MathPath kPaths[] = {MathPath::CudaCore, MathPath::Tf32, MathPath::Fp16, MathPath::Bf16};
 constexpr ConvVariant kConvVariants[] = {ConvVariant::OneByOne, ConvVariant::Spatial, ConvVariant::Depthwise,
@@ -68,13 +69,14 @@ const char* to_string(KernelFamily f) {
     case KernelFamily::Reduction: return "reduction";
     case KernelFamily::LayerNorm: return "layernorm";
     case KernelFamily::BatchNorm: return "batchnorm";
+    case KernelFamily::Concat: return "concat";
   }
   return "?";
 }
 
 bool is_memory_family(KernelFamily f) {
   return f == KernelFamily::Elementwise || f == KernelFamily::Reduction || f == KernelFamily::LayerNorm ||
-         f == KernelFamily::BatchNorm;
+         f == KernelFamily::BatchNorm || f == KernelFamily::Concat;
 }
 
 const char* to_string(ConvVariant v) {
@@ -109,6 +111,10 @@ std::vector<std::string> class_candidates(const KernelShape& s) {
   if (is_memory_family(s.family)) {
     push_unique(c, std::string(to_string(s.family)) + "." + to_string(s.dtype));
     push_unique(c, std::string(to_string(s.family)) + "." + to_string(other_half(s.dtype)));
+    if (s.family == KernelFamily::Concat) {  // unfitted: the contiguous copy it was priced as before
+      push_unique(c, std::string(to_string(KernelFamily::Elementwise)) + "." + to_string(s.dtype));
+      push_unique(c, std::string(to_string(KernelFamily::Elementwise)) + "." + to_string(other_half(s.dtype)));
+    }
     return c;
   }
   if (is_conv_family(s.family) && (s.variant == ConvVariant::Depthwise || s.variant == ConvVariant::CudnnDepthwise ||
@@ -154,7 +160,8 @@ bool is_kernel_class_name(const std::string& name, std::string& why) {
         "conv_wgrad with a variant 1x1, spatial, depthwise, grouped, cudnn_depthwise or "
         "cudnn_depthwise_grouped; gemm, bmm, sdpa_fwd, "
         "sdpa_bwd; paths cuda_core, tf32, fp16, bf16) or <family>.<dtype> for the memory-bound ones (elementwise, "
-        "reduction, layernorm, batchnorm; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, gemm.bf16, layernorm.f32";
+        "reduction, layernorm, batchnorm, concat; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, gemm.bf16, "
+        "layernorm.f32";
   return false;
 }
 

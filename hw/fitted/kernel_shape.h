@@ -20,6 +20,9 @@ enum class KernelFamily : uint8_t {
   // ones (fp32: the TF32 path, hw/fitted/op_kernel_shapes.h's sdpa_path)
   SdpaFwd, SdpaBwd,
   Elementwise, Reduction, LayerNorm, BatchNorm,  // memory-bound: add/relu/copy, softmax, layer/RMS norm, batch norm
+  // memory-bound: PyTorch's concatenation of two or more tensors (CatArrayBatchedCopy), priced by its bytes and its
+  // grid's rows, one per input (KernelShape::inputs); a class fitted without one prices it as elementwise
+  Concat,
 };
 const char* to_string(KernelFamily f);  // "conv_fwd", "bmm", "sdpa_bwd", "layernorm", ...
 bool is_memory_family(KernelFamily f);   // priced by bytes alone
@@ -67,6 +70,14 @@ struct KernelShape {
   // 6,304 rows of 768, as many bytes, take 19. 0: not a layer norm (RMS norm: its own kernels), or unknown. Its
   // backward kernels (KernelShape::backward) have their own per-row coefficient.
   double rows = 0;
+  // Concatenation (KernelFamily::Concat): the tensors this launch copies, and the thread blocks of its grid's row
+  // for each. PyTorch's CatArrayBatchedCopy (aten/src/ATen/native/cuda/Shape.cu) runs grid.y = one row per input,
+  // each row as many blocks as the largest input needs (128 threads of 16 bytes each, at most 32 blocks per SM), the
+  // blocks past a smaller input's end exiting at once: a cat of DenseNet's 30 earlier features schedules 30 rows of
+  // blocks, mostly idle, and takes about twice its bytes' time on the H200's traces
+  // (results/fidelity/membound-kernels.md). 0: not a concatenation.
+  double inputs = 0;
+  double input_blocks = 0;
   TileGrid grid;
 };
 
@@ -82,7 +93,8 @@ double wave_factor(double blocks, int sms);
 // priced it before the two were told apart, so that a file fitted without the split keeps its times), cuDNN's
 // grouped fallback for a depthwise shape first cuDNN's depthwise class (the same reason); a batched
 // product then the plain one; a 16-bit kernel then the other 16-bit type's class (bf16 and fp16 tensor cores
-// have the same rate). Memory families: "<family>.<dtype>".
+// have the same rate). Memory families: "<family>.<dtype>"; a concatenation then "elementwise.<dtype>" (what
+// priced it before it had a class: a fit without concatenation samples keeps its times).
 std::vector<std::string> class_candidates(const KernelShape& s);
 // Whether `name` is a class name of that grammar; `why` says what is wrong when not.
 bool is_kernel_class_name(const std::string& name, std::string& why);

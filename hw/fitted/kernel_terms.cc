@@ -18,13 +18,16 @@ KernelTerms kernel_terms(const KernelShape& s, const GpuSpec& spec, const Fitted
   }
   if (s.rows > 0) (s.backward ? t.row_bwd_us : t.row_us) = s.rows / static_cast<double>(std::max(spec.sms, 1));
   if (s.family == KernelFamily::LayerNorm && s.backward) std::swap(t.byte_us, t.byte_bwd_us);
+  if (s.inputs > 0 && s.input_blocks > 0)
+    t.input_us = s.inputs * s.input_blocks / static_cast<double>(std::max(spec.sms, 1));
   return t;
 }
 
 double class_time_us(const FittedKernelClass& c, const KernelTerms& t) {
   return c.fixed_us + c.flop_scale * t.flop_us + c.wave_scale * t.flop_us * t.wave + c.byte_scale * t.byte_us +
          c.channel_scale * t.channel_us + channel_bwd_coefficient(c) * t.channel_bwd_us + c.row_scale * t.row_us +
-         row_bwd_coefficient(c) * t.row_bwd_us + byte_bwd_coefficient(c) * t.byte_bwd_us;
+         row_bwd_coefficient(c) * t.row_bwd_us + byte_bwd_coefficient(c) * t.byte_bwd_us +
+         c.input_scale * t.input_us;
 }
 
 double byte_bwd_coefficient(const FittedKernelClass& c) {
