@@ -22,6 +22,7 @@ std::vector<KernelShape> concat_kernel_shapes(const std::vector<double>& input_b
   }
   const double max_blocks = kCatBlocksPerSm * std::max(sms, 1);
   double widest = 0;  // the largest input so far: PyTorch does not reset it between batches
+  auto blocks = [&](double bytes) { return std::min(max_blocks, std::ceil(bytes / kCatBlockBytes)); };
   for (size_t i = 0; i < parts.size(); i += kCatBatchInputs) {
     KernelShape s;
     s.family = KernelFamily::Concat;
@@ -32,7 +33,8 @@ std::vector<KernelShape> concat_kernel_shapes(const std::vector<double>& input_b
       widest = std::max(widest, parts[j]);
     }
     s.inputs = static_cast<double>(end - i);
-    s.input_blocks = std::min(max_blocks, std::ceil(widest / kCatBlockBytes));
+    s.input_blocks = blocks(widest);
+    for (size_t j = i; j < end; ++j) s.idle_blocks += s.input_blocks - blocks(parts[j]);
     v.push_back(s);
   }
   return v;

@@ -21,7 +21,8 @@ inline constexpr double kCatBlocksPerSm = 32;     // getCatGridContig's max_tb_p
 
 // The launches of a concatenation of tensors of `input_bytes` (each its bytes, in order; an empty one is skipped
 // as PyTorch skips it) into an output of `rank` dimensions: each launch's bytes (its inputs read, their part of the
-// output written), inputs and blocks per input row, on a GPU of `sms` SMs.
+// output written), inputs, blocks per input row, and idle blocks (the row's blocks past each input's end: an input of
+// b bytes keeps ceil(b / kCatBlockBytes) of its row busy), on a GPU of `sms` SMs.
 std::vector<KernelShape> concat_kernel_shapes(const std::vector<double>& input_bytes, int rank, DType dtype, int sms);
 
 }  // namespace dlsim

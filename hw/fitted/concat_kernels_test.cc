@@ -23,12 +23,14 @@ TEST_CASE("a cat's grid row is as wide as its largest input needs: the H200 trac
   CHECK(block1[0].inputs == 2);
   CHECK(block1[0].input_blocks == 4224);
   CHECK(block1[0].bytes == 2 * (f32_bytes(32, 64, 56, 56) + f32_bytes(32, 32, 56, 56)));
+  CHECK(block1[0].idle_blocks == 0);  // both inputs fill their rows (6,272 blocks of data each, rows of 4,224)
   std::vector<double> b3{f32_bytes(32, 256, 14, 14)};
   for (int i = 0; i < 29; ++i) b3.push_back(f32_bytes(32, 32, 14, 14));
   const auto block3 = concat_kernel_shapes(b3, 4, DType::F32, 132);
   REQUIRE(block3.size() == 1);
   CHECK(block3[0].inputs == 30);
   CHECK(block3[0].input_blocks == 3136);
+  CHECK(block3[0].idle_blocks == 29 * (3136 - 392));  // each growth map needs 392 blocks of its row
   CHECK(concat_kernel_shapes({f32_bytes(32, 512, 7, 7), f32_bytes(32, 32, 7, 7)}, 4, DType::F32, 132)[0].input_blocks ==
         1568);
 }
@@ -46,6 +48,8 @@ TEST_CASE("a cat of more than 128 inputs is several launches, later rows as wide
     CHECK(s.dtype == DType::BF16);
     CHECK(s.input_blocks == 10);  // PyTorch keeps the largest input's size across batches
   }
+  CHECK(v[0].idle_blocks == 127 * 9);
+  CHECK(v[2].idle_blocks == 44 * 9);
   CHECK(v[0].bytes + v[1].bytes + v[2].bytes == 2 * (299 * 2048.0 + 20480));
 }
 
@@ -55,6 +59,7 @@ TEST_CASE("a single input, or inputs of more than 4 dimensions, are one copy eac
   CHECK(one[0].family == KernelFamily::Elementwise);
   CHECK(one[0].bytes == 8192);
   CHECK(one[0].inputs == 0);
+  CHECK(one[0].idle_blocks == 0);
   const auto five_d = concat_kernel_shapes({4096, 1024, 512}, 5, DType::F32, 100);
   REQUIRE(five_d.size() == 3);
   for (const KernelShape& s : five_d) CHECK(s.family == KernelFamily::Elementwise);

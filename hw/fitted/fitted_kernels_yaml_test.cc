@@ -45,7 +45,7 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
   f.classes["layernorm.f32"] = {3.1, 0, 0, 0.8, 120, 0, 0, 0.18, 0.42, 3.9};
   f.classes["batchnorm.f32"] = {4.6, 0, 0, 1.9, 2016, 0.35, 0.6};
   f.classes["batchnorm.bf16"] = {4.6, 0, 0, 1.9, 6, 0.35};
-  f.classes["concat.f32"] = {0.4, 0, 0, 0.7, 230, 0, 0, 0, 0, 0, 0.07};
+  f.classes["concat.f32"] = {0.4, 0, 0, 0.7, 230, 0, 0, 0, 0, 0, 0.075};
   const std::string yaml = fitted_kernels_to_yaml(f);
   CHECK_THAT(yaml, Catch::Contains("batchnorm.f32: {fixed_us: 4.6, flop_scale: 0, wave_scale: 0, byte_scale: 1.9, "
                                    "channel_scale: 0.35, channel_bwd_scale: 0.6, records: 2016}"));
@@ -56,7 +56,7 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
   CHECK_THAT(yaml, Catch::Contains("layernorm.f32: {fixed_us: 3.1, flop_scale: 0, wave_scale: 0, byte_scale: 0.8, "
                                    "row_scale: 0.18, row_bwd_scale: 0.42, byte_bwd_scale: 3.9, records: 120}"));
   CHECK_THAT(yaml, Catch::Contains("concat.f32: {fixed_us: 0.4, flop_scale: 0, wave_scale: 0, byte_scale: 0.7, "
-                                   "input_scale: 0.07, records: 230}"));
+                                   "input_scale: 0.075, records: 230}"));
   const GpuSpec s = h200_with("\n" + yaml);
   CHECK(s.kernel_model == "fitted");
   CHECK(s.fitted_kernels == f);

@@ -70,14 +70,16 @@ struct KernelShape {
   // 6,304 rows of 768, as many bytes, take 19. 0: not a layer norm (RMS norm: its own kernels), or unknown. Its
   // backward kernels (KernelShape::backward) have their own per-row coefficient.
   double rows = 0;
-  // Concatenation (KernelFamily::Concat): the tensors this launch copies, and the thread blocks of its grid's row
-  // for each. PyTorch's CatArrayBatchedCopy (aten/src/ATen/native/cuda/Shape.cu) runs grid.y = one row per input,
-  // each row as many blocks as the largest input needs (128 threads of 16 bytes each, at most 32 blocks per SM), the
-  // blocks past a smaller input's end exiting at once: a cat of DenseNet's 30 earlier features schedules 30 rows of
-  // blocks, mostly idle, and takes about twice its bytes' time on the H200's traces
-  // (results/fidelity/membound-kernels.md). 0: not a concatenation.
+  // Concatenation (KernelFamily::Concat): the tensors this launch copies, the thread blocks of its grid's row for
+  // each, and of those the blocks with no data. PyTorch's CatArrayBatchedCopy (aten/src/ATen/native/cuda/Shape.cu)
+  // runs grid.y = one row per input, each row as many blocks as the largest input needs (128 threads of 16 bytes
+  // each, at most 32 blocks per SM), the blocks past a smaller input's end exiting at once: a cat of DenseNet's 30
+  // earlier features schedules 30 rows of blocks, mostly idle, and takes about twice its bytes' time on the H200's
+  // traces (results/fidelity/membound-kernels.md). The idle blocks are what the bytes do not price. 0: not a
+  // concatenation.
   double inputs = 0;
   double input_blocks = 0;
+  double idle_blocks = 0;
   TileGrid grid;
 };
 

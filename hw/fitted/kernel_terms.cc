@@ -18,8 +18,7 @@ KernelTerms kernel_terms(const KernelShape& s, const GpuSpec& spec, const Fitted
   }
   if (s.rows > 0) (s.backward ? t.row_bwd_us : t.row_us) = s.rows / static_cast<double>(std::max(spec.sms, 1));
   if (s.family == KernelFamily::LayerNorm && s.backward) std::swap(t.byte_us, t.byte_bwd_us);
-  if (s.inputs > 0 && s.input_blocks > 0)
-    t.input_us = s.inputs * s.input_blocks / static_cast<double>(std::max(spec.sms, 1));
+  if (s.idle_blocks > 0) t.input_us = s.idle_blocks / static_cast<double>(std::max(spec.sms, 1));
   return t;
 }
 

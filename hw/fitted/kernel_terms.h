@@ -27,8 +27,9 @@ struct KernelTerms {
   // gradient and GammaBeta's column reduction) stream at a rate of their own (about 1.1 TB/s on the H200's traces,
   // the forward's 2-2.8), which the class's byte_bwd_scale takes.
   double byte_bwd_us = 0;
-  // A concatenation: its grid's blocks over the SMs (KernelShape::inputs rows of input_blocks each), the blocks each
-  // SM schedules, most of them idle past a small input's end; the class's input_scale is the µs one adds there.
+  // A concatenation: its grid's idle blocks over the SMs (KernelShape::idle_blocks: of its inputs' rows, the blocks
+  // past each input's end), the blocks each SM schedules that move no data; the class's input_scale is the µs one
+  // adds there.
   double input_us = 0;
 };
 // `spec` gives the peaks, the bandwidth and the SMs; `fitted` the tile settings. A path the GPU has no peak for

@@ -21,7 +21,8 @@ using TermRow = std::array<double, kMaxTerms>;
 // The columns a class's coefficients multiply: 1, F, F*q, B (memory-bound: 1 and B in slots 0 and 3), and the
 // event-timed samples' dispatch (slot 4: 1 for an event-timed sample, used only where the class has both kinds),
 // batch norm's per-channel terms, forward kernels' (slot 5) and backward kernels' (slot 6), and layer norm's per-row
-// terms, forward (slot 7) and backward (slot 8), and a layer-norm backward's bytes (slot 9, in place of slot 3).
+// terms, forward (slot 7) and backward (slot 8), and a layer-norm backward's bytes (slot 9, in place of slot 3),
+// and a concatenation's idle blocks per SM (slot 10).
 TermRow term_row(const FitSample& s, const GpuSpec& spec, const FittedKernels& settings) {
   const KernelTerms t = kernel_terms(s.shape, spec, settings);
   return {1.0,          t.flop_us,        t.flop_us * t.wave, t.byte_us, s.device_timed ? 0.0 : 1.0,
@@ -171,7 +172,7 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
   }
   if (!bytes_fwd)
     for (TermRow& r : rows) std::swap(r[3], r[9]);
-  // A concatenation's blocks: where the samples have them (concat classes; a sweep has none, trace_samples.h).
+  // A concatenation's idle blocks: where the samples have them (concat classes; a sweep has none, trace_samples.h).
   const bool input_blocks = std::any_of(rows.begin(), rows.end(), [](const TermRow& r) { return r[10] > 0; });
   std::array<bool, kMaxTerms> allowed = {true,     !memory,  !memory, true, device && events, channels, channels_bwd,
                                          per_row || per_row_bwd, per_row && per_row_bwd, bytes_fwd && bytes_bwd,

@@ -330,7 +330,7 @@ TEST_CASE("a concatenation's per-block coefficient is fitted from cats of severa
           "without inputs have none") {
   const GpuSpec spec = h200();
   const FittedKernels settings;
-  const FittedKernelClass truth{0.4, 0, 0, 0.7, 0, 0, 0, 0, 0, 0, 0.07};
+  const FittedKernelClass truth{0.7, 0, 0, 1.1, 0, 0, 0, 0, 0, 0, 0.075};
   std::vector<FitSample> samples;
   // DenseNet-like cats: a block's input of c0 channels and n - 1 growth maps of 32, at three image sizes.
   for (double hw : {56.0 * 56, 14.0 * 14, 7.0 * 7})
@@ -353,7 +353,7 @@ TEST_CASE("a concatenation's per-block coefficient is fitted from cats of severa
   // The same times as elementwise copies (no inputs known): the bytes and the intercept take it all.
   for (FitSample& s : samples) {
     s.shape.family = KernelFamily::Elementwise;
-    s.shape.inputs = s.shape.input_blocks = 0;
+    s.shape.inputs = s.shape.input_blocks = s.shape.idle_blocks = 0;
     s.cls = "elementwise.f32";
   }
   const FittedKernelClass e = fit_kernel_classes(samples, spec, settings, notes).classes.at("elementwise.f32");

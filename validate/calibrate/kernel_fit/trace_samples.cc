@@ -15,7 +15,9 @@ std::string trace_shape_key(const std::string& cls, const KernelShape& k) {
   return cls + " flops=" + significant(k.flops) + " bytes=" + significant(k.bytes) + " grid=" +
          significant(k.grid.batch) + "x" + significant(k.grid.rows) + "x" + significant(k.grid.cols) + "x" +
          significant(k.grid.reduction) + (k.backward ? " bwd" : "") +
-         (k.inputs > 0 ? " inputs=" + significant(k.inputs) + "x" + significant(k.input_blocks) : "");
+         (k.inputs > 0 ? " inputs=" + significant(k.inputs) + "x" + significant(k.input_blocks) + " idle=" +
+                             significant(k.idle_blocks)
+                       : "");
 }
 
 struct SampledOp {
