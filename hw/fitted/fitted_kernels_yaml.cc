@@ -19,7 +19,8 @@ double read_coefficient(const YamlMap& m, const std::string& key, double max_val
 
 FittedKernelClass read_class(const YamlMap& m) {
   m.check_keys({"fixed_us", "flop_scale", "wave_scale", "byte_scale", "channel_scale", "channel_bwd_scale",
-                "row_scale", "row_bwd_scale", "byte_bwd_scale", "window_scale", "window_bwd_scale", "records"});
+                "row_scale", "row_bwd_scale", "byte_bwd_scale", "window_scale", "window_bwd_scale", "input_scale",
+                "records"});
   FittedKernelClass c;
   if (!m.has("fixed_us")) m.fail("fixed_us", "missing: every class has a fixed cost (0 allowed)");
   c.fixed_us = read_coefficient(m, "fixed_us", kMaxCoefficient);
@@ -33,6 +34,7 @@ FittedKernelClass read_class(const YamlMap& m) {
   c.byte_bwd_scale = read_coefficient(m, "byte_bwd_scale", kMaxCoefficient);
   c.window_scale = read_coefficient(m, "window_scale", kMaxCoefficient);
   c.window_bwd_scale = read_coefficient(m, "window_bwd_scale", kMaxCoefficient);
+  c.input_scale = read_coefficient(m, "input_scale", kMaxCoefficient);
   if (m.has("records")) {
     c.records = m.get_int("records");
     if (c.records < 0) m.fail("records", "must not be negative, got " + std::to_string(c.records));
@@ -100,7 +102,7 @@ std::string fitted_class_to_yaml(const FittedKernelClass& c) {
          optional("channel_scale", c.channel_scale) + optional("channel_bwd_scale", c.channel_bwd_scale) +
          optional("row_scale", c.row_scale) + optional("row_bwd_scale", c.row_bwd_scale) +
          optional("byte_bwd_scale", c.byte_bwd_scale) + optional("window_scale", c.window_scale) +
-         optional("window_bwd_scale", c.window_bwd_scale) + ", records: " + std::to_string(c.records) + "}";
+         optional("window_bwd_scale", c.window_bwd_scale) + optional("input_scale", c.input_scale) + ", records: " + std::to_string(c.records) + "}";
 }
 
 }  // namespace dlsim

@@ -12,7 +12,7 @@ constexpr KernelFamily kFamilies[] = {
     KernelFamily::ConvFwd, KernelFamily::ConvDgrad,   KernelFamily::ConvWgrad, KernelFamily::Gemm,
     KernelFamily::Bmm,     KernelFamily::SdpaFwd,     KernelFamily::SdpaBwd,   KernelFamily::Elementwise,
     KernelFamily::Reduction, KernelFamily::LayerNorm, KernelFamily::BatchNorm, KernelFamily::MaxPool,
-    KernelFamily::AvgPool,
+    KernelFamily::AvgPool, KernelFamily::Concat,
 };
 constexpr MathPath kPaths[] = {MathPath::CudaCore, MathPath::Tf32, MathPath::Fp16, MathPath::Bf16};
 constexpr ConvVariant kConvVariants[] = {ConvVariant::OneByOne, ConvVariant::Spatial, ConvVariant::Depthwise,
@@ -71,6 +71,7 @@ const char* to_string(KernelFamily f) {
     case KernelFamily::BatchNorm: return "batchnorm";
     case KernelFamily::MaxPool: return "maxpool";
     case KernelFamily::AvgPool: return "avgpool";
+    case KernelFamily::Concat: return "concat";
   }
   return "?";
 }
@@ -79,7 +80,7 @@ bool is_pool_family(KernelFamily f) { return f == KernelFamily::MaxPool || f == 
 
 bool is_memory_family(KernelFamily f) {
   return f == KernelFamily::Elementwise || f == KernelFamily::Reduction || f == KernelFamily::LayerNorm ||
-         f == KernelFamily::BatchNorm || is_pool_family(f);
+         f == KernelFamily::BatchNorm || is_pool_family(f) || f == KernelFamily::Concat;
 }
 
 const char* to_string(ConvVariant v) {
@@ -117,6 +118,10 @@ std::vector<std::string> class_candidates(const KernelShape& s) {
     if (is_pool_family(s.family)) {
       push_unique(c, std::string(to_string(KernelFamily::Reduction)) + "." + to_string(s.dtype));
       push_unique(c, std::string(to_string(KernelFamily::Reduction)) + "." + to_string(other_half(s.dtype)));
+    }
+    if (s.family == KernelFamily::Concat) {  // unfitted: the contiguous copy it was priced as before
+      push_unique(c, std::string(to_string(KernelFamily::Elementwise)) + "." + to_string(s.dtype));
+      push_unique(c, std::string(to_string(KernelFamily::Elementwise)) + "." + to_string(other_half(s.dtype)));
     }
     return c;
   }
@@ -163,7 +168,8 @@ bool is_kernel_class_name(const std::string& name, std::string& why) {
         "conv_wgrad with a variant 1x1, spatial, depthwise, grouped, cudnn_depthwise or "
         "cudnn_depthwise_grouped; gemm, bmm, sdpa_fwd, "
         "sdpa_bwd; paths cuda_core, tf32, fp16, bf16) or <family>.<dtype> for the memory-bound ones (elementwise, "
-        "reduction, layernorm, batchnorm, maxpool, avgpool; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, gemm.bf16, layernorm.f32";
+        "reduction, layernorm, batchnorm, maxpool, avgpool, concat; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, "
+        "gemm.bf16, layernorm.f32";
   return false;
 }
 

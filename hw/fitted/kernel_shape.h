@@ -23,6 +23,9 @@ enum class KernelFamily : uint8_t {
   // PyTorch's windowed max and average pooling kernels (max_pool_forward_nchw, avg_pool2d_out_cuda_frame and their
   // backwards), memory-bound but priced by their windows' reads as well as their bytes (KernelShape::window_bytes)
   MaxPool, AvgPool,
+  // memory-bound: PyTorch's concatenation of two or more tensors (CatArrayBatchedCopy), priced by its bytes and its
+  // grid's rows, one per input (KernelShape::inputs); a class fitted without one prices it as elementwise
+  Concat,
 };
 const char* to_string(KernelFamily f);  // "conv_fwd", "bmm", "sdpa_bwd", "layernorm", ...
 bool is_memory_family(KernelFamily f);   // priced by bytes (and a pool by its windows' reads), no flops
@@ -77,6 +80,16 @@ struct KernelShape {
   // H200's traces GoogLeNet's 3x3 stride-1 max pools run at 1.0 TB/s of their bytes, VGG's 2x2 stride-2 ones at
   // 2.0. Its backward kernels (KernelShape::backward) have their own coefficients. 0: not a windowed pool.
   double window_bytes = 0;
+  // Concatenation (KernelFamily::Concat): the tensors this launch copies, the thread blocks of its grid's row for
+  // each, and of those the blocks with no data. PyTorch's CatArrayBatchedCopy (aten/src/ATen/native/cuda/Shape.cu)
+  // runs grid.y = one row per input, each row as many blocks as the largest input needs (128 threads of 16 bytes
+  // each, at most 32 blocks per SM), the blocks past a smaller input's end exiting at once: a cat of DenseNet's 30
+  // earlier features schedules 30 rows of blocks, mostly idle, and takes about twice its bytes' time on the H200's
+  // traces (results/fidelity/membound-kernels.md). The idle blocks are what the bytes do not price. 0: not a
+  // concatenation.
+  double inputs = 0;
+  double input_blocks = 0;
+  double idle_blocks = 0;
   TileGrid grid;
 };
 
@@ -92,8 +105,9 @@ double wave_factor(double blocks, int sms);
 // priced it before the two were told apart, so that a file fitted without the split keeps its times), cuDNN's
 // grouped fallback for a depthwise shape first cuDNN's depthwise class (the same reason); a batched
 // product then the plain one; a 16-bit kernel then the other 16-bit type's class (bf16 and fp16 tensor cores
-// have the same rate). Memory families: "<family>.<dtype>"; a windowed pool then "reduction.<dtype>" (what priced
-// pools before they had classes of their own, so that a file fitted without them keeps its times).
+// have the same rate). Memory families: "<family>.<dtype>"; a windowed pool then "reduction.<dtype>" and a
+// concatenation then "elementwise.<dtype>" (what priced them before they had classes of their own, so that a file
+// fitted without them keeps its times).
 std::vector<std::string> class_candidates(const KernelShape& s);
 // Whether `name` is a class name of that grammar; `why` says what is wrong when not.
 bool is_kernel_class_name(const std::string& name, std::string& why);

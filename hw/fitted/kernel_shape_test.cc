@@ -55,10 +55,15 @@ TEST_CASE("class names: the best class first, then what stands in for it") {
   KernelShape pool;
   pool.family = KernelFamily::MaxPool;
   CHECK(class_candidates(pool) == std::vector<std::string>{"maxpool.f32", "reduction.f32"});
+  KernelShape cat;  // a concatenation without a class of its own: the elementwise copy it was priced as before
+  cat.family = KernelFamily::Concat;
+  cat.dtype = DType::BF16;
+  CHECK(class_candidates(cat) ==
+        std::vector<std::string>{"concat.bf16", "concat.f16", "elementwise.bf16", "elementwise.f16"});
   std::string why;
   for (const char* name : {"conv_fwd.tf32.spatial", "conv_wgrad.tf32.cudnn_depthwise",
                            "conv_wgrad.tf32.cudnn_depthwise_grouped", "gemm.cuda_core", "sdpa_bwd.bf16", "batchnorm.f32",
-                           "maxpool.f32", "avgpool.bf16"})
+                           "maxpool.f32", "avgpool.bf16", "concat.f32"})
     CHECK(is_kernel_class_name(name, why));
   CHECK_FALSE(is_kernel_class_name("conv_fwd.tf32", why));  // a convolution needs its variant
   CHECK_FALSE(is_kernel_class_name("gemm.float32", why));

@@ -21,6 +21,7 @@ KernelTerms kernel_terms(const KernelShape& s, const GpuSpec& spec, const Fitted
     (s.backward ? t.window_bwd_us : t.window_us) = s.window_bytes / spec.hbm_bandwidth * 1e6;
   if ((s.family == KernelFamily::LayerNorm || is_pool_family(s.family)) && s.backward)
     std::swap(t.byte_us, t.byte_bwd_us);
+  if (s.idle_blocks > 0) t.input_us = s.idle_blocks / static_cast<double>(std::max(spec.sms, 1));
   return t;
 }
 
@@ -28,7 +29,7 @@ double class_time_us(const FittedKernelClass& c, const KernelTerms& t) {
   return c.fixed_us + c.flop_scale * t.flop_us + c.wave_scale * t.flop_us * t.wave + c.byte_scale * t.byte_us +
          c.channel_scale * t.channel_us + channel_bwd_coefficient(c) * t.channel_bwd_us + c.row_scale * t.row_us +
          row_bwd_coefficient(c) * t.row_bwd_us + byte_bwd_coefficient(c) * t.byte_bwd_us +
-         c.window_scale * t.window_us + window_bwd_coefficient(c) * t.window_bwd_us;
+         c.window_scale * t.window_us + window_bwd_coefficient(c) * t.window_bwd_us + c.input_scale * t.input_us;
 }
 
 double window_bwd_coefficient(const FittedKernelClass& c) {

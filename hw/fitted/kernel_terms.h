@@ -31,6 +31,10 @@ struct KernelTerms {
   // apart; a pool's backward bytes are in byte_bwd_us, as a layer norm's.
   double window_us = 0;
   double window_bwd_us = 0;
+  // A concatenation: its grid's idle blocks over the SMs (KernelShape::idle_blocks: of its inputs' rows, the blocks
+  // past each input's end), the blocks each SM schedules that move no data; the class's input_scale is the µs one
+  // adds there.
+  double input_us = 0;
 };
 // `spec` gives the peaks, the bandwidth and the SMs; `fitted` the tile settings. A path the GPU has no peak for
 // has no compute term (0).

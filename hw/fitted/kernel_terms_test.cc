@@ -181,3 +181,23 @@ TEST_CASE("a zoo CNN's max pool and its backward are windowed pools over the poo
   CHECK(max_pools == 2);
   CHECK(reductions == 2);
 }
+
+TEST_CASE("a concatenation's term: its grid's idle blocks over the SMs, priced by input_scale where the class has "
+          "it") {
+  const GpuSpec spec = round_spec();  // 100 SMs, 1 TB/s
+  KernelShape s;
+  s.family = KernelFamily::Concat;
+  s.bytes = 1e6;
+  const KernelTerms none = kernel_terms(s, spec, FittedKernels{});
+  CHECK(none.input_us == 0);  // no inputs known: no term
+  s.inputs = 30;
+  s.input_blocks = 400;
+  s.idle_blocks = 30 * 400 - 1000;
+  const KernelTerms t = kernel_terms(s, spec, FittedKernels{});
+  CHECK(t.byte_us == Approx(1.0));
+  CHECK(t.input_us == Approx(110.0));  // 11,000 idle blocks over 100 SMs
+  FittedKernelClass c{0.5, 0, 0, 1.1, 0};
+  CHECK(class_time_us(c, t) == Approx(0.5 + 1.1));  // no input_scale: the bytes alone, as an elementwise copy
+  c.input_scale = 0.05;
+  CHECK(class_time_us(c, t) == Approx(0.5 + 1.1 + 0.05 * 110));
+}

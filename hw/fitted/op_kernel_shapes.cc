@@ -1,5 +1,6 @@
 #include "hw/fitted/op_kernel_shapes.h"
 
+#include "hw/fitted/concat_kernels.h"
 #include "hw/fitted/conv_backend.h"
 #include "hw/math_path.h"
 #include "hw/op_class.h"
@@ -198,6 +199,14 @@ std::optional<std::vector<KernelShape>> op_kernel_shapes(const GpuSpec& spec, co
       return std::vector<KernelShape>{sdpa_kernel_shape(op.kind == OpKind::FlashAttentionBwd, a(Attr::batch),
                                                         a(Attr::heads), a(Attr::seq), a(Attr::head_dim),
                                                         op.attr(Attr::causal) != 0, path, dtype_bytes(t))};
+    }
+    case OpKind::Concat: {  // PyTorch's cat: its launches over the inputs (hw/fitted/concat_kernels.h)
+      std::vector<double> parts;
+      for (TensorId t : op.inputs) parts.push_back(static_cast<double>(g.tensor(t).bytes));
+      const int rank = op.outputs.empty() ? 0 : static_cast<int>(g.tensor(op.outputs[0]).shape.size());
+      auto v = concat_kernel_shapes(parts, rank, compute_dtype(g, op), spec.sms);
+      if (!v.empty()) return v;
+      break;  // no bytes: priced as before, by the op's traffic
     }
     default: break;
   }

@@ -13,7 +13,7 @@ namespace dlsim {
 
 // The kernels the op launches, or nullopt when the model has no family for it (an optimizer step, a test's
 // stand-in kernel). Usually one; a matrix product's backward that computes both operands' gradients is two
-// GEMMs; an fp32 NCHW grouped convolution is its cuDNN kernel first, then the layout transposes cuDNN runs
+// GEMMs; a concatenation is PyTorch's launches (hw/fitted/concat_kernels.h); an fp32 NCHW grouped convolution is its cuDNN kernel first, then the layout transposes cuDNN runs
 // around it (hw/fitted/conv_backend.h). Convolutions: the input's N, C, H, W from the activation operand
 // (NHWC-shaped where the memory-format pass transposed a 16-bit NCHW operand, workloads/memory_format.h), the
 // filter and padding from the attributes.

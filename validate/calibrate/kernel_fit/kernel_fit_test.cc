@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "hw/fitted/concat_kernels.h"
 #include "hw/fitted/fitted_cost_model.h"
 #include "hw/fitted/kernel_terms.h"
 #include "hw/fitted/op_kernel_shapes.h"
@@ -379,4 +380,39 @@ TEST_CASE("cross-validation: deterministic folds by shape, every class reported"
   const ErrorSummary e = summarize_errors({1, 2, 3, 4, 10});
   CHECK(e.median == 3);
   CHECK(e.p90 == Approx(7.6));
+}
+
+TEST_CASE("a concatenation's per-block coefficient is fitted from cats of several widths and inputs, and samples "
+          "without inputs have none") {
+  const GpuSpec spec = h200();
+  const FittedKernels settings;
+  const FittedKernelClass truth{0.7, 0, 0, 1.1, 0, 0, 0, 0, 0, 0, 0.075};
+  std::vector<FitSample> samples;
+  // DenseNet-like cats: a block's input of c0 channels and n - 1 growth maps of 32, at three image sizes.
+  for (double hw : {56.0 * 56, 14.0 * 14, 7.0 * 7})
+    for (double c0 : {64.0, 256.0})
+      for (int n : {2, 5, 12, 30}) {
+        std::vector<double> parts{32 * c0 * hw * 4};
+        for (int i = 1; i < n; ++i) parts.push_back(32 * 32 * hw * 4);
+        FitSample s;
+        s.shape = concat_kernel_shapes(parts, 4, DType::F32, spec.sms).front();
+        s.cls = "concat.f32";
+        s.us = class_time_us(truth, kernel_terms(s.shape, spec, settings));
+        s.device_timed = true;
+        samples.push_back(s);
+      }
+  std::vector<std::string> notes;
+  const FittedKernelClass c = fit_kernel_classes(samples, spec, settings, notes).classes.at("concat.f32");
+  CHECK(c.fixed_us == Approx(truth.fixed_us).epsilon(1e-6));
+  CHECK(c.byte_scale == Approx(truth.byte_scale).epsilon(1e-6));
+  CHECK(c.input_scale == Approx(truth.input_scale).epsilon(1e-6));
+  // The same times as elementwise copies (no inputs known): the bytes and the intercept take it all.
+  for (FitSample& s : samples) {
+    s.shape.family = KernelFamily::Elementwise;
+    s.shape.inputs = s.shape.input_blocks = s.shape.idle_blocks = 0;
+    s.cls = "elementwise.f32";
+  }
+  const FittedKernelClass e = fit_kernel_classes(samples, spec, settings, notes).classes.at("elementwise.f32");
+  CHECK(e.input_scale == 0);
+  CHECK(e.byte_scale > 0);
 }

@@ -14,7 +14,11 @@ namespace {
 std::string trace_shape_key(const std::string& cls, const KernelShape& k) {
   return cls + " flops=" + significant(k.flops) + " bytes=" + significant(k.bytes) + " grid=" +
          significant(k.grid.batch) + "x" + significant(k.grid.rows) + "x" + significant(k.grid.cols) + "x" +
-         significant(k.grid.reduction) + (k.backward ? " bwd" : "");
+         significant(k.grid.reduction) + (k.backward ? " bwd" : "") +
+         (k.window_bytes > 0 ? " window=" + significant(k.window_bytes) : "") +
+         (k.inputs > 0 ? " inputs=" + significant(k.inputs) + "x" + significant(k.input_blocks) + " idle=" +
+                             significant(k.idle_blocks)
+                       : "");
 }
 
 struct SampledOp {
