@@ -19,7 +19,7 @@ double read_coefficient(const YamlMap& m, const std::string& key, double max_val
 
 FittedKernelClass read_class(const YamlMap& m) {
   m.check_keys({"fixed_us", "flop_scale", "wave_scale", "byte_scale", "channel_scale", "channel_bwd_scale",
-                "row_scale", "row_bwd_scale", "byte_bwd_scale", "records"});
+                "row_scale", "row_bwd_scale", "byte_bwd_scale", "chunk_scale", "records"});
   FittedKernelClass c;
   if (!m.has("fixed_us")) m.fail("fixed_us", "missing: every class has a fixed cost (0 allowed)");
   c.fixed_us = read_coefficient(m, "fixed_us", kMaxCoefficient);
@@ -31,6 +31,7 @@ FittedKernelClass read_class(const YamlMap& m) {
   c.row_scale = read_coefficient(m, "row_scale", kMaxCoefficient);
   c.row_bwd_scale = read_coefficient(m, "row_bwd_scale", kMaxCoefficient);
   c.byte_bwd_scale = read_coefficient(m, "byte_bwd_scale", kMaxCoefficient);
+  c.chunk_scale = read_coefficient(m, "chunk_scale", kMaxCoefficient);
   if (m.has("records")) {
     c.records = m.get_int("records");
     if (c.records < 0) m.fail("records", "must not be negative, got " + std::to_string(c.records));
@@ -96,6 +97,7 @@ std::string fitted_kernels_to_yaml(const FittedKernels& f) {
       << (c.row_scale > 0 ? ", row_scale: " + significant(c.row_scale) : std::string())
       << (c.row_bwd_scale > 0 ? ", row_bwd_scale: " + significant(c.row_bwd_scale) : std::string())
       << (c.byte_bwd_scale > 0 ? ", byte_bwd_scale: " + significant(c.byte_bwd_scale) : std::string())
+      << (c.chunk_scale > 0 ? ", chunk_scale: " + significant(c.chunk_scale) : std::string())
       << ", records: " << c.records << "}\n";
   return o.str();
 }

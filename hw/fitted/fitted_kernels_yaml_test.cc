@@ -45,6 +45,7 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
   f.classes["layernorm.f32"] = {3.1, 0, 0, 0.8, 120, 0, 0, 0.18, 0.42, 3.9};
   f.classes["batchnorm.f32"] = {4.6, 0, 0, 1.9, 2016, 0.35, 0.6};
   f.classes["batchnorm.bf16"] = {4.6, 0, 0, 1.9, 6, 0.35};
+  f.classes["multi_tensor.f32"] = {4.62, 0, 0, 0.938, 345, 0, 0, 0, 0, 0, 0.428};
   const std::string yaml = fitted_kernels_to_yaml(f);
   CHECK_THAT(yaml, Catch::Contains("batchnorm.f32: {fixed_us: 4.6, flop_scale: 0, wave_scale: 0, byte_scale: 1.9, "
                                    "channel_scale: 0.35, channel_bwd_scale: 0.6, records: 2016}"));
@@ -54,6 +55,8 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
                                    "2.227, records: 6}"));  // no channel term: the key is not written
   CHECK_THAT(yaml, Catch::Contains("layernorm.f32: {fixed_us: 3.1, flop_scale: 0, wave_scale: 0, byte_scale: 0.8, "
                                    "row_scale: 0.18, row_bwd_scale: 0.42, byte_bwd_scale: 3.9, records: 120}"));
+  CHECK_THAT(yaml, Catch::Contains("multi_tensor.f32: {fixed_us: 4.62, flop_scale: 0, wave_scale: 0, byte_scale: "
+                                   "0.938, chunk_scale: 0.428, records: 345}"));
   const GpuSpec s = h200_with("\n" + yaml);
   CHECK(s.kernel_model == "fitted");
   CHECK(s.fitted_kernels == f);
@@ -66,6 +69,8 @@ TEST_CASE("a bad fitted section is refused at its line and key") {
               "must be in [0, 1e+06], got -1");
   check_error("kernel_model:\n  classes:\n    batchnorm.f32: {fixed_us: 1, channel_bwd_scale: -2}\n",
               "kernel_model.classes.batchnorm.f32.channel_bwd_scale", "must be in [0, 1e+06], got -2");
+  check_error("kernel_model:\n  classes:\n    multi_tensor.f32: {fixed_us: 1, chunk_scale: -0.5}\n",
+              "kernel_model.classes.multi_tensor.f32.chunk_scale", "must be in [0, 1e+06], got -0.5");
   check_error("kernel_model:\n  classes:\n    gemm.bf16: {fixed_us: 1, flop_scale: fast}\n",
               "kernel_model.classes.gemm.bf16.flop_scale", "fast");
   check_error("kernel_model:\n  classes:\n    gemm.bf16: {flop_scale: 1}\n", "kernel_model.classes.gemm.bf16.fixed_us",

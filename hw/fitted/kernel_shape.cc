@@ -11,7 +11,7 @@ namespace {
 constexpr KernelFamily kFamilies[] = {
     KernelFamily::ConvFwd, KernelFamily::ConvDgrad,   KernelFamily::ConvWgrad, KernelFamily::Gemm,
     KernelFamily::Bmm,     KernelFamily::SdpaFwd,     KernelFamily::SdpaBwd,   KernelFamily::Elementwise,
-    KernelFamily::Reduction, KernelFamily::LayerNorm, KernelFamily::BatchNorm,
+    KernelFamily::Reduction, KernelFamily::LayerNorm, KernelFamily::BatchNorm, KernelFamily::MultiTensor,
 };
 constexpr MathPath kPaths[] = {MathPath::CudaCore, MathPath::Tf32, MathPath::Fp16, MathPath::Bf16};
 constexpr ConvVariant kConvVariants[] = {ConvVariant::OneByOne, ConvVariant::Spatial, ConvVariant::Depthwise,
@@ -68,13 +68,14 @@ const char* to_string(KernelFamily f) {
     case KernelFamily::Reduction: return "reduction";
     case KernelFamily::LayerNorm: return "layernorm";
     case KernelFamily::BatchNorm: return "batchnorm";
+    case KernelFamily::MultiTensor: return "multi_tensor";
   }
   return "?";
 }
 
 bool is_memory_family(KernelFamily f) {
   return f == KernelFamily::Elementwise || f == KernelFamily::Reduction || f == KernelFamily::LayerNorm ||
-         f == KernelFamily::BatchNorm;
+         f == KernelFamily::BatchNorm || f == KernelFamily::MultiTensor;
 }
 
 const char* to_string(ConvVariant v) {
@@ -154,7 +155,7 @@ bool is_kernel_class_name(const std::string& name, std::string& why) {
         "conv_wgrad with a variant 1x1, spatial, depthwise, grouped, cudnn_depthwise or "
         "cudnn_depthwise_grouped; gemm, bmm, sdpa_fwd, "
         "sdpa_bwd; paths cuda_core, tf32, fp16, bf16) or <family>.<dtype> for the memory-bound ones (elementwise, "
-        "reduction, layernorm, batchnorm; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, gemm.bf16, layernorm.f32";
+        "reduction, layernorm, batchnorm, multi_tensor; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, gemm.bf16, layernorm.f32";
   return false;
 }
 

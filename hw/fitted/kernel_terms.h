@@ -27,6 +27,11 @@ struct KernelTerms {
   // gradient and GammaBeta's column reduction) stream at a rate of their own (about 1.1 TB/s on the H200's traces,
   // the forward's 2-2.8), which the class's byte_bwd_scale takes.
   double byte_bwd_us = 0;
+  // A multi-tensor kernel: the launches the shape stands for (KernelShape::launches; 1 for every other kernel),
+  // each of which pays the class's fixed_us, and the sum of their largest chunks' bytes over one SM's share of the
+  // bandwidth (KernelShape::chunk_bytes * SMs / bandwidth), which chunk_scale multiplies.
+  double launches = 1;
+  double chunk_us = 0;
 };
 // `spec` gives the peaks, the bandwidth and the SMs; `fitted` the tile settings. A path the GPU has no peak for
 // has no compute term (0).

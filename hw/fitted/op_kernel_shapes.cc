@@ -1,6 +1,8 @@
 #include "hw/fitted/op_kernel_shapes.h"
 
 #include "hw/fitted/conv_backend.h"
+#include "hw/fitted/kernel_terms.h"
+#include "hw/fitted/multi_tensor.h"
 #include "hw/math_path.h"
 #include "hw/op_class.h"
 #include "workloads/shape.h"
@@ -70,6 +72,19 @@ KernelShape memory_shape_of_op(const Graph& g, const Op& op, KernelFamily f) {
     else if (op.forward_op >= 0 && g.op(op.forward_op).has_attr(Attr::channels))
       s.channels = static_cast<double>(g.op(op.forward_op).attr(Attr::channels));
   }
+  return s;
+}
+
+// An op charged with multi-tensor launches (the zoo's foreach SGD update, a recorded torch._foreach_* op), where the
+// file has its dtype's multi_tensor class; nullopt where it has none (the op is then priced as before).
+std::optional<KernelShape> multi_tensor_shape_of_op(const GpuSpec& spec, const Graph& g, const Op& op) {
+  const bool charged = op.kind == OpKind::SgdMomentumUpdate || (op.kind == OpKind::Other && op.other == OtherOp::ForeachPass);
+  if (!charged || op.attr(Attr::foreach_bytes) <= 0) return std::nullopt;
+  const KernelShape s =
+      multi_tensor_charged_shape(compute_dtype(g, op), static_cast<double>(op.attr(Attr::foreach_bytes)),
+                                 static_cast<double>(op.attr(Attr::launches)),
+                                 static_cast<double>(op.attr(Attr::chunk_bytes)));
+  if (find_class(spec.fitted_kernels, s) == nullptr) return std::nullopt;
   return s;
 }
 
@@ -180,6 +195,7 @@ std::optional<std::vector<KernelShape>> op_kernel_shapes(const GpuSpec& spec, co
     default: break;
   }
   if (op.kind == OpKind::Other && op.other == OtherOp::StandIn) return std::nullopt;
+  if (auto m = multi_tensor_shape_of_op(spec, g, op)) return std::vector<KernelShape>{*m};
   switch (op_class(op)) {
     case OpClass::Elementwise: return std::vector<KernelShape>{memory_shape_of_op(g, op, KernelFamily::Elementwise)};
     case OpClass::Reduction: return std::vector<KernelShape>{memory_shape_of_op(g, op, KernelFamily::Reduction)};
