@@ -105,6 +105,7 @@ KernelProfileFit fit_kernels_from_profiles(const std::vector<MatchedProfile>& pr
     k.byte_scale *= c.scale;
     k.channel_scale *= c.scale;
     k.channel_bwd_scale *= c.scale;
+    k.chunk_scale *= c.scale;
     out.corrected.classes[cls] = k;
   }
   for (auto& [kind, c] : out.roofline_kinds) {
@@ -130,6 +131,7 @@ std::string kernel_corrections_yaml(const KernelProfileFit& f) {
              (c.channel_scale > 0 ? ", channel_scale: " + significant(c.channel_scale) : std::string()) +
              (c.channel_bwd_scale > 0 ? ", channel_bwd_scale: " + significant(c.channel_bwd_scale)
                                       : std::string()) +
+             (c.chunk_scale > 0 ? ", chunk_scale: " + significant(c.chunk_scale) : std::string()) +
              ", records: " + std::to_string(c.records) + "}\n";
   }
   if (!f.roofline_kinds.empty()) {
