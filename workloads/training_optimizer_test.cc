@@ -298,3 +298,41 @@ TEST_CASE("eager SGD with weight decay: a decayed gradient per parameter, all al
     if (op.phase == Phase::Optimizer)
       for (TensorId t : op.outputs) CHECK(plain.tensor(t).kind != TensorKind::Workspace);
 }
+
+// results/fidelity/membound-kernels.md's table, for the twelve CNNs the zoo builds: the parameters with a gradient
+// (tensors, elements) and the launches per step by multi_tensor_apply's rule over torch.optim's foreach SGD with
+// weight decay, which the H200's profiled steps ran, grid for grid. The zoo lists its parameters as torchvision's
+// parameters() does (Inception-v3 without the auxiliary classifier, which the loss does not read); the elements are
+// membound_kernels.py's parameter_numels (torchvision 0.14) summed.
+TEST_CASE("eager SGD's launches per step are the measured steps' for the zoo's twelve CNNs") {
+  struct Row {
+    const char* model;
+    size_t tensors;
+    int64_t elements;
+    int64_t launches;
+  };
+  const Row rows[] = {{"alexnet", 16, 61100840, 12},       {"densenet121", 364, 7978856, 24},
+                      {"googlenet", 173, 6624904, 12},     {"inception_v3", 284, 23834568, 19},
+                      {"mobilenet_v2", 158, 3504872, 12},  {"resnet101", 314, 44549160, 23},
+                      {"resnet152", 467, 60192808, 31},    {"resnet18", 62, 11689512, 5},
+                      {"resnet50", 161, 25557032, 13},     {"squeezenet1_1", 52, 1235496, 5},
+                      {"vgg16", 32, 138357544, 28},        {"vgg19", 38, 143667240, 28}};
+  for (const Row& r : rows) {
+    INFO(r.model);
+    ModelOptions o;
+    o.batch = 1;
+    o.training.weight_decay = 1e-4;
+    const Graph g = build_training_graph(r.model, o);
+    size_t tensors = 0;
+    int64_t elements = 0, launches = 0;
+    for (const Op& op : g.ops()) {
+      if (op.kind != OpKind::SgdMomentumUpdate) continue;
+      ++tensors;
+      elements += numel(g.tensor(op.inputs[0]).shape);
+      launches += op.attr(Attr::launches);
+    }
+    CHECK(tensors == r.tensors);
+    CHECK(elements == r.elements);
+    CHECK(launches == r.launches);
+  }
+}
