@@ -53,7 +53,8 @@ const std::vector<std::string>& experiment_keys() {
                                                 "image_size",    "seq_len", "optimizer", "precision",
                                                 "tf32",          "memory_format", "kernels",
                                                 "launch",        "max_graph_nodes", "attention",
-                                                "sync_every_step", "run_hw", "parallel", "first_step"};
+                                                "sync_every_step", "run_hw", "parallel", "first_step",
+                                                "weight_decay"};
   return keys;
 }
 
@@ -139,7 +140,7 @@ void check_recorded_step(const YamlMap& m, const Experiment& e) {
   if (step.batch != e.batch)
     m.fail("batch", "'" + e.model + "' was recorded at batch " + std::to_string(step.batch) + " (record another with "
                     "dlsim import-torch --batch " + std::to_string(e.batch) + ")");
-  for (const char* key : {"optimizer", "precision", "kernels"})
+  for (const char* key : {"optimizer", "precision", "kernels", "weight_decay"})
     if (m.has(key))
       m.fail(key, "'" + e.model + "' is a recorded PyTorch step (optimizer " + step.optimizer + ", precision " +
                       step.precision + "): its " + key + " is the recording's; record another step with dlsim "
@@ -162,6 +163,7 @@ TrainingOptions training_options(const Experiment& e) {
   t.memory_format = e.memory_format;
   t.kernels = e.kernels;
   t.eager_adam = e.eager_adam;
+  t.weight_decay = e.weight_decay;
   t.nll_grad_workspace = e.nll_grad_workspace;
   return t;
 }
@@ -233,6 +235,12 @@ Experiment experiment_from_yaml(const YAML::Node& node, const std::string& file)
   e.iterations = static_cast<int>(iters);
 
   e.optimizer = read_choice(m, "optimizer", Optimizer::SgdMomentum, kOptimizers);
+  e.weight_decay = m.get_double("weight_decay", 0.0);
+  if (!(e.weight_decay >= 0 && e.weight_decay < 1))
+    m.fail("weight_decay", "must be in [0, 1), got " + significant(e.weight_decay));
+  if (e.weight_decay > 0 && e.optimizer != Optimizer::SgdMomentum)
+    m.fail("weight_decay", "is SGD's L2 decay (optimizer: sgd-momentum); dlsim's AdamW decays its parameters "
+                           "itself and its Adam has none");
   e.precision = read_choice(m, "precision", Precision::FP32, kPrecisions);
   check_parallel_precision(m, e.precision, e.parallel);
   e.tf32 = read_choice(m, "tf32", Tf32::Conv, kTf32Modes);

@@ -63,6 +63,7 @@ struct Experiment {
   parallel::ParallelLayout parallel;
   int iterations = 3;
   Optimizer optimizer = Optimizer::SgdMomentum;
+  double weight_decay = 0;  // SGD's L2 decay (workloads/training_options.h); 0: none, PyTorch's default
   Precision precision = Precision::FP32;
   Tf32 tf32 = Tf32::Conv;
   MemoryFormat memory_format = MemoryFormat::NCHW;

@@ -69,6 +69,7 @@ GraphCache::Key GraphCache::key_of(const Experiment& e) {
           e.max_graph_nodes,
           e.parallel.tp,
           static_cast<int>(e.parallel.sequence_parallel) + 2 * static_cast<int>(e.parallel.tp_across_nodes),
+          e.weight_decay,
           e.file};
 }
 

@@ -34,7 +34,7 @@ class GraphCache {
   // Everything build_experiment_graph reads: model, batch, image_size, seq_len, attention, the training options and
   // max_graph_nodes (file: an ONNX model's error names the experiment file).
   using Key = std::tuple<std::string, int64_t, int64_t, int64_t, int, int, int, int, int, int, int64_t, int64_t, int,
-                         std::string>;
+                         double, std::string>;
   static Key key_of(const Experiment& e);
   struct Entry {
     bool ready = false;

@@ -121,6 +121,17 @@ TEST_CASE("precision, tf32, memory format and kernels parse, with PyTorch's defa
   CHECK(error_of(std::string(kGood) + "kernels: jit\n").key() == "kernels");
 }
 
+TEST_CASE("weight_decay: none by default, SGD's alone, a fraction") {
+  CHECK(experiment_from_yaml(YAML::Load(kGood), "exp.yaml").weight_decay == 0);
+  const Experiment e = experiment_from_yaml(YAML::Load(std::string(kGood) + "weight_decay: 1e-4\n"), "exp.yaml");
+  CHECK(e.weight_decay == 1e-4);
+  CHECK(training_options(e).weight_decay == 1e-4);
+  CHECK_THAT(error_of(std::string(kGood) + "weight_decay: -1\n").what(), Catch::Contains("must be in [0, 1)"));
+  const ConfigError adam = error_of(std::string(kGood) + "optimizer: adamw\nweight_decay: 0.01\n");
+  CHECK(adam.key() == "weight_decay");
+  CHECK_THAT(adam.what(), Catch::Contains("SGD's L2 decay"));
+}
+
 TEST_CASE("launch: eager by default, cuda-graph on request, anything else named with the valid values") {
   CHECK(experiment_from_yaml(YAML::Load(kGood), "exp.yaml").launch == LaunchMode::Eager);
   CHECK(experiment_from_yaml(YAML::Load(std::string(kGood) + "launch: cuda-graph\n"), "exp.yaml").launch ==

@@ -34,6 +34,8 @@ const AttrInfo kAttributes[] = {
     {Attr::ceil_mode, "ceil_mode", false, "PyTorch's ceil_mode: the output size rounds up"},
     {Attr::channels, "channels", false, "the channels normalised"},
     {Attr::channels_last, "channels_last", false, "the convolution runs on NHWC tensors (memory_format: nhwc)"},
+    {Attr::chunk_bytes, "chunk_bytes", false,
+     "multi-tensor launches charged to the op: the sum of each one's largest chunk's bytes (multi_tensor_apply.h)"},
     {Attr::classes, "classes", false, "classes per row of the logits"},
     {Attr::comm_stream, "comm_stream", false,
      "a collective's communication stream tag: collectives of one tag share a stream of their own"},
@@ -43,6 +45,8 @@ const AttrInfo kAttributes[] = {
     {Attr::exponent, "exponent", false, "pow's Python-scalar exponent"},
     {Attr::foreach, "foreach", false,
      "eager Adam's update as torch.optim's foreach passes (12 reads, 8 writes for AdamW), not one fused kernel"},
+    {Attr::foreach_bytes, "foreach_bytes", false,
+     "the bytes the op's multi-tensor kernels move: its share of the foreach passes' traffic (0: none)"},
     {Attr::fused_bias, "fused_bias", false,
      "GELU adds the preceding linear layer's bias (bias_gelu); its backward also writes the bias gradient"},
     {Attr::fused_mask_dropout, "fused_mask_dropout", false,
@@ -62,6 +66,8 @@ const AttrInfo kAttributes[] = {
     {Attr::kernel, "kernel", false, "a pooling window's side"},
     {Attr::kernel_h, "kernel_h", false, "the convolution kernel's height"},
     {Attr::kernel_w, "kernel_w", false, "the convolution kernel's width"},
+    {Attr::launches, "launches", false,
+     "multi-tensor kernel launches charged to the op: those its tensor closes (workloads/multi_tensor_apply.h)"},
     {Attr::layout_transpose, "layout_transpose", false,
      "a transpose of a 16-bit NCHW convolution's operand to or from NHWC (workloads/memory_format.h)"},
     {Attr::lrn_size, "lrn_size", false, "LRN's window, in channels"},
@@ -223,7 +229,10 @@ const std::vector<KindAttributes>& kinds() {
       {{OpKind::Other, OtherOp::Fill}, {}},
 
       // the optimizer (training_optimizer.cc)
-      {{OpKind::SgdMomentumUpdate}, {{Attr::multi_tensor, 0}}},
+      {{OpKind::SgdMomentumUpdate},
+       {{Attr::chunk_bytes, 0}, {Attr::foreach_bytes, 0}, {Attr::launches, 0}, {Attr::multi_tensor, 0}}},
+      // a recorded torch._foreach_* op (workloads/torch_step_kinds.cc): multi_tensor_apply's launches
+      {{OpKind::Other, OtherOp::ForeachPass}, {{Attr::chunk_bytes, 0}, {Attr::foreach_bytes, 0}, {Attr::launches, 0}}},
       {{OpKind::AdamUpdate}, {{Attr::adamw, 0}, {Attr::foreach, 0}, {Attr::multi_tensor, 0}}},
       {{OpKind::ZeroGrad}, {}},
       {{OpKind::Other, OtherOp::AmpUnscale}, {}},

@@ -20,9 +20,10 @@ namespace dlsim {
 // attribute (perm, pad_begin, pad_end) is stored as one entry per element, the index appended (perm0, perm1, ...).
 enum class Attr : uint8_t {
   adamw, algorithm, amp_scale_loss, autograd_clone, axis, batch, bias, blocks, blocks_per_sm, cast, causal,
-  ceil_mode, channels, channels_last, classes, comm_stream, count_include_pad, dilation, dim, exponent, foreach,
-  fused_bias, fused_mask_dropout, fused_relu, grad_all_reduce, groups, has_x_fp32, head_dim, heads, in_channels,
-  in_features, index, inplace, k, kernel, kernel_h, kernel_w, layout_transpose, lrn_size, m, macs, message_bytes,
+  ceil_mode, channels, channels_last, chunk_bytes, classes, comm_stream, count_include_pad, dilation, dim, exponent,
+  foreach, foreach_bytes, fused_bias, fused_mask_dropout, fused_relu, grad_all_reduce, groups, has_x_fp32, head_dim,
+  heads, in_channels, in_features, index, inplace, k, kernel, kernel_h, kernel_w, launches, layout_transpose,
+  lrn_size, m, macs, message_bytes,
   multi_tensor, n, n_rep, normalized, ns, out_channels, out_features, out_h, out_w, p_ppm, pad, pad_begin, pad_end,
   pad_h, pad_w, perm, ranks, ranks_per_node, rows, seq, seq_major, sm_permille, stride, stride_h, stride_w, tf32,
   transpose_b, view, vocab,

@@ -90,6 +90,7 @@ const char* to_string(OtherOp o) {
     case OtherOp::CatHalves: return "cat_halves";
     case OtherOp::Fill: return "fill";
     case OtherOp::Split: return "split";
+    case OtherOp::ForeachPass: return "foreach_pass";
   }
   return "?";
 }

@@ -49,12 +49,13 @@ enum class OtherOp : uint8_t {
   Fill,             // zeros of a gradient's shape: slice_backward's buffer, the slice's gradient copied into it
   Split,            // torch.split(x, size, axis): views of x's consecutive equal slices, no data moved (GPT-2's
                     // c_attn); the training synthesis elides it (workloads/training.cc)
+  ForeachPass,      // a recorded torch._foreach_* op (import-torch): multi_tensor_apply's launches over its lists
 };
 // The sub-kind's name. Kernel signatures and program files write an Other op's sub-kind as the attribute
 // `<name>=1` (select=1, lrn=1, ...), the spelling they have always used, so that stored tables and files still read.
 const char* to_string(OtherOp o);
 // The sub-kind a name spells (not None), or nullopt.
 std::optional<OtherOp> other_op_named(std::string_view name);
-inline constexpr OtherOp kLastOtherOp = OtherOp::Split;
+inline constexpr OtherOp kLastOtherOp = OtherOp::ForeachPass;
 
 }  // namespace dlsim

@@ -163,6 +163,7 @@ class StepGraphBuilder {
       Op o;
       o.name = (op.module.empty() ? "" : op.module + "/") + short_name + "#" + std::to_string(op.id) + p.suffix;
       o.kind = p.kind;
+      o.other = p.other;
       o.phase = phase;
       const std::vector<size_t>* in = p.all_views ? nullptr : &p.inputs;
       const std::vector<size_t>* out = p.all_views ? nullptr : &p.outputs;
@@ -180,6 +181,9 @@ class StepGraphBuilder {
           if (written_in_place(op, v) && tensor_of_[static_cast<size_t>(v.storage)] != kNoTensor)
             o.bytes_written = std::min(o.bytes_written + view_bytes(v), kMaxTensorBytes);
       o.flops = p.flops;
+      // a foreach pass's kernels move the op's bytes (torch_step_kinds.cc's foreach_pass)
+      if (o.other == OtherOp::ForeachPass)
+        o.set_attr(Attr::foreach_bytes, static_cast<int64_t>(std::min(o.bytes_read + o.bytes_written, kMaxTensorBytes)));
       if (phase == Phase::Forward && op.block >= 0 && !op.recompute) o.block = static_cast<int32_t>(op.block);
       try {
         for (const auto& [a, v] : p.attrs) o.set_attr(a, v);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <set>
 
+#include "workloads/multi_tensor_apply.h"
 #include "workloads/shape.h"
 
 namespace dlsim::workloads_internal {
@@ -61,6 +62,41 @@ std::optional<std::pair<int64_t, int64_t>> step_pair(const std::vector<int64_t>&
 }
 // A dimension argument made non-negative for a tensor of `rank` dimensions.
 int64_t step_axis(int64_t dim, size_t rank) { return dim < 0 ? dim + static_cast<int64_t>(rank) : dim; }
+
+// A torch._foreach_* op of the optimizer step (torch.optim's foreach passes, zero_grad's _foreach_zero_ aside):
+// multi_tensor_apply's launches over its tensor lists (workloads/multi_tensor_apply.h). Its lists: the input
+// arguments of the form name[i] (self[3], other[3]), each name once; an op that returns a new list (out of place:
+// _foreach_add(grads, params, alpha=wd)) writes one more. Each element of the first list's tensors moves one
+// element of every input list read and one written (the self list in place, or the new list): the launches'
+// chunk bytes. The pass's traffic (attr foreach_bytes) is the op's bytes, which the loader counts. No pass where
+// the lists are not of one floating-point dtype or are deeper than the rule configures.
+std::optional<TorchStepPiece> foreach_pass(const TorchStepOp& op) {
+  std::vector<std::string> lists;
+  std::vector<int64_t> numels;
+  std::string dtype;
+  for (const TorchStepView& v : op.inputs) {
+    const size_t bracket = v.arg.find('[');
+    if (bracket == std::string::npos) continue;
+    const std::string list = v.arg.substr(0, bracket);
+    if (std::find(lists.begin(), lists.end(), list) == lists.end()) lists.push_back(list);
+    if (dtype.empty()) dtype = v.dtype;
+    if (v.dtype != dtype) return std::nullopt;
+    if (list == lists.front()) numels.push_back(static_cast<int64_t>(step_numel(&v)));
+  }
+  const int64_t element_bytes = dtype == "float32" ? 4 : (dtype == "bfloat16" || dtype == "float16") ? 2 : 0;
+  const bool new_list = !op.inplace && !op.outputs.empty();
+  const int depth = static_cast<int>(lists.size()) + (new_list ? 1 : 0);
+  if (lists.empty() || element_bytes == 0 || depth > kMultiTensorMaxLists) return std::nullopt;
+  const int64_t moved = static_cast<int64_t>(lists.size()) + 1;
+  int64_t launches = 0, chunk_bytes = 0;
+  for (const MultiTensorCharge& c : multi_tensor_charges(numels, depth, moved * element_bytes))
+    launches += c.launches, chunk_bytes += c.chunk_bytes;
+  TorchStepPiece p;
+  p.kind = OpKind::Other;
+  p.other = OtherOp::ForeachPass;
+  p.attrs = {{Attr::launches, launches}, {Attr::chunk_bytes, chunk_bytes}};
+  return p;
+}
 
 TorchStepPiece whole(OpKind kind, StepAttrs attrs, double flops) {
   TorchStepPiece p;
@@ -295,6 +331,8 @@ std::vector<TorchStepPiece> step_by_name(const TorchStepOp& op, Phase phase) {
   }
   if (phase == Phase::Optimizer && (n == "aten::zero_" || n == "aten::_foreach_zero_"))
     return {whole(OpKind::ZeroGrad, {}, 0)};
+  if (phase == Phase::Optimizer && n.rfind("aten::_foreach_", 0) == 0)
+    if (auto p = foreach_pass(op)) return {*p};
   return {};
 }
 

@@ -65,7 +65,23 @@ TEST_CASE("a recorded convolution step loads with dlsim's kinds and attributes")
   CHECK(first_of_kind(g, OpKind::ZeroGrad) == nullptr);  // zero_grad(set_to_none=True) frees, launches nothing
   // What dlsim has no kind for is loaded, named and costed by its bytes.
   CHECK(load.traffic_ops.count("aten::nll_loss_forward") == 1);
-  CHECK(load.traffic_ops.count("aten::_foreach_add_") == 1);  // SGD's momentum and update, foreach
+  // SGD's foreach passes (_foreach_mul_, then _foreach_add_ twice): multi_tensor_apply's launches over the six
+  // parameters, one each (workloads/multi_tensor_apply.h), whose largest chunk is the 3x64 weight's 192 elements
+  // times the bytes an element moves (mul_: read and written; add_: two lists read, one written).
+  CHECK(load.traffic_ops.count("aten::_foreach_add_") == 0);
+  std::vector<const Op*> passes;
+  for (const Op& o : g.ops())
+    if (o.kind == OpKind::Other && o.other == OtherOp::ForeachPass) passes.push_back(&o);
+  REQUIRE(passes.size() == 3);
+  for (const Op* o : passes) {
+    CHECK(o->phase == Phase::Optimizer);
+    CHECK(o->attr(Attr::launches) == 1);
+    CHECK(o->attr(Attr::foreach_bytes) == static_cast<int64_t>(o->bytes_read + o->bytes_written));
+  }
+  CHECK(passes[0]->attr(Attr::chunk_bytes) == 192 * 4 * 2);
+  CHECK(passes[1]->attr(Attr::chunk_bytes) == 192 * 4 * 3);
+  CHECK(passes[0]->attr(Attr::foreach_bytes) == (108 + 4 + 4 + 4 + 192 + 3) * 4 * 2);
+  CHECK(passes[2]->attr(Attr::foreach_bytes) == (108 + 4 + 4 + 4 + 192 + 3) * 4 * 3);
   for (const Op& o : g.ops())
     if (o.kind == OpKind::Other) CHECK(o.bytes_read + o.bytes_written > 0);
   CHECK(load.views > 0);

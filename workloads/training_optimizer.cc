@@ -10,7 +10,22 @@
 //     (lerp_, mul_, addcmul_) and AdamW's decay (mul_ on the parameters) are in place; the step counts live on the
 //     host. Adam's L2 weight decay would add a copy of the gradients (_foreach_add), but dlsim's Adam has none
 //     (torch.optim.Adam's default weight_decay=0).
-//   - SGD with momentum (no weight decay, nesterov or maximize): buffers and parameters in place; no temporary.
+//   - SGD with momentum (no nesterov or maximize): buffers and parameters in place; with weight decay
+//     (TrainingOptions::weight_decay), _foreach_add(grads, params, alpha=weight_decay) makes a new tensor per
+//     parameter of the group (the decayed gradient, read by the momentum's add_), alive to the end of the group's
+//     step: each a tensor of its own, made by the group's first update and read by its own, as Adam's sqrt
+//     temporaries below. Without decay no temporary.
+// The foreach SGD step's kernels (torch/optim/sgd.py's _multi_tensor_sgd, momentum): with weight decay first
+// _foreach_add(grads, params, alpha=wd) (three lists: two read, one written), then _foreach_mul_(bufs, momentum)
+// (one list, each element read and written), _foreach_add_(bufs, grads) and _foreach_add_(params, bufs,
+// alpha=-lr) (two lists, two reads and a write): three passes, 8 tensors of a parameter's size moved (four and 11
+// with decay). The zoo keeps one SgdMomentumUpdate per parameter (its bytes are the one fused kernel's,
+// 3 reads and 2 writes, what the roofline prices it by as before, and its signature), with the passes' traffic over
+// the parameter (attr foreach_bytes) and the launches of multi_tensor_apply's rule (workloads/multi_tensor_apply.h)
+// its tensor closes in each pass, with their largest chunks' bytes (launches, chunk_bytes): the ops of a group sum
+// to the passes' launches, which a hardware file's multi_tensor class prices (hw/fitted/multi_tensor.h). The GPU
+// harness runs one fused kernel per update op whatever these say (they are pricing, not the op's computation:
+// op signatures leave them out).
 // The foreach step's kernels (torch/optim/adam.py's _multi_tensor_adam, capturable=False, the default; AdamW is
 // Adam with decoupled decay): the step counts are host tensors (no kernel), the bias corrections host floats; on
 // the device _foreach_mul_(params, 1 - lr * wd) (AdamW only), _foreach_lerp_(exp_avgs, grads, 1 - beta1),
@@ -42,6 +57,8 @@
 
 #include <map>
 
+#include "workloads/multi_tensor_apply.h"
+
 namespace dlsim::workloads_internal {
 
 // GradScaler's unscale before the step (_amp_foreach_non_finite_check_and_unscale_): one multi-tensor kernel
@@ -65,6 +82,36 @@ void Synthesizer::unscale_gradients() {
   g_.add_op(std::move(o));
 }
 
+// The foreach SGD passes over one dtype group's parameters (above): each update op charged the passes' traffic over
+// its parameter and the launches its tensor closes.
+void Synthesizer::charge_foreach_sgd(DType dtype, const std::vector<std::pair<OpId, int64_t>>& updates) {
+  struct Pass {
+    int lists;
+    int64_t moved;  // tensors of the parameter's size each element moves, read and written
+  };
+  // add(grads, params) with weight decay; mul_(bufs), add_(bufs, grads), add_(params, bufs)
+  static constexpr Pass kDecay{3, 3};
+  static constexpr Pass kPasses[] = {{1, 2}, {2, 3}, {2, 3}};
+  const int64_t eb = static_cast<int64_t>(dtype_bytes(dtype));
+  std::vector<int64_t> numels;
+  for (const auto& u : updates) numels.push_back(u.second);
+  std::vector<int64_t> launches(updates.size(), 0), chunk_bytes(updates.size(), 0);
+  int64_t moved = 0;
+  std::vector<Pass> passes(std::begin(kPasses), std::end(kPasses));
+  if (opts_.weight_decay > 0) passes.insert(passes.begin(), kDecay);
+  for (const Pass& p : passes) {
+    moved += p.moved;
+    const std::vector<MultiTensorCharge> c = multi_tensor_charges(numels, p.lists, p.moved * eb);
+    for (size_t i = 0; i < c.size(); ++i) launches[i] += c[i].launches, chunk_bytes[i] += c[i].chunk_bytes;
+  }
+  for (size_t i = 0; i < updates.size(); ++i) {
+    Op& u = g_.op(updates[i].first);
+    u.set_attr(Attr::foreach_bytes, updates[i].second * moved * eb);
+    u.set_attr(Attr::launches, launches[i]);
+    u.set_attr(Attr::chunk_bytes, chunk_bytes[i]);
+  }
+}
+
 void Synthesizer::optimizer() {
   if (opts_.precision == Precision::MixedFP16) unscale_gradients();
   // Kernels::Fused: apex's FusedAdam / FusedSGD (multi_tensor_apply): one op updates every parameter, and Adam
@@ -78,9 +125,12 @@ void Synthesizer::optimizer() {
   const double adam_flops = adamw ? 14 : 12;  // AdamW: the decay's multiply (2 per element with the lr product)
   step.kind = opts_.optimizer == Optimizer::SgdMomentum ? OpKind::SgdMomentumUpdate : OpKind::AdamUpdate;
   step.phase = Phase::Optimizer;
-  // Eager Adam: _foreach_sqrt's outputs, one tensor per parameter with a gradient, by dtype group (below).
-  std::map<DType, std::vector<TensorId>> group_sqrts;
+  // Eager Adam: _foreach_sqrt's outputs, one tensor per parameter with a gradient, by dtype group (below); eager
+  // SGD with weight decay: _foreach_add's decayed gradients, alike.
+  std::map<DType, std::vector<TensorId>> group_temporaries;
   std::map<DType, OpId> group_first_update;
+  // Eager SGD: each dtype group's updates and their parameters' elements, in the parameters' order.
+  std::map<DType, std::vector<std::pair<OpId, int64_t>>> sgd_groups;
   Op none;
   for (size_t w = 0; w < learnable_.size(); ++w) {
     if (!learnable_[w]) continue;
@@ -110,7 +160,17 @@ void Synthesizer::optimizer() {
     if (opts_.optimizer == Optimizer::SgdMomentum) {
       // buf.mul_(momentum).add_(grad); p.add_(buf, alpha=-lr)
       TensorId m = state(".momentum_buffer");
-      emit(none, OpKind::SgdMomentumUpdate, ".sgd", {wid, gw, m}, {wid, m}, 4 * n, kNoTensor, Phase::Optimizer);
+      const OpId id =
+          emit(none, OpKind::SgdMomentumUpdate, ".sgd", {wid, gw, m}, {wid, m}, 4 * n, kNoTensor, Phase::Optimizer);
+      sgd_groups[wt.dtype].emplace_back(id, numel(wt.shape));
+      if (opts_.weight_decay > 0) {
+        // This parameter's decayed gradient: the group's first update makes it (below), its own reads it (the
+        // update's bytes stay the fused kernel's; the passes' traffic is its foreach_bytes).
+        const TensorId d = tensor_like(wid, wt.name + ".foreach_decay", TensorKind::Workspace);
+        group_temporaries[wt.dtype].push_back(d);
+        group_first_update.emplace(wt.dtype, id);
+        g_.op(id).inputs.push_back(d);
+      }
     } else {
       TensorId m = state(".exp_avg"), v = state(".exp_avg_sq");
       const OpId step_id = emit(none, OpKind::AdamUpdate, adamw ? ".adamw" : ".adam", {wid, gw, m, v}, {wid, m, v},
@@ -129,17 +189,18 @@ void Synthesizer::optimizer() {
       // The foreach step's sqrt of this parameter's second moment. The group's first update makes it (below); its
       // own update reads it, appended after emit (its bytes are in the traffic set above).
       const TensorId sq = tensor_like(static_cast<TensorId>(w), wt.name + ".foreach_sqrt", TensorKind::Workspace);
-      group_sqrts[wt.dtype].push_back(sq);
+      group_temporaries[wt.dtype].push_back(sq);
       group_first_update.emplace(wt.dtype, step_id);
       g_.op(step_id).inputs.push_back(sq);
     }
   }
-  // The group's first update writes every temporary of its group: _foreach_sqrt allocates them all, in the
-  // parameters' order, before any parameter's addcdiv_.
-  for (const auto& [dtype, sqrts] : group_sqrts) {
+  // The group's first update writes every temporary of its group: _foreach_sqrt (_foreach_add) allocates them all,
+  // in the parameters' order, before any parameter's addcdiv_ (momentum).
+  for (const auto& [dtype, temporaries] : group_temporaries) {
     Op& first = g_.op(group_first_update.at(dtype));
-    first.outputs.insert(first.outputs.end(), sqrts.begin(), sqrts.end());
+    first.outputs.insert(first.outputs.end(), temporaries.begin(), temporaries.end());
   }
+  for (const auto& [dtype, updates] : sgd_groups) charge_foreach_sgd(dtype, updates);
   if (fused && !step.inputs.empty()) {
     step.set_attr(Attr::multi_tensor, 1);
     if (adamw) step.set_attr(Attr::adamw, 1);

@@ -249,3 +249,90 @@ TEST_CASE("eager Adam and AdamW per parameter: one fused kernel's bytes, no temp
     CHECK(updates > 2);
   }
 }
+
+// torch.optim's foreach SGD with weight decay (the H200's measured steps: 1e-4): _foreach_add(grads, params) makes a
+// decayed gradient per parameter before the momentum, alive to the end of the step, and is a fourth pass: ResNet-50's
+// 13 launches of results/fidelity/membound-kernels.md (4 for the three-list decay, 3 each for the others).
+TEST_CASE("eager SGD with weight decay: a decayed gradient per parameter, all alive at the first update, one more pass") {
+  ModelOptions o;
+  o.batch = 2;
+  o.training.weight_decay = 1e-4;
+  const Graph g = build_training_graph("resnet50", o);
+  o.training.weight_decay = 0;
+  const Graph plain = build_training_graph("resnet50", o);
+  const std::vector<Lifetime> life = tensor_lifetimes(g, issue_order(g));
+  std::vector<OpId> updates, plain_updates;
+  for (const Op& op : g.ops())
+    if (op.kind == OpKind::SgdMomentumUpdate) updates.push_back(op.id);
+  for (const Op& op : plain.ops())
+    if (op.kind == OpKind::SgdMomentumUpdate) plain_updates.push_back(op.id);
+  REQUIRE(updates.size() == 161);
+  REQUIRE(plain_updates.size() == updates.size());
+  std::vector<TensorId> written;
+  for (TensorId t : g.op(updates.front()).outputs)
+    if (g.tensor(t).kind == TensorKind::Workspace) written.push_back(t);
+  REQUIRE(written.size() == updates.size());
+  int64_t launches = 0, plain_launches = 0;
+  for (size_t k = 0; k < updates.size(); ++k) {
+    const Op& op = g.op(updates[k]);
+    const Op& before = plain.op(plain_updates[k]);
+    INFO(op.name);
+    const Tensor& w = g.tensor(op.inputs[0]);
+    const TensorId d = op.inputs.back();
+    CHECK(written[k] == d);
+    CHECK(g.tensor(d).name == w.name + ".foreach_decay");
+    CHECK(g.tensor(d).bytes == w.bytes);
+    CHECK(life[static_cast<size_t>(d)].first == static_cast<int>(updates.front()));
+    CHECK(life[static_cast<size_t>(d)].last == static_cast<int>(updates[k]));
+    // the update's own bytes stay the fused kernel's (what the roofline prices); the passes' are its charge
+    CHECK(op.bytes_read == before.bytes_read);
+    CHECK(op.bytes_written == before.bytes_written);
+    CHECK(op.attr(Attr::foreach_bytes) == 11 * static_cast<int64_t>(w.bytes));
+    CHECK(before.attr(Attr::foreach_bytes) == 8 * static_cast<int64_t>(w.bytes));
+    launches += op.attr(Attr::launches);
+    plain_launches += before.attr(Attr::launches);
+  }
+  CHECK(launches == 13);
+  CHECK(plain_launches == 9);
+  for (const Op& op : plain.ops())  // without decay the step allocates nothing
+    if (op.phase == Phase::Optimizer)
+      for (TensorId t : op.outputs) CHECK(plain.tensor(t).kind != TensorKind::Workspace);
+}
+
+// results/fidelity/membound-kernels.md's table, for the twelve CNNs the zoo builds: the parameters with a gradient
+// (tensors, elements) and the launches per step by multi_tensor_apply's rule over torch.optim's foreach SGD with
+// weight decay, which the H200's profiled steps ran, grid for grid. The zoo lists its parameters as torchvision's
+// parameters() does (Inception-v3 without the auxiliary classifier, which the loss does not read); the elements are
+// membound_kernels.py's parameter_numels (torchvision 0.14) summed.
+TEST_CASE("eager SGD's launches per step are the measured steps' for the zoo's twelve CNNs") {
+  struct Row {
+    const char* model;
+    size_t tensors;
+    int64_t elements;
+    int64_t launches;
+  };
+  const Row rows[] = {{"alexnet", 16, 61100840, 12},       {"densenet121", 364, 7978856, 24},
+                      {"googlenet", 173, 6624904, 12},     {"inception_v3", 284, 23834568, 19},
+                      {"mobilenet_v2", 158, 3504872, 12},  {"resnet101", 314, 44549160, 23},
+                      {"resnet152", 467, 60192808, 31},    {"resnet18", 62, 11689512, 5},
+                      {"resnet50", 161, 25557032, 13},     {"squeezenet1_1", 52, 1235496, 5},
+                      {"vgg16", 32, 138357544, 28},        {"vgg19", 38, 143667240, 28}};
+  for (const Row& r : rows) {
+    INFO(r.model);
+    ModelOptions o;
+    o.batch = 1;
+    o.training.weight_decay = 1e-4;
+    const Graph g = build_training_graph(r.model, o);
+    size_t tensors = 0;
+    int64_t elements = 0, launches = 0;
+    for (const Op& op : g.ops()) {
+      if (op.kind != OpKind::SgdMomentumUpdate) continue;
+      ++tensors;
+      elements += numel(g.tensor(op.inputs[0]).shape);
+      launches += op.attr(Attr::launches);
+    }
+    CHECK(tensors == r.tensors);
+    CHECK(elements == r.elements);
+    CHECK(launches == r.launches);
+  }
+}

@@ -82,6 +82,11 @@ struct TrainingOptions {
   MemoryFormat memory_format = MemoryFormat::NCHW;
   Kernels kernels = Kernels::Eager;
   EagerAdam eager_adam = EagerAdam::Foreach;
+  // SGD's L2 weight decay (torch.optim.SGD's weight_decay; 0, PyTorch's default: none). Only whether it is 0
+  // matters here: torch.optim's foreach SGD then adds the gradients' decay out of place before the momentum,
+  // _foreach_add(grads, params, alpha=weight_decay): one more pass (three lists) and a new tensor per parameter,
+  // alive to the end of the step (training_optimizer.cc). A fused SGD decays inside its one kernel.
+  double weight_decay = 0;
   // cuDNN workspace per convolution, bytes; the cost of the fastest algorithm is modelled as this fraction
   // of the op's input+output bytes, capped (workloads/training.cc documents the choice).
   bool conv_workspace = true;

@@ -20,7 +20,7 @@ double read_coefficient(const YamlMap& m, const std::string& key, double max_val
 FittedKernelClass read_class(const YamlMap& m) {
   m.check_keys({"fixed_us", "flop_scale", "wave_scale", "byte_scale", "channel_scale", "channel_bwd_scale",
                 "row_scale", "row_bwd_scale", "byte_bwd_scale", "window_scale", "window_bwd_scale", "input_scale",
-                "records"});
+                "chunk_scale", "records"});
   FittedKernelClass c;
   if (!m.has("fixed_us")) m.fail("fixed_us", "missing: every class has a fixed cost (0 allowed)");
   c.fixed_us = read_coefficient(m, "fixed_us", kMaxCoefficient);
@@ -35,6 +35,8 @@ FittedKernelClass read_class(const YamlMap& m) {
   c.window_scale = read_coefficient(m, "window_scale", kMaxCoefficient);
   c.window_bwd_scale = read_coefficient(m, "window_bwd_scale", kMaxCoefficient);
   c.input_scale = read_coefficient(m, "input_scale", kMaxCoefficient);
+  c.chunk_scale = read_coefficient(m, "chunk_scale", kMaxCoefficient);
+  c.chunk_scale = read_coefficient(m, "chunk_scale", kMaxCoefficient);
   if (m.has("records")) {
     c.records = m.get_int("records");
     if (c.records < 0) m.fail("records", "must not be negative, got " + std::to_string(c.records));
@@ -102,7 +104,8 @@ std::string fitted_class_to_yaml(const FittedKernelClass& c) {
          optional("channel_scale", c.channel_scale) + optional("channel_bwd_scale", c.channel_bwd_scale) +
          optional("row_scale", c.row_scale) + optional("row_bwd_scale", c.row_bwd_scale) +
          optional("byte_bwd_scale", c.byte_bwd_scale) + optional("window_scale", c.window_scale) +
-         optional("window_bwd_scale", c.window_bwd_scale) + optional("input_scale", c.input_scale) + ", records: " + std::to_string(c.records) + "}";
+         optional("window_bwd_scale", c.window_bwd_scale) + optional("input_scale", c.input_scale) +
+         optional("chunk_scale", c.chunk_scale) + ", records: " + std::to_string(c.records) + "}";
 }
 
 }  // namespace dlsim

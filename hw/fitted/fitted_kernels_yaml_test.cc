@@ -47,6 +47,7 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
   f.classes["batchnorm.bf16"] = {4.6, 0, 0, 1.9, 6, 0.35};
   f.classes["maxpool.f32"] = {4.7, 0, 0, 1.5, 164, 0, 0, 0, 0, 3.95, 0.9, 1.53};
   f.classes["concat.f32"] = {0.4, 0, 0, 0.7, 230, 0, 0, 0, 0, 0, 0, 0, 0.075};
+  f.classes["multi_tensor.f32"] = {4.62, 0, 0, 0.938, 345, 0, 0, 0, 0, 0, 0, 0, 0, 0.428};
   const std::string yaml = fitted_kernels_to_yaml(f);
   CHECK_THAT(yaml, Catch::Contains("batchnorm.f32: {fixed_us: 4.6, flop_scale: 0, wave_scale: 0, byte_scale: 1.9, "
                                    "channel_scale: 0.35, channel_bwd_scale: 0.6, records: 2016}"));
@@ -60,6 +61,8 @@ TEST_CASE("the fitted section reads back what the writer wrote, and makes the mo
                                    "byte_bwd_scale: 3.95, window_scale: 0.9, window_bwd_scale: 1.53, records: 164}"));
   CHECK_THAT(yaml, Catch::Contains("concat.f32: {fixed_us: 0.4, flop_scale: 0, wave_scale: 0, byte_scale: 0.7, "
                                    "input_scale: 0.075, records: 230}"));
+  CHECK_THAT(yaml, Catch::Contains("multi_tensor.f32: {fixed_us: 4.62, flop_scale: 0, wave_scale: 0, byte_scale: "
+                                   "0.938, chunk_scale: 0.428, records: 345}"));
   const GpuSpec s = h200_with("\n" + yaml);
   CHECK(s.kernel_model == "fitted");
   CHECK(s.fitted_kernels == f);
@@ -74,6 +77,8 @@ TEST_CASE("a bad fitted section is refused at its line and key") {
               "kernel_model.classes.batchnorm.f32.channel_bwd_scale", "must be in [0, 1e+06], got -2");
   check_error("kernel_model:\n  classes:\n    concat.f32: {fixed_us: 1, input_scale: -0.1}\n",
               "kernel_model.classes.concat.f32.input_scale", "must be in [0, 1e+06], got -0.1");
+  check_error("kernel_model:\n  classes:\n    multi_tensor.f32: {fixed_us: 1, chunk_scale: -0.5}\n",
+              "kernel_model.classes.multi_tensor.f32.chunk_scale", "must be in [0, 1e+06], got -0.5");
   check_error("kernel_model:\n  classes:\n    gemm.bf16: {fixed_us: 1, flop_scale: fast}\n",
               "kernel_model.classes.gemm.bf16.flop_scale", "fast");
   check_error("kernel_model:\n  classes:\n    gemm.bf16: {flop_scale: 1}\n", "kernel_model.classes.gemm.bf16.fixed_us",

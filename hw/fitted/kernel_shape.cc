@@ -12,7 +12,7 @@ constexpr KernelFamily kFamilies[] = {
     KernelFamily::ConvFwd, KernelFamily::ConvDgrad,   KernelFamily::ConvWgrad, KernelFamily::Gemm,
     KernelFamily::Bmm,     KernelFamily::SdpaFwd,     KernelFamily::SdpaBwd,   KernelFamily::Elementwise,
     KernelFamily::Reduction, KernelFamily::LayerNorm, KernelFamily::BatchNorm, KernelFamily::MaxPool,
-    KernelFamily::AvgPool, KernelFamily::Concat,
+    KernelFamily::AvgPool, KernelFamily::Concat, KernelFamily::MultiTensor,
 };
 constexpr MathPath kPaths[] = {MathPath::CudaCore, MathPath::Tf32, MathPath::Fp16, MathPath::Bf16};
 constexpr ConvVariant kConvVariants[] = {ConvVariant::OneByOne, ConvVariant::Spatial, ConvVariant::Depthwise,
@@ -72,6 +72,7 @@ const char* to_string(KernelFamily f) {
     case KernelFamily::MaxPool: return "maxpool";
     case KernelFamily::AvgPool: return "avgpool";
     case KernelFamily::Concat: return "concat";
+    case KernelFamily::MultiTensor: return "multi_tensor";
   }
   return "?";
 }
@@ -80,7 +81,8 @@ bool is_pool_family(KernelFamily f) { return f == KernelFamily::MaxPool || f == 
 
 bool is_memory_family(KernelFamily f) {
   return f == KernelFamily::Elementwise || f == KernelFamily::Reduction || f == KernelFamily::LayerNorm ||
-         f == KernelFamily::BatchNorm || is_pool_family(f) || f == KernelFamily::Concat;
+         f == KernelFamily::BatchNorm || is_pool_family(f) || f == KernelFamily::Concat ||
+         f == KernelFamily::MultiTensor;
 }
 
 const char* to_string(ConvVariant v) {
@@ -168,7 +170,7 @@ bool is_kernel_class_name(const std::string& name, std::string& why) {
         "conv_wgrad with a variant 1x1, spatial, depthwise, grouped, cudnn_depthwise or "
         "cudnn_depthwise_grouped; gemm, bmm, sdpa_fwd, "
         "sdpa_bwd; paths cuda_core, tf32, fp16, bf16) or <family>.<dtype> for the memory-bound ones (elementwise, "
-        "reduction, layernorm, batchnorm, maxpool, avgpool, concat; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, "
+        "reduction, layernorm, batchnorm, maxpool, avgpool, concat, multi_tensor; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, "
         "gemm.bf16, layernorm.f32";
   return false;
 }

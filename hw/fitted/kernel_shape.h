@@ -26,6 +26,9 @@ enum class KernelFamily : uint8_t {
   // memory-bound: PyTorch's concatenation of two or more tensors (CatArrayBatchedCopy), priced by its bytes and its
   // grid's rows, one per input (KernelShape::inputs); a class fitted without one prices it as elementwise
   Concat,
+  // memory-bound: PyTorch's multi_tensor_apply kernels, the launches of a torch._foreach_* op (the optimizer's
+  // foreach passes; workloads/multi_tensor_apply.h, hw/fitted/multi_tensor.h)
+  MultiTensor,
 };
 const char* to_string(KernelFamily f);  // "conv_fwd", "bmm", "sdpa_bwd", "layernorm", ...
 bool is_memory_family(KernelFamily f);   // priced by bytes (and a pool by its windows' reads), no flops
@@ -90,6 +93,14 @@ struct KernelShape {
   double inputs = 0;
   double input_blocks = 0;
   double idle_blocks = 0;
+  // A multi-tensor kernel (KernelFamily::MultiTensor): the launches the shape stands for, and the sum over them of
+  // each launch's largest chunk's bytes (its elements times the bytes an element moves over every list). Each
+  // chunk is one thread block, so a launch lasts at least as long as its largest chunk on one SM: on the H200's
+  // traces a launch of 48 tensors of a few hundred elements takes 2-3 µs, one of 48 full chunks 17
+  // (results/fidelity/membound-kernels.md). The shape's bytes are all its launches' bytes. Other families: one
+  // kernel (launches 1), no chunks.
+  double launches = 1;
+  double chunk_bytes = 0;
   TileGrid grid;
 };
 

@@ -22,14 +22,20 @@ KernelTerms kernel_terms(const KernelShape& s, const GpuSpec& spec, const Fitted
   if ((s.family == KernelFamily::LayerNorm || is_pool_family(s.family)) && s.backward)
     std::swap(t.byte_us, t.byte_bwd_us);
   if (s.idle_blocks > 0) t.input_us = s.idle_blocks / static_cast<double>(std::max(spec.sms, 1));
+  if (s.family == KernelFamily::MultiTensor) {
+    t.launches = s.launches;
+    if (s.chunk_bytes > 0 && spec.hbm_bandwidth > 0)
+      t.chunk_us = s.chunk_bytes * static_cast<double>(spec.sms) / spec.hbm_bandwidth * 1e6;
+  }
   return t;
 }
 
 double class_time_us(const FittedKernelClass& c, const KernelTerms& t) {
-  return c.fixed_us + c.flop_scale * t.flop_us + c.wave_scale * t.flop_us * t.wave + c.byte_scale * t.byte_us +
-         c.channel_scale * t.channel_us + channel_bwd_coefficient(c) * t.channel_bwd_us + c.row_scale * t.row_us +
-         row_bwd_coefficient(c) * t.row_bwd_us + byte_bwd_coefficient(c) * t.byte_bwd_us +
-         c.window_scale * t.window_us + window_bwd_coefficient(c) * t.window_bwd_us + c.input_scale * t.input_us;
+  return c.fixed_us * t.launches + c.flop_scale * t.flop_us + c.wave_scale * t.flop_us * t.wave +
+         c.byte_scale * t.byte_us + c.channel_scale * t.channel_us + channel_bwd_coefficient(c) * t.channel_bwd_us +
+         c.row_scale * t.row_us + row_bwd_coefficient(c) * t.row_bwd_us + byte_bwd_coefficient(c) * t.byte_bwd_us +
+         c.window_scale * t.window_us + window_bwd_coefficient(c) * t.window_bwd_us + c.input_scale * t.input_us +
+         c.chunk_scale * t.chunk_us;
 }
 
 double window_bwd_coefficient(const FittedKernelClass& c) {
@@ -48,7 +54,7 @@ double channel_bwd_coefficient(const FittedKernelClass& c) {
 
 double device_time_us(const FittedKernels& f, const FittedKernelClass& c, const KernelTerms& t, double device_fixed_us) {
   const double fitted = class_time_us(c, t);
-  return f.fixed_includes_dispatch ? fitted - c.fixed_us + device_fixed_us : fitted;
+  return f.fixed_includes_dispatch ? fitted + (device_fixed_us - c.fixed_us) * t.launches : fitted;
 }
 
 const FittedKernelClass* find_class(const FittedKernels& fitted, const KernelShape& s, std::string* name) {

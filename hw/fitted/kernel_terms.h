@@ -35,6 +35,11 @@ struct KernelTerms {
   // past each input's end), the blocks each SM schedules that move no data; the class's input_scale is the µs one
   // adds there.
   double input_us = 0;
+  // A multi-tensor kernel: the launches the shape stands for (KernelShape::launches; 1 for every other kernel),
+  // each of which pays the class's fixed_us, and the sum of their largest chunks' bytes over one SM's share of the
+  // bandwidth (KernelShape::chunk_bytes * SMs / bandwidth), which chunk_scale multiplies.
+  double launches = 1;
+  double chunk_us = 0;
 };
 // `spec` gives the peaks, the bandwidth and the SMs; `fitted` the tile settings. A path the GPU has no peak for
 // has no compute term (0).

@@ -2,6 +2,8 @@
 
 #include "hw/fitted/concat_kernels.h"
 #include "hw/fitted/conv_backend.h"
+#include "hw/fitted/kernel_terms.h"
+#include "hw/fitted/multi_tensor.h"
 #include "hw/math_path.h"
 #include "hw/op_class.h"
 #include "workloads/shape.h"
@@ -93,6 +95,20 @@ std::optional<KernelShape> pool_shape_of_op(const Graph& g, const Op& op) {
   s.backward = backward;
   const double window = static_cast<double>(kernel * kernel);
   s.window_bytes = static_cast<double>(numel(g.tensor(from[0]).shape)) * window * dtype_bytes(s.dtype);
+  return s;
+}
+
+// An op charged with multi-tensor launches (the zoo's foreach SGD update, a recorded torch._foreach_* op), where the
+// file has its dtype's multi_tensor class; nullopt where it has none (the op is then priced as before).
+std::optional<KernelShape> multi_tensor_shape_of_op(const GpuSpec& spec, const Graph& g, const Op& op) {
+  const bool charged =
+      op.kind == OpKind::SgdMomentumUpdate || (op.kind == OpKind::Other && op.other == OtherOp::ForeachPass);
+  if (!charged || op.attr(Attr::foreach_bytes) <= 0) return std::nullopt;
+  const KernelShape s =
+      multi_tensor_charged_shape(compute_dtype(g, op), static_cast<double>(op.attr(Attr::foreach_bytes)),
+                                 static_cast<double>(op.attr(Attr::launches)),
+                                 static_cast<double>(op.attr(Attr::chunk_bytes)));
+  if (find_class(spec.fitted_kernels, s) == nullptr) return std::nullopt;
   return s;
 }
 
@@ -212,6 +228,7 @@ std::optional<std::vector<KernelShape>> op_kernel_shapes(const GpuSpec& spec, co
   }
   if (op.kind == OpKind::Other && op.other == OtherOp::StandIn) return std::nullopt;
   if (auto pool = pool_shape_of_op(g, op)) return std::vector<KernelShape>{*pool};
+  if (auto m = multi_tensor_shape_of_op(spec, g, op)) return std::vector<KernelShape>{*m};
   switch (op_class(op)) {
     case OpClass::Elementwise: return std::vector<KernelShape>{memory_shape_of_op(g, op, KernelFamily::Elementwise)};
     case OpClass::Reduction: return std::vector<KernelShape>{memory_shape_of_op(g, op, KernelFamily::Reduction)};

@@ -11,9 +11,13 @@
 
 namespace dlsim {
 
-// The kernels the op launches, or nullopt when the model has no family for it (an optimizer step, a test's
-// stand-in kernel). Usually one; a matrix product's backward that computes both operands' gradients is two
-// GEMMs; a concatenation is PyTorch's launches (hw/fitted/concat_kernels.h); an fp32 NCHW grouped convolution is its cuDNN kernel first, then the layout transposes cuDNN runs
+// The kernels the op launches, or nullopt when the model has no family for it (a fused optimizer step, a test's
+// stand-in kernel). An op charged with multi-tensor launches (the zoo's foreach SGD update, a recorded
+// torch._foreach_* op: hw/fitted/multi_tensor.h) is one multi_tensor shape where `spec`'s fitted kernels have its
+// class; where they have none, the zoo's update has no family (the roofline's, as before the class) and the
+// recorded op is one elementwise kernel. Usually one; a matrix product's backward that computes both operands'
+// gradients is two GEMMs; a concatenation is PyTorch's launches (hw/fitted/concat_kernels.h); an fp32 NCHW grouped
+// convolution is its cuDNN kernel first, then the layout transposes cuDNN runs
 // around it (hw/fitted/conv_backend.h). Convolutions: the input's N, C, H, W from the activation operand
 // (NHWC-shaped where the memory-format pass transposed a 16-bit NCHW operand, workloads/memory_format.h), the
 // filter and padding from the attributes.

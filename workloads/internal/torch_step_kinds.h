@@ -17,6 +17,7 @@ namespace dlsim::workloads_internal {
 // computes the data and the filter gradients, two kernels in cuDNN and two ops in dlsim).
 struct TorchStepPiece {
   OpKind kind = OpKind::Other;
+  OtherOp other = OtherOp::None;  // an Other op's sub-kind (a foreach pass)
   std::vector<std::pair<Attr, int64_t>> attrs;
   double flops = 0;
   std::string suffix;          // appended to the op's name when one recorded op makes several

@@ -116,6 +116,7 @@ class Synthesizer {
   // training_optimizer.cc
   void unscale_gradients();
   void optimizer();
+  void charge_foreach_sgd(DType dtype, const std::vector<std::pair<OpId, int64_t>>& updates);
 };
 
 }  // namespace dlsim::workloads_internal

@@ -11,7 +11,7 @@
 namespace dlsim {
 namespace {
 
-constexpr size_t kMaxTerms = 13;
+constexpr size_t kMaxTerms = 14;
 constexpr int kReweightRounds = 40;
 // IRLS weight floor: a sample predicted within 1 % counts as if it were 1 % off (keeps the weights finite).
 constexpr double kLeastRelativeError = 0.01;
@@ -22,13 +22,14 @@ using TermRow = std::array<double, kMaxTerms>;
 // event-timed samples' dispatch (slot 4: 1 for an event-timed sample, used only where the class has both kinds),
 // batch norm's per-channel terms, forward kernels' (slot 5) and backward kernels' (slot 6), and layer norm's per-row
 // terms, forward (slot 7) and backward (slot 8), a layer-norm or pool backward's bytes (slot 9, in place of slot 3),
-// a windowed pool's windows' reads, forward (slot 10) and backward (slot 11), and a concatenation's idle blocks per
-// SM (slot 12).
+// a windowed pool's windows' reads, forward (slot 10) and backward (slot 11), a concatenation's idle blocks per SM
+// (slot 12) and a multi-tensor launch's largest chunk (slot 13). The fixed cost's column is the launches a shape
+// stands for (1 for every sample: a trace's multi-tensor samples are one launch each).
 TermRow term_row(const FitSample& s, const GpuSpec& spec, const FittedKernels& settings) {
   const KernelTerms t = kernel_terms(s.shape, spec, settings);
-  return {1.0,          t.flop_us,        t.flop_us * t.wave, t.byte_us, s.device_timed ? 0.0 : 1.0,
+  return {t.launches,   t.flop_us,        t.flop_us * t.wave, t.byte_us,    s.device_timed ? 0.0 : 1.0,
           t.channel_us, t.channel_bwd_us, t.row_us,           t.row_bwd_us, t.byte_bwd_us,
-          t.window_us,  t.window_bwd_us,  t.input_us};
+          t.window_us,  t.window_bwd_us,  t.input_us,         t.chunk_us};
 }
 
 double median_of(std::vector<double> v) {
@@ -194,15 +195,17 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
   }
   // A concatenation's idle blocks: where the samples have them (concat classes; a sweep has none, trace_samples.h).
   const bool input_blocks = std::any_of(rows.begin(), rows.end(), [](const TermRow& r) { return r[12] > 0; });
+  // A multi-tensor launch's largest chunk: a term where the samples have chunks.
+  const bool chunks = std::any_of(rows.begin(), rows.end(), [](const TermRow& r) { return r[13] > 0; });
   std::array<bool, kMaxTerms> allowed = {true,     !memory,  !memory, true, device && events, channels, channels_bwd,
                                          per_row || per_row_bwd, per_row && per_row_bwd, bytes_fwd && bytes_bwd,
-                                         window, window_bwd, input_blocks};
+                                         window, window_bwd, input_blocks, chunks};
   // Samples of one shape alone (every term row the same: ViT's fp32 attention, the one shape any trace holds)
   // cannot tell a fixed cost from a rate, and every single term fits them exactly; the class then takes their
   // time as a rate over the work (flop_scale, or byte_scale for a memory-bound class), so that another shape is
   // priced by its flops or bytes rather than at this shape's time.
   if (std::all_of(rows.begin(), rows.end(), [&](const TermRow& r) { return r == rows.front(); }))
-    allowed = {false, !memory, false, memory, false, false, false, false, false, false, false, false, false};
+    allowed = {false, !memory, false, memory, false, false, false, false, false, false, false, false, false, false};
   TermRow coef{};
   for (int round = 0; round < kReweightRounds; ++round) {
     coef = nnls_subsets(rows, y, w, allowed);
@@ -227,6 +230,7 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
   c.window_scale = coef[10];
   c.window_bwd_scale = coef[11];
   c.input_scale = coef[12];
+  c.chunk_scale = coef[13];
   c.records = static_cast<int64_t>(samples.size());
   if (dispatch_us) *dispatch_us = coef[4];
   return c;

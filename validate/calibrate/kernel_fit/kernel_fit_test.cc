@@ -386,7 +386,11 @@ TEST_CASE("a concatenation's per-block coefficient is fitted from cats of severa
           "without inputs have none") {
   const GpuSpec spec = h200();
   const FittedKernels settings;
-  const FittedKernelClass truth{0.7, 0, 0, 1.1, 0, 0, 0, 0, 0, 0, 0.075};
+  const FittedKernelClass truth = [] {
+    FittedKernelClass c{0.7, 0, 0, 1.1, 0};
+    c.input_scale = 0.075;
+    return c;
+  }();
   std::vector<FitSample> samples;
   // DenseNet-like cats: a block's input of c0 channels and n - 1 growth maps of 32, at three image sizes.
   for (double hw : {56.0 * 56, 14.0 * 14, 7.0 * 7})

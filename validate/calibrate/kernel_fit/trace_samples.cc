@@ -6,6 +6,7 @@
 #include "common/strings.h"
 #include "hw/fitted/kernel_terms.h"
 #include "hw/fitted/op_kernel_shapes.h"
+#include "validate/calibrate/kernel_fit/multi_tensor_samples.h"
 
 namespace dlsim {
 namespace {
@@ -127,6 +128,7 @@ TraceSamples trace_fit_samples(const std::vector<MatchedProfile>& profiles, cons
         }
         unit(backward_of[static_cast<size_t>(f.graph_op)], node_us, node_kernels);
       }
+    append_multi_tensor_samples(p, gap_us, out, skipped);  // the optimizer's launches (multi_tensor_samples.h)
   }
   // Each sample's weight: its time over its class's mean traced time, so that the fit's sum of relative errors
   // over a class's trace samples is its sum of absolute errors (in units of the mean): a step's time is a sum of

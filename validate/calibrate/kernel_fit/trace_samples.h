@@ -11,6 +11,8 @@
 // to `split`'s prediction for each (the trace cannot tell them apart, as calibrate cannot). Each sample also
 // carries `gap_us` per kernel the unit launched: the GPU's idle time between kernels in a CUDA-graph replay, which
 // a simulated kernel's time holds.
+// The optimizer's foreach passes are samples of the multi_tensor class, one per launch
+// (validate/calibrate/kernel_fit/multi_tensor_samples.h).
 // The samples are device-timed (FitSample::device_timed): the fit gives them their own intercept apart from an
 // event-timed sweep's, whose fixed costs hold PyTorch's dispatch (validate/calibrate/kernel_fit/kernel_fit.h).
 #include <string>

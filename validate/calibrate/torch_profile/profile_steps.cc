@@ -91,13 +91,9 @@ std::vector<ProfileStep> profile_steps(const ProfilerTrace& t) {
   });
 
   // Kernels by the correlation id of their launch.
-  std::map<int64_t, std::pair<int64_t, double>> kernels_of_launch;  // correlation -> (kernels, µs)
+  std::map<int64_t, std::vector<double>> kernels_of_launch;  // correlation -> each kernel's µs
   for (const ProfileEvent& e : t.events)
-    if (e.kind == ProfileEventKind::Kernel && e.correlation) {
-      auto& k = kernels_of_launch[*e.correlation];
-      ++k.first;
-      k.second += e.dur_us;
-    }
+    if (e.kind == ProfileEventKind::Kernel && e.correlation) kernels_of_launch[*e.correlation].push_back(e.dur_us);
   // Launches per thread, in time order, to find those inside a top-level op.
   std::map<std::string, std::vector<const ProfileEvent*>> runtime_by_thread;
   for (const ProfileEvent& e : t.events)
@@ -129,8 +125,11 @@ std::vector<ProfileStep> profile_steps(const ProfilerTrace& t) {
         if (!steps_within(e, *l) || !l->correlation) continue;
         auto k = kernels_of_launch.find(*l->correlation);
         if (k == kernels_of_launch.end()) continue;
-        op.kernels += k->second.first;
-        op.kernel_us += k->second.second;
+        double launch_us = 0;  // summed per launch first, as the op's total always was
+        for (double us : k->second) launch_us += us;
+        op.kernels += static_cast<int64_t>(k->second.size());
+        op.kernel_us += launch_us;
+        op.kernel_each_us.insert(op.kernel_each_us.end(), k->second.begin(), k->second.end());
       }
     return op;
   };

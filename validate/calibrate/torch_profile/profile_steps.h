@@ -24,6 +24,7 @@ struct ProfileHostOp {
   // The GPU's kernels its launches issued (matched by correlation id), their time on the GPU in µs.
   int64_t kernels = 0;
   double kernel_us = 0;
+  std::vector<double> kernel_each_us;  // each of those kernels' time, in the order their launches ran
 };
 
 struct ProfileStep {
