@@ -214,12 +214,21 @@ def rounded(costs):
     return {k: round(v, 2) for k, v in costs.items()}
 
 
+# The measured CNN steps' SGD weight decay (torch_step_profile.py's default, with momentum 0.9, foreach).
+MEASURED_WEIGHT_DECAY = 1e-4
+
+
 def step_experiment(model, batch, hw, launch):
     """The experiment a measured step is compared with: pytorch-caching, no swap, serial, two iterations; eager
     steps synchronised at their end, as the measured ones were (each followed by a synchronise), CUDA-graph
-    replays back to back, as they were timed (replays between two events)."""
-    return {"model": model, "batch": batch, "hw": str(hw), "pool": "pytorch-caching", "swap": "none",
-            "concurrency": "serial", "iterations": 2, "launch": launch, "sync_every_step": launch == "eager"}
+    replays back to back, as they were timed (replays between two events). A zoo model's SGD has the measured
+    steps' weight decay (torch.optim's foreach SGD then makes a fourth pass, out of place); a recording (a
+    .torchstep.json path) holds the optimizer it was recorded with, without decay, and refuses the key."""
+    exp = {"model": model, "batch": batch, "hw": str(hw), "pool": "pytorch-caching", "swap": "none",
+           "concurrency": "serial", "iterations": 2, "launch": launch, "sync_every_step": launch == "eager"}
+    if ".torchstep.json" not in str(model):
+        exp["weight_decay"] = MEASURED_WEIGHT_DECAY
+    return exp
 
 
 def lease_trace(profiles, name):

@@ -172,6 +172,7 @@ class Runner:
         hw = self.hw(hw, machine)
         self.n += 1
         doc = host.step_experiment(keys["model"], batch, hw, launch)
+        doc.pop("weight_decay", None)  # the CNN steps' SGD decay: these steps are AdamW's (its decay in `keys`)
         doc.update(keys)
         exp, chrome = self.tmp / f"exp{self.n}.yaml", self.tmp / f"trace{self.n}.json"
         exp.write_text(json.dumps(doc))
