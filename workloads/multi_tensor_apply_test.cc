@@ -38,7 +38,7 @@ TEST_CASE("multi_tensor_apply: a launch at the list count's tensor limit, the la
   CHECK_THROWS_AS(multi_tensor_max_tensors(6), std::invalid_argument);
 }
 
-TEST_CASE("multi_tensor_apply: 320 blocks cut a tensor, which is the next launch's first; empty tensors skipped") {
+TEST_CASE("multi_tensor_apply: 320 blocks cut a tensor, which is the next launch's first, and empty tensors are skipped") {
   // 1.5 launches' worth of chunks, then a tensor of 10 elements, with empty tensors around
   const std::vector<int64_t> v{0, 480 * kMultiTensorChunk + 7, 0, 10, 0};
   const auto l = multi_tensor_launches(v, 2);

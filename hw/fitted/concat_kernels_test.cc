@@ -53,7 +53,7 @@ TEST_CASE("a cat of more than 128 inputs is several launches, later rows as wide
   CHECK(v[0].bytes + v[1].bytes + v[2].bytes == 2 * (299 * 2048.0 + 20480));
 }
 
-TEST_CASE("a single input, or inputs of more than 4 dimensions, are one copy each; empty inputs are skipped") {
+TEST_CASE("a single input, or inputs of more than 4 dimensions, are one copy each, and empty inputs are skipped") {
   const auto one = concat_kernel_shapes({0, 4096, 0}, 4, DType::F32, 100);
   REQUIRE(one.size() == 1);
   CHECK(one[0].family == KernelFamily::Elementwise);

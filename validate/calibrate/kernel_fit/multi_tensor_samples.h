@@ -16,7 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "validate/calibrate/kernel_fit/trace_samples.h"
+#include "validate/calibrate/kernel_fit/trace_sample_set.h"
+#include "validate/calibrate/torch_profile/host_profile_fit.h"
 
 namespace dlsim {
 

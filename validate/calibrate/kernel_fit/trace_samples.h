@@ -20,19 +20,10 @@
 
 #include "hw/fitted/fitted_kernels.h"
 #include "hw/gpu_spec.h"
-#include "validate/calibrate/kernel_fit/fit_samples.h"
+#include "validate/calibrate/kernel_fit/trace_sample_set.h"
 #include "validate/calibrate/torch_profile/host_profile_fit.h"
 
 namespace dlsim {
-
-struct TraceSamples {
-  std::vector<FitSample> samples;
-  size_t units = 0;           // units with kernels in the matched steps
-  size_t units_sampled = 0;   // of which became samples
-  double kernel_us = 0;       // the matched units' kernel time, summed over the steps
-  double sampled_us = 0;      // of which went into samples (without the gap)
-  std::vector<std::string> skipped;  // per reason: "<n> units of <kinds>: <why>"
-};
 
 TraceSamples trace_fit_samples(const std::vector<MatchedProfile>& profiles, const GpuSpec& spec,
                                const FittedKernels& split, double gap_us);
