@@ -115,16 +115,13 @@ double wave_factor(double blocks, int sms) {
 std::vector<std::string> class_candidates(const KernelShape& s) {
   std::vector<std::string> c;
   if (is_memory_family(s.family)) {
-    push_unique(c, std::string(to_string(s.family)) + "." + to_string(s.dtype));
-    push_unique(c, std::string(to_string(s.family)) + "." + to_string(other_half(s.dtype)));
-    if (is_pool_family(s.family)) {
-      push_unique(c, std::string(to_string(KernelFamily::Reduction)) + "." + to_string(s.dtype));
-      push_unique(c, std::string(to_string(KernelFamily::Reduction)) + "." + to_string(other_half(s.dtype)));
-    }
-    if (s.family == KernelFamily::Concat) {  // unfitted: the contiguous copy it was priced as before
-      push_unique(c, std::string(to_string(KernelFamily::Elementwise)) + "." + to_string(s.dtype));
-      push_unique(c, std::string(to_string(KernelFamily::Elementwise)) + "." + to_string(other_half(s.dtype)));
-    }
+    auto both_halves = [&](KernelFamily f) {  // "<family>.<dtype>", then the other 16-bit type's
+      push_unique(c, std::string(to_string(f)) + "." + to_string(s.dtype));
+      push_unique(c, std::string(to_string(f)) + "." + to_string(other_half(s.dtype)));
+    };
+    both_halves(s.family);
+    if (is_pool_family(s.family)) both_halves(KernelFamily::Reduction);
+    if (s.family == KernelFamily::Concat) both_halves(KernelFamily::Elementwise);  // the copy it was priced as before
     return c;
   }
   if (is_conv_family(s.family) && (s.variant == ConvVariant::Depthwise || s.variant == ConvVariant::CudnnDepthwise ||

@@ -132,12 +132,28 @@ bool rows_per_byte_differ(const std::vector<TermRow>& rows, const std::vector<co
   return lo > 0 && hi > lo * 1.01;
 }
 
-// Whether every sample's term row is the same (one shape, one timing kind).
+// Whether every term row is the same: samples of one shape and one timing kind.
+bool all_rows_equal(const std::vector<TermRow>& rows) {
+  return !rows.empty() && std::all_of(rows.begin(), rows.end(), [&](const TermRow& r) { return r == rows.front(); });
+}
+
 bool one_shape(const std::vector<const FitSample*>& samples, const GpuSpec& spec, const FittedKernels& settings) {
-  if (samples.empty()) return false;
-  const TermRow first = term_row(*samples.front(), spec, settings);
-  return std::all_of(samples.begin(), samples.end(),
-                     [&](const FitSample* s) { return term_row(*s, spec, settings) == first; });
+  std::vector<TermRow> rows;
+  for (const FitSample* s : samples) rows.push_back(term_row(*s, spec, settings));
+  return all_rows_equal(rows);
+}
+
+// Whether any sample has a value in column `slot`.
+bool column_used(const std::vector<TermRow>& rows, size_t slot) {
+  return std::any_of(rows.begin(), rows.end(), [&](const TermRow& r) { return r[slot] > 0; });
+}
+
+// A term fitted forward and backward apart (slots `fwd` and `bwd`) whose samples are all backward ones (no sweep
+// record of the class): one coefficient for both, the forward's.
+void backward_only_to_forward(std::vector<TermRow>& rows, size_t fwd, size_t bwd, bool& has_fwd, bool& has_bwd) {
+  if (!has_bwd || has_fwd) return;
+  for (TermRow& r : rows) std::swap(r[fwd], r[bwd]);
+  std::swap(has_fwd, has_bwd);
 }
 
 }  // namespace
@@ -159,11 +175,7 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
     channels = channels || (s->shape.channels > 0 && !s->shape.backward);
     channels_bwd = channels_bwd || (s->shape.channels > 0 && s->shape.backward);
   }
-  // Backward samples without forward ones (no sweep record of the class): one per-channel coefficient for both.
-  if (channels_bwd && !channels) {
-    for (TermRow& r : rows) std::swap(r[5], r[6]);
-    std::swap(channels, channels_bwd);
-  }
+  backward_only_to_forward(rows, 5, 6, channels, channels_bwd);
   // Layer norm's rows, the same way; a per-row term only where the samples' rows per byte differ (rows of several
   // widths): over rows of one width (a sweep's) it is the byte term again, and the fit could not tell them apart.
   const bool per_row = rows_per_byte_differ(rows, samples, false, 7);
@@ -176,27 +188,15 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
       r[8] = 0;
     }
   // A layer-norm backward's bytes: a coefficient of their own where forward samples fit byte_scale, else byte_scale.
-  bool bytes_fwd = false, bytes_bwd = false;
-  for (const TermRow& r : rows) {
-    bytes_fwd = bytes_fwd || r[3] > 0;
-    bytes_bwd = bytes_bwd || r[9] > 0;
-  }
+  const bool bytes_fwd = column_used(rows, 3), bytes_bwd = column_used(rows, 9);
   if (!bytes_fwd)
     for (TermRow& r : rows) std::swap(r[3], r[9]);
-  // A pool's windows, as the channels: backward samples alone take one coefficient for both directions.
-  bool window = false, window_bwd = false;
-  for (const TermRow& r : rows) {
-    window = window || r[10] > 0;
-    window_bwd = window_bwd || r[11] > 0;
-  }
-  if (window_bwd && !window) {
-    for (TermRow& r : rows) std::swap(r[10], r[11]);
-    std::swap(window, window_bwd);
-  }
-  // A concatenation's idle blocks: where the samples have them (concat classes; a sweep has none, trace_samples.h).
-  const bool input_blocks = std::any_of(rows.begin(), rows.end(), [](const TermRow& r) { return r[12] > 0; });
-  // A multi-tensor launch's largest chunk: a term where the samples have chunks.
-  const bool chunks = std::any_of(rows.begin(), rows.end(), [](const TermRow& r) { return r[13] > 0; });
+  // A pool's windows, as the channels.
+  bool window = column_used(rows, 10), window_bwd = column_used(rows, 11);
+  backward_only_to_forward(rows, 10, 11, window, window_bwd);
+  // A concatenation's idle blocks and a multi-tensor launch's largest chunk: terms where the samples have them
+  // (concat and multi_tensor classes; a sweep has neither, trace_samples.h).
+  const bool input_blocks = column_used(rows, 12), chunks = column_used(rows, 13);
   std::array<bool, kMaxTerms> allowed = {true,     !memory,  !memory, true, device && events, channels, channels_bwd,
                                          per_row || per_row_bwd, per_row && per_row_bwd, bytes_fwd && bytes_bwd,
                                          window, window_bwd, input_blocks, chunks};
@@ -204,7 +204,7 @@ FittedKernelClass fit_kernel_class(const std::vector<const FitSample*>& samples,
   // cannot tell a fixed cost from a rate, and every single term fits them exactly; the class then takes their
   // time as a rate over the work (flop_scale, or byte_scale for a memory-bound class), so that another shape is
   // priced by its flops or bytes rather than at this shape's time.
-  if (std::all_of(rows.begin(), rows.end(), [&](const TermRow& r) { return r == rows.front(); }))
+  if (all_rows_equal(rows))
     allowed = {false, !memory, false, memory, false, false, false, false, false, false, false, false, false, false};
   TermRow coef{};
   for (int round = 0; round < kReweightRounds; ++round) {
