@@ -26,6 +26,10 @@ KernelShape transpose_shape(double elements, uint32_t element_bytes) {
   return s;
 }
 
+// Fewer input channels than one k step of a TF32 tensor-core MMA (m16n8k8) or one 16-byte load of 16-bit elements:
+// an ungrouped convolution of fewer runs cuDNN's few-channel kernels (ConvVariant::FewChannels).
+constexpr int64_t kFewChannels = 8;
+
 }  // namespace
 
 bool is_depthwise_conv(const ConvSizes& z) { return z.groups > 1 && z.groups == z.c && z.k % z.c == 0; }
@@ -39,6 +43,7 @@ ConvLibrary conv_library(const ConvSizes& z, MathPath path) {
 }
 
 ConvVariant conv_variant(KernelFamily pass, const ConvSizes& z, MathPath path) {
+  if (z.groups == 1 && z.c < kFewChannels) return ConvVariant::FewChannels;
   if (z.groups == 1) return z.r == 1 && z.s == 1 ? ConvVariant::OneByOne : ConvVariant::Spatial;
   if (!is_depthwise_conv(z)) return ConvVariant::Grouped;
   if (conv_library(z, path) == ConvLibrary::TorchDepthwise) return ConvVariant::Depthwise;
@@ -66,6 +71,19 @@ std::vector<KernelShape> conv_layout_transposes(KernelFamily pass, const ConvSiz
       return {transpose_shape(y, element_bytes), transpose_shape(x, element_bytes), transpose_shape(w, element_bytes)};
     default: return {};
   }
+}
+
+std::vector<KernelShape> conv_bias_kernels(KernelFamily pass, const ConvSizes& z, MathPath path, DType dtype) {
+  if (pass == KernelFamily::ConvFwd && conv_library(z, path) != ConvLibrary::Cudnn) return {};
+  if (pass != KernelFamily::ConvFwd && pass != KernelFamily::ConvWgrad) return {};
+  const double y = static_cast<double>(z.n * z.k * z.out_h() * z.out_w()), b = static_cast<double>(z.k);
+  KernelShape s;
+  s.family = pass == KernelFamily::ConvFwd ? KernelFamily::Elementwise : KernelFamily::Reduction;
+  s.dtype = dtype;
+  // The add reads the output and the bias and writes the output; the sum reads the output's gradient and writes the
+  // bias's.
+  s.bytes = ((pass == KernelFamily::ConvFwd ? 2.0 : 1.0) * y + b) * dtype_bytes(dtype);
+  return {s};
 }
 
 }  // namespace dlsim

@@ -56,5 +56,13 @@ ConvVariant conv_variant(KernelFamily pass, const ConvSizes& z, MathPath path);
 // read and write their tensor once; none where cuDNN runs it in the tensors' own layout.
 std::vector<KernelShape> conv_layout_transposes(KernelFamily pass, const ConvSizes& z, MathPath path,
                                                 uint32_t element_bytes);
+// The bias's kernels, which PyTorch runs outside the convolution's library call (aten/src/ATen/native/Convolution.cpp,
+// read for 2.11; "cuDNN convolutions does not handle bias", cudnn/ConvShared.cpp): the forward adds the bias to
+// cuDNN's result in place (`output.add_(bias)`: an elementwise kernel reading and writing the output; PyTorch's own
+// depthwise kernels add it inside theirs), and convolution_backward sums the output's gradient over the batch and
+// the pixels for the bias's gradient (a reduction kernel, whichever library ran the convolution). The H200 traces
+// time them at 2.2 ms of VGG-16's 26 ms step and 1.0 ms of SqueezeNet 1.1's 7.4 (results/fidelity.md). `pass`:
+// ConvFwd (the add) or ConvWgrad (the sum); none for ConvDgrad.
+std::vector<KernelShape> conv_bias_kernels(KernelFamily pass, const ConvSizes& z, MathPath path, DType dtype);
 
 }  // namespace dlsim

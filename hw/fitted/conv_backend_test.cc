@@ -131,3 +131,48 @@ TEST_CASE("grouped convolutions: cuDNN, with its NCHW<->NHWC transposes in fp32 
   dense.groups = 1;
   CHECK(conv_layout_transposes(KernelFamily::ConvFwd, dense, MathPath::Tf32, 4).empty());
 }
+
+TEST_CASE("a convolution of fewer than 8 input channels is a few-channel one, of any filter, and falls back to its filter's class") {
+  // AlexNet's first layer: x [128, 3, 224, 224], w [64, 3, 11, 11], stride 4, padding 2.
+  ConvSizes z;
+  z.n = 128, z.c = 3, z.k = 64, z.h = z.w = 224, z.r = z.s = 11, z.stride_h = z.stride_w = 4, z.pad_h = z.pad_w = 2;
+  for (KernelFamily pass : {KernelFamily::ConvFwd, KernelFamily::ConvDgrad, KernelFamily::ConvWgrad})
+    CHECK(conv_variant(pass, z, MathPath::Tf32) == ConvVariant::FewChannels);
+  const KernelShape s = conv_kernel_shape(KernelFamily::ConvFwd, z, MathPath::Tf32, 4);
+  CHECK(class_candidates(s) == std::vector<std::string>{"conv_fwd.tf32.few_channels", "conv_fwd.tf32.spatial"});
+  ConvSizes one = z;
+  one.r = one.s = 1;
+  CHECK(class_candidates(conv_kernel_shape(KernelFamily::ConvWgrad, one, MathPath::Fp16, 2)) ==
+        std::vector<std::string>{"conv_wgrad.fp16.few_channels", "conv_wgrad.fp16.1x1", "conv_wgrad.bf16.few_channels",
+                                 "conv_wgrad.bf16.1x1"});
+  // Eight channels are a tensor-core step: a spatial convolution; a grouped one of few channels per group stays grouped.
+  ConvSizes eight = z;
+  eight.c = 8;
+  CHECK(conv_variant(KernelFamily::ConvFwd, eight, MathPath::Tf32) == ConvVariant::Spatial);
+  ConvSizes grouped = z;
+  grouped.c = 6, grouped.groups = 2;
+  CHECK(conv_variant(KernelFamily::ConvFwd, grouped, MathPath::Tf32) == ConvVariant::Grouped);
+}
+
+TEST_CASE("a convolution's bias: cuDNN's result gets an add, every backward a sum of the output's gradient") {
+  // VGG-16's first layer: x [32, 3, 224, 224], w [64, 3, 3, 3], y [32, 64, 224, 224].
+  ConvSizes z;
+  z.n = 32, z.c = 3, z.k = 64, z.h = z.w = 224, z.r = z.s = 3, z.pad_h = z.pad_w = 1;
+  const double y = 32.0 * 64 * 224 * 224;
+  const auto add = conv_bias_kernels(KernelFamily::ConvFwd, z, MathPath::Tf32, DType::F32);
+  REQUIRE(add.size() == 1);
+  CHECK(add[0].family == KernelFamily::Elementwise);
+  CHECK(add[0].dtype == DType::F32);
+  CHECK(add[0].bytes == (2 * y + 64) * 4);  // the output read and written, the bias read
+  const auto sum = conv_bias_kernels(KernelFamily::ConvWgrad, z, MathPath::Bf16, DType::BF16);
+  REQUIRE(sum.size() == 1);
+  CHECK(sum[0].family == KernelFamily::Reduction);
+  CHECK(sum[0].dtype == DType::BF16);
+  CHECK(sum[0].bytes == (y + 64) * 2);  // dy read, db written
+  CHECK(conv_bias_kernels(KernelFamily::ConvDgrad, z, MathPath::Tf32, DType::F32).empty());
+  // PyTorch's own depthwise kernels add the bias inside theirs; their backward still sums it apart.
+  const ConvSizes dw = depthwise(32, 96, 56, 3, 1);
+  REQUIRE(conv_library(dw, MathPath::Tf32) == ConvLibrary::TorchDepthwise);
+  CHECK(conv_bias_kernels(KernelFamily::ConvFwd, dw, MathPath::Tf32, DType::F32).empty());
+  CHECK(conv_bias_kernels(KernelFamily::ConvWgrad, dw, MathPath::Tf32, DType::F32).size() == 1);
+}

@@ -95,6 +95,39 @@ TEST_CASE("every convolution, matrix product, attention and memory-bound op of t
   }
 }
 
+TEST_CASE("a biased convolution's op is priced with its bias's add and its gradient's sum (AlexNet)") {
+  const GpuSpec s = fitted_spec(all_classes());
+  const auto model = make_cost_model(s);
+  const Graph g = training_graph("alexnet", 2);
+  int forward = 0, filter = 0;
+  for (const Op& op : g.ops()) {
+    if (op.kind != OpKind::Conv2d && op.kind != OpKind::Conv2dBwdData && op.kind != OpKind::Conv2dBwdFilter) continue;
+    INFO(op.name);
+    REQUIRE(op.attr(Attr::bias) == 1);
+    const auto shapes = op_kernel_shapes(s, g, op);
+    REQUIRE(shapes);
+    if (op.kind == OpKind::Conv2dBwdData) {
+      CHECK(shapes->size() == 1);
+      continue;
+    }
+    REQUIRE(shapes->size() == 2);
+    const TensorId y = op.kind == OpKind::Conv2d ? op.outputs[0] : op.inputs[0];  // the output, or its gradient
+    const double y_bytes = static_cast<double>(g.tensor(y).bytes);
+    if (op.kind == OpKind::Conv2d) {
+      ++forward;
+      CHECK((*shapes)[1].family == KernelFamily::Elementwise);
+      CHECK((*shapes)[1].bytes == Approx(2 * y_bytes).epsilon(0.01));
+    } else {
+      ++filter;
+      CHECK((*shapes)[1].family == KernelFamily::Reduction);
+      CHECK((*shapes)[1].bytes == Approx(y_bytes).epsilon(0.01));
+    }
+    CHECK(std::llabs(model->cost(g, op).duration_ns - by_hand(s, g, op)) <= 1);
+  }
+  CHECK(forward == 5);  // AlexNet's five convolutions
+  CHECK(filter == 5);
+}
+
 TEST_CASE("a fitted class's time grows with the kernel's size") {
   const GpuSpec s = fitted_spec(all_classes());
   const auto model = make_cost_model(s);

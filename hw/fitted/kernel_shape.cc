@@ -17,7 +17,7 @@ constexpr KernelFamily kFamilies[] = {
 constexpr MathPath kPaths[] = {MathPath::CudaCore, MathPath::Tf32, MathPath::Fp16, MathPath::Bf16};
 constexpr ConvVariant kConvVariants[] = {ConvVariant::OneByOne, ConvVariant::Spatial, ConvVariant::Depthwise,
                                          ConvVariant::Grouped, ConvVariant::CudnnDepthwise,
-                                         ConvVariant::CudnnDepthwiseGrouped};
+                                         ConvVariant::CudnnDepthwiseGrouped, ConvVariant::FewChannels};
 constexpr DType kMemoryTypes[] = {DType::F32, DType::BF16, DType::F16};
 
 bool is_conv_family(KernelFamily f) {
@@ -94,6 +94,7 @@ const char* to_string(ConvVariant v) {
     case ConvVariant::Grouped: return "grouped";
     case ConvVariant::CudnnDepthwise: return "cudnn_depthwise";
     case ConvVariant::CudnnDepthwiseGrouped: return "cudnn_depthwise_grouped";
+    case ConvVariant::FewChannels: return "few_channels";
   }
   return "?";
 }
@@ -137,8 +138,9 @@ std::vector<std::string> class_candidates(const KernelShape& s) {
   for (MathPath p : {s.path, other_half(s.path)}) {
     if (is_conv_family(s.family)) {
       push_unique(c, compute_class(s.family, p, s.variant));
-      // A grouped convolution has no class of its own unless a sweep measured one: its groups' GEMMs then.
-      if (s.variant == ConvVariant::Grouped)
+      // A grouped convolution has no class of its own unless a sweep measured one: its groups' GEMMs then; nor
+      // has one of few channels: its filter's class then, which priced it before the two were told apart.
+      if (s.variant == ConvVariant::Grouped || s.variant == ConvVariant::FewChannels)
         push_unique(c, compute_class(s.family, p, s.filter_1x1 ? ConvVariant::OneByOne : ConvVariant::Spatial));
     } else if (s.family == KernelFamily::Bmm) {
       push_unique(c, compute_class(KernelFamily::Bmm, p, ConvVariant::None));
@@ -164,8 +166,8 @@ bool is_kernel_class_name(const std::string& name, std::string& why) {
   }
   if (std::find(valid.begin(), valid.end(), name) != valid.end()) return true;
   why = "not a kernel class: expected <family>.<path>[.<variant>] for the compute families (conv_fwd, conv_dgrad, "
-        "conv_wgrad with a variant 1x1, spatial, depthwise, grouped, cudnn_depthwise or "
-        "cudnn_depthwise_grouped; gemm, bmm, sdpa_fwd, "
+        "conv_wgrad with a variant 1x1, spatial, depthwise, grouped, cudnn_depthwise, "
+        "cudnn_depthwise_grouped or few_channels; gemm, bmm, sdpa_fwd, "
         "sdpa_bwd; paths cuda_core, tf32, fp16, bf16) or <family>.<dtype> for the memory-bound ones (elementwise, "
         "reduction, layernorm, batchnorm, maxpool, avgpool, concat, multi_tensor; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, "
         "gemm.bf16, layernorm.f32";

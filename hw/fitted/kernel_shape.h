@@ -39,9 +39,16 @@ bool is_pool_family(KernelFamily f);     // MaxPool or AvgPool
 // (groups = input channels) PyTorch's own memory-bound kernels (Depthwise) or, channels_last or fp16 of the shapes
 // PyTorch picks, cuDNN's depthwise kernels (CudnnDepthwise), or cuDNN's general grouped kernels where it has no
 // depthwise one for the pass (CudnnDepthwiseGrouped: fp32 weight gradients of filters above 5x5), which are much
-// slower per flop.
-enum class ConvVariant : uint8_t { None, OneByOne, Spatial, Depthwise, Grouped, CudnnDepthwise, CudnnDepthwiseGrouped };
-// "", "1x1", "spatial", "depthwise", "grouped", "cudnn_depthwise", "cudnn_depthwise_grouped"
+// slower per flop. An ungrouped convolution of fewer than 8 input channels (a network's first layer on RGB images)
+// is a kind of its own (FewChannels, of any filter): below one tensor-core step of channels cuDNN pads them and runs
+// kernels made for it, many times slower per flop than a layer of many channels (on the H200, AlexNet's 11x11 first
+// layer in cutlass's `s1688fprop_optimized_tf32_..._align4` after a transpose that pads the image's 3 channels to 4,
+// 16 TFLOP/s in all; ResNet's 7x7 one in an `aligna4_alignc8` kernel; 3x3 ones in CUDA-core `nchwkcrs` kernels and
+// their weight gradients in `wgrad_alg0_engine`).
+enum class ConvVariant : uint8_t {
+  None, OneByOne, Spatial, Depthwise, Grouped, CudnnDepthwise, CudnnDepthwiseGrouped, FewChannels
+};
+// "", "1x1", "spatial", "depthwise", "grouped", "cudnn_depthwise", "cudnn_depthwise_grouped", "few_channels"
 const char* to_string(ConvVariant v);
 
 // The kernel's grid as tiles of its output: `batch` independent products of rows x cols outputs, each tiled by

@@ -13,7 +13,7 @@ namespace {
 
 bool fitted_is_16bit(DType t) { return t == DType::F16 || t == DType::BF16; }
 
-// The convolution's kernel, then cuDNN's layout transposes around it where it runs them.
+// The convolution's kernel, then cuDNN's layout transposes around it where it runs them, then its bias's kernels.
 std::optional<std::vector<KernelShape>> conv_shapes_of_op(const GpuSpec& spec, const Graph& g, const Op& op) {
   const auto z = conv_sizes_of_op(g, op);
   if (!z) return std::nullopt;
@@ -24,6 +24,11 @@ std::optional<std::vector<KernelShape>> conv_shapes_of_op(const GpuSpec& spec, c
   const uint32_t eb = dtype_bytes(compute_dtype(g, op));
   std::vector<KernelShape> v{conv_kernel_shape(pass, *z, path, eb)};
   for (KernelShape& t : conv_layout_transposes(pass, *z, path, eb)) v.push_back(std::move(t));
+  // The bias: its add after the forward, its gradient's sum with the weight's (the op writes both gradients then).
+  const bool bias_kernels = op.declares(Attr::bias) && op.attr(Attr::bias) != 0 &&
+                            (op.kind == OpKind::Conv2d || (op.kind == OpKind::Conv2dBwdFilter && op.outputs.size() >= 2));
+  if (bias_kernels)
+    for (KernelShape& b : conv_bias_kernels(pass, *z, path, compute_dtype(g, op))) v.push_back(std::move(b));
   return v;
 }
 
