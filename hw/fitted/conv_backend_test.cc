@@ -132,7 +132,7 @@ TEST_CASE("grouped convolutions: cuDNN, with its NCHW<->NHWC transposes in fp32 
   CHECK(conv_layout_transposes(KernelFamily::ConvFwd, dense, MathPath::Tf32, 4).empty());
 }
 
-TEST_CASE("a convolution of fewer than 8 input channels is a few-channel one, of any filter, and falls back to its filter's class") {
+TEST_CASE("fewer than 8 input channels: a few-channel convolution of any filter, its filter's class the fallback") {
   // AlexNet's first layer: x [128, 3, 224, 224], w [64, 3, 11, 11], stride 4, padding 2.
   ConvSizes z;
   z.n = 128, z.c = 3, z.k = 64, z.h = z.w = 224, z.r = z.s = 11, z.stride_h = z.stride_w = 4, z.pad_h = z.pad_w = 2;
@@ -145,7 +145,8 @@ TEST_CASE("a convolution of fewer than 8 input channels is a few-channel one, of
   CHECK(class_candidates(conv_kernel_shape(KernelFamily::ConvWgrad, one, MathPath::Fp16, 2)) ==
         std::vector<std::string>{"conv_wgrad.fp16.few_channels", "conv_wgrad.fp16.1x1", "conv_wgrad.bf16.few_channels",
                                  "conv_wgrad.bf16.1x1"});
-  // Eight channels are a tensor-core step: a spatial convolution; a grouped one of few channels per group stays grouped.
+  // Eight channels are a tensor-core step: a spatial convolution; a grouped one of few channels per group stays
+  // grouped.
   ConvSizes eight = z;
   eight.c = 8;
   CHECK(conv_variant(KernelFamily::ConvFwd, eight, MathPath::Tf32) == ConvVariant::Spatial);

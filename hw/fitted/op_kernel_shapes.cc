@@ -25,9 +25,8 @@ std::optional<std::vector<KernelShape>> conv_shapes_of_op(const GpuSpec& spec, c
   std::vector<KernelShape> v{conv_kernel_shape(pass, *z, path, eb)};
   for (KernelShape& t : conv_layout_transposes(pass, *z, path, eb)) v.push_back(std::move(t));
   // The bias: its add after the forward, its gradient's sum with the weight's (the op writes both gradients then).
-  const bool bias_kernels = op.declares(Attr::bias) && op.attr(Attr::bias) != 0 &&
-                            (op.kind == OpKind::Conv2d || (op.kind == OpKind::Conv2dBwdFilter && op.outputs.size() >= 2));
-  if (bias_kernels)
+  const bool bias = op.declares(Attr::bias) && op.attr(Attr::bias) != 0;
+  if (bias && (op.kind == OpKind::Conv2d || (op.kind == OpKind::Conv2dBwdFilter && op.outputs.size() >= 2)))
     for (KernelShape& b : conv_bias_kernels(pass, *z, path, compute_dtype(g, op))) v.push_back(std::move(b));
   return v;
 }
