@@ -30,6 +30,14 @@ KernelShape transpose_shape(double elements, uint32_t element_bytes) {
 // an ungrouped convolution of fewer runs cuDNN's few-channel kernels (ConvVariant::FewChannels).
 constexpr int64_t kFewChannels = 8;
 
+// An fp32 NCHW image plane (H x W) cuDNN's tensor-core kernels read in 16-byte vectors: 4 elements.
+constexpr int64_t kPlaneAlignment = 4;
+
+// The input's or the output's plane is not a whole number of 16-byte vectors (35x35, 17x17, 55x55, 7x7).
+bool unaligned_planes(const ConvSizes& z) {
+  return (z.h * z.w) % kPlaneAlignment != 0 || (z.out_h() * z.out_w()) % kPlaneAlignment != 0;
+}
+
 }  // namespace
 
 bool is_depthwise_conv(const ConvSizes& z) { return z.groups > 1 && z.groups == z.c && z.k % z.c == 0; }
@@ -44,10 +52,13 @@ ConvLibrary conv_library(const ConvSizes& z, MathPath path) {
 
 ConvVariant conv_variant(KernelFamily pass, const ConvSizes& z, MathPath path) {
   if (z.groups == 1 && z.c < kFewChannels) return ConvVariant::FewChannels;
-  if (z.groups == 1) return z.r == 1 && z.s == 1 ? ConvVariant::OneByOne : ConvVariant::Spatial;
+  const bool fp32 = path == MathPath::CudaCore || path == MathPath::Tf32;
+  const bool one_by_one = z.r == 1 && z.s == 1;
+  if (z.groups == 1 && fp32 && !z.channels_last && unaligned_planes(z))
+    return one_by_one ? ConvVariant::OneByOneUnaligned : ConvVariant::SpatialUnaligned;
+  if (z.groups == 1) return one_by_one ? ConvVariant::OneByOne : ConvVariant::Spatial;
   if (!is_depthwise_conv(z)) return ConvVariant::Grouped;
   if (conv_library(z, path) == ConvLibrary::TorchDepthwise) return ConvVariant::Depthwise;
-  const bool fp32 = path == MathPath::CudaCore || path == MathPath::Tf32;
   const bool depthwise_wgrad_kernel = z.r == z.s && z.r <= 5;
   if (pass == KernelFamily::ConvWgrad && fp32 && !depthwise_wgrad_kernel) return ConvVariant::CudnnDepthwiseGrouped;
   return ConvVariant::CudnnDepthwise;

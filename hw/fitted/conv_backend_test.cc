@@ -145,11 +145,11 @@ TEST_CASE("fewer than 8 input channels: a few-channel convolution of any filter,
   CHECK(class_candidates(conv_kernel_shape(KernelFamily::ConvWgrad, one, MathPath::Fp16, 2)) ==
         std::vector<std::string>{"conv_wgrad.fp16.few_channels", "conv_wgrad.fp16.1x1", "conv_wgrad.bf16.few_channels",
                                  "conv_wgrad.bf16.1x1"});
-  // Eight channels are a tensor-core step: a spatial convolution; a grouped one of few channels per group stays
-  // grouped.
+  // Eight channels are a tensor-core step: a spatial convolution (of an unaligned 55x55 output plane here); a grouped
+  // one of few channels per group stays grouped.
   ConvSizes eight = z;
   eight.c = 8;
-  CHECK(conv_variant(KernelFamily::ConvFwd, eight, MathPath::Tf32) == ConvVariant::Spatial);
+  CHECK(conv_variant(KernelFamily::ConvFwd, eight, MathPath::Tf32) == ConvVariant::SpatialUnaligned);
   ConvSizes grouped = z;
   grouped.c = 6, grouped.groups = 2;
   CHECK(conv_variant(KernelFamily::ConvFwd, grouped, MathPath::Tf32) == ConvVariant::Grouped);
@@ -176,4 +176,30 @@ TEST_CASE("a convolution's bias: cuDNN's result gets an add, every backward a su
   REQUIRE(conv_library(dw, MathPath::Tf32) == ConvLibrary::TorchDepthwise);
   CHECK(conv_bias_kernels(KernelFamily::ConvFwd, dw, MathPath::Tf32, DType::F32).empty());
   CHECK(conv_bias_kernels(KernelFamily::ConvWgrad, dw, MathPath::Tf32, DType::F32).size() == 1);
+}
+
+TEST_CASE("fp32 NCHW planes not a multiple of 4 elements: unaligned convolutions, their filter's class the fallback") {
+  // Inception-v3's 1x1 layer at 35x35: x [32, 288, 35, 35], w [64, 288, 1, 1].
+  ConvSizes z;
+  z.n = 32, z.c = 288, z.k = 64, z.h = z.w = 35;
+  for (KernelFamily pass : {KernelFamily::ConvFwd, KernelFamily::ConvDgrad, KernelFamily::ConvWgrad})
+    CHECK(conv_variant(pass, z, MathPath::Tf32) == ConvVariant::OneByOneUnaligned);
+  CHECK(class_candidates(conv_kernel_shape(KernelFamily::ConvDgrad, z, MathPath::Tf32, 4)) ==
+        std::vector<std::string>{"conv_dgrad.tf32.1x1_unaligned", "conv_dgrad.tf32.1x1"});
+  ConvSizes spatial = z;
+  spatial.r = spatial.s = 3, spatial.pad_h = spatial.pad_w = 1;
+  CHECK(conv_variant(KernelFamily::ConvWgrad, spatial, MathPath::CudaCore) == ConvVariant::SpatialUnaligned);
+  // An aligned input whose output plane is not (56x56 by a 3x3 filter at stride 2, no padding: 27x27).
+  ConvSizes strided = spatial;
+  strided.h = strided.w = 56, strided.stride_h = strided.stride_w = 2, strided.pad_h = strided.pad_w = 0;
+  CHECK(conv_variant(KernelFamily::ConvFwd, strided, MathPath::Tf32) == ConvVariant::SpatialUnaligned);
+  // Aligned planes (28x28, 14x14 at stride 2), channels_last activations and 16-bit paths keep the plain classes.
+  ConvSizes aligned = spatial;
+  aligned.h = aligned.w = 28, aligned.stride_h = aligned.stride_w = 2;
+  CHECK(conv_variant(KernelFamily::ConvFwd, aligned, MathPath::Tf32) == ConvVariant::Spatial);
+  ConvSizes nhwc = z;
+  nhwc.channels_last = true;
+  CHECK(conv_variant(KernelFamily::ConvFwd, nhwc, MathPath::Tf32) == ConvVariant::OneByOne);
+  CHECK(conv_variant(KernelFamily::ConvFwd, z, MathPath::Fp16) == ConvVariant::OneByOne);
+  CHECK(conv_variant(KernelFamily::ConvFwd, z, MathPath::Bf16) == ConvVariant::OneByOne);
 }

@@ -17,7 +17,8 @@ constexpr KernelFamily kFamilies[] = {
 constexpr MathPath kPaths[] = {MathPath::CudaCore, MathPath::Tf32, MathPath::Fp16, MathPath::Bf16};
 constexpr ConvVariant kConvVariants[] = {ConvVariant::OneByOne, ConvVariant::Spatial, ConvVariant::Depthwise,
                                          ConvVariant::Grouped, ConvVariant::CudnnDepthwise,
-                                         ConvVariant::CudnnDepthwiseGrouped, ConvVariant::FewChannels};
+                                         ConvVariant::CudnnDepthwiseGrouped, ConvVariant::FewChannels,
+                                         ConvVariant::OneByOneUnaligned, ConvVariant::SpatialUnaligned};
 constexpr DType kMemoryTypes[] = {DType::F32, DType::BF16, DType::F16};
 
 bool is_conv_family(KernelFamily f) {
@@ -95,6 +96,8 @@ const char* to_string(ConvVariant v) {
     case ConvVariant::CudnnDepthwise: return "cudnn_depthwise";
     case ConvVariant::CudnnDepthwiseGrouped: return "cudnn_depthwise_grouped";
     case ConvVariant::FewChannels: return "few_channels";
+    case ConvVariant::OneByOneUnaligned: return "1x1_unaligned";
+    case ConvVariant::SpatialUnaligned: return "spatial_unaligned";
   }
   return "?";
 }
@@ -139,8 +142,10 @@ std::vector<std::string> class_candidates(const KernelShape& s) {
     if (is_conv_family(s.family)) {
       push_unique(c, compute_class(s.family, p, s.variant));
       // A grouped convolution has no class of its own unless a sweep measured one: its groups' GEMMs then; nor
-      // has one of few channels: its filter's class then, which priced it before the two were told apart.
-      if (s.variant == ConvVariant::Grouped || s.variant == ConvVariant::FewChannels)
+      // has one of few channels or of unaligned planes: its filter's class then, which priced it before the kinds
+      // were told apart.
+      if (s.variant == ConvVariant::Grouped || s.variant == ConvVariant::FewChannels ||
+          s.variant == ConvVariant::OneByOneUnaligned || s.variant == ConvVariant::SpatialUnaligned)
         push_unique(c, compute_class(s.family, p, s.filter_1x1 ? ConvVariant::OneByOne : ConvVariant::Spatial));
     } else if (s.family == KernelFamily::Bmm) {
       push_unique(c, compute_class(KernelFamily::Bmm, p, ConvVariant::None));
@@ -167,7 +172,7 @@ bool is_kernel_class_name(const std::string& name, std::string& why) {
   if (std::find(valid.begin(), valid.end(), name) != valid.end()) return true;
   why = "not a kernel class: expected <family>.<path>[.<variant>] for the compute families (conv_fwd, conv_dgrad, "
         "conv_wgrad with a variant 1x1, spatial, depthwise, grouped, cudnn_depthwise, "
-        "cudnn_depthwise_grouped or few_channels; gemm, bmm, sdpa_fwd, "
+        "cudnn_depthwise_grouped, few_channels, 1x1_unaligned or spatial_unaligned; gemm, bmm, sdpa_fwd, "
         "sdpa_bwd; paths cuda_core, tf32, fp16, bf16) or <family>.<dtype> for the memory-bound ones (elementwise, "
         "reduction, layernorm, batchnorm, maxpool, avgpool, concat, multi_tensor; f32, bf16, f16), e.g. conv_fwd.tf32.spatial, "
         "gemm.bf16, layernorm.f32";

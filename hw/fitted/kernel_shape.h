@@ -44,11 +44,19 @@ bool is_pool_family(KernelFamily f);     // MaxPool or AvgPool
 // kernels made for it, many times slower per flop than a layer of many channels (on the H200, AlexNet's 11x11 first
 // layer in cutlass's `s1688fprop_optimized_tf32_..._align4` after a transpose that pads the image's 3 channels to 4,
 // 16 TFLOP/s in all; ResNet's 7x7 one in an `aligna4_alignc8` kernel; 3x3 ones in CUDA-core `nchwkcrs` kernels and
-// their weight gradients in `wgrad_alg0_engine`).
+// their weight gradients in `wgrad_alg0_engine`). An ungrouped fp32 NCHW convolution whose input or output plane
+// (H x W) is not a multiple of 4 elements (16 bytes: 35x35, 17x17, 55x55, 13x13, 7x7) is another kind
+// (OneByOneUnaligned, SpatialUnaligned): cuDNN's tensor-core kernels read the plane in 16-byte vectors, and for such a
+// plane it picks others. In the H200 traces of twenty CNNs the backward passes of 96 of 179 such layers run
+// `align1` GEMMs, FFT convolutions or the CUDA-core `wgrad_alg0_engine`, against 2 of 330 layers of aligned planes
+// (the forward passes: 38 of 179 against 9 of 330); Inception-v3's 1x1 backward at 35x35 takes three times the
+// 1x1 class's time.
 enum class ConvVariant : uint8_t {
-  None, OneByOne, Spatial, Depthwise, Grouped, CudnnDepthwise, CudnnDepthwiseGrouped, FewChannels
+  None, OneByOne, Spatial, Depthwise, Grouped, CudnnDepthwise, CudnnDepthwiseGrouped, FewChannels, OneByOneUnaligned,
+  SpatialUnaligned
 };
-// "", "1x1", "spatial", "depthwise", "grouped", "cudnn_depthwise", "cudnn_depthwise_grouped", "few_channels"
+// "", "1x1", "spatial", "depthwise", "grouped", "cudnn_depthwise", "cudnn_depthwise_grouped", "few_channels",
+// "1x1_unaligned", "spatial_unaligned"
 const char* to_string(ConvVariant v);
 
 // The kernel's grid as tiles of its output: `batch` independent products of rows x cols outputs, each tiled by
