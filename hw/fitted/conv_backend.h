@@ -48,9 +48,10 @@ bool is_depthwise_conv(const ConvSizes& z);
 // The library PyTorch runs the convolution in; `path` tells fp16 from bf16 and fp32 (TF32 or CUDA cores).
 ConvLibrary conv_library(const ConvSizes& z, MathPath path);
 // The fitted kernel class's variant of one pass (KernelFamily::ConvFwd, ConvDgrad or ConvWgrad) of the
-// convolution: 1x1 / spatial for ungrouped ones, grouped, PyTorch's depthwise kernels, cuDNN's depthwise kernels or
-// cuDNN's grouped fallback for a depthwise shape it has no kernel for. The sweep fit and the simulated ops both
-// take a convolution's class from here (hw/fitted/op_kernel_shapes.h).
+// convolution: for ungrouped ones few-channel (under 8 input channels, any filter), else 1x1 / spatial, unaligned
+// where an fp32 NCHW plane is not a multiple of 4 elements (hw/fitted/kernel_shape.h says why); grouped, PyTorch's
+// depthwise kernels, cuDNN's depthwise kernels or cuDNN's grouped fallback for a depthwise shape it has no kernel
+// for. The sweep fit and the simulated ops both take a convolution's class from here (hw/fitted/op_kernel_shapes.h).
 ConvVariant conv_variant(KernelFamily pass, const ConvSizes& z, MathPath path);
 // The layout transposes cuDNN runs around one pass of the convolution, as memory-bound (elementwise) kernels that
 // read and write their tensor once; none where cuDNN runs it in the tensors' own layout.
