@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <ostream>
 #include <vector>
@@ -29,6 +30,16 @@ CLI::App* add_import_torch_command(CLI::App& app, ImportTorchCommandOptions& o) 
   cmd->add_option("--optimizer", o.optimizer, choice_names(kOptimizers))
       ->check(CLI::IsMember({"sgd-momentum", "adam", "adamw"}))
       ->capture_default_str();
+  cmd->add_option("--weight-decay", o.weight_decay,
+                  "the optimizer's weight_decay (default: its own, 0.01 for adamw, none for sgd-momentum and adam)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            char* end = nullptr;
+            const double d = std::strtod(v.c_str(), &end);
+            if (end == v.c_str() || *end != '\0' || !(d >= 0 && d < 1)) return "a number in [0, 1), got '" + v + "'";
+            return "";
+          },
+          "in [0, 1)"));
   cmd->add_option("--checkpointing", o.checkpointing,
                   "none, hf (Hugging Face's gradient_checkpointing_enable, non-reentrant) or blocks (each block in "
                   "torch.utils.checkpoint)")
@@ -49,6 +60,7 @@ int run_import_torch_command(const ImportTorchCommandOptions& o, std::ostream& o
                                    "--checkpointing=" + o.checkpointing, "--out=" + o.out};
   if (o.seq_len > 0) args.push_back("--seq-len=" + std::to_string(o.seq_len));
   if (o.image_size > 0) args.push_back("--image-size=" + std::to_string(o.image_size));
+  if (!o.weight_decay.empty()) args.push_back("--weight-decay=" + o.weight_decay);
   const bool named = !o.python.empty();
   const int rc = run_python_file(named ? std::filesystem::path(o.python) : python_interpreter(),
                                  named ? "--python" : "DLSIM_PYTHON", frontend_dir() / "import_torch.py",

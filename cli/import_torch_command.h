@@ -1,6 +1,6 @@
 #pragma once
 // `dlsim import-torch SPEC --batch B [--seq-len S] [--image-size N] [--precision P] [--optimizer O]
-// [--checkpointing C] [--python PYTHON] --out FILE.torchstep.json`: records one training step of a PyTorch model on
+// [--weight-decay W] [--checkpointing C] [--python PYTHON] --out FILE.torchstep.json`: records one training step of a PyTorch model on
 // fake tensors (frontend/torch/import_torch.py, run as `dlsim plot` runs matplotlib), then loads the trace as an
 // experiment's `model:` would and says what became of it: the graph's size, and the aten ops dlsim has no kernel
 // model for (costed as their memory traffic). docs/torch-step.md documents the command and the file.
@@ -23,6 +23,7 @@ struct ImportTorchCommandOptions {
   int64_t image_size = 0;
   std::string precision = "fp32";
   std::string optimizer = "sgd-momentum";
+  std::string weight_decay;  // "": the optimizer's own default; else a number in [0, 1), checked by the CLI
   std::string checkpointing = "none";
   std::string python;  // "": DLSIM_PYTHON, else /usr/bin/python3
   std::string out;

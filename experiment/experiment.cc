@@ -142,9 +142,10 @@ void check_recorded_step(const YamlMap& m, const Experiment& e) {
                     "dlsim import-torch --batch " + std::to_string(e.batch) + ")");
   for (const char* key : {"optimizer", "precision", "kernels", "weight_decay"})
     if (m.has(key))
-      m.fail(key, "'" + e.model + "' is a recorded PyTorch step (optimizer " + step.optimizer + ", precision " +
-                      step.precision + "): its " + key + " is the recording's; record another step with dlsim "
-                      "import-torch to change it");
+      m.fail(key, "'" + e.model + "' is a recorded PyTorch step (optimizer " + step.optimizer +
+                      (step.weight_decay ? ", weight decay " + significant(*step.weight_decay) : std::string()) +
+                      ", precision " + step.precision + "): its " + key + " is the recording's; record another step "
+                      "with dlsim import-torch to change it (--optimizer, --weight-decay, --precision)");
 }
 
 }  // namespace

@@ -136,6 +136,7 @@ void read_header(const TorchStepField& top, TorchStepFile& out) {
   out.precision = step.text("precision");
   out.optimizer = step.text("optimizer");
   out.batch = step.integer("batch", 1, kMaxDim);
+  if (step.has("weight_decay")) out.weight_decay = step.number("weight_decay", 0, 1);
   const TorchStepField summary = top.record("summary");
   out.parameters = static_cast<uint64_t>(summary.integer("parameters", 0));
   out.saved_for_backward_bytes = static_cast<uint64_t>(summary.integer("saved_for_backward_bytes", 0));

@@ -69,6 +69,8 @@ struct TorchStepFile {
   std::string file;
   std::string spec, model, precision, optimizer;
   int64_t batch = 0;
+  // The optimizer's weight_decay as recorded (import-torch --weight-decay); absent from recordings made before it.
+  std::optional<double> weight_decay;
   std::vector<std::string> blocks;
   std::vector<TorchStepStorage> storages;
   std::vector<TorchStepOp> ops;

@@ -310,6 +310,20 @@ TEST_CASE("a bad trace file is an error naming the file, the record and the fiel
              Catch::Contains("'ops[0].phase': unknown phase 'sideways'"));
   CHECK_THAT(dlsim::testing::config_error_of([&] { parse_torch_step(good, "x.torchstep.json", 10); }),
              Catch::Contains("'ops': 59 ops, above max_graph_nodes 10"));
+  CHECK_THAT(error_for(replaced("\"batch\":2", "\"batch\":2,\"weight_decay\":-1")),
+             Catch::Contains("'step.weight_decay': must be in [0, 1]"));
+}
+
+TEST_CASE("a recorded step's weight decay is read where import-torch wrote it, and absent from older recordings") {
+  const std::string good = text_of(fixture("tiny_conv"));
+  CHECK_FALSE(parse_torch_step(good, "x.torchstep.json").weight_decay.has_value());
+  std::string decayed = good;
+  const size_t at = decayed.find("\"batch\":2");
+  REQUIRE(at != std::string::npos);
+  decayed.insert(at, "\"weight_decay\":0.0001,");
+  const TorchStepFile f = parse_torch_step(decayed, "x.torchstep.json");
+  REQUIRE(f.weight_decay.has_value());
+  CHECK(*f.weight_decay == 1e-4);
 }
 
 TEST_CASE("the Llama-family zoo graph against Hugging Face's recorded step: the saved bytes that differ, each named") {

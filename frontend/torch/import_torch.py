@@ -31,8 +31,13 @@ def parse(argv):
     p.add_argument("--precision", default="fp32", choices=PRECISIONS)
     p.add_argument("--optimizer", default="sgd-momentum", choices=OPTIMIZERS)
     p.add_argument("--checkpointing", default="none", choices=CHECKPOINTING)
+    p.add_argument("--weight-decay", type=float, default=None,
+                   help="the optimizer's weight_decay (default: its own, 0.01 for adamw, none for sgd-momentum "
+                        "and adam)")
     p.add_argument("--out", required=True, help="the trace file to write (NAME.torchstep.json)")
     a = p.parse_args(argv)
+    if a.weight_decay is not None and not 0 <= a.weight_decay < 1:  # also refuses nan
+        p.error(f"--weight-decay must be in [0, 1), got {a.weight_decay}")
     for flag, value in (("--batch", a.batch), ("--seq-len", a.seq_len), ("--image-size", a.image_size)):
         if value < 0 or (flag == "--batch" and value == 0):
             p.error(f"{flag} must be {'positive' if flag == '--batch' else 'positive or 0'}, got {value}")
@@ -51,10 +56,12 @@ def main(argv):
     import step_trace
     from model_specs import SpecError
     from torch_compat import versions
+    from training_step import default_weight_decay
 
     try:
         workload, recorder, blocks, settings = step_trace.record(a.spec, a.batch, a.seq_len, a.image_size,
-                                                                 a.precision, a.optimizer, a.checkpointing)
+                                                                 a.precision, a.optimizer, a.checkpointing,
+                                                                 a.weight_decay)
     except SpecError as e:
         sys.stderr.write(f"{PROG}: {e}\n")
         return 2
@@ -70,7 +77,9 @@ def main(argv):
                          f"free and {recorder.unseen_frees} freed unseen: the recorded lifetimes are not exact\n")
         return 1
     step = {"spec": a.spec, "model": workload.name, "batch": a.batch, "seq_len": a.seq_len or None,
-            "precision": a.precision, "optimizer": a.optimizer, "device": "cpu", "info": workload.info}
+            "precision": a.precision, "optimizer": a.optimizer,
+            "weight_decay": default_weight_decay(a.optimizer) if a.weight_decay is None else a.weight_decay,
+            "device": "cpu", "info": workload.info}
     doc = step_file.document(versions(), step, blocks, recorder, settings)
     try:
         step_file.write(a.out, doc)

@@ -151,6 +151,24 @@ class FrontEndTest(unittest.TestCase):
         params = sum(s["bytes"] for s in d["storages"] if s["kind"] == "parameter")
         self.assertEqual(device_state, 2 * params)
 
+    def test_weight_decay_is_one_more_foreach_pass_and_is_recorded(self):
+        def foreach_ops(d):
+            return [o["name"] for o in d["ops"] if o["phase"] == "optimizer" and o["name"].startswith("aten::_foreach")]
+        plain = self.record(f"{STEPS}:tiny_mlp", "--batch", "2")
+        self.assertEqual(plain["step"]["weight_decay"], 0.0)
+        decayed = self.record(f"{STEPS}:tiny_mlp", "--batch", "2", "--weight-decay", "1e-4")
+        self.assertEqual(decayed["step"]["weight_decay"], 1e-4)
+        # SGD's L2 term: the gradients plus the decayed weights, out of place (torch._foreach_add), before momentum.
+        self.assertEqual(len(foreach_ops(decayed)), len(foreach_ops(plain)) + 1)
+        self.assertIn("aten::_foreach_add", foreach_ops(decayed))
+        self.assertEqual(self.record(f"{STEPS}:tiny_mlp", "--batch", "2", "--optimizer", "adamw")["step"]["weight_decay"],
+                         0.01)  # AdamW's own default
+        for bad in ("-0.1", "1", "nan"):
+            with self.subTest(weight_decay=bad):
+                rc, err = trace(f"{STEPS}:tiny_mlp", self.out, "--batch", "2", "--weight-decay", bad)
+                self.assertEqual(rc, 2, err)
+                self.assertIn("--weight-decay must be in [0, 1)", err)
+
     def test_causal_lms_are_known_by_suffix_or_by_transformers_mapping(self):
         sys.path.insert(0, HERE)
         from model_specs import is_causal_lm
@@ -246,6 +264,16 @@ class DlsimBinaryTest(unittest.TestCase):
                                capture_output=True, text=True)
             self.assertEqual(r.returncode, 2)
             self.assertIn("names nothing", r.stderr)
+            # --weight-decay reaches the tracer, and the binary refuses what is not in [0, 1) itself.
+            r = subprocess.run([dlsim, "import-torch", f"{STEPS}:tiny_conv", "--batch", "2", "--weight-decay", "1e-4",
+                                "--out", out], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out, encoding="ascii") as f:
+                self.assertEqual(json.load(f)["step"]["weight_decay"], 1e-4)
+            r = subprocess.run([dlsim, "import-torch", f"{STEPS}:tiny_conv", "--batch", "2", "--weight-decay", "two",
+                                "--out", out], capture_output=True, text=True)
+            self.assertNotEqual(r.returncode, 0)
+            self.assertIn("--weight-decay: a number in [0, 1), got 'two'", r.stderr)
 
 
 if __name__ == "__main__":

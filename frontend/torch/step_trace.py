@@ -123,14 +123,15 @@ def _order_blocks(recorder, block_names):
     return [block_names[b] for b in order]
 
 
-def record(spec, batch, seq_len, image_size, precision, optimizer_name, checkpointing):
-    """-> (workload, recorder, blocks, step settings). Raises SpecError for the user's mistakes."""
+def record(spec, batch, seq_len, image_size, precision, optimizer_name, checkpointing, weight_decay=None):
+    """-> (workload, recorder, blocks, step settings). Raises SpecError for the user's mistakes. `weight_decay`
+    None: the optimizer's default."""
     check_precision_supported(precision)
     with no_profiler_annotations():
-        return _record(spec, batch, seq_len, image_size, precision, optimizer_name, checkpointing)
+        return _record(spec, batch, seq_len, image_size, precision, optimizer_name, checkpointing, weight_decay)
 
 
-def _record(spec, batch, seq_len, image_size, precision, optimizer_name, checkpointing):
+def _record(spec, batch, seq_len, image_size, precision, optimizer_name, checkpointing, weight_decay):
     script = spec.rpartition(":")[0] if spec.rpartition(":")[0].endswith(".py") else None
     fake_mode = make_fake_mode()
     with fake_mode:
@@ -142,7 +143,7 @@ def _record(spec, batch, seq_len, image_size, precision, optimizer_name, checkpo
         block_list = find_blocks(model)
         ckpt = apply_checkpointing(checkpointing, model, [m for _, m in block_list])
         params = [(n, p) for n, p in model.named_parameters()]
-        optimizer = make_optimizer(optimizer_name, [p for _, p in params if p.requires_grad])
+        optimizer = make_optimizer(optimizer_name, [p for _, p in params if p.requires_grad], weight_decay)
         device = params[0][1].device if params else torch.device("cpu")
         scaler = LossScale(device) if precision == "mixed-fp16" else None
 

@@ -14,7 +14,9 @@ sets them:
   bf16         model.to(torch.bfloat16): weights, gradients and optimizer state in bfloat16, no autocast.
   sgd-momentum torch.optim.SGD(momentum=0.9); adam torch.optim.Adam; adamw torch.optim.AdamW(weight_decay=0.01);
                all with foreach=True, which is what PyTorch picks on a GPU (on the CPU it would pick the per-tensor
-               loop, whose temporaries differ).
+               loop, whose temporaries differ). --weight-decay sets the optimizer's weight_decay instead (SGD's and
+               Adam's L2 term: one more foreach pass, out of place, whose result is a list of gradient-sized
+               tensors; torchvision's reference recipes train the CNNs with 1e-4).
   none         no checkpointing; hf: Hugging Face's gradient_checkpointing_enable, non-reentrant; blocks:
                torch.utils.checkpoint (non-reentrant) around each block the trace names (step_file.py).
 """
@@ -30,12 +32,18 @@ OPTIMIZERS = ("sgd-momentum", "adam", "adamw")
 CHECKPOINTING = ("none", "hf", "blocks")
 
 
-def make_optimizer(name, params):
+def default_weight_decay(name):
+    return 0.01 if name == "adamw" else 0.0
+
+
+def make_optimizer(name, params, weight_decay=None):
+    """`weight_decay` None: the optimizer's own default (AdamW's 0.01, none for SGD and Adam)."""
+    wd = default_weight_decay(name) if weight_decay is None else weight_decay
     if name == "sgd-momentum":
-        return torch.optim.SGD(params, lr=0.01, momentum=0.9, foreach=True)
+        return torch.optim.SGD(params, lr=0.01, momentum=0.9, weight_decay=wd, foreach=True)
     if name == "adam":
-        return torch.optim.Adam(params, lr=1e-3, foreach=True)
-    return torch.optim.AdamW(params, lr=1e-3, weight_decay=0.01, foreach=True)
+        return torch.optim.Adam(params, lr=1e-3, weight_decay=wd, foreach=True)
+    return torch.optim.AdamW(params, lr=1e-3, weight_decay=wd, foreach=True)
 
 
 def autocast_dtype(precision):
