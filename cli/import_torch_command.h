@@ -1,9 +1,9 @@
 #pragma once
 // `dlsim import-torch SPEC --batch B [--seq-len S] [--image-size N] [--precision P] [--optimizer O]
-// [--weight-decay W] [--checkpointing C] [--python PYTHON] --out FILE.torchstep.json`: records one training step of a PyTorch model on
-// fake tensors (frontend/torch/import_torch.py, run as `dlsim plot` runs matplotlib), then loads the trace as an
-// experiment's `model:` would and says what became of it: the graph's size, and the aten ops dlsim has no kernel
-// model for (costed as their memory traffic). docs/torch-step.md documents the command and the file.
+// [--weight-decay W] [--checkpointing C] [--python PYTHON] --out FILE.torchstep.json`: records one training step of
+// a PyTorch model on fake tensors (frontend/torch/import_torch.py, run as `dlsim plot` runs matplotlib), then loads
+// the trace as an experiment's `model:` would and says what became of it: the graph's size, and the aten ops dlsim
+// has no kernel model for (costed as their memory traffic). docs/torch-step.md documents the command and the file.
 // Exit 0 written and loaded, 2 bad input (a SPEC that names nothing, a model that raises, data-dependent control
 // flow), 3 a package missing (torch, torchvision, transformers), 1 a defect. Shape: cli/run_command.h.
 #include <cstdint>

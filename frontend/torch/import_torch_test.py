@@ -161,8 +161,8 @@ class FrontEndTest(unittest.TestCase):
         # SGD's L2 term: the gradients plus the decayed weights, out of place (torch._foreach_add), before momentum.
         self.assertEqual(len(foreach_ops(decayed)), len(foreach_ops(plain)) + 1)
         self.assertIn("aten::_foreach_add", foreach_ops(decayed))
-        self.assertEqual(self.record(f"{STEPS}:tiny_mlp", "--batch", "2", "--optimizer", "adamw")["step"]["weight_decay"],
-                         0.01)  # AdamW's own default
+        adamw = self.record(f"{STEPS}:tiny_mlp", "--batch", "2", "--optimizer", "adamw")
+        self.assertEqual(adamw["step"]["weight_decay"], 0.01)  # AdamW's own default
         for bad in ("-0.1", "1", "nan"):
             with self.subTest(weight_decay=bad):
                 rc, err = trace(f"{STEPS}:tiny_mlp", self.out, "--batch", "2", "--weight-decay", bad)
