@@ -26,6 +26,9 @@ KernelShape transpose_shape(double elements, uint32_t element_bytes) {
   return s;
 }
 
+// fp32 data, on the TF32 tensor cores or the CUDA cores (where cuDNN's fp32 kernels differ from its 16-bit ones).
+bool fp32_path(MathPath path) { return path == MathPath::CudaCore || path == MathPath::Tf32; }
+
 // Fewer input channels than one k step of a TF32 tensor-core MMA (m16n8k8) or one 16-byte load of 16-bit elements:
 // an ungrouped convolution of fewer runs cuDNN's few-channel kernels (ConvVariant::FewChannels).
 constexpr int64_t kFewChannels = 8;
@@ -52,22 +55,21 @@ ConvLibrary conv_library(const ConvSizes& z, MathPath path) {
 
 ConvVariant conv_variant(KernelFamily pass, const ConvSizes& z, MathPath path) {
   if (z.groups == 1 && z.c < kFewChannels) return ConvVariant::FewChannels;
-  const bool fp32 = path == MathPath::CudaCore || path == MathPath::Tf32;
   const bool one_by_one = z.r == 1 && z.s == 1;
-  if (z.groups == 1 && fp32 && !z.channels_last && unaligned_planes(z))
+  if (z.groups == 1 && fp32_path(path) && !z.channels_last && unaligned_planes(z))
     return one_by_one ? ConvVariant::OneByOneUnaligned : ConvVariant::SpatialUnaligned;
   if (z.groups == 1) return one_by_one ? ConvVariant::OneByOne : ConvVariant::Spatial;
   if (!is_depthwise_conv(z)) return ConvVariant::Grouped;
   if (conv_library(z, path) == ConvLibrary::TorchDepthwise) return ConvVariant::Depthwise;
   const bool depthwise_wgrad_kernel = z.r == z.s && z.r <= 5;
-  if (pass == KernelFamily::ConvWgrad && fp32 && !depthwise_wgrad_kernel) return ConvVariant::CudnnDepthwiseGrouped;
+  if (pass == KernelFamily::ConvWgrad && fp32_path(path) && !depthwise_wgrad_kernel)
+    return ConvVariant::CudnnDepthwiseGrouped;
   return ConvVariant::CudnnDepthwise;
 }
 
 std::vector<KernelShape> conv_layout_transposes(KernelFamily pass, const ConvSizes& z, MathPath path,
                                                 uint32_t element_bytes) {
-  const bool fp32 = path == MathPath::CudaCore || path == MathPath::Tf32;
-  if (!fp32 || z.channels_last || z.groups <= 1 || is_depthwise_conv(z)) return {};
+  if (!fp32_path(path) || z.channels_last || z.groups <= 1 || is_depthwise_conv(z)) return {};
   const double x = static_cast<double>(z.n * z.c * z.h * z.w);
   const double w = static_cast<double>(z.k * (z.c / z.groups) * z.r * z.s);
   const double y = static_cast<double>(z.n * z.k * z.out_h() * z.out_w());

@@ -51,6 +51,14 @@ std::string compute_class(KernelFamily f, MathPath p, ConvVariant v) {
   return s;
 }
 
+// A variant that falls back to its filter's class (1x1 or spatial) where the file has none of its own: a grouped
+// convolution (its groups' GEMMs), and the few-channel and unaligned ones, which that class priced before the kinds
+// were told apart.
+bool falls_back_to_filter_class(ConvVariant v) {
+  return v == ConvVariant::Grouped || v == ConvVariant::FewChannels || v == ConvVariant::OneByOneUnaligned ||
+         v == ConvVariant::SpatialUnaligned;
+}
+
 void push_unique(std::vector<std::string>& v, const std::string& s) {
   if (std::find(v.begin(), v.end(), s) == v.end()) v.push_back(s);
 }
@@ -141,11 +149,7 @@ std::vector<std::string> class_candidates(const KernelShape& s) {
   for (MathPath p : {s.path, other_half(s.path)}) {
     if (is_conv_family(s.family)) {
       push_unique(c, compute_class(s.family, p, s.variant));
-      // A grouped convolution has no class of its own unless a sweep measured one: its groups' GEMMs then; nor
-      // has one of few channels or of unaligned planes: its filter's class then, which priced it before the kinds
-      // were told apart.
-      if (s.variant == ConvVariant::Grouped || s.variant == ConvVariant::FewChannels ||
-          s.variant == ConvVariant::OneByOneUnaligned || s.variant == ConvVariant::SpatialUnaligned)
+      if (falls_back_to_filter_class(s.variant))
         push_unique(c, compute_class(s.family, p, s.filter_1x1 ? ConvVariant::OneByOne : ConvVariant::Spatial));
     } else if (s.family == KernelFamily::Bmm) {
       push_unique(c, compute_class(KernelFamily::Bmm, p, ConvVariant::None));
